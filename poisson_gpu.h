@@ -1,0 +1,266 @@
+/* poisson_gpu.h -- a GPU solver for the Poisson equation -Laplace(u) = f on
+ * structured 2D and 3D grids.  The whole public API, plain C99 (also C++).
+ *
+ * ============================================================================
+ * QUICK START
+ * ============================================================================
+ *
+ *     #include "poisson_gpu.h"
+ *
+ *     pgpu_config cfg = pgpu_config_default(nx, ny, nz);   // unit cube, FMG
+ *     pgpu_solver *s = NULL;
+ *     if (pgpu_create(&cfg, &s) != PGPU_SUCCESS) {
+ *         fprintf(stderr, "%s\n", pgpu_last_error(NULL));
+ *         return 1;
+ *     }
+ *     pgpu_report rep;
+ *     pgpu_status st = pgpu_solve(s, d_u, d_f, &rep);      // device pointers
+ *     if (st != PGPU_SUCCESS)
+ *         fprintf(stderr, "%s: %s\n", pgpu_status_string(st), pgpu_last_error(s));
+ *     pgpu_destroy(s);
+ *
+ * Build: compile poisson_gpu.cu with nvcc into your project and link cuFFT,
+ *     nvcc -O3 -arch=sm_90 -c poisson_gpu.cu && ... -lcufft -lcudart
+ * or use the project's meson.build (also as a Meson subproject:
+ * dependency('poisson_gpu')).
+ *
+ * ============================================================================
+ * THE PROBLEM
+ * ============================================================================
+ *
+ * Second-order finite differences, 7-point stencil in 3D, 5-point when nz == 1:
+ *     (2/hx^2 + 2/hy^2 + 2/hz^2) u(i,j,k) - sum of neighbours / h^2 = f(i,j,k)
+ *
+ * Layout.  u and f share one layout: nx*ny*nz interior points plus one ghost
+ * layer on each side.  Element (i,j,k), 0 <= i <= nx+1, 0 <= j <= ny+1,
+ * 0 <= k <= nz+1, lives at  i + j*stride_y + k*stride_z  (element strides;
+ * stride 0 in the config means packed: stride_y = nx+2,
+ * stride_z = (nx+2)*(ny+2)).  When nz == 1 the problem is 2D: the arrays hold
+ * one plane of (nx+2) x (ny+2) elements, element (i,j) at i + j*stride_y, no z
+ * ghosts, and stride_z is ignored.  Interior points are 1 <= i <= nx (likewise
+ * j, k; k == 0 in 2D).  Padding between rows or planes is never read or
+ * written.
+ *
+ * u holds the initial guess in its interior (used by JACOBI, RBGS, VCYCLE;
+ * FMG and FFT ignore it) and the boundary data in its ghost layer.  On return
+ * the interior holds the solution; the ghost layer is left as it was.
+ * f is read only; its ghost layer is never read, nor are the edge and corner
+ * ghosts of u (the stencil has no diagonal neighbours).  Axes hold at most
+ * 2^31 - 16 points each.
+ *
+ * Boundaries, one type per face (bc[0..5] = x-, x+, y-, y+, z-, z+):
+ *  - PGPU_BC_DIRICHLET: the ghost node is a boundary node at distance h whose
+ *    value is read from u's ghost layer (any value).  With both faces
+ *    Dirichlet the nodes sit at x = i*h, h = L/(n+1).
+ *  - PGPU_BC_NEUMANN: the face lies half-way between the ghost and the first
+ *    interior node; u's ghost holds the outward normal derivative du/dn at
+ *    the face (0 for a wall), which moves to the right-hand side.  With both
+ *    faces Neumann, h = L/n (cell-centred).
+ *  - PGPU_BC_PERIODIC: the neighbour across the face is the opposite interior
+ *    plane; both faces of the axis must say so; the ghost is not read.
+ * A problem without any Dirichlet face is singular: the solver removes the
+ * mean of the right-hand side (f plus the boundary terms), returns the
+ * solution of mean zero and says so in the report (singular, rhs_mean).
+ *
+ * ============================================================================
+ * METHODS AND DEFAULTS (0 in a config field means "the method's default")
+ * ============================================================================
+ *
+ *  method         tolerance          max_iterations  omega       pre/post  check
+ *  PGPU_JACOBI    1e-10 (float: *)   20000 sweeps    1.0         -         10
+ *  PGPU_RBGS      1e-10 (float: *)   20000 iter.     1.0         -         10
+ *  PGPU_VCYCLE    1e-10 (float: *)   100 cycles      1.3 (2D 1.2) 2 / 1    1
+ *  PGPU_FMG       none: one pass     50 cycles       1.3 (2D 1.2) 2 / 1    1
+ *  PGPU_FFT       (direct; exact to rounding: no tolerance, no iterations)
+ *  With PGPU_FIXED, max_iterations defaults to 1.
+ *  (*) float: 1e-5, or what float rounding lets the residual reach on this
+ *  grid if that is larger (about 2 eps lambda_max / lambda_min; 8e-4 at 128^3
+ *  Dirichlet).  pgpu_get_config shows the value in use.
+ *
+ *  - tolerance: stop when ||b - A u||_2 / ||b||_2 <= tolerance, where b is
+ *    f plus the boundary terms (minus the mean for singular problems).  FMG
+ *    with tolerance 0 returns after one FMG pass (discretisation accuracy);
+ *    with a tolerance it goes on with V-cycles until it is met.
+ *  - check_interval: iterations between residual checks (each check costs
+ *    about one sweep and one transfer of a few bytes to the host).
+ *  - omega: Jacobi weight (0, 1] (below 1 damps the checkerboard mode, which
+ *    float rounding excites); RBGS relaxation (0, 2), > 1 is SOR; multigrid
+ *    smoother relaxation (0, 2).
+ *  - RBGS colours: point (i,j,k) (1-based interior index, k = 1 in 2D) is red
+ *    when i+j+k is even.  Red points are updated first, all at once from the
+ *    old values, then black points from the new red values.
+ *  - Precision: PGPU_DOUBLE (default) or PGPU_FLOAT for u and f; norms are
+ *    always accumulated in double.
+ *
+ * ============================================================================
+ * ERRORS, STREAMS, THREADS, MEMORY
+ * ============================================================================
+ *
+ *  - Every function returns a pgpu_status; nothing prints, exits or aborts.
+ *    pgpu_last_error(s) says which argument or which CUDA call failed;
+ *    pgpu_last_error(NULL) does so for the last failed pgpu_create on the
+ *    calling thread.  All arguments are checked before any device work.
+ *  - PGPU_ERROR_NONFINITE_INPUT: f or the boundary data hold NaN/Inf; u is
+ *    not touched.  PGPU_ERROR_NOT_CONVERGED: max_iterations reached; u and
+ *    the report hold what was reached.  PGPU_ERROR_BREAKDOWN: NaN/Inf
+ *    appeared in the residual, or it grew by 1e8 over its start.
+ *  - All device memory is allocated in pgpu_create (pgpu_workspace_bytes
+ *    says how much), except pgpu_solve_host's device copies of u and f,
+ *    allocated on its first call and kept until pgpu_destroy.
+ *  - All device work goes to cfg.stream (0: the legacy default stream).
+ *    pgpu_solve waits for the stream only to read the residual norms the
+ *    convergence checks and the report need.  With PGPU_FIXED it runs a fixed
+ *    schedule with no host synchronisation at all, and can be captured into
+ *    a CUDA graph.
+ *  - One handle is used by one host thread at a time; different handles are
+ *    independent.  The handle remembers the device current at pgpu_create and
+ *    makes it current during each call (restoring the caller's afterwards).
+ *  - Results on the same GPU, toolkit and stream are bit-identical from run
+ *    to run (no floating-point atomics).
+ *  - Sizes up to what memory allows: all index arithmetic is 64-bit.
+ *
+ * What it does not do: non-uniform spacing along an axis, variable
+ * coefficients, higher-order stencils, several GPUs.
+ */
+#ifndef POISSON_GPU_H
+#define POISSON_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PGPU_VERSION_MAJOR 0
+#define PGPU_VERSION_MINOR 3
+#define PGPU_VERSION_PATCH 0
+/* One integer: major * 10000 + minor * 100 + patch. */
+#define PGPU_VERSION (PGPU_VERSION_MAJOR * 10000 + PGPU_VERSION_MINOR * 100 + PGPU_VERSION_PATCH)
+
+/* The version of the compiled library (compare with PGPU_VERSION). */
+int pgpu_version(void);
+
+typedef struct pgpu_solver pgpu_solver; /* opaque handle */
+
+/* Status codes.  The values are stable and never renumbered. */
+typedef enum pgpu_status {
+    PGPU_SUCCESS = 0,
+    PGPU_ERROR_INVALID_ARGUMENT = 1, /* NULL, bad size, bad flag mix, stride too small, overflow */
+    PGPU_ERROR_UNSUPPORTED = 2,      /* a valid request this method cannot serve */
+    PGPU_ERROR_OUT_OF_MEMORY = 3,
+    PGPU_ERROR_CUDA = 4,             /* a CUDA or cuFFT call failed */
+    PGPU_ERROR_NO_DEVICE = 5,
+    PGPU_ERROR_NOT_CONVERGED = 6,    /* max_iterations reached; the report holds what was reached */
+    PGPU_ERROR_BREAKDOWN = 7,        /* NaN/Inf appeared or the iteration diverged */
+    PGPU_ERROR_NONFINITE_INPUT = 8   /* f or the boundary data hold NaN/Inf; u untouched */
+} pgpu_status;
+
+/* Flags: one method, one precision, options; OR them together.
+ * PGPU_FIXED skips the input scan that needs a host synchronisation: NaN/Inf
+ * in f then gives NaN/Inf in u instead of PGPU_ERROR_NONFINITE_INPUT.
+ * A method or precision field of 0 means the default (FMG, double). */
+enum {
+    PGPU_JACOBI = 1, /* weighted Jacobi */
+    PGPU_RBGS = 2,   /* red-black Gauss-Seidel; omega > 1 gives SOR */
+    PGPU_VCYCLE = 3, /* geometric multigrid cycles (V, or W with PGPU_WCYCLE) */
+    PGPU_FMG = 4,    /* full multigrid */
+    PGPU_FFT = 5,    /* direct solve by fast transforms (cuFFT) */
+    PGPU_METHOD_MASK = 0x0f,
+
+    PGPU_DOUBLE = 0x10,
+    PGPU_FLOAT = 0x20,
+    PGPU_PRECISION_MASK = 0x30,
+
+    PGPU_WCYCLE = 0x100, /* multigrid: W-cycles instead of V-cycles */
+    PGPU_FIXED = 0x200   /* fixed schedule: no convergence checks, no host
+                            synchronisation, CUDA-graph capturable; iterative
+                            methods run exactly max_iterations (default 1),
+                            FMG one pass then max_iterations - 1 cycles;
+                            the report's norms are NaN */
+};
+
+typedef enum pgpu_bc {
+    PGPU_BC_DIRICHLET = 0,
+    PGPU_BC_NEUMANN = 1,
+    PGPU_BC_PERIODIC = 2
+} pgpu_bc;
+
+/* Faces, as indices into pgpu_config.bc. */
+enum { PGPU_XMIN = 0, PGPU_XMAX = 1, PGPU_YMIN = 2, PGPU_YMAX = 3, PGPU_ZMIN = 4, PGPU_ZMAX = 5 };
+
+/* cudaStream_t without including the CUDA headers (it is this pointer type). */
+struct CUstream_st;
+
+typedef struct pgpu_config {
+    int64_t nx, ny, nz;         /* interior points per axis (>= 1); nz == 1 is 2D */
+    double hx, hy, hz;          /* node spacing (> 0); hz unused in 2D */
+    int64_t stride_y, stride_z; /* element strides, ghosts included; 0 = packed */
+    unsigned flags;             /* method | precision | options */
+    pgpu_bc bc[6];              /* x-, x+, y-, y+, z-, z+ (z faces ignored in 2D) */
+    double tolerance;           /* relative residual; 0 = method default */
+    int max_iterations;         /* 0 = method default */
+    double omega;               /* Jacobi weight / SOR factor / smoother relaxation; 0 = default */
+    int pre_smooth, post_smooth;/* multigrid smoothing iterations; 0 = default */
+    int check_interval;         /* iterations between residual checks; 0 = default */
+    struct CUstream_st *stream; /* a cudaStream_t; 0 = default stream */
+} pgpu_config;
+
+typedef struct pgpu_report {
+    int iterations;           /* sweeps (JACOBI), iterations (RBGS), cycles (VCYCLE; FMG: after its pass), 0 (FFT) */
+    double residual_norm;     /* ||b - A u||_2 over interior points */
+    double residual_max;      /* max |b - A u| */
+    double relative_residual; /* residual_norm / rhs_norm (residual_norm when rhs_norm == 0) */
+    double rhs_norm;          /* ||b||_2: f plus boundary terms, mean removed when singular */
+    double seconds;           /* device time of the solve (CUDA events); NaN with PGPU_FIXED */
+    pgpu_status status;       /* the value pgpu_solve returned */
+    int singular;             /* 1: no Dirichlet face; the mean of b was removed, u has mean 0 */
+    double rhs_mean;          /* the mean removed from b (0 when not singular) */
+} pgpu_report;
+
+/* The unit cube (or square when nz == 1) with Dirichlet faces: h = 1/(n+1)
+ * per axis, packed strides, PGPU_FMG | PGPU_DOUBLE, all else 0 (defaults). */
+pgpu_config pgpu_config_default(int64_t nx, int64_t ny, int64_t nz);
+
+/* Checks cfg, allocates every device buffer and plan, and returns a handle in
+ * *out (NULL on failure).  PGPU_ERROR_INVALID_ARGUMENT for a bad config,
+ * PGPU_ERROR_UNSUPPORTED when the method cannot serve it, PGPU_ERROR_NO_DEVICE
+ * when no CUDA device is present, PGPU_ERROR_OUT_OF_MEMORY. */
+pgpu_status pgpu_create(const pgpu_config *cfg, pgpu_solver **out);
+
+/* Solves with device pointers u (in/out) and f (in), laid out as the config
+ * says; report may be NULL.  Returns the report's status. */
+pgpu_status pgpu_solve(pgpu_solver *s, void *u, const void *f, pgpu_report *report);
+
+/* As pgpu_solve, with u and f in host memory (copied to and from the device;
+ * synchronous). */
+pgpu_status pgpu_solve_host(pgpu_solver *s, void *u, const void *f, pgpu_report *report);
+
+/* *rel_norm = ||b - A u||_2 / ||b||_2 for device arrays u and f (the
+ * absolute norm when ||b|| == 0).  PGPU_ERROR_NONFINITE_INPUT when f or the
+ * boundary data are not finite. */
+pgpu_status pgpu_residual(pgpu_solver *s, const void *u, const void *f, double *rel_norm);
+
+/* The config the handle uses, with every default resolved. */
+pgpu_status pgpu_get_config(const pgpu_solver *s, pgpu_config *out);
+
+/* Device memory held by the handle, in bytes (0 for NULL). */
+size_t pgpu_workspace_bytes(const pgpu_solver *s);
+
+/* Frees everything; NULL is a no-op. */
+void pgpu_destroy(pgpu_solver *s);
+
+/* A fixed English string for a status ("unknown status" for other values). */
+const char *pgpu_status_string(pgpu_status st);
+
+/* The detail behind the last failure of a call on s ("" when none);
+ * with s == NULL, the last failed pgpu_create on this thread. */
+const char *pgpu_last_error(const pgpu_solver *s);
+
+/* ---- API ends here. ---- */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POISSON_GPU_H */
