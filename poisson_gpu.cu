@@ -1,0 +1,2574 @@
+// poisson_gpu.cu -- the whole implementation of poisson_gpu.h, one translation
+// unit.  Read top to bottom:
+//   >>config      tunables
+//   >>errors      the status/err-message pair every call goes through
+//   >>geometry    per-axis grid description and the multigrid hierarchy (host)
+//   >>kernels     stencil, smoothers, residual, reductions, transfers, FFT passes
+//   >>solvers     one function per method, templated on precision
+//   >>public      the C API
+// Precision is a template parameter everywhere below; the C API dispatches once.
+
+#include "poisson_gpu.h"
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <vector>
+
+// ============================================================================
+// >>config
+// ============================================================================
+
+namespace pgpu {
+
+// Column kernels (Jacobi, residual, transfers, reductions): a block covers a
+// BX x BY patch of (x, y) columns and walks a chunk of z planes, so the z
+// neighbours of a point stay in registers and x/y neighbours come from L1.
+constexpr int COL_BX = 32, COL_BY = 8;
+// Fused red-black kernel: a (RB_BX x RB_BY) thread tile whose outer ring is a
+// halo recomputed from the previous iterate (see rbgs_kernel).
+constexpr int RB_BX = 32, RB_BY = 16;
+// Multigrid restriction touches at most this many fine nodes per coarse node
+// and axis (vertex: 3, cell pairs: 4, non-nested periodic: 5).
+constexpr int MAX_CHILDREN = 5;
+constexpr int FINAL_THREADS = 1024; // the one block that sums block partials
+constexpr int MAX_LEVELS = 96;
+
+// ============================================================================
+// >>errors
+// ============================================================================
+// Every failure is recorded as text in an error buffer (the handle's, or a
+// thread-local one during pgpu_create) and returned as a status.  The macros
+// below are the only way errors travel: nothing prints, aborts or exits.
+
+constexpr size_t ERR_LEN = 512;
+static thread_local char tls_create_error[ERR_LEN];
+
+static pgpu_status record(char *buf, pgpu_status st, const char *fmt, ...)
+{
+    if (buf) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, ERR_LEN, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static pgpu_status cuda_status(char *buf, cudaError_t e, const char *what, int line)
+{
+    pgpu_status st = (e == cudaErrorMemoryAllocation) ? PGPU_ERROR_OUT_OF_MEMORY
+                   : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) ? PGPU_ERROR_NO_DEVICE
+                                                                                  : PGPU_ERROR_CUDA;
+    return record(buf, st, "%s failed: %s (%s) [poisson_gpu.cu:%d]", what, cudaGetErrorName(e),
+                  cudaGetErrorString(e), line);
+}
+
+static const char *cufft_name(cufftResult r)
+{
+    switch (r) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    default: return "cufftResult (unknown)";
+    }
+}
+
+// Return `st` with a message when `cond` holds.  Uses the variable `err`.
+#define PGPU_RETURN_IF(cond, st, ...)                                                              \
+    do {                                                                                           \
+        if (cond) return ::pgpu::record(err, (st), __VA_ARGS__);                                   \
+    } while (0)
+// Check a CUDA runtime call.
+#define PGPU_CUDA(call)                                                                            \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) return ::pgpu::cuda_status(err, e_, #call, __LINE__);               \
+    } while (0)
+// Check the launch just made (configuration errors surface here).
+#define PGPU_LAUNCHED() PGPU_CUDA(cudaGetLastError())
+// Check a cuFFT call.
+#define PGPU_CUFFT(call)                                                                           \
+    do {                                                                                           \
+        cufftResult r_ = (call);                                                                   \
+        if (r_ != CUFFT_SUCCESS)                                                                   \
+            return ::pgpu::record(err, r_ == CUFFT_ALLOC_FAILED ? PGPU_ERROR_OUT_OF_MEMORY         \
+                                                                : PGPU_ERROR_CUDA,                 \
+                                  "%s failed: %s [poisson_gpu.cu:%d]", #call,                      \
+                                  ::pgpu::cufft_name(r_), __LINE__);                               \
+    } while (0)
+// Pass a failure up unchanged.
+#define PGPU_FORWARD(expr)                                                                         \
+    do {                                                                                           \
+        pgpu_status s_ = (expr);                                                                   \
+        if (s_ != PGPU_SUCCESS) return s_;                                                         \
+    } while (0)
+
+// ============================================================================
+// >>geometry
+// ============================================================================
+// Each axis of each level is described by node positions x[i] and cell widths
+// w[i] (the fine grid is uniform: x = (i+1) h, w = h), its two face types and
+// where the walls are.  The operator along an axis is the finite-volume form
+//     (1/w_i) [ (u_i - u_{i-1}) / (x_i - x_{i-1}) + (u_i - u_{i+1}) / (x_{i+1} - x_i) ]
+// which on the uniform fine grid is exactly the 3-point difference; at a
+// Dirichlet wall the neighbour is the wall value at distance (x_0 - xlo), at a
+// Neumann wall the flux (the ghost value) enters as g / w_0, and periodic axes
+// wrap.  Coarse levels use the same form on their own (possibly non-uniform)
+// nodes, so one kernel serves every level and boundary type.
+
+struct Axis {
+    int n = 1;
+    int lo = PGPU_BC_DIRICHLET, hi = PGPU_BC_DIRICHLET;
+    bool active = true; // false: the z axis of a 2D problem
+    std::vector<double> x, w;
+    double xlo = 0, xhi = 0, L = 0; // wall positions (D/N), period (P)
+    double h = 1;                   // mean spacing, for the coarsening rule
+};
+
+// Coefficients of the axis operator: c_lo[i] couples node i to i-1 (at i = 0
+// to the wall or the wrapped node; 0 for a Neumann wall), c_hi[i] to i+1.
+// g_lo / g_hi multiply the ghost value at the faces (Dirichlet: the wall
+// coefficient; Neumann: 1/w, the flux entering the cell; periodic: c_lo[0]).
+struct AxisCoef {
+    std::vector<double> c_lo, c_hi;
+    double g_lo = 0, g_hi = 0;
+};
+
+static AxisCoef axis_coef(const Axis &a)
+{
+    AxisCoef c;
+    const int n = a.n;
+    c.c_lo.assign(n, 0.0);
+    c.c_hi.assign(n, 0.0);
+    if (!a.active) return c;
+    for (int i = 0; i < n; ++i) {
+        if (i > 0) c.c_lo[i] = 1.0 / (a.w[i] * (a.x[i] - a.x[i - 1]));
+        if (i < n - 1) c.c_hi[i] = 1.0 / (a.w[i] * (a.x[i + 1] - a.x[i]));
+    }
+    switch (a.lo) {
+    case PGPU_BC_DIRICHLET: c.c_lo[0] = 1.0 / (a.w[0] * (a.x[0] - a.xlo)); c.g_lo = c.c_lo[0]; break;
+    case PGPU_BC_NEUMANN: c.c_lo[0] = 0; c.g_lo = 1.0 / a.w[0]; break;
+    default: // periodic: an axis of one node does not couple to itself
+        c.c_lo[0] = n > 1 ? 1.0 / (a.w[0] * (a.x[0] - (a.x[n - 1] - a.L))) : 0.0;
+        c.g_lo = c.c_lo[0];
+    }
+    switch (a.hi) {
+    case PGPU_BC_DIRICHLET: c.c_hi[n - 1] = 1.0 / (a.w[n - 1] * (a.xhi - a.x[n - 1])); c.g_hi = c.c_hi[n - 1]; break;
+    case PGPU_BC_NEUMANN: c.c_hi[n - 1] = 0; c.g_hi = 1.0 / a.w[n - 1]; break;
+    default:
+        c.c_hi[n - 1] = n > 1 ? 1.0 / (a.w[n - 1] * (a.x[0] + a.L - a.x[n - 1])) : 0.0;
+        c.g_hi = c.c_hi[n - 1];
+    }
+    return c;
+}
+
+// The fine axis as the user configured it.
+static Axis fine_axis(int64_t n, double h, int lo, int hi, bool active)
+{
+    Axis a;
+    a.n = (int)n;
+    a.lo = lo;
+    a.hi = hi;
+    a.active = active;
+    a.h = h;
+    a.x.resize(a.n);
+    a.w.assign(a.n, h);
+    for (int i = 0; i < a.n; ++i) a.x[i] = (i + 1) * h;
+    a.xlo = a.x[0] - (lo == PGPU_BC_NEUMANN ? 0.5 * h : h);
+    a.xhi = a.x[a.n - 1] + (hi == PGPU_BC_NEUMANN ? 0.5 * h : h);
+    a.L = n * h;
+    return a;
+}
+
+// Fine-to-coarse transfer along one axis.  Prolongation: fine node i takes
+// q0[i] * coarse[p0[i]] + q1[i] * coarse[p1[i]], where p are storage indices
+// of the coarse axis (0 and nc+1 are its ghosts: the wall values).
+// Restriction is the adjoint weighted by cell widths, R = Wc^-1 P^T W, so that
+// the coarse right-hand side keeps the integral of the fine one: child
+// indices (0-based fine interior) and weights per coarse node.
+struct AxisTransfer {
+    bool coarsened = false;
+    std::vector<int> p0, p1;
+    std::vector<double> q0, q1;
+    std::vector<int> rcnt, ridx; // rcnt[I], ridx[I * MAX_CHILDREN + m]
+    std::vector<double> rw;
+};
+
+static AxisTransfer identity_transfer(const Axis &a)
+{
+    AxisTransfer t;
+    t.coarsened = false;
+    t.p0.resize(a.n);
+    t.p1.resize(a.n);
+    t.q0.assign(a.n, 1.0);
+    t.q1.assign(a.n, 0.0);
+    t.rcnt.assign(a.n, 1);
+    t.ridx.assign((size_t)a.n * MAX_CHILDREN, 0);
+    t.rw.assign((size_t)a.n * MAX_CHILDREN, 0.0);
+    for (int i = 0; i < a.n; ++i) {
+        t.p0[i] = t.p1[i] = i + 1;
+        t.ridx[(size_t)i * MAX_CHILDREN] = i;
+        t.rw[(size_t)i * MAX_CHILDREN] = 1.0;
+    }
+    return t;
+}
+
+// Coarsening rule, per axis (documented in the README):
+//  - Dirichlet/Neumann axes: n odd -> vertex coarsening, the coarse nodes are
+//    the fine nodes 2, 4, ..., n-1 (1-based); n even -> cell pairs, a coarse
+//    node at the middle of fine nodes (2I-1, 2I).
+//  - periodic axes: n even -> cell pairs; n odd -> a uniform coarse ring of
+//    nc nodes (the even one of (n +- 1)/2) not nested in the fine one.
+// Interpolation is linear in position, towards the wall value at Dirichlet
+// walls, constant towards Neumann walls, wrapping on periodic axes.
+static bool coarsen_axis(const Axis &a, Axis &c, AxisTransfer &t)
+{
+    const int n = a.n;
+    if (n <= 1) return false;
+    std::vector<double> X;
+    if (a.lo == PGPU_BC_PERIODIC) {
+        if (n % 2 == 0) {
+            for (int I = 0; I < n / 2; ++I) X.push_back(0.5 * (a.x[2 * I] + a.x[2 * I + 1]));
+        } else {
+            int nc = (n + 1) / 2;
+            if (nc % 2 == 1) nc = (n - 1) / 2;
+            for (int I = 0; I < nc; ++I) X.push_back(a.x[0] + I * (a.L / nc));
+        }
+    } else if (n % 2 == 1) {
+        for (int I = 0; I < (n - 1) / 2; ++I) X.push_back(a.x[2 * I + 1]);
+    } else {
+        for (int I = 0; I < n / 2; ++I) X.push_back(0.5 * (a.x[2 * I] + a.x[2 * I + 1]));
+    }
+    const int nc = (int)X.size();
+    t.coarsened = true;
+    t.p0.assign(n, 0);
+    t.p1.assign(n, 0);
+    t.q0.assign(n, 0.0);
+    t.q1.assign(n, 0.0);
+    const bool per = a.lo == PGPU_BC_PERIODIC;
+    int J = -1; // last coarse node with X[J] <= x
+    for (int i = 0; i < n; ++i) {
+        const double xi = a.x[i];
+        while (J + 1 < nc && X[J + 1] <= xi * (1 + 1e-14) + 1e-300) ++J;
+        int pa, pb;
+        double ta; // weight of pa; pb gets 1 - ta
+        if (J >= 0 && J < nc - 1) {
+            pa = J + 1;
+            pb = J + 2;
+            ta = (X[J + 1] - xi) / (X[J + 1] - X[J]);
+        } else if (J == nc - 1) { // beyond the last coarse node
+            pa = nc;
+            if (per) {
+                pb = 1;
+                ta = (X[0] + a.L - xi) / (X[0] + a.L - X[nc - 1]);
+            } else if (a.hi == PGPU_BC_DIRICHLET) {
+                pb = nc + 1;
+                ta = (a.xhi - xi) / (a.xhi - X[nc - 1]);
+            } else {
+                pb = nc;
+                ta = 1.0;
+            }
+        } else { // before the first coarse node
+            pb = 1;
+            if (per) {
+                pa = nc;
+                ta = (X[0] - xi) / (X[0] - (X[nc - 1] - a.L));
+            } else if (a.lo == PGPU_BC_DIRICHLET) {
+                pa = 0;
+                ta = (X[0] - xi) / (X[0] - a.xlo);
+            } else {
+                pa = 1;
+                ta = 1.0;
+            }
+        }
+        t.p0[i] = pa;
+        t.q0[i] = ta;
+        t.p1[i] = pb;
+        t.q1[i] = 1.0 - ta;
+    }
+    // Coarse cell widths Wc = P^T w and the restriction R = Wc^-1 P^T W.
+    std::vector<double> W(nc, 0.0);
+    t.rcnt.assign(nc, 0);
+    t.ridx.assign((size_t)nc * MAX_CHILDREN, 0);
+    t.rw.assign((size_t)nc * MAX_CHILDREN, 0.0);
+    auto add = [&](int p, double q, int i) {
+        if (p < 1 || p > nc || q == 0.0) return true;
+        const int I = p - 1;
+        for (int m = 0; m < t.rcnt[I]; ++m)
+            if (t.ridx[(size_t)I * MAX_CHILDREN + m] == i) {
+                t.rw[(size_t)I * MAX_CHILDREN + m] += q * a.w[i];
+                W[I] += q * a.w[i];
+                return true;
+            }
+        if (t.rcnt[I] == MAX_CHILDREN) return false;
+        const int m = t.rcnt[I]++;
+        t.ridx[(size_t)I * MAX_CHILDREN + m] = i;
+        t.rw[(size_t)I * MAX_CHILDREN + m] = q * a.w[i];
+        W[I] += q * a.w[i];
+        return true;
+    };
+    for (int i = 0; i < n; ++i)
+        if (!add(t.p0[i], t.q0[i], i) || !add(t.p1[i], t.q1[i], i)) return false;
+    for (int I = 0; I < nc; ++I) {
+        if (!(W[I] > 0)) return false;
+        for (int m = 0; m < t.rcnt[I]; ++m) t.rw[(size_t)I * MAX_CHILDREN + m] /= W[I];
+    }
+    c = a;
+    c.n = nc;
+    c.x = X;
+    c.w = W;
+    c.h = a.h * n / nc;
+    return true;
+}
+
+// The hierarchy: level 0 is the user's grid; each next level coarsens the axes
+// whose coupling 1/h^2 is at least half the strongest (semicoarsening keeps
+// strongly anisotropic problems converging), until every axis has one node.
+struct HostLevel {
+    Axis ax[3];
+    AxisTransfer tr[3]; // to the next coarser level (unused on the coarsest)
+};
+
+static bool build_hierarchy(const Axis fine[3], std::vector<HostLevel> &levels)
+{
+    levels.clear();
+    HostLevel l0;
+    for (int d = 0; d < 3; ++d) l0.ax[d] = fine[d];
+    levels.push_back(l0);
+    while ((int)levels.size() < MAX_LEVELS) {
+        HostLevel &cur = levels.back();
+        double smax = 0;
+        for (int d = 0; d < 3; ++d)
+            if (cur.ax[d].active && cur.ax[d].n > 1) smax = std::max(smax, 1.0 / (cur.ax[d].h * cur.ax[d].h));
+        if (smax == 0) return true; // one node: the coarsest level
+        HostLevel next;
+        for (int d = 0; d < 3; ++d) {
+            const Axis &a = cur.ax[d];
+            const bool strong = a.active && a.n > 1 && 1.0 / (a.h * a.h) >= 0.5 * smax;
+            if (strong) {
+                if (!coarsen_axis(a, next.ax[d], cur.tr[d])) return false;
+            } else {
+                next.ax[d] = a;
+                cur.tr[d] = identity_transfer(a);
+            }
+        }
+        levels.push_back(next);
+    }
+    return false;
+}
+
+// ============================================================================
+// >>kernels
+// ============================================================================
+
+// What a kernel needs to know of one level's grid.  Point (i,j,k), 0-based
+// interior indices, is stored at base + i + j*sy + k*sz (2D: k == 0).
+// o?? are the offsets from a face point to the value across the face: the
+// ghost (-1, +1 times the stride) or, on a periodic axis, the opposite plane.
+template <class T> struct Grid {
+    int nx, ny, nz;
+    int is3d;
+    int px, py, pz; // periodic axes
+    int64_t sy, sz, base;
+    const T *cxl, *cxh, *cyl, *cyh, *czl, *czh;
+    T gxl, gxh, gyl, gyh, gzl, gzh;
+    int64_t oxl, oxh, oyl, oyh, ozl, ozh;
+    int dxl, dxh, dyl, dyh, dzl, dzh; // face carries data (Dirichlet or Neumann)
+    int dirichlet;                    // bit f: face f (x-, x+, y-, y+, z-, z+) is Dirichlet
+};
+
+// Per-column (fixed i, j) part of the stencil: value coefficients, neighbour
+// offsets and the x/y share of the diagonal.
+template <class T> struct ColXY {
+    T vxl, vxh, vyl, vyh, dxy;
+    int64_t nxl, nxh, nyl, nyh;
+};
+template <class T> struct ColZ {
+    T vzl, vzh, dz;
+    int64_t nzl, nzh;
+};
+
+template <class T> __device__ __forceinline__ ColXY<T> col_xy(const Grid<T> &g, int i, int j)
+{
+    ColXY<T> c;
+    c.vxl = i > 0 ? g.cxl[i] : g.gxl;
+    c.nxl = i > 0 ? -1 : g.oxl;
+    c.vxh = i < g.nx - 1 ? g.cxh[i] : g.gxh;
+    c.nxh = i < g.nx - 1 ? 1 : g.oxh;
+    c.vyl = j > 0 ? g.cyl[j] : g.gyl;
+    c.nyl = j > 0 ? -g.sy : g.oyl;
+    c.vyh = j < g.ny - 1 ? g.cyh[j] : g.gyh;
+    c.nyh = j < g.ny - 1 ? g.sy : g.oyh;
+    c.dxy = (g.cxl[i] + g.cxh[i]) + (g.cyl[j] + g.cyh[j]);
+    return c;
+}
+
+template <class T> __device__ __forceinline__ ColZ<T> col_z(const Grid<T> &g, int k)
+{
+    ColZ<T> c;
+    if (!g.is3d) {
+        c.vzl = c.vzh = c.dz = T(0);
+        c.nzl = c.nzh = 0;
+        return c;
+    }
+    c.vzl = k > 0 ? g.czl[k] : g.gzl;
+    c.nzl = k > 0 ? -g.sz : g.ozl;
+    c.vzh = k < g.nz - 1 ? g.czh[k] : g.gzh;
+    c.nzh = k < g.nz - 1 ? g.sz : g.ozh;
+    c.dz = g.czl[k] + g.czh[k];
+    return c;
+}
+
+// Sum of coefficient * neighbour, in the fixed order x-, x+, y-, y+, z-, z+.
+template <class T>
+__device__ __forceinline__ T stencil_off(const Grid<T> &g, const ColXY<T> &c, const ColZ<T> &z,
+                                         const T *__restrict__ u, int64_t p)
+{
+    T off = c.vxl * u[p + c.nxl] + c.vxh * u[p + c.nxh] + c.vyl * u[p + c.nyl] + c.vyh * u[p + c.nyh];
+    if (g.is3d) off += z.vzl * u[p + z.nzl] + z.vzh * u[p + z.nzh];
+    return off;
+}
+
+// Weighted update shared by Jacobi and red-black: the new value is
+// (1 - w) u + w (b + off) / diag.  A zero diagonal (a single node of a purely
+// periodic/Neumann grid) leaves u as it is.
+template <class T> __device__ __forceinline__ T relax(T u, T rhs, T diag, T w)
+{
+    return diag > T(0) ? (T(1) - w) * u + w * rhs / diag : u;
+}
+
+// Boundary terms of the right-hand side at a point: the ghost contributions
+// of its Dirichlet and Neumann faces (what off would be if the interior were 0).
+template <class T>
+__device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restrict__ u, int64_t p, int i, int j, int k)
+{
+    T s = T(0);
+    if (i == 0 && g.dxl) s += g.gxl * u[p + g.oxl];
+    if (i == g.nx - 1 && g.dxh) s += g.gxh * u[p + g.oxh];
+    if (j == 0 && g.dyl) s += g.gyl * u[p + g.oyl];
+    if (j == g.ny - 1 && g.dyh) s += g.gyh * u[p + g.oyh];
+    if (g.is3d) {
+        if (k == 0 && g.dzl) s += g.gzl * u[p + g.ozl];
+        if (k == g.nz - 1 && g.dzh) s += g.gzh * u[p + g.ozh];
+    }
+    return s;
+}
+
+// Column kernels run on a grid (ceil(nx/BX), yz) where the flattened yz index
+// covers nyb row blocks times nchunks z chunks; the y and z grid dimensions
+// split it so that any size fits the launch limits.  Returns false for the
+// spare blocks of that split.
+struct ColLaunch {
+    dim3 grid, block;
+    int nyb, nchunks, kchunk;
+};
+
+__device__ __forceinline__ bool block_yz(int nyb, int nchunks, int &yb, int &zc)
+{
+    const long long flat = (long long)blockIdx.y + (long long)gridDim.y * blockIdx.z;
+    yb = (int)(flat % nyb);
+    zc = (int)(flat / nyb);
+    return zc < nchunks;
+}
+
+// ---- reductions --------------------------------------------------------------
+// Three numbers per point: two sums and a maximum, reduced warp (shuffle) ->
+// block (shared memory) -> one partial per block; a single block then adds the
+// partials in a fixed order.  No atomics: results are bit-identical per run.
+struct Red3 {
+    double s0, s1, m;
+};
+
+__device__ __forceinline__ Red3 red_combine(Red3 a, Red3 b)
+{
+    // NaN must survive the maximum (fmax would drop it).
+    return Red3{a.s0 + b.s0, a.s1 + b.s1, (a.m >= b.m || a.m != a.m) ? a.m : b.m};
+}
+
+// Valid in thread 0 only.
+__device__ Red3 block_reduce(Red3 v)
+{
+    __shared__ Red3 warp_part[32];
+    const int lane = (threadIdx.x + threadIdx.y * blockDim.x) & 31;
+    const int warp = (threadIdx.x + threadIdx.y * blockDim.x) >> 5;
+    const int nwarps = (blockDim.x * blockDim.y + 31) >> 5;
+    for (int o = 16; o > 0; o >>= 1) {
+        Red3 w{__shfl_down_sync(0xffffffffu, v.s0, o), __shfl_down_sync(0xffffffffu, v.s1, o),
+               __shfl_down_sync(0xffffffffu, v.m, o)};
+        v = red_combine(v, w);
+    }
+    if (lane == 0) warp_part[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < nwarps ? warp_part[lane] : Red3{0, 0, 0};
+        for (int o = 16; o > 0; o >>= 1) {
+            Red3 w{__shfl_down_sync(0xffffffffu, v.s0, o), __shfl_down_sync(0xffffffffu, v.s1, o),
+                   __shfl_down_sync(0xffffffffu, v.m, o)};
+            v = red_combine(v, w);
+        }
+    }
+    return v;
+}
+
+__device__ __forceinline__ void write_partial(double *partials, Red3 v)
+{
+    v = block_reduce(v);
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+        const size_t b = blockIdx.x + (size_t)gridDim.x * (blockIdx.y + (size_t)gridDim.y * blockIdx.z);
+        partials[3 * b + 0] = v.s0;
+        partials[3 * b + 1] = v.s1;
+        partials[3 * b + 2] = v.m;
+    }
+}
+
+// What the final pass does with the total besides storing it.
+enum FinalMode { FINAL_STORE = 0, FINAL_SHIFT = 1 };
+
+// out[0..2] = totals.  FINAL_SHIFT also sets *shift = singular ? s0 / npts : 0
+// (the mean of the right-hand side, removed from singular problems).
+template <class T>
+__global__ void __launch_bounds__(FINAL_THREADS) final_kernel(const double *__restrict__ partials, size_t nblocks,
+                                                              double *out, int mode, double npts, int singular,
+                                                              T *shift)
+{
+    Red3 v{0, 0, 0};
+    for (size_t b = threadIdx.x; b < nblocks; b += blockDim.x)
+        v = red_combine(v, Red3{partials[3 * b], partials[3 * b + 1], partials[3 * b + 2]});
+    v = block_reduce(v);
+    if (threadIdx.x == 0) {
+        out[0] = v.s0;
+        out[1] = v.s1;
+        out[2] = v.m;
+        if (mode == FINAL_SHIFT) *shift = singular ? T(v.s0 / npts) : T(0);
+    }
+}
+
+// ---- pointwise passes over the interior --------------------------------------
+
+// Right-hand side scan: c = f + boundary terms; sums c (or c - shift when
+// `centred`), c^2 and max |c|.  NaN/Inf anywhere in f or the boundary data
+// shows in the sums.
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    scan_rhs_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f, const T *__restrict__ shiftp,
+                    int centred, double *partials, int kchunk, int nyb, int nchunks)
+{
+    int yb, zc;
+    const bool blk = block_yz(nyb, nchunks, yb, zc);
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    Red3 acc{0, 0, 0};
+    if (blk && i < g.nx && j < g.ny) {
+        const double shift = centred ? (double)*shiftp : 0.0;
+        const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+        for (int k = k0; k < k1; ++k) {
+            const int64_t p = g.base + i + j * g.sy + (int64_t)k * g.sz;
+            const double c = (double)(f[p] + boundary_terms(g, u, p, i, j, k)) - shift;
+            acc.s0 += c;
+            acc.s1 += c * c;
+            const double a = fabs(c);
+            acc.m = (a >= acc.m || a != a) ? a : acc.m;
+        }
+    }
+    write_partial(partials, acc);
+}
+
+// Residual r = b + off - diag * u with b = f - shift.  WRITE stores r (in the
+// layout of u) for the multigrid restriction; REDUCE sums r^2 and max |r|.
+template <class T, bool WRITE, bool REDUCE>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    residual_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
+                    const T *__restrict__ shiftp, T *__restrict__ r, double *partials, int kchunk, int nyb,
+                    int nchunks)
+{
+    int yb, zc;
+    const bool blk = block_yz(nyb, nchunks, yb, zc);
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    Red3 acc{0, 0, 0};
+    if (blk && i < g.nx && j < g.ny) {
+        const T shift = shiftp ? *shiftp : T(0);
+        const ColXY<T> c = col_xy(g, i, j);
+        const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+        for (int k = k0; k < k1; ++k) {
+            const int64_t p = g.base + i + j * g.sy + (int64_t)k * g.sz;
+            const ColZ<T> z = col_z(g, k);
+            const T res = (f[p] - shift) + stencil_off(g, c, z, u, p) - (c.dxy + z.dz) * u[p];
+            if (WRITE) r[p] = res;
+            if (REDUCE) {
+                const double d = (double)res;
+                acc.s1 += d * d;
+                const double a = fabs(d);
+                acc.m = (a >= acc.m || a != a) ? a : acc.m;
+            }
+        }
+    }
+    if (REDUCE) write_partial(partials, acc);
+}
+
+// Sum of u over the interior (for the mean of a singular solution).
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    sum_kernel(const Grid<T> g, const T *__restrict__ u, double *partials, int kchunk, int nyb, int nchunks)
+{
+    int yb, zc;
+    const bool blk = block_yz(nyb, nchunks, yb, zc);
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    Red3 acc{0, 0, 0};
+    if (blk && i < g.nx && j < g.ny) {
+        const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+        for (int k = k0; k < k1; ++k) acc.s0 += (double)u[g.base + i + j * g.sy + (int64_t)k * g.sz];
+    }
+    write_partial(partials, acc);
+}
+
+// dst = src on the interior (src == NULL: dst = value); with `mean_of`,
+// dst = src - mean_of[0] / npts.
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    interior_kernel(const Grid<T> g, const T *src, T *dst, T value,
+                    const double *__restrict__ mean_of, double npts, int kchunk, int nyb, int nchunks)
+{
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return;
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    if (i >= g.nx || j >= g.ny) return;
+    const T sub = mean_of ? T(mean_of[0] / npts) : T(0);
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+    for (int k = k0; k < k1; ++k) {
+        const int64_t p = g.base + i + j * g.sy + (int64_t)k * g.sz;
+        dst[p] = src ? src[p] - sub : value;
+    }
+}
+
+// ---- smoothers -----------------------------------------------------------------
+
+// Weighted Jacobi sweep, src -> dst.  Each thread walks a column of one z
+// chunk keeping the z neighbours in registers; x/y neighbours come through L1.
+// Traffic: read src, read f, write dst -- three words per point.
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    jacobi_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
+                  const T *__restrict__ shiftp, T omega, int kchunk, int nyb, int nchunks)
+{
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return;
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    if (i >= g.nx || j >= g.ny) return;
+    const T shift = shiftp ? *shiftp : T(0);
+    const ColXY<T> c = col_xy(g, i, j);
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+    int64_t p = g.base + i + j * g.sy + (int64_t)k0 * g.sz;
+    // Rolling z window: below, centre, above.
+    T below = T(0), centre = src[p], above;
+    if (g.is3d) below = src[p + (k0 > 0 ? -g.sz : g.ozl)];
+    for (int k = k0; k < k1; ++k, p += g.sz) {
+        const ColZ<T> z = col_z(g, k);
+        above = g.is3d ? src[p + z.nzh] : T(0);
+        T off = c.vxl * src[p + c.nxl] + c.vxh * src[p + c.nxh] + c.vyl * src[p + c.nyl] + c.vyh * src[p + c.nyh];
+        if (g.is3d) off += z.vzl * below + z.vzh * above;
+        dst[p] = relax(centre, (f[p] - shift) + off, c.dxy + z.dz, omega);
+        below = centre;
+        centre = above;
+    }
+}
+
+// One red-black Gauss-Seidel iteration, both colours in one pass, src -> dst.
+// Red points ((i+j+k) odd in 0-based indices, i.e. even in 1-based ones) are
+// updated from the old values, black points from the new red values.  A block
+// owns a (BX-2) x (BY-2) tile of columns and walks a z chunk; its threads
+// include a one-point halo ring whose red values it recomputes from src, so
+// no block waits for another and the result does not depend on scheduling.
+// Per plane m a thread computes the half-updated value (red new, black old)
+// of its column into a shared plane buffer and its registers; after one
+// barrier the owners finish plane m-1: black points from the buffer (x/y
+// neighbours) and registers (z neighbours), red points already done.
+// Traffic: read src, read f, write dst -- the cost of one Jacobi sweep, where
+// two separate colour sweeps would move every word twice.
+template <class T>
+__global__ void __launch_bounds__(RB_BX *RB_BY)
+    rbgs_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
+                const T *__restrict__ shiftp, T omega, int kchunk, int nyb, int nchunks)
+{
+    constexpr int TX = RB_BX - 2, TY = RB_BY - 2;
+    __shared__ T buf[3][RB_BY][RB_BX];
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int gi = blockIdx.x * TX - 1 + tx, gj = yb * TY - 1 + ty;
+
+    // Classify the column: interior (possibly a periodic wrap), ghost, or out.
+    auto classify = [](int gidx, int n, int periodic, int &idx, int &store) {
+        if (gidx >= 0 && gidx < n) { idx = gidx; store = gidx; return 0; }
+        if (gidx == -1 || gidx == n) {
+            if (periodic) { idx = gidx < 0 ? n - 1 : 0; store = idx; return 0; }
+            idx = -1; store = gidx; return 1;
+        }
+        idx = -1; store = 0; return 2;
+    };
+    int xi, xs, yj, ys;
+    const int kx = classify(gi, g.nx, g.px, xi, xs);
+    const int ky = classify(gj, g.ny, g.py, yj, ys);
+    const bool active = kx == 0 && ky == 0;
+    const bool ghost = (kx == 1 && ky == 0) || (kx == 0 && ky == 1);
+    const bool owner = active && tx >= 1 && tx <= TX && ty >= 1 && ty <= TY && gi < g.nx && gj < g.ny;
+    const int64_t col = g.base + xs + (int64_t)ys * g.sy;
+
+    const T shift = shiftp ? *shiftp : T(0);
+    ColXY<T> c{};
+    if (active) c = col_xy(g, xi, yj);
+
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+    const int mstart = g.is3d ? k0 - 1 : k0;
+    const int mend = g.is3d ? k1 : k0 + 1;
+    T hm = T(0), h0 = T(0), hp = T(0);
+    int slot = 0;
+    for (int m = mstart; m <= mend; ++m) {
+        // Plane m as stored: real, wrapped (periodic z) or the z ghost plane.
+        int km;
+        bool real = true;
+        if (m >= 0 && m < g.nz) km = m;
+        else if (g.is3d && g.pz) km = m < 0 ? g.nz - 1 : 0;
+        else { km = m < 0 ? -1 : g.nz; real = false; }
+        T v = T(0);
+        if (active) {
+            const int64_t p = col + (int64_t)km * g.sz;
+            if (real) {
+                if ((xi + yj + km) & 1) { // red
+                    const ColZ<T> z = col_z(g, km);
+                    v = relax(src[p], (f[p] - shift) + stencil_off(g, c, z, src, p), c.dxy + z.dz, omega);
+                } else {
+                    v = src[p];
+                }
+            } else if (g.is3d) {
+                v = src[p]; // z ghost plane: boundary data
+            }
+        } else if (ghost && real) {
+            v = src[col + (int64_t)km * g.sz];
+        }
+        buf[slot][ty][tx] = v;
+        hm = h0;
+        h0 = hp;
+        hp = v;
+        __syncthreads();
+        const int q = m - 1;
+        if (owner && q >= k0 && q < k1) {
+            const int ps = slot == 0 ? 2 : slot - 1; // the slot of plane q
+            const int64_t p = col + (int64_t)q * g.sz;
+            T out = h0;
+            if (((xi + yj + q) & 1) == 0) { // black
+                const ColZ<T> z = col_z(g, q);
+                T off = c.vxl * buf[ps][ty][tx - 1] + c.vxh * buf[ps][ty][tx + 1] + c.vyl * buf[ps][ty - 1][tx] +
+                        c.vyh * buf[ps][ty + 1][tx];
+                if (g.is3d) off += z.vzl * hm + z.vzh * hp;
+                out = relax(h0, (f[p] - shift) + off, c.dxy + z.dz, omega);
+            }
+            dst[p] = out;
+        }
+        slot = slot == 2 ? 0 : slot + 1;
+    }
+}
+
+// ---- ghost layers --------------------------------------------------------------
+
+// Copy (src != NULL) or zero the ghost layer of every face that carries data,
+// edges and corners included.  blockIdx.z = face; threads cover the face.
+template <class T>
+__global__ void ghost_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, int faces_mask)
+{
+    const int face = blockIdx.z;
+    if (!((faces_mask >> face) & 1)) return;
+    const int axis = face >> 1, hi = face & 1;
+    // Extents (ghosts included) along the two lateral axes.
+    const int64_t ext[3] = {g.nx + 2, g.ny + 2, g.is3d ? g.nz + 2 : 1};
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const int64_t n1 = ext[a1], n2 = ext[a2];
+    const int64_t total = n1 * n2;
+    // Storage of (0,0,0) including ghosts: base - 1 - sy (- sz in 3D).
+    const int64_t origin = g.base - 1 - g.sy - (g.is3d ? g.sz : 0);
+    const int64_t str[3] = {1, g.sy, g.sz};
+    const int64_t fixed = (hi ? ext[axis] - 1 : 0) * str[axis];
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t c1 = t % n1, c2 = t / n1;
+        const int64_t p = origin + fixed + c1 * str[a1] + c2 * str[a2];
+        dst[p] = src ? src[p] : T(0);
+    }
+}
+
+// ---- multigrid transfers ---------------------------------------------------------
+
+// Per-axis transfer tables on the device (see AxisTransfer).
+template <class T> struct Xfer {
+    const int *p0x, *p1x, *p0y, *p1y, *p0z, *p1z;
+    const T *q0x, *q1x, *q0y, *q1y, *q0z, *q1z;
+    const int *cntx, *cnty, *cntz, *idxx, *idxy, *idxz;
+    const T *rwx, *rwy, *rwz;
+};
+
+// Restriction: fc = R (r) on the coarse interior, with r read from the fine
+// array in the fine layout.  `shiftp` (may be NULL) is subtracted from every
+// fine value first (FMG restricts f - mean for singular problems).
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ r,
+                    const T *__restrict__ shiftp, T *__restrict__ fc, int kchunk, int nyb, int nchunks)
+{
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return;
+    const int I = blockIdx.x * COL_BX + threadIdx.x, J = yb * COL_BY + threadIdx.y;
+    if (I >= coarse.nx || J >= coarse.ny) return;
+    const T shift = shiftp ? *shiftp : T(0);
+    const int cx = x.cntx[I], cy = x.cnty[J];
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, coarse.nz);
+    for (int K = k0; K < k1; ++K) {
+        const int cz = fine.is3d ? x.cntz[K] : 1;
+        T acc = T(0);
+        for (int c = 0; c < cz; ++c) {
+            const int kf = fine.is3d ? x.idxz[K * MAX_CHILDREN + c] : 0;
+            const T wz = fine.is3d ? x.rwz[K * MAX_CHILDREN + c] : T(1);
+            T accy = T(0);
+            for (int b = 0; b < cy; ++b) {
+                const int jf = x.idxy[J * MAX_CHILDREN + b];
+                const int64_t row = fine.base + (int64_t)jf * fine.sy + (int64_t)kf * fine.sz;
+                T accx = T(0);
+                for (int a = 0; a < cx; ++a)
+                    accx += x.rwx[I * MAX_CHILDREN + a] * (r[row + x.idxx[I * MAX_CHILDREN + a]] - shift);
+                accy += x.rwy[J * MAX_CHILDREN + b] * accx;
+            }
+            acc += wz * accy;
+        }
+        fc[coarse.base + I + J * coarse.sy + (int64_t)K * coarse.sz] = acc;
+    }
+}
+
+// Prolongation: u += P e (ADD) or u = P e, trilinear in the per-axis weights.
+// e is read with its ghosts (the wall values: zero for corrections, boundary
+// data for the FMG interpolation).
+template <class T, bool ADD>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    prolong_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ e,
+                   T *__restrict__ u, int kchunk, int nyb, int nchunks)
+{
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return;
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    if (i >= fine.nx || j >= fine.ny) return;
+    // Coarse storage offsets of (p, 0, 0) relative to (0,0,0) incl. ghosts.
+    const int64_t corigin = coarse.base - 1 - coarse.sy - (coarse.is3d ? coarse.sz : 0);
+    const int64_t xa = x.p0x[i], xb = x.p1x[i];
+    const T wxa = x.q0x[i], wxb = x.q1x[i];
+    const int64_t ya = x.p0y[j] * coarse.sy, yb2 = x.p1y[j] * coarse.sy;
+    const T wya = x.q0y[j], wyb = x.q1y[j];
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, fine.nz);
+    for (int k = k0; k < k1; ++k) {
+        int64_t za = 1, zb = 1; // 2D: the single plane (k index 1 incl. ghosts -> offset base)
+        T wza = T(1), wzb = T(0);
+        if (fine.is3d) {
+            za = x.p0z[k];
+            zb = x.p1z[k];
+            wza = x.q0z[k];
+            wzb = x.q1z[k];
+        }
+        const int64_t oa = corigin + (coarse.is3d ? za * coarse.sz : 0);
+        const int64_t ob = corigin + (coarse.is3d ? zb * coarse.sz : 0);
+        const T va = wya * (wxa * e[oa + ya + xa] + wxb * e[oa + ya + xb]) + wyb * (wxa * e[oa + yb2 + xa] + wxb * e[oa + yb2 + xb]);
+        T v = wza * va;
+        if (wzb != T(0)) {
+            const T vb = wya * (wxa * e[ob + ya + xa] + wxb * e[ob + ya + xb]) + wyb * (wxa * e[ob + yb2 + xa] + wxb * e[ob + yb2 + xb]);
+            v += wzb * vb;
+        }
+        const int64_t p = fine.base + i + j * fine.sy + (int64_t)k * fine.sz;
+        u[p] = ADD ? u[p] + v : v;
+    }
+}
+
+// FMG: the coarse problem's boundary data, restricted across each data face
+// from the next finer level's ghosts with the lateral restriction weights.
+// blockIdx.z = face; threads cover the coarse face (interior lateral extent).
+template <class T>
+__global__ void ghost_restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x,
+                                      const T *__restrict__ uf, T *__restrict__ uc0, T *__restrict__ uc1)
+{
+    const int face = blockIdx.z;
+    const int axis = face >> 1, hi = face & 1;
+    const int dmask[6] = {coarse.dxl, coarse.dxh, coarse.dyl, coarse.dyh, coarse.dzl, coarse.dzh};
+    if (!dmask[face]) return;
+    const int nfine[3] = {fine.nx, fine.ny, fine.nz}, ncoarse[3] = {coarse.nx, coarse.ny, coarse.nz};
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const int n1 = ncoarse[a1], n2 = coarse.is3d ? ncoarse[a2] : 1;
+    const int *cnt[3] = {x.cntx, x.cnty, x.cntz};
+    const int *idx[3] = {x.idxx, x.idxy, x.idxz};
+    const T *rw[3] = {x.rwx, x.rwy, x.rwz};
+    const int64_t fstr[3] = {1, fine.sy, fine.sz}, cstr[3] = {1, coarse.sy, coarse.sz};
+    // Ghost position along the face's own axis, relative to base (interior 0).
+    const int64_t fg = (hi ? nfine[axis] : -1) * fstr[axis];
+    const int64_t cg = (hi ? ncoarse[axis] : -1) * cstr[axis];
+    const int64_t total = (int64_t)n1 * n2;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        const int I1 = (int)(t % n1), I2 = (int)(t / n1);
+        const bool use2 = coarse.is3d || a2 != 2;
+        const int c2n = use2 ? cnt[a2][I2] : 1;
+        T acc = T(0);
+        for (int b = 0; b < c2n; ++b) {
+            const int f2 = use2 ? idx[a2][I2 * MAX_CHILDREN + b] : 0;
+            const T w2 = use2 ? rw[a2][I2 * MAX_CHILDREN + b] : T(1);
+            T acc1 = T(0);
+            for (int a = 0; a < cnt[a1][I1]; ++a) {
+                const int f1 = idx[a1][I1 * MAX_CHILDREN + a];
+                acc1 += rw[a1][I1 * MAX_CHILDREN + a] * uf[fine.base + fg + f1 * fstr[a1] + (use2 ? f2 * fstr[a2] : 0)];
+            }
+            acc += w2 * acc1;
+        }
+        const int64_t pc = coarse.base + cg + I1 * cstr[a1] + (use2 ? I2 * cstr[a2] : 0);
+        uc0[pc] = acc;
+        uc1[pc] = acc;
+    }
+}
+
+// FMG: edge and corner ghosts between two (three) Dirichlet faces, read by the
+// trilinear interpolation next to an edge: the mean of the adjacent face
+// ghosts.  One thread per ghost element of the whole ghost shell.
+template <class T>
+__global__ void ghost_edges_kernel(const Grid<T> g, T *__restrict__ u0, T *__restrict__ u1)
+{
+    const int64_t ex = g.nx + 2, ey = g.ny + 2, ez = g.is3d ? g.nz + 2 : 1;
+    const int64_t total = ex * ey * ez;
+    const int64_t origin = g.base - 1 - g.sy - (g.is3d ? g.sz : 0);
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t I = t % ex, J = (t / ex) % ey, K = t / (ex * ey);
+        const int gx = I == 0 ? -1 : (I == ex - 1 ? 1 : 0);
+        const int gy = J == 0 ? -1 : (J == ey - 1 ? 1 : 0);
+        const int gz = !g.is3d ? 0 : (K == 0 ? -1 : (K == ez - 1 ? 1 : 0));
+        const int nghost = (gx != 0) + (gy != 0) + (gz != 0);
+        if (nghost < 2) continue;
+        const bool dx = gx == 0 || ((g.dirichlet >> (gx < 0 ? 0 : 1)) & 1);
+        const bool dy = gy == 0 || ((g.dirichlet >> (gy < 0 ? 2 : 3)) & 1);
+        const bool dz = gz == 0 || ((g.dirichlet >> (gz < 0 ? 4 : 5)) & 1);
+        if (!(dx && dy && dz)) continue;
+        // Neighbours one step inward along each ghost axis are face ghosts
+        // (or, for corners, edge ghosts, which this pass does not read: use
+        // the face ghosts two steps in instead).
+        T s = T(0);
+        int cnt = 0;
+        const int64_t p = origin + I + J * g.sy + K * g.sz;
+        int64_t step[3] = {gx ? -gx : 0, gy ? -gy * g.sy : 0, gz ? -gz * g.sz : 0};
+        if (nghost == 2) {
+            if (gx) { s += u0[p + step[1] + step[2]]; ++cnt; }
+            if (gy) { s += u0[p + step[0] + step[2]]; ++cnt; }
+            if (gz) { s += u0[p + step[0] + step[1]]; ++cnt; }
+        } else {
+            s = (u0[p + step[1] + step[2]] + u0[p + step[0] + step[2]] + u0[p + step[0] + step[1]]);
+            cnt = 3;
+        }
+        const T v = s / T(cnt);
+        u0[p] = v;
+        u1[p] = v;
+    }
+}
+
+
+// ---- FFT direct solver passes -------------------------------------------------------
+// The solver works on a packed copy W (nx*ny*nz, no ghosts).  Each axis is
+// diagonalised by its own transform (Dirichlet-Dirichlet: DST-I, Neumann-
+// Neumann: DCT-II, periodic: DFT), all built on cuFFT real transforms of
+// about the same length; at most one axis (a mixed Dirichlet/Neumann one, or
+// else the slowest non-periodic one) is solved by tridiagonal systems instead.
+// A transform along axis a reads W by lines along a and writes a scratch
+// array in which lines along a are cuFFT batches: for a = 0 the lines are
+// contiguous (c + len*b), otherwise line b's element c sits at b + B*c, so
+// consecutive threads always touch consecutive addresses.
+
+struct Lines {
+    int a;              // the axis
+    int n;              // its length in W
+    int64_t nx, ny, nz; // W's extents
+    int64_t B;          // number of lines
+};
+
+__device__ __forceinline__ int64_t w_at(const Lines &L, int64_t b, int64_t c)
+{
+    if (L.a == 0) return c + L.nx * b;
+    if (L.a == 1) return (b % L.nx) + L.nx * (c + L.ny * (b / L.nx));
+    return b + L.nx * L.ny * c;
+}
+__device__ __forceinline__ int64_t s_at(const Lines &L, int64_t b, int64_t c, int64_t len)
+{
+    return L.a == 0 ? c + len * b : b + L.B * c;
+}
+// Element t of a (B lines x len) scratch array -> (b, c), in memory order.
+__device__ __forceinline__ void line_coords(const Lines &L, int64_t t, int64_t len, int64_t &b, int64_t &c)
+{
+    if (L.a == 0) { c = t % len; b = t / len; }
+    else { b = t % L.B; c = t / L.B; }
+}
+
+#define PGPU_GRID_STRIDE(t, total)                                                                 \
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < (total);                 \
+         t += (int64_t)gridDim.x * blockDim.x)
+
+template <class T> struct Cplx;
+template <> struct Cplx<float> { typedef float2 type; };
+template <> struct Cplx<double> { typedef double2 type; };
+
+// W = f + boundary terms - shift over the interior (packed, x fastest).
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    fft_load_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f, const T *__restrict__ shiftp,
+                    T *__restrict__ W, int kchunk, int nyb, int nchunks)
+{
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return;
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    if (i >= g.nx || j >= g.ny) return;
+    const T shift = shiftp ? *shiftp : T(0);
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+    for (int k = k0; k < k1; ++k) {
+        const int64_t p = g.base + i + j * g.sy + (int64_t)k * g.sz;
+        W[i + (int64_t)g.nx * (j + (int64_t)g.ny * k)] = f[p] + boundary_terms(g, u, p, i, j, k) - shift;
+    }
+}
+
+// u interior = W.
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    fft_store_kernel(const Grid<T> g, const T *__restrict__ W, T *__restrict__ u, int kchunk, int nyb, int nchunks)
+{
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return;
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    if (i >= g.nx || j >= g.ny) return;
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+    for (int k = k0; k < k1; ++k)
+        u[g.base + i + j * g.sy + (int64_t)k * g.sz] = W[i + (int64_t)g.nx * (j + (int64_t)g.ny * k)];
+}
+
+// DST-I of length n through a real FFT of length M = n+1 (the same length, no
+// odd extension): y_0 = 0, y_j = sin(pi j/M)(x_j + x_{M-j}) + (x_j - x_{M-j})/2
+// (1-based x, x_M = 0); then with Y = FFT(y) = A - iB the transform is
+// X_{2k} = B_k, X_{2k+1} = X_{2k-1} + A_k, X_1 = A_0/2.  DST-I is its own
+// inverse up to 2/(n+1), so the same three passes serve both directions.
+template <class T>
+__global__ void dst1_pre_kernel(const Lines L, const T *__restrict__ W, T *__restrict__ S)
+{
+    const int64_t M = L.n + 1;
+    PGPU_GRID_STRIDE(t, L.B * M)
+    {
+        int64_t b, c;
+        line_coords(L, t, M, b, c);
+        T y = T(0);
+        if (c > 0) {
+            const T xj = W[w_at(L, b, c - 1)];
+            const T xm = (M - c - 1 >= 0 && M - c <= L.n) ? W[w_at(L, b, M - c - 1)] : T(0);
+            y = (T)sinpi((double)c / (double)M) * (xj + xm) + T(0.5) * (xj - xm);
+        }
+        S[s_at(L, b, c, M)] = y;
+    }
+}
+
+// One thread per line walks the half spectrum, carrying the running sum.
+template <class T>
+__global__ void dst1_post_kernel(const Lines L, const typename Cplx<T>::type *__restrict__ C, T *__restrict__ W)
+{
+    const int64_t M = L.n + 1, H = M / 2 + 1;
+    PGPU_GRID_STRIDE(b, L.B)
+    {
+        T odd = T(0);
+        for (int64_t k = 0; k < H; ++k) {
+            const typename Cplx<T>::type y = C[s_at(L, b, k, H)];
+            if (k == 0) odd = T(0.5) * y.x;
+            else odd += y.x;
+            if (k > 0 && 2 * k <= L.n) W[w_at(L, b, 2 * k - 1)] = -y.y;
+            if (2 * k + 1 <= L.n) W[w_at(L, b, 2 * k)] = odd;
+        }
+    }
+}
+
+// DCT-II (X_k = sum_j x_j cos(pi k (2j+1) / 2n)) by Makhoul's reordering:
+// v = (x_0, x_2, x_4, ..., x_5, x_3, x_1), V = FFT(v), X_k = Re(e^{-i pi k/2n} V_k).
+template <class T>
+__global__ void dct2_pre_kernel(const Lines L, const T *__restrict__ W, T *__restrict__ S)
+{
+    const int64_t n = L.n;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, c;
+        line_coords(L, t, n, b, c);
+        const int64_t src = c < (n + 1) / 2 ? 2 * c : 2 * n - 1 - 2 * c;
+        S[s_at(L, b, c, n)] = W[w_at(L, b, src)];
+    }
+}
+
+template <class T>
+__global__ void dct2_post_kernel(const Lines L, const typename Cplx<T>::type *__restrict__ C, T *__restrict__ W)
+{
+    const int64_t n = L.n, H = n / 2 + 1;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, k;
+        line_coords(L, t, n, b, k);
+        typename Cplx<T>::type v = C[s_at(L, b, k <= n / 2 ? k : n - k, H)];
+        if (k > n / 2) v.y = -v.y; // V_k = conj(V_{n-k})
+        double s, c;
+        sincospi((double)k / (double)(2 * n), &s, &c);
+        W[w_at(L, b, k)] = (T)c * v.x + (T)s * v.y; // Re(e^{-i pi k/2n} V_k)
+    }
+}
+
+// Inverse DCT-II: V_k = e^{i pi k/2n} (X_k - i X_{n-k}) (X_n = 0) for k <= n/2,
+// an inverse real FFT (scaled by 1/n elsewhere), then undo the reordering.
+template <class T>
+__global__ void dct3_pre_kernel(const Lines L, const T *__restrict__ W, typename Cplx<T>::type *__restrict__ C)
+{
+    const int64_t n = L.n, H = n / 2 + 1;
+    PGPU_GRID_STRIDE(t, L.B * H)
+    {
+        int64_t b, k;
+        line_coords(L, t, H, b, k);
+        const T a = W[w_at(L, b, k)];
+        const T m = k > 0 ? W[w_at(L, b, n - k)] : T(0);
+        double s, c;
+        sincospi((double)k / (double)(2 * n), &s, &c);
+        typename Cplx<T>::type v;
+        v.x = (T)c * a + (T)s * m; // (c + i s)(a - i m)
+        v.y = (T)s * a - (T)c * m;
+        C[s_at(L, b, k, H)] = v;
+    }
+}
+
+template <class T>
+__global__ void dct3_post_kernel(const Lines L, const T *__restrict__ S, T *__restrict__ W)
+{
+    const int64_t n = L.n;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, c;
+        line_coords(L, t, n, b, c); // c: position in W
+        const int64_t src = (c % 2 == 0) ? c / 2 : n - 1 - (c - 1) / 2;
+        W[w_at(L, b, c)] = S[s_at(L, b, src, n)];
+    }
+}
+
+// Eigenvalues of the transformed axes, per mode index (see fft_eigen).
+template <class T> struct Spectrum {
+    int64_t e0, e1, e2;  // extents of the spectral array (natural layout)
+    const T *ev0, *ev1, *ev2; // eigenvalues per axis; NULL for the tridiagonal axis
+    T scale;             // normalisation of all inverse transforms
+};
+
+__device__ __forceinline__ void scale_by(float &v, float s) { v *= s; }
+__device__ __forceinline__ void scale_by(double &v, double s) { v *= s; }
+__device__ __forceinline__ void scale_by(float2 &v, float s) { v.x *= s; v.y *= s; }
+__device__ __forceinline__ void scale_by(double2 &v, double s) { v.x *= s; v.y *= s; }
+__device__ __forceinline__ void zero(float &v) { v = 0; }
+__device__ __forceinline__ void zero(double &v) { v = 0; }
+__device__ __forceinline__ void zero(float2 &v) { v.x = v.y = 0; }
+__device__ __forceinline__ void zero(double2 &v) { v.x = v.y = 0; }
+__device__ __forceinline__ void axpy(float &y, float a, float x) { y += a * x; }
+__device__ __forceinline__ void axpy(double &y, double a, double x) { y += a * x; }
+__device__ __forceinline__ void axpy(float2 &y, float a, float2 x) { y.x += a * x.x; y.y += a * x.y; }
+__device__ __forceinline__ void axpy(double2 &y, double a, double2 x) { y.x += a * x.x; y.y += a * x.y; }
+
+// Every axis transformed: divide each mode by its eigenvalue (the zero mode
+// of a singular problem becomes 0).
+template <class T, class V>
+__global__ void spectral_divide_kernel(const Spectrum<T> sp, V *__restrict__ Z)
+{
+    PGPU_GRID_STRIDE(t, sp.e0 * sp.e1 * sp.e2)
+    {
+        const int64_t i0 = t % sp.e0, i1 = (t / sp.e0) % sp.e1, i2 = t / (sp.e0 * sp.e1);
+        const T lam = sp.ev0[i0] + sp.ev1[i1] + (sp.ev2 ? sp.ev2[i2] : T(0));
+        V v = Z[t];
+        if (lam > T(0)) scale_by(v, sp.scale / lam);
+        else zero(v);
+        Z[t] = v;
+    }
+}
+
+// One axis left: per line along it, solve (A_axis + lambda I) x = rhs by the
+// Thomas algorithm, lambda being the other axes' eigenvalue sum.  cl / ch are
+// the axis operator's coefficients (level-0 tables); the pivots go to S.  A
+// singular line (Neumann at both ends, lambda = 0) is anchored at its last
+// node; the solver removes the mean afterwards.
+template <class T, class V>
+__global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__ cl, const T *__restrict__ ch,
+                           int neumann_both, V *__restrict__ Z, T *__restrict__ S)
+{
+    const int64_t e[3] = {sp.e0, sp.e1, sp.e2};
+    const int64_t n = e[axis];
+    const int64_t stride = axis == 0 ? 1 : (axis == 1 ? sp.e0 : sp.e0 * sp.e1);
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const T *ev[3] = {sp.ev0, sp.ev1, sp.ev2};
+    PGPU_GRID_STRIDE(b, e[a1] * e[a2])
+    {
+        int64_t idx[3];
+        idx[a1] = b % e[a1];
+        idx[a2] = b / e[a1];
+        idx[axis] = 0;
+        const T lam = (ev[a1] ? ev[a1][idx[a1]] : T(0)) + (ev[a2] ? ev[a2][idx[a2]] : T(0));
+        const int64_t p0 = idx[0] + sp.e0 * (idx[1] + sp.e1 * idx[2]);
+        const bool anchor = neumann_both && !(lam > T(0));
+        // forward elimination
+        T cprev = T(0);
+        V dprev;
+        zero(dprev);
+        for (int64_t i = 0; i < n; ++i) {
+            const int64_t p = p0 + i * stride;
+            const T sub = i > 0 ? -cl[i] : T(0);
+            const T sup = i < n - 1 ? -ch[i] : T(0);
+            T diag = cl[i] + ch[i] + lam;
+            V rhs = Z[p];
+            scale_by(rhs, sp.scale);
+            if (anchor && i == n - 1) { // x_{n-1} = 0
+                S[p] = T(0);
+                zero(rhs);
+                Z[p] = rhs;
+                break;
+            }
+            const T piv = diag - sub * cprev;
+            axpy(rhs, -sub, dprev);
+            scale_by(rhs, T(1) / piv);
+            cprev = sup / piv;
+            S[p] = cprev;
+            Z[p] = rhs;
+            dprev = rhs;
+        }
+        // back substitution
+        V xnext = Z[p0 + (n - 1) * stride];
+        for (int64_t i = n - 2; i >= 0; --i) {
+            const int64_t p = p0 + i * stride;
+            V x = Z[p];
+            axpy(x, -S[p], xnext);
+            Z[p] = x;
+            xnext = x;
+        }
+    }
+}
+
+} // namespace pgpu
+
+// ============================================================================
+// >>solvers
+// ============================================================================
+
+namespace pgpu {
+
+static int method_of(unsigned flags) { return (int)(flags & PGPU_METHOD_MASK); }
+static bool is_multigrid(int m) { return m == PGPU_VCYCLE || m == PGPU_FMG; }
+
+// Makes the handle's device current for the duration of a call.
+struct DeviceGuard {
+    int prev = -1, want = -1;
+    cudaError_t status = cudaSuccess;
+    explicit DeviceGuard(int dev) : want(dev)
+    {
+        status = cudaGetDevice(&prev);
+        if (status == cudaSuccess && prev != want) status = cudaSetDevice(want);
+    }
+    ~DeviceGuard()
+    {
+        if (prev >= 0 && prev != want) cudaSetDevice(prev);
+    }
+};
+
+// Device allocations of one handle, freed together.
+struct DeviceMem {
+    std::vector<void *> ptrs;
+    size_t bytes = 0;
+    pgpu_status alloc(char *err, void **p, size_t n, const char *what)
+    {
+        *p = nullptr;
+        if (n == 0) n = 1;
+        cudaError_t e = cudaMalloc(p, n);
+        if (e != cudaSuccess) {
+            *p = nullptr;
+            cudaGetLastError(); // clear the (non-sticky) allocation error
+            return record(err, e == cudaErrorMemoryAllocation ? PGPU_ERROR_OUT_OF_MEMORY : PGPU_ERROR_CUDA,
+                          "cudaMalloc of %zu bytes for %s failed: %s", n, what, cudaGetErrorString(e));
+        }
+        ptrs.push_back(*p);
+        bytes += n;
+        return PGPU_SUCCESS;
+    }
+    ~DeviceMem()
+    {
+        for (void *p : ptrs) cudaFree(p);
+    }
+};
+
+static ColLaunch col_launch(int nx, int ny, int nz, bool is3d, int tile_x, int tile_y, int bx, int by, int sms)
+{
+    ColLaunch L;
+    L.block = dim3(bx, by, 1);
+    const int64_t gx = (nx + tile_x - 1) / tile_x;
+    L.nyb = (ny + tile_y - 1) / tile_y;
+    const int64_t xy = gx * L.nyb;
+    const int64_t target = (int64_t)sms * 32; // enough blocks to fill the GPU a few times over
+    int64_t chunks = is3d ? std::max<int64_t>(1, std::min<int64_t>(nz, (target + xy - 1) / xy)) : 1;
+    L.kchunk = is3d ? (int)((nz + chunks - 1) / chunks) : 1;
+    if (is3d && L.kchunk < 8) L.kchunk = std::min(8, nz); // a chunk's halo planes cost 2 / kchunk
+    L.nchunks = is3d ? (nz + L.kchunk - 1) / L.kchunk : 1;
+    const int64_t flat = (int64_t)L.nyb * L.nchunks;
+    const int64_t gy = std::min<int64_t>(flat, 65535);
+    L.grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)((flat + gy - 1) / gy));
+    return L;
+}
+
+static size_t blocks_of(const ColLaunch &L) { return (size_t)L.grid.x * L.grid.y * L.grid.z; }
+
+// One level of the solver's grid hierarchy on the device.
+template <class T> struct Level {
+    Grid<T> g{};
+    T *u = nullptr, *t = nullptr, *f = nullptr; // level 0: t only (u, f are the user's)
+    int cur = 0;                                // which of u (0) / t (1) holds the iterate
+    Xfer<T> x{};                                // to the next coarser level
+    ColLaunch col{}, rb{};
+    int64_t elems = 0; // array length, ghosts included
+    double npts = 0;
+    T *iter() const { return cur ? t : u; }
+    T *other() const { return cur ? u : t; }
+};
+
+struct SolverBase {
+    pgpu_config cfg{};
+    char err[ERR_LEN] = {0};
+    int device = 0;
+    DeviceMem mem;
+    virtual ~SolverBase() {}
+    virtual pgpu_status solve(void *u, const void *f, pgpu_report *rep) = 0;
+    virtual pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) = 0;
+    virtual pgpu_status residual(const void *u, const void *f, double *rel) = 0;
+};
+
+// Slots of the small result buffer (doubles).
+enum { RES_SCAN = 0, RES_CENTRED = 3, RES_NORM = 6, RES_SUM = 9, RES_COUNT = 12 };
+
+// Tests that include this file reach the internals through TestHook (the
+// library itself never defines it).
+template <class T> struct TestHook;
+
+template <class T> class Solver : public SolverBase {
+    friend struct TestHook<T>;
+
+  public:
+    pgpu_status init(const pgpu_config &c);
+    pgpu_status solve(void *u, const void *f, pgpu_report *rep) override;
+    pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) override;
+    pgpu_status residual(const void *u, const void *f, double *rel) override;
+    ~Solver() override;
+
+  private:
+    cudaStream_t st = nullptr;
+    int method = 0;
+    bool fixed = false, wcycle = false, singular = false;
+    T omega = T(1);
+    std::vector<Level<T>> lv;
+    double *d_part = nullptr, *d_res = nullptr, *h_res = nullptr;
+    size_t nparts = 0;
+    T *d_shift = nullptr;
+    T *d_host_u = nullptr, *d_host_f = nullptr; // pgpu_solve_host's copies, made on first use
+    cudaEvent_t ev0 = nullptr, ev1 = nullptr;
+    int data_faces = 0; // bit f: face f is Dirichlet or Neumann
+
+    // building blocks
+    pgpu_status check_arrays(const void *u, const void *f);
+    pgpu_status scan(const T *u, const T *f, double &rhs_norm, bool &finite);
+    pgpu_status norm(const T *u, const T *f, double &rn, double &rmax);
+    pgpu_status fetch(int slot, int count);
+    pgpu_status sweep(Level<T> &L, const T *f, T w);
+    pgpu_status smooth(int l, const T *f, int iters);
+    pgpu_status cycle(int l, const T *f);
+    pgpu_status remove_mean(T *u);
+    pgpu_status ghosts(const Grid<T> &g, const T *src, T *dst, int mask);
+    // FFT direct solver
+    typedef typename Cplx<T>::type C2;
+    struct FftAxis {
+        int kind;      // FFT_DST1 or FFT_DCT2
+        Lines L;
+        cufftHandle r2c = 0, c2r = 0;
+    };
+    std::vector<FftAxis> fax;     // real-to-real axes, in forward order
+    std::vector<cufftHandle> plans;
+    int tri = -1;                 // axis solved by tridiagonal systems
+    bool tri_nn = false;          // ... with Neumann at both ends
+    int pmask = 0;                // periodic axes
+    cufftHandle p_r2c = 0, p_c2r = 0;
+    int p_loops = 1;              // executions of the periodic plans (one per z plane in one case)
+    int64_t p_in_step = 0, p_out_step = 0;
+    bool direct = false;          // all periodic: cuFFT reads f and writes u in place
+    T *W = nullptr, *S = nullptr;
+    C2 *C = nullptr, *Z = nullptr;
+    Spectrum<T> spec{};
+    int sms = 0;
+    pgpu_status init_fft();
+    pgpu_status axis_transform(const FftAxis &fa, bool inverse);
+    pgpu_status run_fft(T *u, const T *f);
+    unsigned grid_for(int64_t total) const
+    {
+        return (unsigned)std::max<int64_t>(1, std::min<int64_t>((total + 255) / 256, (int64_t)sms * 32));
+    }
+    // methods
+    pgpu_status run_stationary(T *u, const T *f, double rhs_norm, pgpu_report &r);
+    pgpu_status run_multigrid(T *u, const T *f, double rhs_norm, pgpu_report &r);
+    pgpu_status run_fmg_pass(T *u, const T *f);
+};
+
+template <class T> Solver<T>::~Solver()
+{
+    for (cufftHandle p : plans) cufftDestroy(p);
+    if (h_res) cudaFreeHost(h_res);
+    if (ev0) cudaEventDestroy(ev0);
+    if (ev1) cudaEventDestroy(ev1);
+}
+
+// ---- construction ----------------------------------------------------------------
+
+template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
+{
+    cfg = c;
+    st = (cudaStream_t)c.stream;
+    method = method_of(c.flags);
+    fixed = (c.flags & PGPU_FIXED) != 0;
+    wcycle = (c.flags & PGPU_WCYCLE) != 0;
+    omega = (T)c.omega;
+    const bool is3d = c.nz > 1;
+    const int nfaces = is3d ? 6 : 4;
+    singular = true;
+    for (int fc = 0; fc < nfaces; ++fc) {
+        if (c.bc[fc] == PGPU_BC_DIRICHLET) singular = false;
+        if (c.bc[fc] != PGPU_BC_PERIODIC) data_faces |= 1 << fc;
+    }
+    PGPU_CUDA(cudaGetDevice(&device));
+    PGPU_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+
+    // Geometry: the user's level, and the coarse ones for multigrid.
+    Axis fine[3] = {fine_axis(c.nx, c.hx, c.bc[0], c.bc[1], true), fine_axis(c.ny, c.hy, c.bc[2], c.bc[3], true),
+                    fine_axis(c.nz, is3d ? c.hz : 1.0, is3d ? c.bc[4] : PGPU_BC_NEUMANN,
+                              is3d ? c.bc[5] : PGPU_BC_NEUMANN, is3d)};
+    std::vector<HostLevel> hl;
+    if (is_multigrid(method)) {
+        PGPU_RETURN_IF(!build_hierarchy(fine, hl), PGPU_ERROR_UNSUPPORTED,
+                       "multigrid: could not build a level hierarchy for this grid");
+    } else {
+        HostLevel l0;
+        for (int d = 0; d < 3; ++d) l0.ax[d] = fine[d];
+        hl.push_back(l0);
+    }
+    const int nl = (int)hl.size();
+
+    // Every per-axis table of every level in one array of T and one of int.
+    std::vector<T> tv;
+    std::vector<int> iv;
+    struct Off { size_t cl[3], ch[3], q0[3], q1[3], rw[3], p0[3], p1[3], cnt[3], idx[3]; };
+    std::vector<Off> offs(nl);
+    std::vector<AxisCoef> coefs((size_t)nl * 3);
+    auto putT = [&](const std::vector<double> &v) { size_t o = tv.size(); for (double d : v) tv.push_back((T)d); return o; };
+    auto putI = [&](const std::vector<int> &v) { size_t o = iv.size(); iv.insert(iv.end(), v.begin(), v.end()); return o; };
+    for (int l = 0; l < nl; ++l)
+        for (int d = 0; d < 3; ++d) {
+            const Axis &a = hl[l].ax[d];
+            AxisCoef &ac = coefs[(size_t)l * 3 + d];
+            ac = axis_coef(a);
+            offs[l].cl[d] = putT(ac.c_lo);
+            offs[l].ch[d] = putT(ac.c_hi);
+            if (l + 1 < nl) {
+                const AxisTransfer &t = hl[l].tr[d];
+                offs[l].q0[d] = putT(t.q0);
+                offs[l].q1[d] = putT(t.q1);
+                offs[l].rw[d] = putT(t.rw);
+                offs[l].p0[d] = putI(t.p0);
+                offs[l].p1[d] = putI(t.p1);
+                offs[l].cnt[d] = putI(t.rcnt);
+                offs[l].idx[d] = putI(t.ridx);
+            }
+        }
+    T *d_tab = nullptr;
+    int *d_itab = nullptr;
+    PGPU_FORWARD(mem.alloc(err, (void **)&d_tab, tv.size() * sizeof(T), "coefficient tables"));
+    PGPU_FORWARD(mem.alloc(err, (void **)&d_itab, std::max<size_t>(1, iv.size()) * sizeof(int), "transfer tables"));
+    PGPU_CUDA(cudaMemcpy(d_tab, tv.data(), tv.size() * sizeof(T), cudaMemcpyHostToDevice));
+    if (!iv.empty()) PGPU_CUDA(cudaMemcpy(d_itab, iv.data(), iv.size() * sizeof(int), cudaMemcpyHostToDevice));
+
+    lv.resize(nl);
+    for (int l = 0; l < nl; ++l) {
+        Level<T> &L = lv[l];
+        Grid<T> &g = L.g;
+        const Axis *ax = hl[l].ax;
+        g.nx = ax[0].n;
+        g.ny = ax[1].n;
+        g.nz = ax[2].n;
+        g.is3d = is3d;
+        g.px = c.bc[0] == PGPU_BC_PERIODIC;
+        g.py = c.bc[2] == PGPU_BC_PERIODIC;
+        g.pz = is3d && c.bc[4] == PGPU_BC_PERIODIC;
+        if (l == 0) {
+            g.sy = c.stride_y;
+            g.sz = c.stride_z;
+        } else {
+            g.sy = g.nx + 2;
+            g.sz = g.sy * (g.ny + 2);
+        }
+        g.base = 1 + g.sy + (is3d ? g.sz : 0);
+        L.elems = is3d ? g.sz * (g.nz + 2) : g.sy * (g.ny + 2);
+        L.npts = (double)g.nx * g.ny * g.nz;
+        const AxisCoef *ac = &coefs[(size_t)l * 3];
+        g.cxl = d_tab + offs[l].cl[0]; g.cxh = d_tab + offs[l].ch[0];
+        g.cyl = d_tab + offs[l].cl[1]; g.cyh = d_tab + offs[l].ch[1];
+        g.czl = d_tab + offs[l].cl[2]; g.czh = d_tab + offs[l].ch[2];
+        g.gxl = (T)ac[0].g_lo; g.gxh = (T)ac[0].g_hi;
+        g.gyl = (T)ac[1].g_lo; g.gyh = (T)ac[1].g_hi;
+        g.gzl = (T)ac[2].g_lo; g.gzh = (T)ac[2].g_hi;
+        g.oxl = g.px ? (int64_t)(g.nx - 1) : -1;
+        g.oxh = g.px ? -(int64_t)(g.nx - 1) : 1;
+        g.oyl = g.py ? (int64_t)(g.ny - 1) * g.sy : -g.sy;
+        g.oyh = g.py ? -(int64_t)(g.ny - 1) * g.sy : g.sy;
+        g.ozl = g.pz ? (int64_t)(g.nz - 1) * g.sz : -g.sz;
+        g.ozh = g.pz ? -(int64_t)(g.nz - 1) * g.sz : g.sz;
+        g.dxl = (data_faces >> 0) & 1; g.dxh = (data_faces >> 1) & 1;
+        g.dyl = (data_faces >> 2) & 1; g.dyh = (data_faces >> 3) & 1;
+        g.dzl = (data_faces >> 4) & 1; g.dzh = (data_faces >> 5) & 1;
+        g.dirichlet = 0;
+        for (int fc = 0; fc < nfaces; ++fc)
+            if (c.bc[fc] == PGPU_BC_DIRICHLET) g.dirichlet |= 1 << fc;
+        L.col = col_launch(g.nx, g.ny, g.nz, is3d, COL_BX, COL_BY, COL_BX, COL_BY, sms);
+        L.rb = col_launch(g.nx, g.ny, g.nz, is3d, RB_BX - 2, RB_BY - 2, RB_BX, RB_BY, sms);
+        if (l + 1 < nl) {
+            Xfer<T> &x = L.x;
+            x.q0x = d_tab + offs[l].q0[0]; x.q1x = d_tab + offs[l].q1[0]; x.rwx = d_tab + offs[l].rw[0];
+            x.q0y = d_tab + offs[l].q0[1]; x.q1y = d_tab + offs[l].q1[1]; x.rwy = d_tab + offs[l].rw[1];
+            x.q0z = d_tab + offs[l].q0[2]; x.q1z = d_tab + offs[l].q1[2]; x.rwz = d_tab + offs[l].rw[2];
+            x.p0x = d_itab + offs[l].p0[0]; x.p1x = d_itab + offs[l].p1[0];
+            x.p0y = d_itab + offs[l].p0[1]; x.p1y = d_itab + offs[l].p1[1];
+            x.p0z = d_itab + offs[l].p0[2]; x.p1z = d_itab + offs[l].p1[2];
+            x.cntx = d_itab + offs[l].cnt[0]; x.idxx = d_itab + offs[l].idx[0];
+            x.cnty = d_itab + offs[l].cnt[1]; x.idxy = d_itab + offs[l].idx[1];
+            x.cntz = d_itab + offs[l].cnt[2]; x.idxz = d_itab + offs[l].idx[2];
+        }
+        const size_t bytes = (size_t)L.elems * sizeof(T);
+        if (l == 0) {
+            if (method == PGPU_JACOBI || method == PGPU_RBGS || is_multigrid(method))
+                PGPU_FORWARD(mem.alloc(err, (void **)&L.t, bytes, "the second iterate"));
+        } else {
+            PGPU_FORWARD(mem.alloc(err, (void **)&L.u, bytes, "a coarse level"));
+            PGPU_FORWARD(mem.alloc(err, (void **)&L.t, bytes, "a coarse level"));
+            PGPU_FORWARD(mem.alloc(err, (void **)&L.f, bytes, "a coarse level"));
+            // Ghosts of correction levels must read as zero.
+            PGPU_CUDA(cudaMemset(L.u, 0, bytes));
+            PGPU_CUDA(cudaMemset(L.t, 0, bytes));
+            PGPU_CUDA(cudaMemset(L.f, 0, bytes));
+        }
+    }
+    nparts = blocks_of(lv[0].col);
+    PGPU_FORWARD(mem.alloc(err, (void **)&d_part, nparts * 3 * sizeof(double), "reduction partials"));
+    PGPU_FORWARD(mem.alloc(err, (void **)&d_res, RES_COUNT * sizeof(double), "reduction results"));
+    PGPU_FORWARD(mem.alloc(err, (void **)&d_shift, sizeof(T), "the right-hand side mean"));
+    PGPU_CUDA(cudaMemset(d_shift, 0, sizeof(T)));
+    PGPU_CUDA(cudaMallocHost((void **)&h_res, RES_COUNT * sizeof(double)));
+    PGPU_CUDA(cudaEventCreate(&ev0));
+    PGPU_CUDA(cudaEventCreate(&ev1));
+    if (method == PGPU_FFT) PGPU_FORWARD(init_fft());
+    PGPU_CUDA(cudaDeviceSynchronize());
+    return PGPU_SUCCESS;
+}
+
+// ---- building blocks -------------------------------------------------------------
+
+template <class T> pgpu_status Solver<T>::fetch(int slot, int count)
+{
+    PGPU_CUDA(cudaMemcpyAsync(h_res + slot, d_res + slot, count * sizeof(double), cudaMemcpyDeviceToHost, st));
+    PGPU_CUDA(cudaStreamSynchronize(st));
+    return PGPU_SUCCESS;
+}
+
+// Scan f and the boundary data: sets the device mean (shift) and, unless the
+// schedule is fixed, reads back ||b|| and whether everything is finite.
+template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, double &rhs_norm, bool &finite)
+{
+    const Level<T> &L = lv[0];
+    const ColLaunch &c = L.col;
+    scan_rhs_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, f, d_shift, 0, d_part, c.kchunk, c.nyb, c.nchunks);
+    PGPU_LAUNCHED();
+    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, nparts, d_res + RES_SCAN, FINAL_SHIFT, L.npts, singular, d_shift);
+    PGPU_LAUNCHED();
+    rhs_norm = NAN;
+    finite = true;
+    if (fixed) return PGPU_SUCCESS;
+    int slot = RES_SCAN;
+    if (singular) { // ||b - mean||, summed again rather than by the cancelling formula
+        scan_rhs_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, f, d_shift, 1, d_part, c.kchunk, c.nyb, c.nchunks);
+        PGPU_LAUNCHED();
+        final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, nparts, d_res + RES_CENTRED, FINAL_STORE, L.npts, 0, (T *)nullptr);
+        PGPU_LAUNCHED();
+        PGPU_FORWARD(fetch(RES_SCAN, 6));
+        slot = RES_CENTRED;
+    } else {
+        PGPU_FORWARD(fetch(RES_SCAN, 3));
+    }
+    finite = std::isfinite(h_res[RES_SCAN]) && std::isfinite(h_res[RES_SCAN + 1]);
+    rhs_norm = std::sqrt(h_res[slot + 1]);
+    return PGPU_SUCCESS;
+}
+
+// ||b - A u||_2 and max |b - A u| on level 0 (synchronises).
+template <class T> pgpu_status Solver<T>::norm(const T *u, const T *f, double &rn, double &rmax)
+{
+    const Level<T> &L = lv[0];
+    const ColLaunch &c = L.col;
+    residual_kernel<T, false, true><<<c.grid, c.block, 0, st>>>(L.g, u, f, d_shift, (T *)nullptr, d_part, c.kchunk,
+                                                                c.nyb, c.nchunks);
+    PGPU_LAUNCHED();
+    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, nparts, d_res + RES_NORM, FINAL_STORE, L.npts, 0, (T *)nullptr);
+    PGPU_LAUNCHED();
+    PGPU_FORWARD(fetch(RES_NORM, 3));
+    rn = std::sqrt(h_res[RES_NORM + 1]);
+    rmax = h_res[RES_NORM + 2];
+    return PGPU_SUCCESS;
+}
+
+// One sweep of the method's smoother on level L, iterate -> other, then swap.
+template <class T> pgpu_status Solver<T>::sweep(Level<T> &L, const T *f, T w)
+{
+    const T *sh = (&L == &lv[0]) ? d_shift : nullptr;
+    if (method == PGPU_JACOBI) {
+        const ColLaunch &c = L.col;
+        jacobi_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, sh, w, c.kchunk, c.nyb, c.nchunks);
+    } else {
+        const ColLaunch &c = L.rb;
+        rbgs_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, sh, w, c.kchunk, c.nyb, c.nchunks);
+    }
+    PGPU_LAUNCHED();
+    L.cur ^= 1;
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Solver<T>::smooth(int l, const T *f, int iters)
+{
+    for (int s = 0; s < iters; ++s) PGPU_FORWARD(sweep(lv[l], f, omega));
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Solver<T>::ghosts(const Grid<T> &g, const T *src, T *dst, int mask)
+{
+    if (!mask) return PGPU_SUCCESS;
+    const int64_t face = std::max<int64_t>({(int64_t)(g.nx + 2) * (g.ny + 2), (int64_t)(g.nx + 2) * (g.nz + 2),
+                                            (int64_t)(g.ny + 2) * (g.nz + 2)});
+    const unsigned blocks = (unsigned)std::min<int64_t>((face + 255) / 256, 4096);
+    ghost_kernel<T><<<dim3(blocks, 1, g.is3d ? 6 : 4), 256, 0, st>>>(g, src, dst, mask);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+// u -= mean(u) over the interior (singular problems).
+template <class T> pgpu_status Solver<T>::remove_mean(T *u)
+{
+    const Level<T> &L = lv[0];
+    const ColLaunch &c = L.col;
+    sum_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, d_part, c.kchunk, c.nyb, c.nchunks);
+    PGPU_LAUNCHED();
+    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, nparts, d_res + RES_SUM, FINAL_STORE, L.npts, 0, (T *)nullptr);
+    PGPU_LAUNCHED();
+    interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, u, T(0), d_res + RES_SUM, L.npts, c.kchunk, c.nyb, c.nchunks);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+// ---- the stationary methods ------------------------------------------------------
+
+template <class T> pgpu_status Solver<T>::run_stationary(T *u, const T *f, double rhs_norm, pgpu_report &r)
+{
+    Level<T> &L = lv[0];
+    L.u = u;
+    L.cur = 0;
+    PGPU_FORWARD(ghosts(L.g, u, L.t, data_faces));
+    const int maxit = cfg.max_iterations;
+    int it = 0;
+    double first = -1;
+    pgpu_status result = PGPU_SUCCESS;
+    for (;;) {
+        const int n = fixed ? maxit : std::min(cfg.check_interval, maxit - it);
+        for (int s = 0; s < n; ++s) PGPU_FORWARD(sweep(L, f, omega));
+        it += n;
+        if (fixed) break;
+        double rn, rmax;
+        PGPU_FORWARD(norm(L.iter(), f, rn, rmax));
+        r.residual_norm = rn;
+        r.residual_max = rmax;
+        r.relative_residual = rhs_norm > 0 ? rn / rhs_norm : rn;
+        if (first < 0) first = rn;
+        if (!std::isfinite(rn) || rn > 1e8 * std::max(rhs_norm, first)) {
+            result = record(err, PGPU_ERROR_BREAKDOWN, "%s: the residual became %g after %d iterations",
+                            method == PGPU_JACOBI ? "Jacobi" : "RBGS", rn, it);
+            break;
+        }
+        if (r.relative_residual <= cfg.tolerance) break;
+        if (it >= maxit) {
+            result = record(err, PGPU_ERROR_NOT_CONVERGED,
+                            "%s: relative residual %.3e after %d iterations, tolerance %.3e",
+                            method == PGPU_JACOBI ? "Jacobi" : "RBGS", r.relative_residual, it, cfg.tolerance);
+            break;
+        }
+    }
+    r.iterations = it;
+    if (L.cur) { // the iterate lives in the work array
+        const ColLaunch &c = L.col;
+        interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.t, u, T(0), nullptr, 0, c.kchunk, c.nyb, c.nchunks);
+        PGPU_LAUNCHED();
+        L.cur = 0;
+    }
+    return result;
+}
+
+// ---- multigrid -------------------------------------------------------------------
+
+// One cycle on level l for A e = f_l (level 0: the user's problem), starting
+// from the level's current iterate.  V-cycle, or W with PGPU_WCYCLE.
+template <class T> pgpu_status Solver<T>::cycle(int l, const T *f)
+{
+    Level<T> &L = lv[l];
+    const int nl = (int)lv.size();
+    if (l == nl - 1) { // one node: a Jacobi step with weight 1 solves it exactly
+        const ColLaunch &c = L.col;
+        jacobi_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, l == 0 ? d_shift : nullptr, T(1),
+                                                    c.kchunk, c.nyb, c.nchunks);
+        PGPU_LAUNCHED();
+        L.cur ^= 1;
+        return PGPU_SUCCESS;
+    }
+    PGPU_FORWARD(smooth(l, f, cfg.pre_smooth));
+    Level<T> &C = lv[l + 1];
+    {
+        const ColLaunch &c = L.col;
+        residual_kernel<T, true, false><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), f, l == 0 ? d_shift : nullptr,
+                                                                    L.other(), d_part, c.kchunk, c.nyb, c.nchunks);
+        PGPU_LAUNCHED();
+    }
+    {
+        const ColLaunch &c = C.col;
+        restrict_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, C.g, L.x, L.other(), nullptr, C.f, c.kchunk, c.nyb,
+                                                       c.nchunks);
+        PGPU_LAUNCHED();
+    }
+    PGPU_CUDA(cudaMemsetAsync(C.u, 0, (size_t)C.elems * sizeof(T), st));
+    C.cur = 0;
+    const int gamma = (wcycle && l + 2 < nl) ? 2 : 1;
+    for (int k = 0; k < gamma; ++k) PGPU_FORWARD(cycle(l + 1, C.f));
+    {
+        const ColLaunch &c = L.col;
+        prolong_kernel<T, true><<<c.grid, c.block, 0, st>>>(L.g, C.g, L.x, C.iter(), L.iter(), c.kchunk, c.nyb,
+                                                           c.nchunks);
+        PGPU_LAUNCHED();
+    }
+    return smooth(l, f, cfg.post_smooth);
+}
+
+// Full multigrid, one pass: restrict f and the boundary data to every level,
+// solve the coarsest exactly, then on each finer level interpolate the
+// coarser solution and improve it by one cycle (two on the finest level,
+// which is what it takes to reach the discretisation error with linear FMG
+// interpolation, see the README).
+template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
+{
+    const int nl = (int)lv.size();
+    lv[0].u = u;
+    lv[0].cur = 0;
+    // Right-hand sides and boundary data of the coarse problems.
+    for (int l = 1; l < nl; ++l) {
+        Level<T> &F = lv[l - 1], &C = lv[l];
+        const ColLaunch &c = C.col;
+        restrict_kernel<T><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.x, l == 1 ? f : F.f, l == 1 ? d_shift : nullptr, C.f,
+                                                       c.kchunk, c.nyb, c.nchunks);
+        PGPU_LAUNCHED();
+        if (data_faces) {
+            const int64_t face = std::max<int64_t>({(int64_t)C.g.nx * C.g.ny, (int64_t)C.g.nx * C.g.nz,
+                                                    (int64_t)C.g.ny * C.g.nz});
+            const unsigned blocks = (unsigned)std::min<int64_t>((face + 255) / 256, 4096);
+            ghost_restrict_kernel<T><<<dim3(blocks, 1, C.g.is3d ? 6 : 4), 256, 0, st>>>(F.g, C.g, F.x, l == 1 ? u : F.u,
+                                                                                       C.u, C.t);
+            PGPU_LAUNCHED();
+            if (C.g.dirichlet) {
+                const int64_t all = (int64_t)(C.g.nx + 2) * (C.g.ny + 2) * (C.g.is3d ? C.g.nz + 2 : 1);
+                ghost_edges_kernel<T><<<(unsigned)std::min<int64_t>((all + 255) / 256, 4096), 256, 0, st>>>(C.g, C.u, C.t);
+                PGPU_LAUNCHED();
+            }
+        }
+    }
+    // Coarsest level: exact.
+    Level<T> &B = lv[nl - 1];
+    B.cur = 0;
+    if (nl == 1) return cycle(0, f);
+    {
+        // The coarsest interior starts from zero; its ghosts hold the data.
+        const ColLaunch &c = B.col;
+        interior_kernel<T><<<c.grid, c.block, 0, st>>>(B.g, nullptr, B.u, T(0), nullptr, 0, c.kchunk, c.nyb, c.nchunks);
+        PGPU_LAUNCHED();
+        PGPU_FORWARD(cycle(nl - 1, B.f));
+    }
+    for (int l = nl - 2; l >= 0; --l) {
+        Level<T> &L = lv[l], &C = lv[l + 1];
+        L.cur = 0;
+        {
+            const ColLaunch &c = L.col;
+            prolong_kernel<T, false><<<c.grid, c.block, 0, st>>>(L.g, C.g, L.x, C.iter(), L.u, c.kchunk, c.nyb,
+                                                                c.nchunks);
+            PGPU_LAUNCHED();
+        }
+        // Level l+1 becomes a correction level: zero ghosts from here on.
+        PGPU_CUDA(cudaMemsetAsync(C.u, 0, (size_t)C.elems * sizeof(T), st));
+        PGPU_CUDA(cudaMemsetAsync(C.t, 0, (size_t)C.elems * sizeof(T), st));
+        const int ncyc = l == 0 ? 2 : 1;
+        for (int k = 0; k < ncyc; ++k) PGPU_FORWARD(cycle(l, l == 0 ? f : L.f));
+    }
+    return PGPU_SUCCESS;
+}
+
+// ---- FFT direct solver -------------------------------------------------------------
+
+enum { FFT_DST1 = 0, FFT_DCT2 = 1 };
+
+template <class T> struct FftTypes;
+template <> struct FftTypes<float> {
+    static const cufftType R2C = CUFFT_R2C, C2R = CUFFT_C2R;
+    static cufftResult r2c(cufftHandle p, float *i, float2 *o) { return cufftExecR2C(p, i, (cufftComplex *)o); }
+    static cufftResult c2r(cufftHandle p, float2 *i, float *o) { return cufftExecC2R(p, (cufftComplex *)i, o); }
+};
+template <> struct FftTypes<double> {
+    static const cufftType R2C = CUFFT_D2Z, C2R = CUFFT_Z2D;
+    static cufftResult r2c(cufftHandle p, double *i, double2 *o) { return cufftExecD2Z(p, i, (cufftDoubleComplex *)o); }
+    static cufftResult c2r(cufftHandle p, double2 *i, double *o) { return cufftExecZ2D(p, (cufftDoubleComplex *)i, o); }
+};
+
+// A cuFFT plan with the caller-owned work area (set later), bound to the stream.
+static pgpu_status make_plan(char *err, std::vector<cufftHandle> &plans, cufftHandle &plan, size_t &work, int rank,
+                             long long *n, long long *inembed, long long istride, long long idist, long long *onembed,
+                             long long ostride, long long odist, cufftType type, long long batch, cudaStream_t st)
+{
+    PGPU_CUFFT(cufftCreate(&plan));
+    plans.push_back(plan);
+    PGPU_CUFFT(cufftSetAutoAllocation(plan, 0));
+    size_t ws = 0;
+    PGPU_CUFFT(cufftMakePlanMany64(plan, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, &ws));
+    PGPU_CUFFT(cufftSetStream(plan, st));
+    work = std::max(work, ws);
+    return PGPU_SUCCESS;
+}
+
+// Eigenvalue of mode k of the 1D operator, per transform.
+static double fft_eigen(int kind_or_dft, int64_t n, double h, int64_t k)
+{
+    double s;
+    if (kind_or_dft == FFT_DST1) s = std::sin(M_PI * (double)(k + 1) / (2.0 * (double)(n + 1)));
+    else if (kind_or_dft == FFT_DCT2) s = std::sin(M_PI * (double)k / (2.0 * (double)n));
+    else s = std::sin(M_PI * (double)k / (double)n); // periodic
+    return 4.0 * s * s / (h * h);
+}
+
+template <class T> pgpu_status Solver<T>::init_fft()
+{
+    const bool is3d = cfg.nz > 1;
+    const int dims = is3d ? 3 : 2;
+    const int64_t n[3] = {cfg.nx, cfg.ny, is3d ? cfg.nz : 1};
+    const double h[3] = {cfg.hx, cfg.hy, cfg.hz};
+    const int64_t N = n[0] * n[1] * n[2];
+    int mixed = -1, nmixed = 0;
+    for (int a = 0; a < dims; ++a) {
+        const int lo = cfg.bc[2 * a], hi = cfg.bc[2 * a + 1];
+        if (lo == PGPU_BC_PERIODIC) pmask |= 1 << a;
+        else if (lo != hi) { mixed = a; ++nmixed; }
+    }
+    PGPU_RETURN_IF(nmixed > 1, PGPU_ERROR_UNSUPPORTED,
+                   "FFT: at most one axis may mix Dirichlet and Neumann faces (this config has %d); use "
+                   "PGPU_FMG or PGPU_VCYCLE", nmixed);
+    const int all = is3d ? 7 : 3;
+    const Level<T> &L0 = lv[0];
+    // All periodic with a layout cuFFT can read: transform f and write u directly.
+    direct = pmask == all && (!is3d || L0.g.sz % L0.g.sy == 0);
+    if (pmask != all) {
+        tri = mixed;
+        for (int a = dims - 1; tri < 0 && a >= 0; --a)
+            if (!((pmask >> a) & 1)) tri = a;
+        tri_nn = cfg.bc[2 * tri] == PGPU_BC_NEUMANN && cfg.bc[2 * tri + 1] == PGPU_BC_NEUMANN;
+    }
+    size_t work = 0;
+    int64_t s_elems = N, c_elems = 1;
+    double scale = 1;
+    const cufftType R2C = FftTypes<T>::R2C, C2R = FftTypes<T>::C2R;
+    // Real-to-real axes.
+    for (int a = 0; a < dims; ++a) {
+        if (a == tri || ((pmask >> a) & 1)) continue;
+        FftAxis fa;
+        fa.kind = cfg.bc[2 * a] == PGPU_BC_DIRICHLET ? FFT_DST1 : FFT_DCT2;
+        fa.L.a = a;
+        fa.L.n = (int)n[a];
+        fa.L.nx = n[0];
+        fa.L.ny = n[1];
+        fa.L.nz = n[2];
+        fa.L.B = N / n[a];
+        const long long len = fa.kind == FFT_DST1 ? n[a] + 1 : n[a], half = len / 2 + 1, B = fa.L.B;
+        long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
+        const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
+        const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
+        PGPU_FORWARD(make_plan(err, plans, fa.r2c, work, 1, nn, ie, is, id, oe, os, od, R2C, B, st));
+        if (fa.kind == FFT_DCT2)
+            PGPU_FORWARD(make_plan(err, plans, fa.c2r, work, 1, nn, oe, os, od, ie, is, id, C2R, B, st));
+        s_elems = std::max<int64_t>(s_elems, B * len);
+        c_elems = std::max<int64_t>(c_elems, B * half);
+        scale *= fa.kind == FFT_DST1 ? 2.0 / (double)(n[a] + 1) : 1.0 / (double)n[a];
+        fax.push_back(fa);
+    }
+    // Periodic axes: one real-to-complex transform over all of them; the
+    // fastest of them is halved.
+    int64_t e[3] = {n[0], n[1], n[2]};
+    if (pmask) {
+        int hx = 0;
+        while (!((pmask >> hx) & 1)) ++hx;
+        e[hx] = n[hx] / 2 + 1;
+        for (int a = 0; a < dims; ++a)
+            if ((pmask >> a) & 1) scale /= (double)n[a];
+        const int64_t E = e[0] * e[1] * e[2];
+        c_elems = std::max<int64_t>(c_elems, E);
+        long long pn[3], ie[3], oe[3], is = 1, id = 1, os = 1, od = 1, batch = 1;
+        int rank = 0;
+        if (direct) {
+            // Read f / write u in the user's layout: element (x,y,z) at x + sy*(y + (sz/sy)*z).
+            rank = dims;
+            const long long sy = L0.g.sy, rows = is3d ? L0.g.sz / L0.g.sy : 0;
+            if (is3d) {
+                pn[0] = n[2]; pn[1] = n[1]; pn[2] = n[0];
+                ie[0] = n[2]; ie[1] = rows; ie[2] = sy;
+                oe[0] = n[2]; oe[1] = n[1]; oe[2] = e[0];
+            } else {
+                pn[0] = n[1]; pn[1] = n[0];
+                ie[0] = n[1]; ie[1] = sy;
+                oe[0] = n[1]; oe[1] = e[0];
+            }
+            id = 1; od = 1;
+        } else {
+            switch (pmask) {
+            case 1: // x
+                rank = 1; pn[0] = n[0]; ie[0] = n[0]; oe[0] = e[0]; id = n[0]; od = e[0]; batch = n[1] * n[2]; break;
+            case 2: // y: batches over x (stride 1); in 3D one execution per z plane
+                rank = 1; pn[0] = n[1]; ie[0] = n[1]; oe[0] = e[1]; is = n[0]; os = n[0]; batch = n[0];
+                p_loops = (int)n[2]; p_in_step = n[0] * n[1]; p_out_step = n[0] * e[1]; break;
+            case 4: // z
+                rank = 1; pn[0] = n[2]; ie[0] = n[2]; oe[0] = e[2]; is = n[0] * n[1]; os = n[0] * e[1]; batch = n[0] * n[1]; break;
+            case 3: // x, y (batched over z)
+                rank = 2; pn[0] = n[1]; pn[1] = n[0]; ie[0] = n[1]; ie[1] = n[0]; oe[0] = n[1]; oe[1] = e[0];
+                id = n[0] * n[1]; od = e[0] * n[1]; batch = n[2]; break;
+            case 5: // x, z (batched over y)
+                rank = 2; pn[0] = n[2]; pn[1] = n[0]; ie[0] = n[2]; ie[1] = n[0] * n[1]; oe[0] = n[2]; oe[1] = e[0] * n[1];
+                id = n[0]; od = e[0]; batch = n[1]; break;
+            case 6: // y, z (batched over x)
+                rank = 2; pn[0] = n[2]; pn[1] = n[1]; ie[0] = n[2]; ie[1] = n[1]; oe[0] = n[2]; oe[1] = e[1];
+                is = n[0]; os = n[0]; id = 1; od = 1; batch = n[0]; break;
+            default: // all three, through W (strides cuFFT cannot express)
+                rank = 3; pn[0] = n[2]; pn[1] = n[1]; pn[2] = n[0]; ie[0] = n[2]; ie[1] = n[1]; ie[2] = n[0];
+                oe[0] = n[2]; oe[1] = n[1]; oe[2] = e[0]; id = N; od = E; batch = 1;
+            }
+        }
+        PGPU_FORWARD(make_plan(err, plans, p_r2c, work, rank, pn, ie, is, id, oe, os, od, R2C, batch, st));
+        PGPU_FORWARD(make_plan(err, plans, p_c2r, work, rank, pn, oe, os, od, ie, is, id, C2R, batch, st));
+    }
+    // Eigenvalues per transformed axis (in the mode order of the spectral array).
+    std::vector<T> ev;
+    size_t eoff[3] = {0, 0, 0};
+    for (int a = 0; a < dims; ++a) {
+        eoff[a] = ev.size();
+        if (a == tri) continue;
+        const int kind = ((pmask >> a) & 1) ? 2 : (cfg.bc[2 * a] == PGPU_BC_DIRICHLET ? FFT_DST1 : FFT_DCT2);
+        for (int64_t k = 0; k < e[a]; ++k) ev.push_back((T)fft_eigen(kind, n[a], h[a], k));
+    }
+    T *d_ev = nullptr;
+    PGPU_FORWARD(mem.alloc(err, (void **)&d_ev, std::max<size_t>(1, ev.size()) * sizeof(T), "FFT eigenvalues"));
+    PGPU_CUDA(cudaMemcpy(d_ev, ev.data(), ev.size() * sizeof(T), cudaMemcpyHostToDevice));
+    spec.e0 = e[0];
+    spec.e1 = e[1];
+    spec.e2 = e[2];
+    spec.ev0 = tri == 0 ? nullptr : d_ev + eoff[0];
+    spec.ev1 = tri == 1 ? nullptr : d_ev + eoff[1];
+    spec.ev2 = (!is3d || tri == 2) ? nullptr : d_ev + eoff[2];
+    spec.scale = (T)scale;
+    // Buffers: W (real data), S (real scratch, also the tridiagonal pivots),
+    // C / Z (complex scratch and spectrum; one array serves both).
+    if (!direct) {
+        PGPU_FORWARD(mem.alloc(err, (void **)&W, (size_t)N * sizeof(T), "FFT data"));
+        if (!fax.empty() || tri >= 0)
+            PGPU_FORWARD(mem.alloc(err, (void **)&S, (size_t)std::max<int64_t>(s_elems, c_elems) * sizeof(T), "FFT scratch"));
+    }
+    if (!fax.empty() || pmask)
+        PGPU_FORWARD(mem.alloc(err, (void **)&C, (size_t)c_elems * sizeof(C2), "FFT spectrum"));
+    Z = C;
+    void *wa = nullptr;
+    if (work) {
+        PGPU_FORWARD(mem.alloc(err, &wa, work, "cuFFT work area"));
+        for (cufftHandle p : plans) PGPU_CUFFT(cufftSetWorkArea(p, wa));
+    }
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Solver<T>::axis_transform(const FftAxis &fa, bool inverse)
+{
+    const Lines &L = fa.L;
+    const int64_t len = fa.kind == FFT_DST1 ? L.n + 1 : L.n;
+    if (fa.kind == FFT_DST1) {
+        dst1_pre_kernel<T><<<grid_for(L.B * len), 256, 0, st>>>(L, W, S);
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        dst1_post_kernel<T><<<grid_for(L.B), 256, 0, st>>>(L, C, W);
+        PGPU_LAUNCHED();
+    } else if (!inverse) {
+        dct2_pre_kernel<T><<<grid_for(L.B * len), 256, 0, st>>>(L, W, S);
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        dct2_post_kernel<T><<<grid_for(L.B * len), 256, 0, st>>>(L, C, W);
+        PGPU_LAUNCHED();
+    } else {
+        dct3_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1)), 256, 0, st>>>(L, W, C);
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, S));
+        dct3_post_kernel<T><<<grid_for(L.B * len), 256, 0, st>>>(L, S, W);
+        PGPU_LAUNCHED();
+    }
+    return PGPU_SUCCESS;
+}
+
+// Forward transforms, one solve per mode, inverse transforms: a fixed
+// sequence of launches on the stream (capturable in a CUDA graph).
+template <class T> pgpu_status Solver<T>::run_fft(T *u, const T *f)
+{
+    const Level<T> &L0 = lv[0];
+    const int64_t E = spec.e0 * spec.e1 * spec.e2;
+    if (direct) {
+        PGPU_CUFFT(FftTypes<T>::r2c(p_r2c, const_cast<T *>(f) + L0.g.base, Z));
+        spectral_divide_kernel<T, C2><<<grid_for(E), 256, 0, st>>>(spec, Z);
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::c2r(p_c2r, Z, u + L0.g.base));
+        return PGPU_SUCCESS;
+    }
+    const ColLaunch &c = L0.col;
+    fft_load_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, u, f, d_shift, W, c.kchunk, c.nyb, c.nchunks);
+    PGPU_LAUNCHED();
+    for (const FftAxis &fa : fax) PGPU_FORWARD(axis_transform(fa, false));
+    if (pmask)
+        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::r2c(p_r2c, W + k * p_in_step, Z + k * p_out_step));
+    if (tri >= 0) {
+        const T *cl = tri == 0 ? L0.g.cxl : (tri == 1 ? L0.g.cyl : L0.g.czl);
+        const T *ch = tri == 0 ? L0.g.cxh : (tri == 1 ? L0.g.cyh : L0.g.czh);
+        const int64_t e[3] = {spec.e0, spec.e1, spec.e2};
+        const int64_t lines = E / e[tri];
+        if (pmask) tri_kernel<T, C2><<<grid_for(lines), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, S);
+        else tri_kernel<T, T><<<grid_for(lines), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, S);
+    } else if (pmask) {
+        spectral_divide_kernel<T, C2><<<grid_for(E), 256, 0, st>>>(spec, Z);
+    } else {
+        spectral_divide_kernel<T, T><<<grid_for(E), 256, 0, st>>>(spec, W);
+    }
+    PGPU_LAUNCHED();
+    if (pmask)
+        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::c2r(p_c2r, Z + k * p_out_step, W + k * p_in_step));
+    for (size_t k = fax.size(); k-- > 0;) PGPU_FORWARD(axis_transform(fax[k], true));
+    fft_store_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, W, u, c.kchunk, c.nyb, c.nchunks);
+    PGPU_LAUNCHED();
+    // A Neumann-Neumann tridiagonal axis leaves the constant undetermined.
+    if (singular && tri >= 0) PGPU_FORWARD(remove_mean(u));
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Solver<T>::run_multigrid(T *u, const T *f, double rhs_norm, pgpu_report &r)
+{
+    Level<T> &L = lv[0];
+    L.u = u;
+    L.cur = 0;
+    PGPU_FORWARD(ghosts(L.g, u, L.t, data_faces));
+    const int maxit = cfg.max_iterations;
+    int it = 0;
+    pgpu_status result = PGPU_SUCCESS;
+    bool iterate = true;
+    if (method == PGPU_FMG) {
+        PGPU_FORWARD(run_fmg_pass(u, f));
+        iterate = cfg.tolerance > 0 && !fixed;
+        if (fixed) { // FMG then max_iterations - 1 further cycles
+            for (int k = 1; k < maxit; ++k) PGPU_FORWARD(cycle(0, f));
+            it = maxit - 1;
+        }
+    } else if (fixed) {
+        for (int k = 0; k < maxit; ++k) PGPU_FORWARD(cycle(0, f));
+        it = maxit;
+        iterate = false;
+    }
+    double first = -1;
+    while (iterate) {
+        double rn, rmax;
+        PGPU_FORWARD(norm(L.iter(), f, rn, rmax));
+        r.residual_norm = rn;
+        r.residual_max = rmax;
+        r.relative_residual = rhs_norm > 0 ? rn / rhs_norm : rn;
+        if (first < 0) first = rn;
+        if (!std::isfinite(rn) || rn > 1e8 * std::max(rhs_norm, first)) {
+            result = record(err, PGPU_ERROR_BREAKDOWN, "multigrid: the residual became %g after %d cycles", rn, it);
+            break;
+        }
+        if (r.relative_residual <= cfg.tolerance) break;
+        if (it >= maxit) {
+            result = record(err, PGPU_ERROR_NOT_CONVERGED,
+                            "multigrid: relative residual %.3e after %d cycles, tolerance %.3e", r.relative_residual,
+                            it, cfg.tolerance);
+            break;
+        }
+        const int n = std::min(cfg.check_interval, maxit - it);
+        for (int k = 0; k < n; ++k) PGPU_FORWARD(cycle(0, f));
+        it += n;
+    }
+    if (method == PGPU_FMG && !iterate && !fixed) { // one pass: measure what it reached
+        double rn, rmax;
+        PGPU_FORWARD(norm(L.iter(), f, rn, rmax));
+        r.residual_norm = rn;
+        r.residual_max = rmax;
+        r.relative_residual = rhs_norm > 0 ? rn / rhs_norm : rn;
+        if (!std::isfinite(rn))
+            result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", rn);
+    }
+    r.iterations = it;
+    if (L.cur) {
+        const ColLaunch &c = L.col;
+        interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.t, u, T(0), nullptr, 0, c.kchunk, c.nyb, c.nchunks);
+        PGPU_LAUNCHED();
+        L.cur = 0;
+    }
+    return result;
+}
+
+} // namespace pgpu
+
+namespace pgpu {
+
+// ---- one solve -------------------------------------------------------------------
+
+template <class T> pgpu_status Solver<T>::check_arrays(const void *u, const void *f)
+{
+    PGPU_RETURN_IF(!u, PGPU_ERROR_INVALID_ARGUMENT, "u is NULL");
+    PGPU_RETURN_IF(!f, PGPU_ERROR_INVALID_ARGUMENT, "f is NULL");
+    PGPU_RETURN_IF((uintptr_t)u % sizeof(T) || (uintptr_t)f % sizeof(T), PGPU_ERROR_INVALID_ARGUMENT,
+                   "u and f must be aligned to their element size (%zu bytes)", sizeof(T));
+    const uintptr_t bytes = (uintptr_t)lv[0].elems * sizeof(T);
+    const uintptr_t a = (uintptr_t)u, b = (uintptr_t)f;
+    PGPU_RETURN_IF(a < b + bytes && b < a + bytes, PGPU_ERROR_INVALID_ARGUMENT,
+                   "u and f overlap (each spans %zu bytes)", (size_t)bytes);
+    const void *ptr[2] = {u, f};
+    for (int k = 0; k < 2; ++k) {
+        cudaPointerAttributes at;
+        cudaError_t e = cudaPointerGetAttributes(&at, ptr[k]);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            return record(err, PGPU_ERROR_INVALID_ARGUMENT, "%s is not a pointer the CUDA runtime knows (%s)",
+                          k ? "f" : "u", cudaGetErrorString(e));
+        }
+        const bool ok = at.type == cudaMemoryTypeManaged || (at.type == cudaMemoryTypeDevice && at.device == device);
+        PGPU_RETURN_IF(!ok, PGPU_ERROR_INVALID_ARGUMENT,
+                       "%s is not device memory of device %d (pgpu_solve takes device pointers; use "
+                       "pgpu_solve_host for host arrays)", k ? "f" : "u", device);
+    }
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_report *rep)
+{
+    pgpu_report r;
+    r.iterations = 0;
+    r.residual_norm = r.residual_max = r.relative_residual = r.rhs_norm = r.seconds = NAN;
+    r.status = PGPU_SUCCESS;
+    r.singular = singular;
+    r.rhs_mean = 0;
+    pgpu_status result = PGPU_SUCCESS;
+    err[0] = 0;
+    auto finish = [&](pgpu_status s) {
+        r.status = s;
+        if (rep) *rep = r;
+        return s;
+    };
+    DeviceGuard guard(device);
+    if (guard.status != cudaSuccess) return finish(cuda_status(err, guard.status, "cudaSetDevice", __LINE__));
+    PGPU_FORWARD(finish(check_arrays(uv, fv)));
+    T *u = (T *)uv;
+    const T *f = (const T *)fv;
+    if (!fixed) PGPU_CUDA(cudaEventRecord(ev0, st));
+    // 1. The right-hand side: finite?  its norm, and its mean when singular.
+    double rhs_norm = NAN;
+    bool finite = true;
+    if (!fixed || (singular && !(method == PGPU_FFT && tri < 0)))
+        PGPU_FORWARD(finish(scan(u, f, rhs_norm, finite)));
+    if (!fixed) {
+        if (!finite)
+            return finish(record(err, PGPU_ERROR_NONFINITE_INPUT,
+                                 "f or the boundary data in u's ghost layer hold NaN or Inf; u is unchanged"));
+        r.rhs_norm = rhs_norm;
+        r.rhs_mean = singular ? h_res[RES_SCAN] / lv[0].npts : 0.0;
+        if (rhs_norm == 0) { // b = 0: the solution is 0
+            const Level<T> &L = lv[0];
+            const ColLaunch &c = L.col;
+            interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, nullptr, u, T(0), nullptr, 0, c.kchunk, c.nyb,
+                                                            c.nchunks);
+            PGPU_LAUNCHED();
+            PGPU_CUDA(cudaStreamSynchronize(st));
+            r.residual_norm = r.residual_max = r.relative_residual = 0;
+            r.seconds = 0;
+            return finish(PGPU_SUCCESS);
+        }
+    }
+    // 2. The method.
+    switch (method) {
+    case PGPU_JACOBI:
+    case PGPU_RBGS: result = run_stationary(u, f, rhs_norm, r); break;
+    case PGPU_VCYCLE:
+    case PGPU_FMG: result = run_multigrid(u, f, rhs_norm, r); break;
+    default: result = run_fft(u, f); break;
+    }
+    if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
+        return finish(result);
+    if (singular && method != PGPU_FFT) PGPU_FORWARD(finish(remove_mean(u)));
+    if (fixed) {
+        r.iterations = method == PGPU_FFT ? 0 : r.iterations;
+        return finish(result);
+    }
+    if (method == PGPU_FFT) {
+        double rn, rmax;
+        PGPU_FORWARD(finish(norm(u, f, rn, rmax)));
+        r.residual_norm = rn;
+        r.residual_max = rmax;
+        r.relative_residual = rhs_norm > 0 ? rn / rhs_norm : rn;
+        if (!std::isfinite(rn)) result = record(err, PGPU_ERROR_BREAKDOWN, "FFT: the residual is %g", rn);
+    }
+    PGPU_CUDA(cudaEventRecord(ev1, st));
+    PGPU_CUDA(cudaEventSynchronize(ev1));
+    float ms = 0;
+    PGPU_CUDA(cudaEventElapsedTime(&ms, ev0, ev1));
+    r.seconds = ms * 1e-3;
+    return finish(result);
+}
+
+template <class T> pgpu_status Solver<T>::solve_host(void *u, const void *f, pgpu_report *rep)
+{
+    err[0] = 0;
+    PGPU_RETURN_IF(!u, PGPU_ERROR_INVALID_ARGUMENT, "u is NULL");
+    PGPU_RETURN_IF(!f, PGPU_ERROR_INVALID_ARGUMENT, "f is NULL");
+    const size_t bytes = (size_t)lv[0].elems * sizeof(T);
+    const uintptr_t a = (uintptr_t)u, b = (uintptr_t)f;
+    PGPU_RETURN_IF(a < b + bytes && b < a + bytes, PGPU_ERROR_INVALID_ARGUMENT,
+                   "u and f overlap (each spans %zu bytes)", bytes);
+    DeviceGuard guard(device);
+    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
+    if (!d_host_u) {
+        PGPU_FORWARD(mem.alloc(err, (void **)&d_host_u, bytes, "pgpu_solve_host's copy of u"));
+        PGPU_FORWARD(mem.alloc(err, (void **)&d_host_f, bytes, "pgpu_solve_host's copy of f"));
+    }
+    PGPU_CUDA(cudaMemcpyAsync(d_host_u, u, bytes, cudaMemcpyHostToDevice, st));
+    PGPU_CUDA(cudaMemcpyAsync(d_host_f, f, bytes, cudaMemcpyHostToDevice, st));
+    const pgpu_status s = solve(d_host_u, d_host_f, rep);
+    if (s == PGPU_SUCCESS || s == PGPU_ERROR_NOT_CONVERGED || s == PGPU_ERROR_BREAKDOWN) {
+        PGPU_CUDA(cudaMemcpyAsync(u, d_host_u, bytes, cudaMemcpyDeviceToHost, st));
+    }
+    PGPU_CUDA(cudaStreamSynchronize(st));
+    return s;
+}
+
+template <class T> pgpu_status Solver<T>::residual(const void *uv, const void *fv, double *rel)
+{
+    err[0] = 0;
+    PGPU_RETURN_IF(!rel, PGPU_ERROR_INVALID_ARGUMENT, "rel_norm is NULL");
+    DeviceGuard guard(device);
+    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
+    PGPU_FORWARD(check_arrays(uv, fv));
+    const T *u = (const T *)uv, *f = (const T *)fv;
+    const bool was_fixed = fixed;
+    fixed = false; // this query always reads its numbers back
+    double bn = 0, rn = 0, rmax = 0;
+    bool finite = true;
+    pgpu_status s = scan(u, f, bn, finite);
+    if (s == PGPU_SUCCESS) s = norm(u, f, rn, rmax);
+    fixed = was_fixed;
+    PGPU_FORWARD(s);
+    PGPU_RETURN_IF(!finite, PGPU_ERROR_NONFINITE_INPUT, "f or the boundary data hold NaN or Inf");
+    *rel = bn > 0 ? rn / bn : rn;
+    return PGPU_SUCCESS;
+}
+
+// ---- configuration -------------------------------------------------------------
+
+static bool mul_ok(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+
+// The relative residual float rounding lets an iteration reach on this grid:
+// storing u in float perturbs it by about eps |u| in every mode, which the
+// operator turns into a residual of about eps * diag * |u|, while b is about
+// lambda_min |u| for a smooth solution.  Twice eps * lambda_max / lambda_min
+// (lambda_max = 2 diag), measured to hold within a factor of a few.
+static double float_residual_floor(const pgpu_config &c)
+{
+    const bool is3d = c.nz > 1;
+    const int dims = is3d ? 3 : 2;
+    const int64_t n[3] = {c.nx, c.ny, c.nz};
+    const double h[3] = {c.hx, c.hy, c.hz};
+    double lmax = 0, lsum = 0, lnz = INFINITY;
+    for (int a = 0; a < dims; ++a) {
+        const int lo = c.bc[2 * a], hi = c.bc[2 * a + 1];
+        const double q = 4.0 / (h[a] * h[a]);
+        lmax += q;
+        double first; // the lowest eigenvalue of the axis, or its lowest non-zero one
+        if (lo == PGPU_BC_DIRICHLET && hi == PGPU_BC_DIRICHLET) first = q * std::pow(std::sin(M_PI / (2.0 * (n[a] + 1))), 2);
+        else if (lo == PGPU_BC_PERIODIC) first = n[a] > 1 ? q * std::pow(std::sin(M_PI / n[a]), 2) : INFINITY;
+        else if (lo == PGPU_BC_NEUMANN && hi == PGPU_BC_NEUMANN) first = n[a] > 1 ? q * std::pow(std::sin(M_PI / (2.0 * n[a])), 2) : INFINITY;
+        else first = q * std::pow(std::sin(M_PI / (2.0 * (2 * n[a] + 1))), 2);
+        const bool zero_mode = !(lo == PGPU_BC_DIRICHLET || hi == PGPU_BC_DIRICHLET);
+        if (!zero_mode) lsum += first;
+        lnz = std::min(lnz, first);
+    }
+    const double lmin = lsum > 0 ? lsum : lnz;
+    return std::isfinite(lmin) && lmin > 0 ? 2.0 * 1.1920929e-7 * lmax / lmin : 1e-5;
+}
+
+// Validates a config (no CUDA call) and resolves every default in one place.
+static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err)
+{
+    *c = *in;
+    const int64_t MAXN = 0x7ffffff0; // per axis: kernels index an axis with int
+    PGPU_RETURN_IF(c->nx < 1 || c->ny < 1 || c->nz < 1, PGPU_ERROR_INVALID_ARGUMENT,
+                   "grid size %lld x %lld x %lld: every axis needs at least one point", (long long)c->nx,
+                   (long long)c->ny, (long long)c->nz);
+    PGPU_RETURN_IF(c->nx > MAXN || c->ny > MAXN || c->nz > MAXN, PGPU_ERROR_INVALID_ARGUMENT,
+                   "grid size %lld x %lld x %lld: at most %lld points per axis", (long long)c->nx,
+                   (long long)c->ny, (long long)c->nz, (long long)MAXN);
+    const bool is3d = c->nz > 1;
+    PGPU_RETURN_IF(!(c->hx > 0) || !std::isfinite(c->hx), PGPU_ERROR_INVALID_ARGUMENT, "hx = %g must be finite and > 0", c->hx);
+    PGPU_RETURN_IF(!(c->hy > 0) || !std::isfinite(c->hy), PGPU_ERROR_INVALID_ARGUMENT, "hy = %g must be finite and > 0", c->hy);
+    PGPU_RETURN_IF(is3d && (!(c->hz > 0) || !std::isfinite(c->hz)), PGPU_ERROR_INVALID_ARGUMENT,
+                   "hz = %g must be finite and > 0", c->hz);
+    // Strides and the array size.
+    const int64_t row = c->nx + 2;
+    PGPU_RETURN_IF(c->stride_y < 0 || (c->stride_y != 0 && c->stride_y < row), PGPU_ERROR_INVALID_ARGUMENT,
+                   "stride_y = %lld is smaller than a row (nx + 2 = %lld)", (long long)c->stride_y, (long long)row);
+    if (c->stride_y == 0) c->stride_y = row;
+    int64_t plane, elems, bytes;
+    PGPU_RETURN_IF(!mul_ok(c->stride_y, c->ny + 2, &plane), PGPU_ERROR_INVALID_ARGUMENT, "array size overflows");
+    if (is3d) {
+        PGPU_RETURN_IF(c->stride_z < 0 || (c->stride_z != 0 && c->stride_z < plane), PGPU_ERROR_INVALID_ARGUMENT,
+                       "stride_z = %lld is smaller than a plane (stride_y * (ny + 2) = %lld)",
+                       (long long)c->stride_z, (long long)plane);
+        if (c->stride_z == 0) c->stride_z = plane;
+        PGPU_RETURN_IF(!mul_ok(c->stride_z, c->nz + 2, &elems), PGPU_ERROR_INVALID_ARGUMENT, "array size overflows");
+    } else {
+        c->stride_z = plane; // unused in 2D
+        elems = plane;
+    }
+    PGPU_RETURN_IF(!mul_ok(elems, 8, &bytes), PGPU_ERROR_INVALID_ARGUMENT, "array size overflows");
+    // Flags.
+    const unsigned known = PGPU_METHOD_MASK | PGPU_PRECISION_MASK | PGPU_WCYCLE | PGPU_FIXED;
+    PGPU_RETURN_IF(c->flags & ~known, PGPU_ERROR_INVALID_ARGUMENT, "unknown flag bits 0x%x", c->flags & ~known);
+    int method = method_of(c->flags);
+    PGPU_RETURN_IF(method > PGPU_FFT, PGPU_ERROR_INVALID_ARGUMENT, "unknown method %d in flags", method);
+    if (method == 0) method = PGPU_FMG;
+    unsigned prec = c->flags & PGPU_PRECISION_MASK;
+    PGPU_RETURN_IF(prec == PGPU_PRECISION_MASK, PGPU_ERROR_INVALID_ARGUMENT, "both PGPU_FLOAT and PGPU_DOUBLE set");
+    if (prec == 0) prec = PGPU_DOUBLE;
+    PGPU_RETURN_IF((c->flags & PGPU_WCYCLE) && !is_multigrid(method), PGPU_ERROR_INVALID_ARGUMENT,
+                   "PGPU_WCYCLE needs PGPU_VCYCLE or PGPU_FMG");
+    c->flags = (c->flags & ~(PGPU_METHOD_MASK | PGPU_PRECISION_MASK)) | (unsigned)method | prec;
+    // Boundaries.
+    static const char *face[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+    const int nfaces = is3d ? 6 : 4;
+    for (int k = 0; k < nfaces; ++k)
+        PGPU_RETURN_IF((int)c->bc[k] < 0 || (int)c->bc[k] > 2, PGPU_ERROR_INVALID_ARGUMENT,
+                       "bc[%d] (%s) = %d is not a pgpu_bc", k, face[k], (int)c->bc[k]);
+    if (!is3d) c->bc[4] = c->bc[5] = PGPU_BC_DIRICHLET; // unused in 2D
+    for (int k = 0; k < nfaces; k += 2)
+        PGPU_RETURN_IF((c->bc[k] == PGPU_BC_PERIODIC) != (c->bc[k + 1] == PGPU_BC_PERIODIC),
+                       PGPU_ERROR_INVALID_ARGUMENT, "periodic on face %s but not on face %s", face[k],
+                       face[k + 1]);
+    // Numbers.
+    PGPU_RETURN_IF(!(c->tolerance >= 0) || !std::isfinite(c->tolerance), PGPU_ERROR_INVALID_ARGUMENT,
+                   "tolerance = %g must be finite and >= 0", c->tolerance);
+    PGPU_RETURN_IF(c->max_iterations < 0, PGPU_ERROR_INVALID_ARGUMENT, "max_iterations = %d < 0", c->max_iterations);
+    PGPU_RETURN_IF(!(c->omega >= 0) || !std::isfinite(c->omega), PGPU_ERROR_INVALID_ARGUMENT,
+                   "omega = %g must be finite and >= 0", c->omega);
+    PGPU_RETURN_IF(method == PGPU_JACOBI && c->omega > 1, PGPU_ERROR_INVALID_ARGUMENT,
+                   "omega = %g: the Jacobi weight must lie in (0, 1]", c->omega);
+    PGPU_RETURN_IF(method != PGPU_JACOBI && c->omega >= 2, PGPU_ERROR_INVALID_ARGUMENT,
+                   "omega = %g: the relaxation factor must lie in (0, 2)", c->omega);
+    PGPU_RETURN_IF(c->pre_smooth < 0 || c->post_smooth < 0 || c->pre_smooth > 64 || c->post_smooth > 64,
+                   PGPU_ERROR_INVALID_ARGUMENT, "pre_smooth = %d, post_smooth = %d: each must lie in [0, 64]",
+                   c->pre_smooth, c->post_smooth);
+    PGPU_RETURN_IF(c->check_interval < 0, PGPU_ERROR_INVALID_ARGUMENT, "check_interval = %d < 0", c->check_interval);
+    // Defaults.
+    const bool fixed = (c->flags & PGPU_FIXED) != 0;
+    const bool flt = prec == PGPU_FLOAT;
+    if (c->tolerance == 0 && (method == PGPU_JACOBI || method == PGPU_RBGS || method == PGPU_VCYCLE))
+        c->tolerance = flt ? std::max(1e-5, float_residual_floor(*c)) : 1e-10;
+    if (c->max_iterations == 0) {
+        if (fixed || method == PGPU_FFT) c->max_iterations = 1;
+        else if (method == PGPU_VCYCLE) c->max_iterations = 100;
+        else if (method == PGPU_FMG) c->max_iterations = 50;
+        else c->max_iterations = 20000;
+    }
+    if (c->omega == 0) c->omega = is_multigrid(method) ? (is3d ? 1.3 : 1.2) : 1.0;
+    if (is_multigrid(method)) {
+        if (c->pre_smooth == 0) c->pre_smooth = 2;
+        if (c->post_smooth == 0) c->post_smooth = 1;
+    }
+    if (c->check_interval == 0) c->check_interval = is_multigrid(method) ? 1 : 10;
+    return PGPU_SUCCESS;
+}
+
+static const char *status_text(pgpu_status st)
+{
+    switch (st) {
+    case PGPU_SUCCESS: return "success";
+    case PGPU_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case PGPU_ERROR_UNSUPPORTED: return "unsupported by the chosen method";
+    case PGPU_ERROR_OUT_OF_MEMORY: return "out of device memory";
+    case PGPU_ERROR_CUDA: return "CUDA or cuFFT error";
+    case PGPU_ERROR_NO_DEVICE: return "no CUDA device";
+    case PGPU_ERROR_NOT_CONVERGED: return "not converged within max_iterations";
+    case PGPU_ERROR_BREAKDOWN: return "breakdown: NaN/Inf appeared or the iteration diverged";
+    case PGPU_ERROR_NONFINITE_INPUT: return "f or the boundary data hold NaN/Inf";
+    }
+    return "unknown status";
+}
+
+} // namespace pgpu
+
+// ============================================================================
+// >>public
+// ============================================================================
+
+struct pgpu_solver {
+    pgpu::SolverBase *impl;
+};
+
+extern "C" {
+
+int pgpu_version(void) { return PGPU_VERSION; }
+
+pgpu_config pgpu_config_default(int64_t nx, int64_t ny, int64_t nz)
+{
+    pgpu_config c;
+    memset(&c, 0, sizeof c);
+    c.nx = nx;
+    c.ny = ny;
+    c.nz = nz;
+    c.hx = nx > 0 ? 1.0 / (double)(nx + 1) : 0.0;
+    c.hy = ny > 0 ? 1.0 / (double)(ny + 1) : 0.0;
+    c.hz = nz > 0 ? 1.0 / (double)(nz + 1) : 0.0;
+    c.flags = PGPU_FMG | PGPU_DOUBLE;
+    for (int k = 0; k < 6; ++k) c.bc[k] = PGPU_BC_DIRICHLET;
+    return c;
+}
+
+pgpu_status pgpu_create(const pgpu_config *cfg, pgpu_solver **out)
+{
+    using namespace pgpu;
+    char *err = tls_create_error;
+    err[0] = 0;
+    if (out) *out = nullptr;
+    PGPU_RETURN_IF(!cfg, PGPU_ERROR_INVALID_ARGUMENT, "cfg is NULL");
+    PGPU_RETURN_IF(!out, PGPU_ERROR_INVALID_ARGUMENT, "out is NULL");
+    pgpu_config c;
+    PGPU_FORWARD(resolve_config(cfg, &c, err));
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        return record(err, PGPU_ERROR_NO_DEVICE, "cudaGetDeviceCount: %s",
+                      e != cudaSuccess ? cudaGetErrorString(e) : "the runtime reports 0 devices");
+    }
+    SolverBase *impl = nullptr;
+    pgpu_solver *s = nullptr;
+    pgpu_status st = PGPU_SUCCESS;
+    try {
+        if ((c.flags & PGPU_PRECISION_MASK) == PGPU_FLOAT) {
+            Solver<float> *p = new Solver<float>();
+            impl = p;
+            st = p->init(c);
+        } else {
+            Solver<double> *p = new Solver<double>();
+            impl = p;
+            st = p->init(c);
+        }
+        if (st == PGPU_SUCCESS) s = new pgpu_solver{impl};
+    } catch (const std::bad_alloc &) {
+        st = record(err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted while building the solver");
+    }
+    if (st != PGPU_SUCCESS || !s) {
+        if (impl && impl->err[0]) snprintf(err, ERR_LEN, "%s", impl->err);
+        delete impl;
+        return st;
+    }
+    *out = s;
+    return PGPU_SUCCESS;
+}
+
+pgpu_status pgpu_solve(pgpu_solver *s, void *u, const void *f, pgpu_report *report)
+{
+    if (!s) return PGPU_ERROR_INVALID_ARGUMENT;
+    try {
+        return s->impl->solve(u, f, report);
+    } catch (const std::bad_alloc &) {
+        return pgpu::record(s->impl->err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted");
+    }
+}
+
+pgpu_status pgpu_solve_host(pgpu_solver *s, void *u, const void *f, pgpu_report *report)
+{
+    if (!s) return PGPU_ERROR_INVALID_ARGUMENT;
+    try {
+        return s->impl->solve_host(u, f, report);
+    } catch (const std::bad_alloc &) {
+        return pgpu::record(s->impl->err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted");
+    }
+}
+
+pgpu_status pgpu_residual(pgpu_solver *s, const void *u, const void *f, double *rel_norm)
+{
+    if (!s) return PGPU_ERROR_INVALID_ARGUMENT;
+    try {
+        return s->impl->residual(u, f, rel_norm);
+    } catch (const std::bad_alloc &) {
+        return pgpu::record(s->impl->err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted");
+    }
+}
+
+pgpu_status pgpu_get_config(const pgpu_solver *s, pgpu_config *out)
+{
+    if (!s || !out) return PGPU_ERROR_INVALID_ARGUMENT;
+    *out = s->impl->cfg;
+    return PGPU_SUCCESS;
+}
+
+size_t pgpu_workspace_bytes(const pgpu_solver *s) { return s ? s->impl->mem.bytes : 0; }
+
+void pgpu_destroy(pgpu_solver *s)
+{
+    if (!s) return;
+    {
+        pgpu::DeviceGuard guard(s->impl->device);
+        delete s->impl;
+    }
+    delete s;
+}
+
+const char *pgpu_status_string(pgpu_status st) { return pgpu::status_text(st); }
+
+const char *pgpu_last_error(const pgpu_solver *s) { return s ? s->impl->err : pgpu::tls_create_error; }
+
+} // extern "C"
