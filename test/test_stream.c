@@ -1,0 +1,220 @@
+/* test_stream.c -- streams and determinism.
+ *
+ *  - two solves on a user's non-blocking stream give bit-identical u and
+ *    reports (RBGS and Jacobi, float and double), and the same bits as a
+ *    solve on the legacy default stream;
+ *  - two handles on two streams, launched back to back without waiting,
+ *    each give the result they give alone (handles share nothing);
+ *  - a PGPU_FIXED solve captured into a CUDA graph (global capture mode: any
+ *    host synchronisation inside pgpu_solve breaks the capture) and launched
+ *    twice equals two direct calls bit for bit.
+ */
+#include "common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+static int cuda_ok(cudaError_t e, const char *what)
+{
+    if (e != cudaSuccess)
+        return CHECK(0, "%s: %s", what, cudaGetErrorString(e));
+    return 1;
+}
+
+/* Puts the problem's initial u back on the device. */
+static int reset_u(const t_problem *P)
+{
+    /* A copy from pageable memory may still be landing when cudaMemcpy
+     * returns, and non-blocking streams do not wait for it: synchronise. */
+    return cuda_ok(cudaMemcpy(P->d_u, P->u_sent, P->bytes, cudaMemcpyHostToDevice), "reset u") &&
+           cuda_ok(cudaDeviceSynchronize(), "synchronise after reset");
+}
+
+/* One solve of P on handle s (whose stream is `stream`), result into out. */
+static pgpu_status solve_once(const t_problem *P, pgpu_solver *s, cudaStream_t stream, void *out,
+                              pgpu_report *rep)
+{
+    if (!reset_u(P))
+        return PGPU_ERROR_CUDA;
+    const pgpu_status st = pgpu_solve(s, P->d_u, P->d_f, rep);
+    if (!cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize") ||
+        !t_dev_download(out, P->d_u, P->bytes))
+        return PGPU_ERROR_CUDA;
+    return st;
+}
+
+static int same_report(const pgpu_report *a, const pgpu_report *b)
+{
+    return a->status == b->status && a->iterations == b->iterations &&
+           memcmp(&a->residual_norm, &b->residual_norm, sizeof(double)) == 0 &&
+           memcmp(&a->relative_residual, &b->relative_residual, sizeof(double)) == 0 &&
+           memcmp(&a->rhs_norm, &b->rhs_norm, sizeof(double)) == 0;
+}
+
+static void check_repeat(cudaStream_t stream, unsigned method, unsigned prec, const char *bcs)
+{
+    pgpu_config cfg = t_config(24, 18, 12, bcs, 0.05, 0.06, 0.08, method | prec);
+    cfg.tolerance = prec == PGPU_FLOAT ? 1e-4 : 1e-8;
+    cfg.omega = method == PGPU_RBGS ? 1.6 : 0.9;
+    char name[160];
+    snprintf(name, sizeof name, "%s %s %s", t_method_name(cfg.flags), t_precision_name(prec), bcs);
+    t_problem P;
+    if (!t_problem_init(&P, &cfg))
+        return;
+    t_problem_randomize(&P);
+    pgpu_config on_stream = cfg;
+    on_stream.stream = stream;
+    pgpu_solver *s = t_create(&on_stream, name), *s0 = t_create(&cfg, name);
+    void *a = malloc(P.bytes), *b = malloc(P.bytes), *c = malloc(P.bytes);
+    if (s && s0 && a && b && c && t_problem_upload(&P)) {
+        pgpu_report ra, rb, rc;
+        const pgpu_status sa = solve_once(&P, s, stream, a, &ra);
+        const pgpu_status sb = solve_once(&P, s, stream, b, &rb);
+        const pgpu_status sc = solve_once(&P, s0, 0, c, &rc);
+        CHECK(sa == PGPU_SUCCESS && sb == PGPU_SUCCESS && sc == PGPU_SUCCESS,
+              "%s: three solves: %s %s %s (%d iterations)", name, pgpu_status_string(sa),
+              pgpu_status_string(sb), pgpu_status_string(sc), ra.iterations);
+        CHECK(memcmp(a, b, P.bytes) == 0 && same_report(&ra, &rb),
+              "%s: two solves on a non-blocking stream: same bits, same report", name);
+        CHECK(memcmp(a, c, P.bytes) == 0 && same_report(&ra, &rc),
+              "%s: the default stream gives the same bits and report", name);
+    }
+    free(a);
+    free(b);
+    free(c);
+    pgpu_destroy(s);
+    pgpu_destroy(s0);
+    t_problem_free(&P);
+}
+
+/* Two handles, two problems, two streams, no waiting in between. */
+static void check_two_handles(cudaStream_t s1, cudaStream_t s2)
+{
+    pgpu_config c1 = t_config(40, 30, 20, "DDNNPP", 0.02, 0.03, 0.04, PGPU_RBGS | PGPU_FIXED | PGPU_DOUBLE);
+    pgpu_config c2 = t_config(33, 17, 1, "PPNN", 0.03, 0.05, 0.0, PGPU_JACOBI | PGPU_FIXED | PGPU_FLOAT);
+    c1.max_iterations = 20;
+    c2.max_iterations = 30;
+    c1.stream = s1;
+    c2.stream = s2;
+    t_problem P1, P2;
+    if (!t_problem_init(&P1, &c1))
+        return;
+    if (!t_problem_init(&P2, &c2)) {
+        t_problem_free(&P1);
+        return;
+    }
+    t_problem_randomize(&P1);
+    t_problem_randomize(&P2);
+    pgpu_solver *h1 = t_create(&c1, "two handles 1"), *h2 = t_create(&c2, "two handles 2");
+    void *alone1 = malloc(P1.bytes), *alone2 = malloc(P2.bytes);
+    void *both1 = malloc(P1.bytes), *both2 = malloc(P2.bytes);
+    if (h1 && h2 && alone1 && alone2 && both1 && both2 && t_problem_upload(&P1) && t_problem_upload(&P2)) {
+        pgpu_report r;
+        const pgpu_status a1 = solve_once(&P1, h1, s1, alone1, &r);
+        const pgpu_status a2 = solve_once(&P2, h2, s2, alone2, &r);
+        reset_u(&P1);
+        reset_u(&P2);
+        const pgpu_status b1 = pgpu_solve(h1, P1.d_u, P1.d_f, NULL);
+        const pgpu_status b2 = pgpu_solve(h2, P2.d_u, P2.d_f, NULL);
+        cuda_ok(cudaStreamSynchronize(s1), "sync 1");
+        cuda_ok(cudaStreamSynchronize(s2), "sync 2");
+        t_dev_download(both1, P1.d_u, P1.bytes);
+        t_dev_download(both2, P2.d_u, P2.bytes);
+        CHECK(a1 == PGPU_SUCCESS && a2 == PGPU_SUCCESS && b1 == PGPU_SUCCESS && b2 == PGPU_SUCCESS,
+              "two handles: statuses %s %s %s %s", pgpu_status_string(a1), pgpu_status_string(a2),
+              pgpu_status_string(b1), pgpu_status_string(b2));
+        CHECK(memcmp(alone1, both1, P1.bytes) == 0 && memcmp(alone2, both2, P2.bytes) == 0,
+              "two handles on two streams at once: each result equals its result alone");
+    }
+    free(alone1);
+    free(alone2);
+    free(both1);
+    free(both2);
+    pgpu_destroy(h1);
+    pgpu_destroy(h2);
+    t_problem_free(&P1);
+    t_problem_free(&P2);
+}
+
+static void check_graph(cudaStream_t stream, unsigned method, unsigned prec, const char *bcs)
+{
+    pgpu_config cfg = t_config(20, 16, 12, bcs, 0.05, 0.06, 0.07, method | prec | PGPU_FIXED);
+    cfg.max_iterations = 3;
+    cfg.stream = stream;
+    char name[160];
+    snprintf(name, sizeof name, "graph %s %s %s", t_method_name(cfg.flags), t_precision_name(prec), bcs);
+    t_problem P;
+    if (!t_problem_init(&P, &cfg))
+        return;
+    t_problem_randomize(&P);
+    pgpu_solver *s = t_create(&cfg, name);
+    void *direct = malloc(P.bytes), *replayed = malloc(P.bytes);
+    if (!s || !direct || !replayed || !t_problem_upload(&P))
+        goto done;
+
+    /* Two direct calls, no report (a report would be allowed, but keep the
+     * two paths alike). */
+    pgpu_status st1 = PGPU_SUCCESS, st2 = PGPU_SUCCESS;
+    if (!reset_u(&P))
+        goto done;
+    st1 = pgpu_solve(s, P.d_u, P.d_f, NULL);
+    st2 = pgpu_solve(s, P.d_u, P.d_f, NULL);
+    if (!cuda_ok(cudaStreamSynchronize(stream), "sync") || !t_dev_download(direct, P.d_u, P.bytes))
+        goto done;
+
+    /* The same call captured once, launched twice. */
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    if (!reset_u(&P) ||
+        !cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture"))
+        goto done;
+    const pgpu_status cap = pgpu_solve(s, P.d_u, P.d_f, NULL);
+    const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+    CHECK(cap == PGPU_SUCCESS && end == cudaSuccess && graph != NULL,
+          "%s: pgpu_solve captured: %s, cudaStreamEndCapture: %s %s", name, pgpu_status_string(cap),
+          cudaGetErrorString(end), cap ? pgpu_last_error(s) : "");
+    if (cap == PGPU_SUCCESS && end == cudaSuccess && graph &&
+        cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate") &&
+        cuda_ok(cudaGraphLaunch(exec, stream), "cudaGraphLaunch") &&
+        cuda_ok(cudaGraphLaunch(exec, stream), "cudaGraphLaunch") &&
+        cuda_ok(cudaStreamSynchronize(stream), "sync") && t_dev_download(replayed, P.d_u, P.bytes)) {
+        CHECK(st1 == PGPU_SUCCESS && st2 == PGPU_SUCCESS && memcmp(direct, replayed, P.bytes) == 0,
+              "%s: two graph launches equal two direct calls bit for bit", name);
+    }
+    if (exec)
+        cudaGraphExecDestroy(exec);
+    if (graph)
+        cudaGraphDestroy(graph);
+    cudaGetLastError(); /* a failed capture leaves an error behind; keep it out of later checks */
+done:
+    free(direct);
+    free(replayed);
+    pgpu_destroy(s);
+    t_problem_free(&P);
+}
+
+int main(void)
+{
+    t_require_device("test_stream");
+    t_seed();
+    cudaStream_t s1 = NULL, s2 = NULL;
+    if (!cuda_ok(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") ||
+        !cuda_ok(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"))
+        return t_finish("test_stream");
+
+    for (int p = 0; p < 2; ++p) {
+        const unsigned prec = p ? PGPU_FLOAT : PGPU_DOUBLE;
+        check_repeat(s1, PGPU_RBGS, prec, "DNPPDD");
+        check_repeat(s1, PGPU_JACOBI, prec, "DNPPDD");
+        check_repeat(s1, PGPU_RBGS, prec, "NNPPNN"); /* singular: the mean's reduction too */
+        check_graph(s1, PGPU_JACOBI, prec, "DDNNDD");
+        check_graph(s1, PGPU_RBGS, prec, "PPNNPP");
+    }
+    check_two_handles(s1, s2);
+    cudaStreamDestroy(s1);
+    cudaStreamDestroy(s2);
+    return t_finish("test_stream");
+}
