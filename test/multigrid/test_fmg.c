@@ -1,0 +1,367 @@
+/* test_fmg.c -- full multigrid through the public API, on manufactured
+ * solutions, and multigrid against RBGS.
+ *
+ * u = X(x) Y(y) Z(z) with X = sin(a x + b) or exp(a x + b) per axis (as in
+ * test/test_manufactured.c), f = -Laplace(u), non-trivial boundary data:
+ * Dirichlet ghosts hold u at the boundary node, Neumann ghosts the outward
+ * derivative at the face, periodic axes carry whole periods.  Positions on
+ * an axis of length L: a Dirichlet lower face puts the nodes at x_i = i h
+ * (the ghost is the boundary node x_0 = 0), otherwise at cell centres
+ * x_i = (i - 1/2) h; so h = L/(n+1) for D-D, L/n for N-N and periodic,
+ * L/(n+1/2) for D-N and N-D.  Boundary sets: all Dirichlet, all Neumann
+ * (singular), all periodic (singular), mixed (D-N, periodic, N-D); singular
+ * solutions are compared after removing the means of both.
+ *
+ * Per set, in 2D (N = 64, 128, 256 per axis) and 3D (N = 24, 48, 96; with
+ * Dirichlet faces the grids are odd, 23, 47, 95: vertex coarsening; else
+ * even: cell pairs):
+ *  - FMG, tolerance 0 (one pass), double: SUCCESS, report iterations 0,
+ *    finite residual; its max-norm error against the exact solution is at
+ *    most 1.2 times the error of the converged discrete solution (VCYCLE to
+ *    the default relative residual 1e-10, itself checked with the host
+ *    reference; 1e-10 moves the discrete solution by far less than 1% of
+ *    its discretisation error);
+ *  - the observed order of the FMG error between consecutive resolutions is
+ *    2 +- 0.1;
+ *  - FMG in float: its error is within 1.5 times the largest of the double
+ *    FMG error, the double discrete error and the error of float V-cycles
+ *    run as far as float goes (30 cycles towards an unreachable 1e-8).  The
+ *    last term is what float can reach at all: on the 2D Dirichlet set,
+ *    whose right-hand side is dominated by boundary terms ~ u / h^2, float
+ *    rounding amplified by the conditioning gives errors of 1e-5 at N = 64
+ *    up to 1e-3 at N = 256, the same for FMG, V-cycles and RBGS; elsewhere
+ *    float is as accurate as double on these grids.  So what is checked in
+ *    float is "FMG's one pass gets as close as float can", not order 2;
+ *  - FMG with a tolerance reaches it (report and host reference): double
+ *    1e-10 at N = 256 (2D) / 48 (3D) in 1..12 cycles after the pass, float
+ *    1e-4 at N = 64 / 24.
+ * And on small grids (2D N = 32, 3D N = 12, every set): V-cycles, W-cycles,
+ * FMG and FMG with W-cycles to 1e-10 agree with RBGS (SOR) to 1e-10:
+ *     ||u_mg - u_rbgs||_2 <= (rel_mg + rel_rbgs) ||b||_2 / lambda_min
+ * with rel the host reference's relative residuals of the two answers
+ * (lambda_min the smallest non-zero eigenvalue: the bound on the error a
+ * residual can hide).
+ */
+#include "common.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double pi = 3.14159265358979323846;
+
+/* ---- the exact solution (as in test/test_manufactured.c) ------------------------------ */
+
+typedef struct axis_fn {
+    int is_exp; /* 0: sin(a x + b), 1: exp(a x + b) */
+    double a, b;
+} axis_fn;
+
+static double fn_value(const axis_fn *F, double x)
+{
+    return F->is_exp ? exp(F->a * x + F->b) : sin(F->a * x + F->b);
+}
+
+static double fn_slope(const axis_fn *F, double x)
+{
+    return F->is_exp ? F->a * exp(F->a * x + F->b) : F->a * cos(F->a * x + F->b);
+}
+
+static double fn_lambda(const axis_fn *F) /* -X'' / X */
+{
+    return F->is_exp ? -F->a * F->a : F->a * F->a;
+}
+
+typedef struct mms_case {
+    const char *name;
+    const char *bcs;
+    double L[3];
+    axis_fn X[3];
+} mms_case;
+
+static const mms_case cases_3d[] = {
+    {"Dirichlet", "DDDDDD", {1.0, 1.2, 0.9}, {{0, 1.3, 0.4}, {1, 0.8, 0.1}, {0, 2.1, 1.0}}},
+    {"Neumann", "NNNNNN", {1.0, 1.1, 0.8}, {{0, 2.2, 0.3}, {0, 1.7, 1.2}, {1, 0.6, -0.2}}},
+    {"periodic", "PPPPPP", {1.0, 1.5, 2.0}, {{0, 2 * pi, 0.3}, {0, 2 * pi / 1.5, 1.1}, {0, 2 * pi / 2.0, -0.5}}},
+    {"mixed D-N / periodic / N-D", "DNPPND", {1.1, 1.0, 0.9}, {{0, 1.9, 0.6}, {0, 2 * pi, 0.2}, {1, -0.9, 0.3}}},
+};
+static const mms_case cases_2d[] = {
+    {"Dirichlet", "DDDD", {1.0, 1.3, 0}, {{0, 2.3, 0.4}, {1, 0.7, 0.0}, {0, 0, 0}}},
+    {"Neumann", "NNNN", {1.2, 1.0, 0}, {{0, 2.5, 0.3}, {1, -1.1, 0.4}, {0, 0, 0}}},
+    {"periodic", "PPPP", {1.0, 2.0, 0}, {{0, 2 * pi, 0.7}, {0, 2 * pi, -0.4}, {0, 0, 0}}},
+    {"mixed D-N / periodic", "DNPP", {1.0, 1.0, 0}, {{1, 0.8, -0.3}, {0, 4 * pi, 0.9}, {0, 0, 0}}},
+};
+
+static pgpu_bc letter_bc(char c)
+{
+    return c == 'D' ? PGPU_BC_DIRICHLET : c == 'N' ? PGPU_BC_NEUMANN : PGPU_BC_PERIODIC;
+}
+
+/* Interior points and spacing of an axis for a nominal resolution N. */
+static void axis_size(pgpu_bc lo, pgpu_bc hi, int64_t N, double L, int64_t *n, double *h)
+{
+    const double lo_offset = lo == PGPU_BC_DIRICHLET ? 0.0 : 0.5; /* x_i = (i - lo_offset) h */
+    const double hi_extent = hi == PGPU_BC_DIRICHLET ? 1.0 : 0.5; /* L = x_n + hi_extent h */
+    *n = (lo == PGPU_BC_NEUMANN || lo == PGPU_BC_PERIODIC) && hi != PGPU_BC_DIRICHLET ? N : N - 1;
+    *h = L / ((double)*n - lo_offset + hi_extent);
+}
+
+static double position(const ref_grid *g, int a, int64_t i)
+{
+    const double lo_offset = g->bc[2 * a] == PGPU_BC_DIRICHLET ? 0.0 : 0.5;
+    return ((double)i - lo_offset) * g->h[a];
+}
+
+static double exact(const mms_case *c, const ref_grid *g, const int64_t idx[3], int across, int upper)
+{
+    double v = 1.0;
+    for (int a = 0; a < g->dims; ++a) {
+        if (a == across) {
+            const double x = upper ? c->L[a] : 0.0; /* the face, not the ghost's position */
+            v *= upper ? fn_slope(&c->X[a], x) : -fn_slope(&c->X[a], x);
+        } else {
+            v *= fn_value(&c->X[a], position(g, a, idx[a]));
+        }
+    }
+    return v;
+}
+
+/* f = -Laplace(u) inside, boundary data in u's ghosts, initial guess 0;
+ * the exact solution's interior values into ue. */
+static void fill(const mms_case *c, t_problem *P, double *ue)
+{
+    const ref_grid *g = &P->g;
+    double lambda = 0.0;
+    for (int a = 0; a < g->dims; ++a)
+        lambda += fn_lambda(&c->X[a]);
+    for (int64_t e = 0; e < P->elems; ++e) {
+        int face = -1;
+        const int kind = ref_classify(g, e, &face);
+        const int64_t idx[3] = {e % g->stride[2] % g->stride[1], e % g->stride[2] / g->stride[1], e / g->stride[2]};
+        if (kind == REF_INTERIOR) {
+            ue[e] = exact(c, g, idx, -1, 0);
+            P->f[e] = lambda * ue[e];
+            P->u[e] = 0.0;
+        } else if (kind == REF_FACE_GHOST && g->bc[face] == PGPU_BC_DIRICHLET) {
+            P->u[e] = exact(c, g, idx, -1, 0);
+        } else if (kind == REF_FACE_GHOST && g->bc[face] == PGPU_BC_NEUMANN) {
+            P->u[e] = exact(c, g, idx, face / 2, face & 1);
+        }
+    }
+}
+
+static pgpu_config mms_config(const mms_case *c, int dims, int64_t N, unsigned flags)
+{
+    int64_t n[3] = {1, 1, 1};
+    double h[3] = {0.0, 0.0, 0.0};
+    for (int a = 0; a < dims; ++a)
+        axis_size(letter_bc(c->bcs[2 * a]), letter_bc(c->bcs[2 * a + 1]), N, c->L[a], &n[a], &h[a]);
+    return t_config(n[0], n[1], n[2], c->bcs, h[0], h[1], h[2], flags);
+}
+
+static double norm2_diff(const ref_grid *g, const double *a, const double *b)
+{
+    double s = 0.0;
+    REF_FOR_EACH_INTERIOR(g, i, j, k) {
+        const double d = a[ref_idx(g, i, j, k)] - b[ref_idx(g, i, j, k)];
+        s += d * d;
+    }
+    return sqrt(s);
+}
+
+/* ---- one solve ------------------------------------------------------------------------ */
+
+typedef struct outcome {
+    int ok;          /* the solve ran and passed its own checks */
+    double error;    /* max |u - u_exact| (means removed when singular) */
+    double h;        /* hx */
+    int iterations;
+    double relative; /* host reference relative residual of the answer */
+    double rhs_norm; /* host reference ||b|| */
+    double *u;       /* the answer (means removed when singular), if kept */
+} outcome;
+
+/* How solve() runs and checks. */
+enum {
+    KEEP = 1,    /* return the answer in outcome.u */
+    STALL_OK = 2 /* float pushed to its floor: NOT_CONVERGED is expected, the tolerance not checked */
+};
+
+/* Solves case c at resolution N with flags (method | precision | options),
+ * tolerance tol and max_iterations maxit (0: the method's defaults); checks
+ * the status and, when a tolerance is in force, that it is met. */
+static outcome solve(const mms_case *c, int dims, int64_t N, unsigned flags, double tol, int maxit, int mode)
+{
+    outcome out;
+    memset(&out, 0, sizeof out);
+    out.error = NAN;
+    pgpu_config cfg = mms_config(c, dims, N, flags);
+    cfg.tolerance = tol;
+    cfg.max_iterations = maxit;
+    t_problem P;
+    if (!t_problem_init(&P, &cfg))
+        return out;
+    const ref_grid *g = &P.g;
+    out.h = g->h[0];
+    double *ue = t_problem_array(&P, NULL), *u = t_problem_array(&P, NULL);
+    fill(c, &P, ue);
+    const unsigned method = flags & PGPU_METHOD_MASK;
+    const unsigned prec = t_precision(flags);
+    if (method == PGPU_RBGS) { /* SOR with the optimal omega of the Jacobi spectral radius */
+        double diag = 0.0;
+        for (int a = 0; a < g->dims; ++a)
+            diag += 2.0 / (g->h[a] * g->h[a]);
+        const double mu = 1.0 - ref_lambda_min(g) / diag;
+        cfg.omega = fmin(1.95, 2.0 / (1.0 + sqrt(1.0 - mu * mu)));
+    }
+    char name[200], letters[8];
+    snprintf(name, sizeof name, "%s %dD N=%lld (%lldx%lldx%lld %s) %s %s tol %.1e", c->name, dims, (long long)N,
+             (long long)g->n[0], (long long)g->n[1], (long long)g->n[2], t_bc_letters(g, letters),
+             t_method_name(flags), t_precision_name(prec), tol);
+    pgpu_solver *s = t_create(&cfg, name);
+    pgpu_config used;
+    memset(&used, 0, sizeof used);
+    if (s)
+        pgpu_get_config(s, &used);
+    if (s && t_problem_upload(&P)) {
+        pgpu_report rep;
+        memset(&rep, 0, sizeof rep);
+        const pgpu_status st = pgpu_solve(s, P.d_u, P.d_f, &rep);
+        if (t_sync(name) && t_problem_download(&P, u, NULL)) {
+            const ref_norms nm = ref_residual(g, u, P.f, NULL);
+            const int one_pass = method == PGPU_FMG && used.tolerance == 0.0;
+            out.iterations = rep.iterations;
+            out.relative = nm.relative;
+            out.rhs_norm = nm.rhs_norm;
+            if (mode & STALL_OK)
+                out.ok = CHECK((st == PGPU_SUCCESS || st == PGPU_ERROR_NOT_CONVERGED) && rep.status == st &&
+                                   isfinite(rep.relative_residual),
+                               "%s: %s after %d cycles/iterations, relative residual %.2e (reference %.2e; as far "
+                               "as float goes)",
+                               name, pgpu_status_string(st), rep.iterations, rep.relative_residual, nm.relative);
+            else if (one_pass)
+                out.ok = CHECK(st == PGPU_SUCCESS && rep.status == st && rep.iterations == 0 &&
+                                   isfinite(rep.relative_residual) && rep.singular == ref_is_singular(g),
+                               "%s: %s, one pass (iterations %d), relative residual %.2e (reference %.2e)", name,
+                               pgpu_status_string(st), rep.iterations, rep.relative_residual, nm.relative);
+            else
+                out.ok = CHECK(st == PGPU_SUCCESS && rep.status == st && rep.relative_residual <= used.tolerance &&
+                                   nm.relative <= 1.2 * used.tolerance,
+                               "%s: %s after %d cycles/iterations, relative residual %.2e (reference %.2e, "
+                               "tolerance %.2e)",
+                               name, pgpu_status_string(st), rep.iterations, rep.relative_residual, nm.relative,
+                               used.tolerance);
+            if (ref_is_singular(g)) {
+                ref_remove_mean(g, u);
+                ref_remove_mean(g, ue);
+            }
+            out.error = ref_max_diff(g, u, ue);
+        }
+    }
+    pgpu_destroy(s);
+    t_problem_free(&P);
+    free(ue);
+    if (mode & KEEP)
+        out.u = u;
+    else
+        free(u);
+    return out;
+}
+
+static double order(const outcome *coarse, const outcome *fine)
+{
+    return log(coarse->error / fine->error) / log(coarse->h / fine->h);
+}
+
+/* ---- FMG accuracy ------------------------------------------------------------------------ */
+
+static void fmg_study(const mms_case *c, int dims, const int64_t N[3])
+{
+    outcome fmg[3], disc[3], flt[3], fstall[3];
+    for (int r = 0; r < 3; ++r) {
+        fmg[r] = solve(c, dims, N[r], PGPU_FMG | PGPU_DOUBLE, 0.0, 0, 0);
+        disc[r] = solve(c, dims, N[r], PGPU_VCYCLE | PGPU_DOUBLE, 0.0, 0, 0);
+        flt[r] = solve(c, dims, N[r], PGPU_FMG | PGPU_FLOAT, 0.0, 0, 0);
+        /* float V-cycles as far as float goes: what float can reach */
+        fstall[r] = solve(c, dims, N[r], PGPU_VCYCLE | PGPU_FLOAT, 1e-8, 30, STALL_OK);
+    }
+    for (int r = 0; r < 3; ++r) {
+        if (!fmg[r].ok || !disc[r].ok)
+            continue;
+        CHECK(fmg[r].error <= 1.2 * disc[r].error,
+              "%s %dD N=%lld: FMG error %.4e <= 1.2 x discrete error %.4e (ratio %.3f)", c->name, dims,
+              (long long)N[r], fmg[r].error, disc[r].error, fmg[r].error / disc[r].error);
+        if (flt[r].ok && fstall[r].ok) {
+            const double best = fmax(fmax(fmg[r].error, disc[r].error), fstall[r].error);
+            CHECK(flt[r].error <= 1.5 * best,
+                  "%s %dD N=%lld: float FMG error %.4e <= 1.5 x max(double FMG %.4e, double discrete %.4e, float "
+                  "converged %.4e) (ratio %.3f)",
+                  c->name, dims, (long long)N[r], flt[r].error, fmg[r].error, disc[r].error, fstall[r].error,
+                  flt[r].error / best);
+        }
+    }
+    if (fmg[0].ok && fmg[1].ok && fmg[2].ok) {
+        const double p1 = order(&fmg[0], &fmg[1]), p2 = order(&fmg[1], &fmg[2]);
+        CHECK(fabs(p1 - 2.0) <= 0.1 && fabs(p2 - 2.0) <= 0.1,
+              "%s %dD FMG double: observed order %.3f (N %lld->%lld), %.3f (N %lld->%lld); errors %.3e %.3e %.3e",
+              c->name, dims, p1, (long long)N[0], (long long)N[1], p2, (long long)N[1], (long long)N[2],
+              fmg[0].error, fmg[1].error, fmg[2].error);
+    }
+    if (disc[0].ok && disc[1].ok && disc[2].ok)
+        t_note("%s %dD discrete errors %.3e %.3e %.3e (orders %.3f %.3f)", c->name, dims, disc[0].error,
+               disc[1].error, disc[2].error, order(&disc[0], &disc[1]), order(&disc[1], &disc[2]));
+}
+
+/* FMG with a tolerance goes on with cycles until it holds: double to 1e-10
+ * on a large grid, float to 1e-4 on a small one (reachable there; the FMG
+ * pass alone usually is not that far). */
+static void fmg_tolerance(const mms_case *c, int dims, int64_t N_double, int64_t N_float)
+{
+    outcome d = solve(c, dims, N_double, PGPU_FMG | PGPU_DOUBLE, 1e-10, 0, 0);
+    if (d.ok)
+        CHECK(d.iterations >= 1 && d.iterations <= 12,
+              "%s %dD N=%lld: FMG to 1e-10 took %d cycles after its pass (1..12)", c->name, dims,
+              (long long)N_double, d.iterations);
+    solve(c, dims, N_float, PGPU_FMG | PGPU_FLOAT, 1e-4, 0, 0);
+}
+
+/* ---- multigrid against RBGS ------------------------------------------------------------------ */
+
+static void against_rbgs(const mms_case *c, int dims, int64_t N)
+{
+    outcome rb = solve(c, dims, N, PGPU_RBGS | PGPU_DOUBLE, 1e-10, 0, KEEP);
+    static const unsigned methods[] = {PGPU_VCYCLE, PGPU_VCYCLE | PGPU_WCYCLE, PGPU_FMG, PGPU_FMG | PGPU_WCYCLE};
+    pgpu_config cfg = mms_config(c, dims, N, PGPU_RBGS);
+    const ref_grid g = ref_grid_from_config(&cfg);
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; ++m) {
+        outcome mg = solve(c, dims, N, methods[m] | PGPU_DOUBLE, 1e-10, 0, KEEP);
+        if (rb.ok && mg.ok) {
+            const double diff = norm2_diff(&g, mg.u, rb.u);
+            const double bound = (mg.relative + rb.relative) * rb.rhs_norm / ref_lambda_min(&g);
+            CHECK(diff <= bound, "%s %dD N=%lld: ||u_%s - u_rbgs||_2 = %.3e <= %.3e (relative residuals %.1e, %.1e)",
+                  c->name, dims, (long long)N, t_method_name(methods[m]), diff, bound, mg.relative, rb.relative);
+        }
+        free(mg.u);
+    }
+    free(rb.u);
+}
+
+int main(void)
+{
+    t_require_device("test_fmg");
+    t_seed();
+    const int64_t N2[3] = {64, 128, 256}, N3[3] = {24, 48, 96};
+    for (size_t c = 0; c < sizeof cases_2d / sizeof cases_2d[0]; ++c) {
+        fmg_study(&cases_2d[c], 2, N2);
+        fmg_tolerance(&cases_2d[c], 2, 256, 64);
+        against_rbgs(&cases_2d[c], 2, 32);
+    }
+    for (size_t c = 0; c < sizeof cases_3d / sizeof cases_3d[0]; ++c) {
+        fmg_study(&cases_3d[c], 3, N3);
+        fmg_tolerance(&cases_3d[c], 3, 48, 24);
+        against_rbgs(&cases_3d[c], 3, 12);
+    }
+    return t_finish("test_fmg");
+}

@@ -1,0 +1,365 @@
+/* test_transfer.cu -- the GPU multigrid transfer kernels against a host
+ * application of the reference's P and R (mg_reference.h, itself checked
+ * against the library's tables by test_transfer_host).
+ *
+ * For each grid below and each precision, pgpu_create(PGPU_VCYCLE) builds
+ * the solver; its levels (grids, transfer tables and launch shapes) are
+ * reached through TestHook.  For every pair of consecutive levels, on random
+ * data:
+ *  - restrict_kernel, without and with a subtracted shift (the FMG form):
+ *        fc(I,J,K) = sum Rx(I,i) Ry(J,j) Rz(K,k) (r(i,j,k) - shift)
+ *  - prolong_kernel, ADD (u += P e, the coarse-grid correction) and set
+ *    (u = P e, the FMG interpolation), e read with its ghosts:
+ *        u(i,j,k) = sum Px(i,p) Py(j,q) Pz(k,s) e(p,q,s)
+ *    (p, q, s coarse storage indices, 0 and n+1 the ghosts).
+ * Per interior point |gpu - host| <= tol * bound, bound = the sum of the
+ * magnitudes of the terms (plus |u| for ADD); tol = 1e-14 in double,
+ * 32 FLT_EPSILON in float (the float tables are the double ones rounded, and
+ * each kernel adds up at most 3 x 5 or 2 x 2 x 2 products).
+ * What may not be read holds NaN: the fine array's ghosts and padding for
+ * the restriction, the coarse ghosts across Neumann and periodic faces for
+ * the prolongation (only Dirichlet walls have values to interpolate
+ * towards), the interior of u for the set variant.  What may not be written
+ * must come back bit for bit: everything outside the coarse interior
+ * (restriction) and outside the fine interior (prolongation; level 0 has
+ * padded strides in some cases).
+ *
+ * Grids: odd, even, prime and non-cubic sizes, every face type, periodic
+ * axes of odd length (non-nested coarse rings), semicoarsened axes
+ * (identity transfers), 2D, strided level 0, tiny grids.
+ */
+#include "../../poisson_gpu.cu"
+
+extern "C" {
+#include "common.h"
+}
+#include "mg_reference.h"
+
+#include <cfloat>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace pgpu {
+// The friend that the solver declares for tests: its levels.
+template <class T> struct TestHook {
+    static const std::vector<Level<T>> &levels(pgpu_solver *s) { return static_cast<Solver<T> *>(s->impl)->lv; }
+};
+} // namespace pgpu
+
+typedef struct xfer_case {
+    const char *name;
+    int n[3];
+    double h[3];
+    const char *bcs;
+    int64_t pad_y, pad_z; /* extra elements per row / plane of level 0 */
+} xfer_case;
+
+static const xfer_case cases[] = {
+    {"3D 33x32x31 Dirichlet", {33, 32, 31}, {0.03, 0.03, 0.03}, "DDDDDD", 0, 0},
+    {"3D 29x23x19 periodic (odd: non-nested rings)", {29, 23, 19}, {0.03, 0.03, 0.03}, "PPPPPP", 0, 0},
+    {"3D 37x20x11 mixed, anisotropic", {37, 20, 11}, {0.03, 0.05, 0.08}, "DNPPND", 0, 0},
+    {"3D 64x48x40 hz = 4 hx (semicoarsening)", {64, 48, 40}, {0.01, 0.01, 0.04}, "NDDNPP", 0, 0},
+    {"3D 24x17x40 strided, hz = hx / 4", {24, 17, 40}, {0.04, 0.04, 0.01}, "NNDDPP", 3, 5},
+    {"3D 2x3x5 tiny", {2, 3, 5}, {0.1, 0.1, 0.1}, "DNNDPP", 0, 0},
+    {"2D 65x33 mixed", {65, 33, 1}, {0.015, 0.03, 0.0}, "DNPP", 0, 0},
+    {"2D 31x29 periodic odd", {31, 29, 1}, {0.03, 0.03, 0.0}, "PPPP", 0, 0},
+    {"2D 64x50 Neumann, strided", {64, 50, 1}, {0.02, 0.02, 0.0}, "NNNN", 7, 0},
+};
+
+/* A level's layout on the host. */
+typedef struct layout {
+    int n[3];
+    int is3d;
+    int64_t sy, sz, base, elems;
+} layout;
+
+template <class T> static layout layout_of(const pgpu::Level<T> &L)
+{
+    layout y;
+    y.n[0] = L.g.nx;
+    y.n[1] = L.g.ny;
+    y.n[2] = L.g.nz;
+    y.is3d = L.g.is3d;
+    y.sy = L.g.sy;
+    y.sz = L.g.sz;
+    y.base = L.g.base;
+    y.elems = L.elems;
+    return y;
+}
+
+/* Element of storage coordinates (p, q, s), ghosts included (0..n+1). */
+static int64_t at(const layout *y, int p, int q, int s)
+{
+    const int64_t origin = y->base - 1 - y->sy - (y->is3d ? y->sz : 0);
+    return origin + p + q * y->sy + (y->is3d ? (int64_t)s * y->sz : 0);
+}
+
+/* Storage coordinates of element e, or 0 when e is padding. */
+static int coords(const layout *y, int64_t e, int c[3])
+{
+    const int64_t origin = y->base - 1 - y->sy - (y->is3d ? y->sz : 0);
+    const int64_t rel = e - origin;
+    if (rel < 0)
+        return 0;
+    const int64_t sz = y->is3d ? y->sz : y->sy * (y->n[1] + 2);
+    c[2] = y->is3d ? (int)(rel / sz) : 1;
+    c[1] = (int)(rel % sz / y->sy);
+    c[0] = (int)(rel % sz % y->sy);
+    return c[0] <= y->n[0] + 1 && c[1] <= y->n[1] + 1 && (!y->is3d || c[2] <= y->n[2] + 1);
+}
+
+static int interior(const layout *y, const int c[3])
+{
+    for (int a = 0; a < (y->is3d ? 3 : 2); ++a)
+        if (c[a] < 1 || c[a] > y->n[a])
+            return 0;
+    return 1;
+}
+
+/* ---- device helpers ---------------------------------------------------------------- */
+
+template <class T> static T *upload(const std::vector<double> &h)
+{
+    std::vector<T> t(h.size());
+    for (size_t k = 0; k < h.size(); ++k)
+        t[k] = (T)h[k];
+    return (T *)t_dev_upload(t.data(), t.size() * sizeof(T));
+}
+
+template <class T> static std::vector<T> download_raw(const T *d, size_t count)
+{
+    std::vector<T> t(count);
+    t_dev_download(t.data(), d, count * sizeof(T));
+    return t;
+}
+
+/* Values rounded to T, as the device sees them. */
+template <class T> static void round_all(std::vector<double> &v)
+{
+    for (double &x : v)
+        x = (double)(T)x;
+}
+
+/* ---- one pair of levels ------------------------------------------------------------ */
+
+template <class T>
+static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const pgpu::Level<T> &Lc,
+                      const mg_level *ref)
+{
+    const layout F = layout_of(Lf), C = layout_of(Lc);
+    const int dims = F.is3d ? 3 : 2;
+    const double tol = sizeof(T) == sizeof(float) ? 32.0 * FLT_EPSILON : 1e-14;
+    const char *prec = sizeof(T) == sizeof(float) ? "float" : "double";
+    const mg_transfer *tr = ref->tr;
+    char what[200];
+    snprintf(what, sizeof what, "%s %s level %d (%dx%dx%d) -> %d (%dx%dx%d)", name, prec, l, F.n[0], F.n[1],
+             F.n[2], l + 1, C.n[0], C.n[1], C.n[2]);
+    for (int d = 0; d < dims; ++d)
+        if (!CHECK(tr[d].n == F.n[d] && tr[d].nc == C.n[d], "%s: axis %d sizes %d -> %d match the reference %d -> %d",
+                   what, d, F.n[d], C.n[d], tr[d].n, tr[d].nc))
+            return;
+
+    /* Sparse rows of the reference's R and P per axis (2D: z is the one plane). */
+    struct rows {
+        std::vector<int> cnt, idx;
+        std::vector<double> wt;
+    } R[3], P[3];
+    for (int d = 0; d < 3; ++d) {
+        const int nc = d < dims ? C.n[d] : 1, nf = d < dims ? F.n[d] : 1;
+        R[d].cnt.assign(nc, 0);
+        R[d].idx.assign((size_t)nc * 8, 0);
+        R[d].wt.assign((size_t)nc * 8, 0.0);
+        P[d].cnt.assign(nf, 0);
+        P[d].idx.assign((size_t)nf * 8, 0);
+        P[d].wt.assign((size_t)nf * 8, 0.0);
+        for (int I = 0; I < nc; ++I) {
+            if (d < dims) {
+                R[d].cnt[I] = mg_r_row(&tr[d], I, &R[d].idx[(size_t)I * 8], &R[d].wt[(size_t)I * 8], 8);
+            } else {
+                R[d].cnt[I] = 1;
+                R[d].idx[0] = 0;
+                R[d].wt[0] = 1.0;
+            }
+        }
+        for (int i = 0; i < nf; ++i) {
+            if (d < dims) {
+                P[d].cnt[i] = mg_p_row(&tr[d], i, &P[d].idx[(size_t)i * 8], &P[d].wt[(size_t)i * 8], 8);
+            } else {
+                P[d].cnt[i] = 1;
+                P[d].idx[0] = 1; /* the plane, storage index 1 */
+                P[d].wt[0] = 1.0;
+            }
+        }
+    }
+    const double sentinel = 12345.0;
+    int c[3];
+
+    /* ---- restriction, without and with a shift ---- */
+    std::vector<double> r(F.elems, NAN);
+    for (int64_t e = 0; e < F.elems; ++e)
+        if (coords(&F, e, c) && interior(&F, c))
+            r[e] = t_rand(-1.0, 1.0);
+    round_all<T>(r);
+    std::vector<double> fc0(C.elems, sentinel);
+    T *d_r = upload<T>(r), *d_fc = upload<T>(fc0);
+    const T shift_value = (T)t_rand(-0.5, 0.5);
+    T *d_shift = (T *)t_dev_upload(&shift_value, sizeof(T));
+    for (int with_shift = 0; with_shift < 2 && d_r && d_fc && d_shift; ++with_shift) {
+        const pgpu::ColLaunch &cl = Lc.col;
+        pgpu::restrict_kernel<T><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_r, with_shift ? d_shift : nullptr, d_fc,
+                                                         cl.kchunk, cl.nyb, cl.nchunks);
+        if (!t_sync(what))
+            break;
+        const std::vector<T> got = download_raw(d_fc, (size_t)C.elems);
+        const double shift = with_shift ? (double)shift_value : 0.0;
+        double worst = 0.0;
+        int64_t touched = 0;
+        for (int64_t e = 0; e < C.elems; ++e) {
+            if (!(coords(&C, e, c) && interior(&C, c))) {
+                if (!(got[e] == (T)sentinel))
+                    ++touched;
+                continue;
+            }
+            const int I = c[0] - 1, J = c[1] - 1, K = c[2] - 1;
+            double sum = 0.0, bound = 0.0;
+            for (int z = 0; z < R[2].cnt[C.is3d ? K : 0]; ++z) {
+                const int kz = C.is3d ? K : 0;
+                const int k = R[2].idx[(size_t)kz * 8 + z];
+                const double wz = R[2].wt[(size_t)kz * 8 + z];
+                for (int b = 0; b < R[1].cnt[J]; ++b) {
+                    const int j = R[1].idx[(size_t)J * 8 + b];
+                    const double wy = R[1].wt[(size_t)J * 8 + b];
+                    for (int a = 0; a < R[0].cnt[I]; ++a) {
+                        const int i = R[0].idx[(size_t)I * 8 + a];
+                        const double v = r[at(&F, i + 1, j + 1, k + 1)] - shift;
+                        const double term = R[0].wt[(size_t)I * 8 + a] * wy * wz * v;
+                        sum += term;
+                        bound += fabs(term);
+                    }
+                }
+            }
+            const double err = fabs((double)got[e] - sum);
+            worst = t_max_nan(worst, bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0));
+        }
+        CHECK(worst <= tol && touched == 0,
+              "%s: restriction%s: max |gpu - host| / bound %.2e (tol %.1e), %lld elements outside the coarse "
+              "interior changed",
+              what, with_shift ? " of r - shift" : "", worst, tol, (long long)touched);
+    }
+    t_dev_free(d_r);
+    t_dev_free(d_fc);
+    t_dev_free(d_shift);
+
+    /* ---- prolongation, ADD and set ---- */
+    std::vector<double> ec(C.elems, NAN);
+    for (int64_t e = 0; e < C.elems; ++e) {
+        if (!coords(&C, e, c))
+            continue;
+        /* A ghost may be read only across Dirichlet faces (the wall value). */
+        int readable = 1;
+        for (int a = 0; a < dims; ++a) {
+            const int lo = c[a] == 0, hi = c[a] == C.n[a] + 1;
+            if ((lo && !((Lc.g.dirichlet >> (2 * a)) & 1)) || (hi && !((Lc.g.dirichlet >> (2 * a + 1)) & 1)))
+                readable = 0;
+        }
+        if (readable)
+            ec[e] = t_rand(-1.0, 1.0);
+    }
+    round_all<T>(ec);
+    T *d_e = upload<T>(ec);
+    for (int add = 1; add >= 0 && d_e; --add) {
+        std::vector<double> u0(F.elems, NAN);
+        for (int64_t e = 0; e < F.elems; ++e)
+            if (add && coords(&F, e, c) && interior(&F, c))
+                u0[e] = t_rand(-1.0, 1.0);
+        round_all<T>(u0);
+        T *d_u = upload<T>(u0);
+        if (!d_u)
+            break;
+        const std::vector<T> before = download_raw(d_u, (size_t)F.elems);
+        const pgpu::ColLaunch &cl = Lf.col;
+        if (add)
+            pgpu::prolong_kernel<T, true><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_e, d_u, cl.kchunk, cl.nyb,
+                                                                  cl.nchunks);
+        else
+            pgpu::prolong_kernel<T, false><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_e, d_u, cl.kchunk, cl.nyb,
+                                                                   cl.nchunks);
+        if (t_sync(what)) {
+            const std::vector<T> got = download_raw(d_u, (size_t)F.elems);
+            double worst = 0.0;
+            int64_t touched = 0;
+            for (int64_t e = 0; e < F.elems; ++e) {
+                if (!(coords(&F, e, c) && interior(&F, c))) {
+                    if (memcmp(&got[e], &before[e], sizeof(T)) != 0)
+                        ++touched;
+                    continue;
+                }
+                const int i = c[0] - 1, j = c[1] - 1, k = F.is3d ? c[2] - 1 : 0;
+                double sum = add ? u0[e] : 0.0, bound = add ? fabs(u0[e]) : 0.0;
+                for (int z = 0; z < P[2].cnt[k]; ++z) {
+                    const int s = P[2].idx[(size_t)k * 8 + z];
+                    const double wz = P[2].wt[(size_t)k * 8 + z];
+                    for (int b = 0; b < P[1].cnt[j]; ++b) {
+                        const int q = P[1].idx[(size_t)j * 8 + b];
+                        const double wy = P[1].wt[(size_t)j * 8 + b];
+                        for (int a = 0; a < P[0].cnt[i]; ++a) {
+                            const int p = P[0].idx[(size_t)i * 8 + a];
+                            const double term = P[0].wt[(size_t)i * 8 + a] * wy * wz * ec[at(&C, p, q, s)];
+                            sum += term;
+                            bound += fabs(term);
+                        }
+                    }
+                }
+                const double err = fabs((double)got[e] - sum);
+                worst = t_max_nan(worst, bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0));
+            }
+            CHECK(worst <= tol && touched == 0,
+                  "%s: prolongation %s: max |gpu - host| / bound %.2e (tol %.1e), %lld elements outside the fine "
+                  "interior changed",
+                  what, add ? "u += P e" : "u = P e", worst, tol, (long long)touched);
+        }
+        t_dev_free(d_u);
+    }
+    t_dev_free(d_e);
+}
+
+template <class T> static void run_case(const xfer_case *xc)
+{
+    const unsigned prec = sizeof(T) == sizeof(float) ? PGPU_FLOAT : PGPU_DOUBLE;
+    const int dims = xc->n[2] == 1 ? 2 : 3;
+    pgpu_config cfg = t_config(xc->n[0], xc->n[1], xc->n[2], xc->bcs, xc->h[0], xc->h[1], xc->h[2],
+                               PGPU_VCYCLE | prec);
+    if (xc->pad_y || xc->pad_z) {
+        cfg.stride_y = xc->n[0] + 2 + xc->pad_y;
+        cfg.stride_z = dims == 3 ? cfg.stride_y * (xc->n[1] + 2) + xc->pad_z : 0;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "%s %s", xc->name, t_precision_name(prec));
+    pgpu_solver *s = t_create(&cfg, what);
+    if (!s)
+        return;
+    const std::vector<pgpu::Level<T>> &lv = pgpu::TestHook<T>::levels(s);
+    int bc[6];
+    for (int f = 0; f < 6; ++f)
+        bc[f] = cfg.bc[f];
+    mg_hierarchy *H = (mg_hierarchy *)calloc(1, sizeof *H);
+    const int built = mg_build(H, xc->n, xc->h, bc, dims);
+    if (CHECK(built && H->count == (int)lv.size(), "%s: %d levels, reference %d", what, (int)lv.size(), H->count)) {
+        for (int l = 0; l + 1 < H->count; ++l)
+            test_pair<T>(xc->name, l, lv[l], lv[l + 1], &H->lv[l]);
+    }
+    mg_free_hierarchy(H);
+    free(H);
+    pgpu_destroy(s);
+}
+
+int main(void)
+{
+    t_require_device("test_transfer");
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        run_case<double>(&cases[c]);
+        run_case<float>(&cases[c]);
+    }
+    return t_finish("test_transfer");
+}
