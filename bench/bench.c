@@ -1,0 +1,1006 @@
+/* bench.c -- the poisson_gpu benchmark: one program, one table, one run.
+ *
+ * It first measures the device's copy bandwidth (a device-to-device copy,
+ * bytes read plus bytes written), then times each scenario with CUDA events
+ * on a stream of its own (warm-up first, then the median of repeats; u is
+ * reset from a saved initial guess before every repeat, outside the timed
+ * region) and prints one row per scenario:
+ *
+ *   time_ms   median device time of 'iters' iterations (1: per sweep, cycle,
+ *             FMG pass or FFT solve)
+ *   Mpts/s    interior points * iters / time
+ *   GB/s      effective: words per point * word size * points * iters / time,
+ *             3 words per sweep, RBGS iteration or V-cycle (read u, read f,
+ *             write u), 2 per FMG pass or FFT solve (read f, write u)
+ *   %copy     GB/s over the measured copy bandwidth
+ *   error     max |u - u_exact| over interior points ('-': no exact solution)
+ *   relres    ||b - A u|| / ||b|| from pgpu_residual after the timed runs
+ *
+ * Scenarios: Jacobi/RBGS sweeps (issue 2) and seed 000's problem; V-cycle,
+ * FMG, V-cycle to 1e-10 and the coarse-level share (issue 3); FFT in 3D
+ * against a cuFFT R2C+C2R pair, and seed 001's 2D sizes replayed from a CUDA
+ * graph (issue 4).  Methods the library cannot serve yet print
+ * 'unsupported'.
+ *
+ *   bench [--quick] [--csv FILE]
+ *     --quick  small sizes only (128^3 for the 3D scenarios), fewer repeats
+ *     --csv    also write the rows as CSV (header line + one line per row)
+ *
+ * Exit status: 0 done, 77 no CUDA device, 1 a CUDA call failed, 2 usage.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include "poisson_gpu.h"
+
+/* ---- checks ------------------------------------------------------------- */
+
+#define CK(call)                                                                     \
+    do {                                                                             \
+        cudaError_t e_ = (call);                                                     \
+        if (e_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "bench: %s failed at %s:%d: %s\n", #call, __FILE__,      \
+                    __LINE__, cudaGetErrorString(e_));                               \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
+#define CKFFT(call)                                                                  \
+    do {                                                                             \
+        cufftResult r_ = (call);                                                     \
+        if (r_ != CUFFT_SUCCESS) {                                                   \
+            fprintf(stderr, "bench: %s failed at %s:%d: cufftResult %d\n", #call,    \
+                    __FILE__, __LINE__, (int)r_);                                    \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
+/* ---- settings ----------------------------------------------------------- */
+
+static const double PI = 3.14159265358979323846;
+
+enum { MAXREP = 32 };          /* event pairs */
+enum { SWEEP_K = 20 };         /* iterations per timed PGPU_FIXED solve (issue 2) */
+enum { VC_K = 5 };             /* cycles per timed V-cycle solve */
+enum { RHO_KMAX = 8 };         /* cycles of the convergence-factor run */
+enum { GRAPH_SOLVES = 100 };   /* solves per captured graph (2D) */
+enum { MAXN = 1024 };          /* largest axis length (tables) */
+static const double ROW_BUDGET_S = 6.0; /* aim for one timed row, seconds */
+
+static int g_quick;
+static int g_warm = 2, g_reps = 10;
+static FILE *g_csv;
+
+static cudaStream_t g_stream;
+static cudaEvent_t g_ev0[MAXREP], g_ev1[MAXREP];
+static void *d_u, *d_f, *d_u0; /* device arrays, g_cap bytes each */
+static void *h_buf;            /* pinned host array, g_cap bytes */
+static size_t g_cap;
+static double g_copy_gbs;      /* measured copy bandwidth, GB/s */
+static size_t g_l2;            /* L2 size, bytes */
+
+/* ---- grids and problems ------------------------------------------------- */
+
+typedef struct {
+    int64_t nx, ny, nz; /* interior points; nz == 1: 2D */
+    int esz;            /* 4: float, 8: double */
+} grid_t;
+
+static grid_t grid3(int64_t n, int esz) { grid_t g = {n, n, n, esz}; return g; }
+static grid_t grid2(int64_t n, int esz) { grid_t g = {n, n, 1, esz}; return g; }
+static int64_t npoints(const grid_t *g) { return g->nx * g->ny * g->nz; }
+static int64_t nelems(const grid_t *g)
+{
+    return (g->nx + 2) * (g->ny + 2) * (g->nz == 1 ? 1 : g->nz + 2);
+}
+static size_t nbytes(const grid_t *g) { return (size_t)nelems(g) * (size_t)g->esz; }
+static unsigned pflag(int esz) { return esz == 4 ? PGPU_FLOAT : PGPU_DOUBLE; }
+static const char *pname(int esz) { return esz == 4 ? "f32" : "f64"; }
+static int same_grid(const grid_t *a, const grid_t *b)
+{
+    return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz && a->esz == b->esz;
+}
+static void grid_name(const grid_t *g, char *s, size_t n)
+{
+    if (g->nz == 1)
+        snprintf(s, n, "%lldx%lld", (long long)g->nx, (long long)g->ny);
+    else if (g->nx == g->ny && g->ny == g->nz)
+        snprintf(s, n, "%lld^3", (long long)g->nx);
+    else
+        snprintf(s, n, "%lldx%lldx%lld", (long long)g->nx, (long long)g->ny, (long long)g->nz);
+}
+
+/* Manufactured problems:
+ *  PROB_DIR: zero Dirichlet on the unit cube/square, h = 1/(n+1), nodes at
+ *            x = i h, u = prod sin(pi x), f = d pi^2 u (d = dimensions).
+ *  PROB_PER: periodic on every axis, h = 1/n, nodes at x = (i-1) h,
+ *            u = prod sin(2 pi x), f = 4 d pi^2 u (mean zero). */
+enum { PROB_DIR = 0, PROB_PER = 1 };
+enum { INIT_ZERO = 0, INIT_RAND = 1 };
+
+static double g_tx[MAXN + 2], g_ty[MAXN + 2], g_tz[MAXN + 2]; /* exact u per axis */
+static int g_fprob = -1;   /* problem whose f is in d_f */
+static grid_t g_fgrid;
+static int g_uinit = -1;   /* initial guess in d_u0 */
+static grid_t g_ugrid;
+
+static void axis_table(double *t, int64_t n, int prob)
+{
+    memset(t, 0, sizeof(double) * (size_t)(n + 2));
+    for (int64_t i = 1; i <= n; i++)
+        t[i] = prob == PROB_DIR ? sin(PI * (double)i / (double)(n + 1))
+                                : sin(2.0 * PI * (double)(i - 1) / (double)n);
+}
+
+static double prob_h(int prob, int64_t n) { return prob == PROB_DIR ? 1.0 / (double)(n + 1) : 1.0 / (double)n; }
+
+/* A config for prob on g with the given flags, on the bench's stream. */
+static pgpu_config prob_config(int prob, const grid_t *g, unsigned flags)
+{
+    pgpu_config c = pgpu_config_default(g->nx, g->ny, g->nz);
+    c.hx = prob_h(prob, g->nx);
+    c.hy = prob_h(prob, g->ny);
+    c.hz = g->nz == 1 ? 1.0 : prob_h(prob, g->nz);
+    for (int i = 0; i < 6; i++)
+        c.bc[i] = prob == PROB_DIR ? PGPU_BC_DIRICHLET : PGPU_BC_PERIODIC;
+    c.flags = flags | pflag(g->esz);
+    c.stream = g_stream;
+    return c;
+}
+
+static void h_store(int esz, int64_t idx, double v)
+{
+    if (esz == 4)
+        ((float *)h_buf)[idx] = (float)v;
+    else
+        ((double *)h_buf)[idx] = v;
+}
+
+static double h_load(int esz, int64_t idx)
+{
+    return esz == 4 ? (double)((const float *)h_buf)[idx] : ((const double *)h_buf)[idx];
+}
+
+static void upload(void *dst, size_t bytes)
+{
+    CK(cudaMemcpyAsync(dst, h_buf, bytes, cudaMemcpyHostToDevice, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+}
+
+/* f of prob on g into d_f (ghosts 0); also sets the exact-solution tables. */
+static void set_rhs(int prob, const grid_t *g)
+{
+    if (prob == g_fprob && same_grid(g, &g_fgrid))
+        return;
+    int dims = g->nz == 1 ? 2 : 3;
+    axis_table(g_tx, g->nx, prob);
+    axis_table(g_ty, g->ny, prob);
+    if (g->nz == 1) {
+        memset(g_tz, 0, sizeof g_tz);
+        g_tz[0] = 1.0;
+    } else {
+        axis_table(g_tz, g->nz, prob);
+    }
+    double c = (prob == PROB_DIR ? 1.0 : 4.0) * dims * PI * PI;
+    int64_t sy = g->nx + 2, sz = sy * (g->ny + 2);
+    int64_t k0 = g->nz == 1 ? 0 : 1, k1 = g->nz == 1 ? 0 : g->nz;
+    memset(h_buf, 0, nbytes(g));
+    for (int64_t k = k0; k <= k1; k++)
+        for (int64_t j = 1; j <= g->ny; j++) {
+            double a = c * g_tz[k] * g_ty[j];
+            for (int64_t i = 1; i <= g->nx; i++)
+                h_store(g->esz, i + j * sy + k * sz, a * g_tx[i]);
+        }
+    upload(d_f, nbytes(g));
+    g_fprob = prob;
+    g_fgrid = *g;
+}
+
+/* The initial guess into d_u0: zero, or uniform in [-1, 1) in the interior;
+ * ghosts (the zero Dirichlet data) 0. */
+static void set_guess(int init, const grid_t *g)
+{
+    if (init == g_uinit && same_grid(g, &g_ugrid))
+        return;
+    int64_t sy = g->nx + 2, sz = sy * (g->ny + 2);
+    int64_t k0 = g->nz == 1 ? 0 : 1, k1 = g->nz == 1 ? 0 : g->nz;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    memset(h_buf, 0, nbytes(g));
+    if (init == INIT_RAND)
+        for (int64_t k = k0; k <= k1; k++)
+            for (int64_t j = 1; j <= g->ny; j++)
+                for (int64_t i = 1; i <= g->nx; i++) {
+                    x ^= x << 13; x ^= x >> 7; x ^= x << 17; /* xorshift64 */
+                    h_store(g->esz, i + j * sy + k * sz, (double)(x >> 11) * 0x1p-52 - 1.0);
+                }
+    upload(d_u0, nbytes(g));
+    g_uinit = init;
+    g_ugrid = *g;
+}
+
+/* d_u = d_u0, on the stream, outside any timed region. */
+static void reset_u(const grid_t *g)
+{
+    CK(cudaMemcpyAsync(d_u, d_u0, nbytes(g), cudaMemcpyDeviceToDevice, g_stream));
+}
+
+/* max |u - u_exact| over interior points of d_u (problem in d_f). */
+static double max_error(const grid_t *g)
+{
+    CK(cudaStreamSynchronize(g_stream));
+    CK(cudaMemcpyAsync(h_buf, d_u, nbytes(g), cudaMemcpyDeviceToHost, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    int64_t sy = g->nx + 2, sz = sy * (g->ny + 2);
+    int64_t k0 = g->nz == 1 ? 0 : 1, k1 = g->nz == 1 ? 0 : g->nz;
+    double e = 0.0;
+    for (int64_t k = k0; k <= k1; k++)
+        for (int64_t j = 1; j <= g->ny; j++) {
+            double a = g_tz[k] * g_ty[j];
+            for (int64_t i = 1; i <= g->nx; i++) {
+                double d = fabs(h_load(g->esz, i + j * sy + k * sz) - a * g_tx[i]);
+                if (!(d <= e)) /* NaN propagates */
+                    e = d;
+            }
+        }
+    return e;
+}
+
+static double residual(pgpu_solver *s)
+{
+    double r = NAN;
+    CK(cudaStreamSynchronize(g_stream));
+    if (pgpu_residual(s, d_u, d_f, &r) != PGPU_SUCCESS)
+        return NAN;
+    return r;
+}
+
+/* ---- timing ------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Reads the reps event pairs after a sync; the median in ms. */
+static double events_median(int reps)
+{
+    double t[MAXREP];
+    CK(cudaStreamSynchronize(g_stream));
+    for (int r = 0; r < reps; r++) {
+        float ms = 0.0f;
+        CK(cudaEventElapsedTime(&ms, g_ev0[r], g_ev1[r]));
+        t[r] = ms;
+    }
+    return median(t, reps);
+}
+
+static int solve_ok(pgpu_status st, int accept_nc)
+{
+    return st == PGPU_SUCCESS || (accept_nc && st == PGPU_ERROR_NOT_CONVERGED);
+}
+
+/* Median device time (ms) of one pgpu_solve: warm warm-up calls, then reps
+ * timed ones, u reset from d_u0 before each.  Returns the first status that
+ * is not accepted (PGPU_SUCCESS otherwise); rep holds the last report. */
+static pgpu_status time_solve(pgpu_solver *s, const grid_t *g, int warm, int reps,
+                              int accept_nc, double *ms, pgpu_report *rep)
+{
+    pgpu_status st;
+    double t0 = now_s(), per = 0.0;
+    for (int w = 0; w < warm; w++) {
+        reset_u(g);
+        st = pgpu_solve(s, d_u, d_f, rep);
+        if (!solve_ok(st, accept_nc))
+            return st;
+        CK(cudaStreamSynchronize(g_stream));
+        per = (now_s() - t0) / (w + 1);
+        if (per * (w + 1) > ROW_BUDGET_S / 3)
+            break; /* a slow solve: one warm-up is enough */
+    }
+    /* Fewer repeats for slow solves, so that one row stays near
+     * ROW_BUDGET_S: at least 3, or 1 when one solve takes over a third. */
+    if (per > 0 && per * reps > ROW_BUDGET_S) {
+        int fit = (int)(ROW_BUDGET_S / per);
+        int lo = per > ROW_BUDGET_S / 3 ? 1 : (reps < 3 ? reps : 3);
+        reps = fit < lo ? lo : fit;
+    }
+    for (int r = 0; r < reps; r++) {
+        reset_u(g);
+        CK(cudaEventRecord(g_ev0[r], g_stream));
+        st = pgpu_solve(s, d_u, d_f, rep);
+        CK(cudaEventRecord(g_ev1[r], g_stream));
+        if (!solve_ok(st, accept_nc))
+            return st;
+    }
+    *ms = events_median(reps);
+    return PGPU_SUCCESS;
+}
+
+/* ---- rows --------------------------------------------------------------- */
+
+typedef struct {
+    char scen[16], grid[24], method[12], prec[8];
+    int iters;      /* iterations the time covers */
+    double ms;      /* median device time, ms */
+    int64_t pts;    /* interior points (0: no rate) */
+    double bytes_per_iter; /* effective bytes per iteration (0: none) */
+    double err, res;       /* NaN: '-' */
+    const char *fail;      /* NULL, "unsupported" or "error" */
+    char note[160];
+} row_t;
+
+static row_t new_row(const char *scen, const grid_t *g, const char *method)
+{
+    row_t r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.scen, sizeof r.scen, "%s", scen);
+    snprintf(r.method, sizeof r.method, "%s", method);
+    if (g) {
+        grid_name(g, r.grid, sizeof r.grid);
+        snprintf(r.prec, sizeof r.prec, "%s", pname(g->esz));
+        r.pts = npoints(g);
+    }
+    r.iters = 1;
+    r.ms = NAN;
+    r.err = r.res = NAN;
+    return r;
+}
+
+static void set_words(row_t *r, const grid_t *g, double words)
+{
+    r->bytes_per_iter = words * (double)g->esz * (double)npoints(g);
+}
+
+#ifdef __GNUC__
+static void note_add(row_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#endif
+
+static void note_add(row_t *r, const char *fmt, ...)
+{
+    size_t len = strlen(r->note);
+    if (len + 2 >= sizeof r->note)
+        return;
+    if (len > 0) {
+        r->note[len++] = ';';
+        r->note[len++] = ' ';
+        r->note[len] = '\0';
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->note + len, sizeof r->note - len, fmt, ap);
+    va_end(ap);
+}
+
+static void mark_fail(row_t *r, pgpu_status st, const char *detail)
+{
+    r->fail = st == PGPU_ERROR_UNSUPPORTED ? "unsupported" : "error";
+    r->ms = NAN;
+    if (detail && *detail)
+        note_add(r, "%s: %.100s", pgpu_status_string(st), detail);
+    else
+        note_add(r, "%s", pgpu_status_string(st));
+}
+
+static void fmt_num(char *s, size_t n, const char *fmt, double v)
+{
+    if (isnan(v))
+        snprintf(s, n, "-");
+    else
+        snprintf(s, n, fmt, v);
+}
+
+static void csv_num(FILE *f, const char *fmt, double v)
+{
+    if (!isnan(v))
+        fprintf(f, fmt, v);
+    fputc(',', f);
+}
+
+static void print_header(void)
+{
+    printf("%-9s %-9s %-7s %-4s %5s %11s %9s %7s %5s %9s %9s  %s\n", "scenario", "grid",
+           "method", "prec", "iters", "time_ms", "Mpts/s", "GB/s", "%copy", "error", "relres",
+           "note");
+    if (g_csv)
+        fprintf(g_csv, "scenario,grid,method,precision,iterations,time_ms,mpoints_per_s,"
+                       "eff_gb_s,pct_copy,error,rel_residual,status,note\n");
+}
+
+static void print_row(const row_t *r)
+{
+    int ok = r->fail == NULL && !isnan(r->ms) && r->ms > 0.0;
+    double sec = ok ? r->ms * 1e-3 : NAN;
+    double mpts = ok && r->pts > 0 ? (double)r->pts * r->iters / sec * 1e-6 : NAN;
+    double gbs = ok && r->bytes_per_iter > 0 ? r->bytes_per_iter * r->iters / sec * 1e-9 : NAN;
+    double pct = !isnan(gbs) && g_copy_gbs > 0 ? 100.0 * gbs / g_copy_gbs : NAN;
+    char it[16], t[24], m[24], b[24], p[24], e[24], s[24];
+    if (r->fail)
+        snprintf(it, sizeof it, "-");
+    else
+        snprintf(it, sizeof it, "%d", r->iters);
+    if (r->fail)
+        snprintf(t, sizeof t, "%s", r->fail);
+    else
+        fmt_num(t, sizeof t, "%.4g", r->ms);
+    fmt_num(m, sizeof m, "%.0f", mpts);
+    fmt_num(b, sizeof b, "%.0f", gbs);
+    fmt_num(p, sizeof p, "%.1f", pct);
+    fmt_num(e, sizeof e, "%.2e", r->err);
+    fmt_num(s, sizeof s, "%.2e", r->res);
+    printf("%-9s %-9s %-7s %-4s %5s %11s %9s %7s %5s %9s %9s  %s\n", r->scen, r->grid,
+           r->method, r->prec[0] ? r->prec : "-", it, t, m, b, p, e, s, r->note);
+    fflush(stdout);
+    if (g_csv) {
+        fprintf(g_csv, "%s,%s,%s,%s,", r->scen, r->grid, r->method, r->prec);
+        if (r->fail)
+            fputc(',', g_csv);
+        else
+            fprintf(g_csv, "%d,", r->iters);
+        csv_num(g_csv, "%.6g", r->fail ? NAN : r->ms);
+        csv_num(g_csv, "%.6g", mpts);
+        csv_num(g_csv, "%.6g", gbs);
+        csv_num(g_csv, "%.4g", pct);
+        csv_num(g_csv, "%.6e", r->err);
+        csv_num(g_csv, "%.6e", r->res);
+        fprintf(g_csv, "%s,\"", r->fail ? r->fail : "ok");
+        for (const char *c = r->note; *c; c++) {
+            if (*c == '"')
+                fputc('"', g_csv);
+            fputc(*c, g_csv);
+        }
+        fprintf(g_csv, "\"\n");
+        fflush(g_csv);
+    }
+}
+
+/* ---- remembered times (for sweep-equivalents and shares) ---------------- */
+
+typedef struct { int64_t n; int esz; double ms; } memo_t;
+static memo_t g_sweep[16], g_vcyc[16];
+static int g_nsweep, g_nvcyc;
+
+static void memo_put(memo_t *m, int *cnt, int64_t n, int esz, double ms)
+{
+    if (*cnt < 16) {
+        m[*cnt].n = n;
+        m[*cnt].esz = esz;
+        m[*cnt].ms = ms;
+        (*cnt)++;
+    }
+}
+
+static double memo_get(const memo_t *m, int cnt, int64_t n, int esz)
+{
+    for (int i = 0; i < cnt; i++)
+        if (m[i].n == n && m[i].esz == esz)
+            return m[i].ms;
+    return NAN;
+}
+
+static void note_sweep_eq(row_t *r, const grid_t *g, double ms)
+{
+    double sw = memo_get(g_sweep, g_nsweep, g->nx, g->esz);
+    if (!isnan(sw) && sw > 0 && !isnan(ms))
+        note_add(r, "sweep-eq %.1f", ms / sw);
+}
+
+static void note_l2(row_t *r, const grid_t *g)
+{
+    if (g_l2 > 0 && 3 * nbytes(g) <= g_l2)
+        note_add(r, "u,f fit in L2");
+}
+
+/* ---- copy bandwidth ----------------------------------------------------- */
+
+static void bench_copy(size_t bytes)
+{
+    CK(cudaMemsetAsync(d_u0, 0x3c, bytes, g_stream));
+    for (int w = 0; w < 3; w++)
+        CK(cudaMemcpyAsync(d_u, d_u0, bytes, cudaMemcpyDeviceToDevice, g_stream));
+    int reps = 20;
+    for (int r = 0; r < reps; r++) {
+        CK(cudaEventRecord(g_ev0[r], g_stream));
+        CK(cudaMemcpyAsync(d_u, d_u0, bytes, cudaMemcpyDeviceToDevice, g_stream));
+        CK(cudaEventRecord(g_ev1[r], g_stream));
+    }
+    double ms = events_median(reps);
+    g_copy_gbs = 2.0 * (double)bytes / (ms * 1e-3) * 1e-9;
+    g_uinit = -1; /* d_u0 overwritten */
+    printf("copy bandwidth: %.0f GB/s (cudaMemcpyAsync D2D of %.2f GiB, read + write, median of %d)\n\n",
+           g_copy_gbs, (double)bytes / (1 << 30), reps);
+
+    row_t r = new_row("copy", NULL, "memcpy");
+    snprintf(r.grid, sizeof r.grid, "%.0fMiB", (double)bytes / (1 << 20));
+    r.ms = ms;
+    r.bytes_per_iter = 2.0 * (double)bytes;
+    note_add(&r, "D2D copy, bytes read + written");
+    print_header();
+    print_row(&r);
+}
+
+/* ---- issue 2: sweeps ---------------------------------------------------- */
+
+static const char *mname(unsigned m)
+{
+    switch (m) {
+    case PGPU_JACOBI: return "jacobi";
+    case PGPU_RBGS: return "rbgs";
+    case PGPU_VCYCLE: return "vcycle";
+    case PGPU_FMG: return "fmg";
+    case PGPU_FFT: return "fft";
+    default: return "?";
+    }
+}
+
+/* A PGPU_FIXED solve of k iterations of method on prob, timed; the row's
+ * time is per 'per' iterations (per == k: the whole solve). */
+static double run_fixed(const char *scen, unsigned method, int prob, const grid_t *g, int init,
+                        int k, int per, double words, int want_err, row_t *out)
+{
+    row_t r = new_row(scen, g, mname(method));
+    set_words(&r, g, words);
+    set_rhs(prob, g);
+    set_guess(init, g);
+    pgpu_config c = prob_config(prob, g, method | PGPU_FIXED);
+    c.max_iterations = k;
+    pgpu_solver *s = NULL;
+    pgpu_status st = pgpu_create(&c, &s);
+    if (st != PGPU_SUCCESS) {
+        mark_fail(&r, st, pgpu_last_error(NULL));
+        *out = r;
+        return NAN;
+    }
+    double ms = NAN;
+    pgpu_report rep;
+    st = time_solve(s, g, g_warm, g_reps, 0, &ms, &rep);
+    if (st != PGPU_SUCCESS) {
+        mark_fail(&r, st, pgpu_last_error(s));
+    } else {
+        r.iters = per;
+        r.ms = ms * per / k;
+        if (want_err) {
+            r.err = max_error(g);
+            r.res = residual(s);
+        }
+    }
+    pgpu_destroy(s);
+    *out = r;
+    return r.ms;
+}
+
+static void bench_sweeps(const int64_t *sizes, int nsizes)
+{
+    for (int si = 0; si < nsizes; si++)
+        for (int pi = 0; pi < 2; pi++) {
+            grid_t g = grid3(sizes[si], pi ? 8 : 4);
+            unsigned methods[2] = {PGPU_JACOBI, PGPU_RBGS};
+            for (int mi = 0; mi < 2; mi++) {
+                row_t r;
+                double ms = run_fixed("sweep", methods[mi], PROB_DIR, &g, INIT_RAND, SWEEP_K, 1,
+                                      3.0, 0, &r);
+                if (!r.fail) {
+                    note_add(&r, "%d-iter fixed solve / %d", SWEEP_K, SWEEP_K);
+                    note_l2(&r, &g);
+                    if (methods[mi] == PGPU_JACOBI)
+                        memo_put(g_sweep, &g_nsweep, g.nx, g.esz, ms);
+                    else
+                        note_sweep_eq(&r, &g, ms);
+                }
+                print_row(&r);
+            }
+        }
+}
+
+/* Seed 000: 512^3 float, zero start, 41 Jacobi sweeps and 21 RBGS iterations. */
+static void bench_seed000(int64_t n)
+{
+    grid_t g = grid3(n, 4);
+    row_t r;
+    run_fixed("seed000", PGPU_JACOBI, PROB_DIR, &g, INIT_ZERO, 41, 41, 3.0, 1, &r);
+    if (!r.fail)
+        note_add(&r, "u0 = 0; seed: 630 ms on a Titan XP");
+    print_row(&r);
+    run_fixed("seed000", PGPU_RBGS, PROB_DIR, &g, INIT_ZERO, 21, 21, 3.0, 1, &r);
+    if (!r.fail)
+        note_add(&r, "u0 = 0; seed: 476 ms on a Titan XP");
+    print_row(&r);
+}
+
+/* ---- issue 3: multigrid ------------------------------------------------- */
+
+/* Convergence factor per V-cycle from a random start: residuals after
+ * 0..RHO_KMAX single-cycle PGPU_FIXED solves chained on u; the geometric
+ * mean reduction over cycles 3..8, cut where the residual nears rounding
+ * level (below thr * r0).  NaN when it cannot be measured. */
+static double conv_factor(const grid_t *g, int *ka, int *kb)
+{
+    pgpu_config c = prob_config(PROB_DIR, g, PGPU_VCYCLE | PGPU_FIXED);
+    c.max_iterations = 1;
+    pgpu_solver *s = NULL;
+    if (pgpu_create(&c, &s) != PGPU_SUCCESS)
+        return NAN;
+    double r[RHO_KMAX + 1];
+    reset_u(g);
+    r[0] = residual(s);
+    int k;
+    for (k = 1; k <= RHO_KMAX; k++) {
+        if (pgpu_solve(s, d_u, d_f, NULL) != PGPU_SUCCESS)
+            break;
+        r[k] = residual(s);
+    }
+    pgpu_destroy(s);
+    int kmax = k - 1;
+    double thr = g->esz == 4 ? 1e-5 : 1e-12;
+    for (int a = 3; a >= 1; a -= 2) {
+        int b = a;
+        while (b + 1 <= kmax && isfinite(r[b + 1]) && r[b + 1] > thr * r[0])
+            b++;
+        if (b - a >= (a == 3 ? 2 : 1) && r[a] > 0) {
+            *ka = a;
+            *kb = b;
+            return pow(r[b] / r[a], 1.0 / (b - a));
+        }
+    }
+    return NAN;
+}
+
+static void bench_multigrid(const int64_t *sizes, int nsizes, int64_t nbig)
+{
+    for (int si = 0; si < nsizes; si++)
+        for (int pi = 0; pi < 2; pi++) {
+            grid_t g = grid3(sizes[si], pi ? 8 : 4);
+            row_t r;
+            /* V-cycle: time per cycle from a 5-cycle fixed solve. */
+            double ms = run_fixed("vcycle", PGPU_VCYCLE, PROB_DIR, &g, INIT_RAND, VC_K, 1, 3.0, 0, &r);
+            if (!r.fail) {
+                memo_put(g_vcyc, &g_nvcyc, g.nx, g.esz, ms);
+                note_sweep_eq(&r, &g, ms);
+                int a = 0, b = 0;
+                double rho = conv_factor(&g, &a, &b);
+                if (!isnan(rho))
+                    note_add(&r, "rho %.3f (cycles %d-%d, random u0)", rho, a, b);
+                else
+                    note_add(&r, "rho not measured");
+            }
+            print_row(&r);
+            /* FMG: one pass. */
+            ms = run_fixed("fmg", PGPU_FMG, PROB_DIR, &g, INIT_RAND, 1, 1, 2.0, 1, &r);
+            if (!r.fail)
+                note_sweep_eq(&r, &g, ms);
+            print_row(&r);
+        }
+
+    /* Share of a big V-cycle spent on levels below 32^3: a 16^3 cycle. */
+    for (int pi = 0; pi < 2; pi++) {
+        grid_t g = grid3(16, pi ? 8 : 4);
+        row_t r;
+        double ms = run_fixed("vc-coarse", PGPU_VCYCLE, PROB_DIR, &g, INIT_RAND, VC_K, 1, 3.0, 0, &r);
+        double big = memo_get(g_vcyc, g_nvcyc, nbig, g.esz);
+        if (!r.fail && !isnan(big) && big > 0)
+            note_add(&r, "est. %.1f%% of a %lld^3 cycle below 32^3", 100.0 * ms / big,
+                     (long long)nbig);
+        print_row(&r);
+    }
+
+    /* Time to a relative residual of 1e-10, double, zero start. */
+    {
+        grid_t g = grid3(nbig, 8);
+        row_t r = new_row("vc-tol", &g, "vcycle");
+        set_words(&r, &g, 3.0);
+        set_rhs(PROB_DIR, &g);
+        set_guess(INIT_ZERO, &g);
+        pgpu_config c = prob_config(PROB_DIR, &g, PGPU_VCYCLE);
+        c.tolerance = 1e-10;
+        pgpu_solver *s = NULL;
+        pgpu_status st = pgpu_create(&c, &s);
+        if (st != PGPU_SUCCESS) {
+            mark_fail(&r, st, pgpu_last_error(NULL));
+        } else {
+            double ms = NAN;
+            pgpu_report rep;
+            memset(&rep, 0, sizeof rep);
+            st = time_solve(s, &g, 1, g_quick ? 2 : 5, 1, &ms, &rep);
+            if (st != PGPU_SUCCESS) {
+                mark_fail(&r, st, pgpu_last_error(s));
+            } else {
+                r.iters = rep.iterations;
+                r.ms = ms;
+                r.err = max_error(&g);
+                r.res = residual(s);
+                note_add(&r, "tol 1e-10, u0 = 0; report %.4g ms", rep.seconds * 1e3);
+                if (rep.status == PGPU_ERROR_NOT_CONVERGED)
+                    note_add(&r, "NOT CONVERGED");
+                note_sweep_eq(&r, &g, ms);
+            }
+            pgpu_destroy(s);
+        }
+        print_row(&r);
+    }
+}
+
+/* ---- issue 4: FFT ------------------------------------------------------- */
+
+/* Median time (ms) of a cuFFT R2C + C2R pair (D2Z + Z2D in double) of n^3,
+ * out of place; the real input is never overwritten. */
+static double time_cufft_pair(int64_t n, int esz)
+{
+    size_t real = (size_t)(n * n * n) * (size_t)esz;
+    size_t cplx = (size_t)(n * n * (n / 2 + 1)) * 2u * (size_t)esz;
+    void *in = NULL, *c = NULL, *out = NULL;
+    CK(cudaMalloc(&in, real));
+    CK(cudaMalloc(&c, cplx));
+    CK(cudaMalloc(&out, real));
+    /* random input through the host buffer */
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    for (int64_t i = 0; i < n * n * n; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        h_store(esz, i, (double)(x >> 11) * 0x1p-52 - 1.0);
+    }
+    upload(in, real);
+    cufftHandle fwd, inv;
+    CKFFT(cufftPlan3d(&fwd, (int)n, (int)n, (int)n, esz == 4 ? CUFFT_R2C : CUFFT_D2Z));
+    CKFFT(cufftPlan3d(&inv, (int)n, (int)n, (int)n, esz == 4 ? CUFFT_C2R : CUFFT_Z2D));
+    CKFFT(cufftSetStream(fwd, g_stream));
+    CKFFT(cufftSetStream(inv, g_stream));
+    for (int r = 0; r < g_warm + g_reps; r++) {
+        int t = r - g_warm;
+        if (t >= 0)
+            CK(cudaEventRecord(g_ev0[t], g_stream));
+        if (esz == 4) {
+            CKFFT(cufftExecR2C(fwd, (cufftReal *)in, (cufftComplex *)c));
+            CKFFT(cufftExecC2R(inv, (cufftComplex *)c, (cufftReal *)out));
+        } else {
+            CKFFT(cufftExecD2Z(fwd, (cufftDoubleReal *)in, (cufftDoubleComplex *)c));
+            CKFFT(cufftExecZ2D(inv, (cufftDoubleComplex *)c, (cufftDoubleReal *)out));
+        }
+        if (t >= 0)
+            CK(cudaEventRecord(g_ev1[t], g_stream));
+    }
+    double ms = events_median(g_reps);
+    CKFFT(cufftDestroy(fwd));
+    CKFFT(cufftDestroy(inv));
+    CK(cudaFree(in));
+    CK(cudaFree(c));
+    CK(cudaFree(out));
+    return ms;
+}
+
+static void bench_fft3d(const int64_t *sizes, int nsizes)
+{
+    for (int si = 0; si < nsizes; si++)
+        for (int pi = 0; pi < 2; pi++) {
+            int esz = pi ? 8 : 4;
+            grid_t g = grid3(sizes[si], esz);
+            double pair = time_cufft_pair(g.nx, esz);
+            for (int prob = PROB_DIR; prob <= PROB_PER; prob++) {
+                row_t r;
+                double ms = run_fixed(prob == PROB_DIR ? "fft-dir" : "fft-per", PGPU_FFT, prob, &g,
+                                      INIT_RAND, 1, 1, 2.0, 1, &r);
+                if (!r.fail)
+                    note_add(&r, "cufft pair %.4g ms, x%.2f", pair, ms / pair);
+                else
+                    note_add(&r, "cufft pair %.4g ms", pair);
+                print_row(&r);
+            }
+        }
+}
+
+/* Seed 001: 2D double, Dirichlet; time per solve from a graph of 100
+ * PGPU_FIXED solves (plain launches if capture fails). */
+static void bench_fft2d(int64_t n)
+{
+    grid_t g = grid2(n, 8);
+    row_t r = new_row("fft2d", &g, "fft");
+    set_words(&r, &g, 2.0);
+    set_rhs(PROB_DIR, &g);
+    set_guess(INIT_RAND, &g);
+    pgpu_config c = prob_config(PROB_DIR, &g, PGPU_FFT | PGPU_FIXED);
+    pgpu_solver *s = NULL;
+    pgpu_status st = pgpu_create(&c, &s);
+    if (st != PGPU_SUCCESS) {
+        mark_fail(&r, st, pgpu_last_error(NULL));
+        print_row(&r);
+        return;
+    }
+    /* warm-up outside any capture; also says whether the method is there */
+    for (int w = 0; w < g_warm; w++) {
+        reset_u(&g);
+        st = pgpu_solve(s, d_u, d_f, NULL);
+        if (st != PGPU_SUCCESS) {
+            mark_fail(&r, st, pgpu_last_error(s));
+            pgpu_destroy(s);
+            print_row(&r);
+            return;
+        }
+    }
+    CK(cudaStreamSynchronize(g_stream));
+
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    const char *why = NULL;
+    char whybuf[128];
+    CK(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeGlobal));
+    for (int i = 0; i < GRAPH_SOLVES && st == PGPU_SUCCESS; i++)
+        st = pgpu_solve(s, d_u, d_f, NULL);
+    cudaError_t ce = cudaStreamEndCapture(g_stream, &graph);
+    if (st != PGPU_SUCCESS) {
+        snprintf(whybuf, sizeof whybuf, "%s: %s", pgpu_status_string(st), pgpu_last_error(s));
+        why = whybuf;
+    } else if (ce != cudaSuccess) {
+        why = cudaGetErrorString(ce);
+    } else if ((ce = cudaGraphInstantiateWithFlags(&exec, graph, 0)) != cudaSuccess) {
+        why = cudaGetErrorString(ce);
+    }
+    st = PGPU_SUCCESS; /* a failed capture falls back to plain solves */
+    if (why) {
+        (void)cudaGetLastError(); /* capture errors are not sticky; clear */
+        if (exec)
+            CK(cudaGraphExecDestroy(exec));
+        if (graph)
+            CK(cudaGraphDestroy(graph));
+        exec = NULL;
+        graph = NULL;
+    }
+
+    for (int i = 0; i < g_warm + g_reps; i++) {
+        int t = i - g_warm;
+        reset_u(&g);
+        if (t >= 0)
+            CK(cudaEventRecord(g_ev0[t], g_stream));
+        if (exec) {
+            CK(cudaGraphLaunch(exec, g_stream));
+        } else {
+            for (int k = 0; k < GRAPH_SOLVES; k++) {
+                st = pgpu_solve(s, d_u, d_f, NULL);
+                if (st != PGPU_SUCCESS)
+                    break;
+            }
+        }
+        if (t >= 0)
+            CK(cudaEventRecord(g_ev1[t], g_stream));
+        if (st != PGPU_SUCCESS)
+            break;
+    }
+    if (st != PGPU_SUCCESS) {
+        mark_fail(&r, st, pgpu_last_error(s));
+    } else {
+        r.ms = events_median(g_reps) / GRAPH_SOLVES;
+        r.err = max_error(&g);
+        r.res = residual(s);
+        if (exec)
+            note_add(&r, "graph of %d solves, per solve", GRAPH_SOLVES);
+        else
+            note_add(&r, "capture failed (%.60s): %d plain solves, per solve", why, GRAPH_SOLVES);
+        note_add(&r, "%lldx%lld nodes", (long long)n + 2, (long long)n + 2);
+    }
+    if (exec)
+        CK(cudaGraphExecDestroy(exec));
+    if (graph)
+        CK(cudaGraphDestroy(graph));
+    pgpu_destroy(s);
+    print_row(&r);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: bench [--quick] [--csv FILE]\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *csv = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) {
+            g_quick = 1;
+        } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
+            csv = argv[++i];
+        } else {
+            usage();
+            return 2;
+        }
+    }
+    double t_start = now_s();
+
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        printf("bench: no CUDA device (%s); skipped\n",
+               e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        return 77;
+    }
+    CK(cudaSetDevice(0));
+    struct cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    int rt = 0, drv = 0;
+    CK(cudaRuntimeGetVersion(&rt));
+    CK(cudaDriverGetVersion(&drv));
+    g_l2 = (size_t)prop.l2CacheSize;
+    printf("device: %s, %d SMs, %.1f GiB, L2 %.0f MiB, sm_%d%d; CUDA runtime %d, driver %d; "
+           "poisson_gpu %d (header %d)%s\n",
+           prop.name, prop.multiProcessorCount, (double)prop.totalGlobalMem / (1 << 30),
+           (double)prop.l2CacheSize / (1 << 20), prop.major, prop.minor, rt, drv, pgpu_version(),
+           PGPU_VERSION, g_quick ? "; --quick" : "");
+
+    if (csv) {
+        g_csv = fopen(csv, "w");
+        if (!g_csv) {
+            fprintf(stderr, "bench: cannot open %s\n", csv);
+            return 1;
+        }
+    }
+    if (g_quick) {
+        g_warm = 1;
+        g_reps = 3;
+    }
+
+    /* Sizes: 128^3 ... 512^3 (quick: 128^3); every array fits g_cap. */
+    static const int64_t full[] = {128, 256, 512}, quick[] = {128};
+    const int64_t *sizes = g_quick ? quick : full;
+    int nsizes = g_quick ? 1 : 3;
+    int64_t nbig = sizes[nsizes - 1];
+    grid_t big = grid3(nbig, 8), big2 = grid2(511, 8);
+    g_cap = nbytes(&big) > nbytes(&big2) ? nbytes(&big) : nbytes(&big2);
+    size_t copy_bytes = g_quick ? ((size_t)256 << 20) : ((size_t)1 << 30);
+    if (g_cap < copy_bytes)
+        g_cap = copy_bytes;
+
+    CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+    for (int i = 0; i < MAXREP; i++) {
+        CK(cudaEventCreate(&g_ev0[i]));
+        CK(cudaEventCreate(&g_ev1[i]));
+    }
+    CK(cudaMalloc(&d_u, g_cap));
+    CK(cudaMalloc(&d_f, g_cap));
+    CK(cudaMalloc(&d_u0, g_cap));
+    CK(cudaMallocHost(&h_buf, g_cap));
+
+    bench_copy(copy_bytes);
+    bench_sweeps(sizes, nsizes);
+    bench_seed000(nbig);
+    bench_multigrid(sizes, nsizes, nbig);
+    bench_fft3d(sizes, nsizes);
+    bench_fft2d(63);
+    bench_fft2d(511);
+
+    CK(cudaFreeHost(h_buf));
+    CK(cudaFree(d_u));
+    CK(cudaFree(d_f));
+    CK(cudaFree(d_u0));
+    for (int i = 0; i < MAXREP; i++) {
+        CK(cudaEventDestroy(g_ev0[i]));
+        CK(cudaEventDestroy(g_ev1[i]));
+    }
+    CK(cudaStreamDestroy(g_stream));
+    if (g_csv && fclose(g_csv) != 0) {
+        fprintf(stderr, "bench: writing %s failed\n", csv);
+        return 1;
+    }
+    printf("\nbench: done in %.0f s\n", now_s() - t_start);
+    return 0;
+}
