@@ -489,16 +489,6 @@ template <class T> __device__ __forceinline__ ColZ<T> col_z(const Grid<T> &g, in
     return c;
 }
 
-// Sum of coefficient * neighbour, in the fixed order x-, x+, y-, y+, z-, z+.
-template <class T>
-__device__ __forceinline__ T stencil_off(const Grid<T> &g, const ColXY<T> &c, const ColZ<T> &z,
-                                         const T *__restrict__ u, int64_t p)
-{
-    T off = c.vxl * u[p + c.nxl] + c.vxh * u[p + c.nxh] + c.vyl * u[p + c.nyl] + c.vyh * u[p + c.nyh];
-    if (g.is3d) off += z.vzl * u[p + z.nzl] + z.vzh * u[p + z.nzh];
-    return off;
-}
-
 // Weighted update shared by Jacobi and red-black: the new value is
 // (1 - w) u + w (b + off) / diag.  A zero diagonal (a single node of a purely
 // periodic/Neumann grid) leaves u as it is.
@@ -1775,7 +1765,7 @@ template <class T> class Solver : public SolverBase {
 
     // building blocks
     pgpu_status check_arrays(const void *u, const void *f);
-    pgpu_status scan(const T *u, const T *f, double &rhs_norm, bool &finite);
+    pgpu_status scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite);
     pgpu_status norm(const T *u, const T *f, double &rn, double &rmax);
     pgpu_status fetch(int slot, int count);
     pgpu_status sweep(Level<T> &L, const T *f, T w);
@@ -1989,9 +1979,9 @@ template <class T> pgpu_status Solver<T>::fetch(int slot, int count)
     return PGPU_SUCCESS;
 }
 
-// Scan f and the boundary data: sets the device mean (shift) and, unless the
-// schedule is fixed, reads back ||b|| and whether everything is finite.
-template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, double &rhs_norm, bool &finite)
+// Scan f and the boundary data: sets the device mean (shift) and, with
+// readback, reads back ||b|| and whether everything is finite.
+template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite)
 {
     const Level<T> &L = lv[0];
     const ColLaunch &c = L.col;
@@ -2001,7 +1991,7 @@ template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, double &r
     PGPU_LAUNCHED();
     rhs_norm = NAN;
     finite = true;
-    if (fixed) return PGPU_SUCCESS;
+    if (!readback) return PGPU_SUCCESS;
     int slot = RES_SCAN;
     if (singular) { // ||b - mean||, summed again rather than by the cancelling formula
         scan_rhs_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, f, d_shift, 1, d_part, c.kchunk, c.nyb, c.nchunks);
@@ -2607,7 +2597,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     double rhs_norm = NAN;
     bool finite = true;
     if (!fixed || (singular && !(method == PGPU_FFT && tri < 0)))
-        PGPU_FORWARD(finish(scan(u, f, rhs_norm, finite)));
+        PGPU_FORWARD(finish(scan(u, f, !fixed, rhs_norm, finite)));
     if (!fixed) {
         if (!finite)
             return finish(record(err, PGPU_ERROR_NONFINITE_INPUT,
@@ -2637,10 +2627,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
         return finish(result);
     if (singular && method != PGPU_FFT) PGPU_FORWARD(finish(remove_mean(u)));
-    if (fixed) {
-        r.iterations = method == PGPU_FFT ? 0 : r.iterations;
-        return finish(result);
-    }
+    if (fixed) return finish(result);
     if (method == PGPU_FFT) {
         double rn, rmax;
         PGPU_FORWARD(finish(norm(u, f, rn, rmax)));
@@ -2690,14 +2677,10 @@ template <class T> pgpu_status Solver<T>::residual(const void *uv, const void *f
     if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
     PGPU_FORWARD(check_arrays(uv, fv));
     const T *u = (const T *)uv, *f = (const T *)fv;
-    const bool was_fixed = fixed;
-    fixed = false; // this query always reads its numbers back
     double bn = 0, rn = 0, rmax = 0;
     bool finite = true;
-    pgpu_status s = scan(u, f, bn, finite);
-    if (s == PGPU_SUCCESS) s = norm(u, f, rn, rmax);
-    fixed = was_fixed;
-    PGPU_FORWARD(s);
+    PGPU_FORWARD(scan(u, f, true, bn, finite));
+    PGPU_FORWARD(norm(u, f, rn, rmax));
     PGPU_RETURN_IF(!finite, PGPU_ERROR_NONFINITE_INPUT, "f or the boundary data hold NaN or Inf");
     *rel = bn > 0 ? rn / bn : rn;
     return PGPU_SUCCESS;
