@@ -31,6 +31,15 @@ namespace pgpu {
 // BX x BY patch of (x, y) columns and walks a chunk of z planes, so the z
 // neighbours of a point stay in registers and x/y neighbours come from L1.
 constexpr int COL_BX = 32, COL_BY = 8;
+// The Jacobi sweep and the residual (column_walk) run 256-thread blocks, 128
+// wide where the rows are long, over short column pieces: many independent
+// threads, each issuing all its loads at once, keep more memory requests in
+// flight than long walks with a look-ahead window, and neighbouring planes
+// come from L2.
+constexpr int WALK_THREADS = 256;
+#ifndef WALK_MINB64
+#define WALK_MINB64 4
+#endif
 // Fused red-black kernel: 16 rows of 32 threads, two points each (see
 // rbgs_kernel).
 constexpr int RB_BY = 16;
@@ -445,6 +454,13 @@ template <class T> struct Grid {
     int64_t oxl, oxh, oyl, oyh, ozl, ozh;
     int dxl, dxh, dyl, dyh, dzl, dzh; // face carries data (Dirichlet or Neumann)
     int dirichlet;                    // bit f: face f (x-, x+, y-, y+, z-, z+) is Dirichlet
+    // Uniform levels (fast != 0): along each axis every coupling between
+    // neighbouring nodes is the same (cx, cy, cz; to 1e-12, the rounding of
+    // the node positions), so a point's coefficients
+    // follow from whether it is on a face; exl.. are c_lo[0] and c_hi[n-1]
+    // (the diagonal's face parts), and the x/y neighbour offsets fit in an int.
+    int fast;
+    T cx, cy, cz, exl, exh, eyl, eyh;
 };
 
 // Per-column (fixed i, j) part of the stencil: value coefficients, neighbour
@@ -525,10 +541,24 @@ struct ColLaunch {
 
 __device__ __forceinline__ bool block_yz(int nyb, int nchunks, int &yb, int &zc)
 {
-    const long long flat = (long long)blockIdx.y + (long long)gridDim.y * blockIdx.z;
-    yb = (int)(flat % nyb);
-    zc = (int)(flat / nyb);
+    if (gridDim.y == (unsigned)nyb) { // the common case: no split needed
+        yb = blockIdx.y;
+        zc = blockIdx.z;
+        return true;
+    }
+    const unsigned flat = blockIdx.y + gridDim.y * blockIdx.z; // < 2^32 by the launch limits
+    yb = (int)(flat % (unsigned)nyb);
+    zc = (int)(flat / (unsigned)nyb);
     return zc < nchunks;
+}
+
+// Plane range of z chunk zc of a walk launch: chunks of kchunk planes start
+// at plane 1 (so that each is one fast group of column_walk); the first also
+// takes plane 0 and the last runs to nz.
+__device__ __forceinline__ void walk_range(int zc, int kchunk, int nchunks, int nz, int &k0, int &k1)
+{
+    k0 = zc == 0 ? 0 : 1 + zc * kchunk;
+    k1 = zc == nchunks - 1 ? nz : 1 + (zc + 1) * kchunk;
 }
 
 // ---- reductions --------------------------------------------------------------
@@ -632,70 +662,123 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
     write_partial(partials, acc);
 }
 
+// The column walk shared by the Jacobi sweep and the residual.  For each
+// plane k in [k0, k1) of column (i, j) it calls
+//     emit(p, centre, rhs, diag, uniform)
+// with p the element index of the point, centre = u there, rhs = (f - shift)
+// + the neighbour terms, diag the diagonal; `uniform` (a compile-time
+// constant after inlining) says that diag is the column's value on the fast
+// range, announced once by emit.uniform_diag(diag, interior) before it
+// (interior: the column touches no x/y face, so diag is the level's interior
+// diagonal), so the caller may use a reciprocal it computed there.
+// Planes 1..nz-2 of a level with g.fast run in groups of G (walk_launch
+// gives each thread one group): the G+2 column values and G values of f a
+// group needs are all loaded before it computes, so they are in flight
+// together; x/y neighbours are the neighbouring threads' column values and
+// come from L1.  The remaining planes (the first, the last, a short tail)
+// take the general path, which handles ghosts, wrapped planes and
+// non-uniform coefficients.
+template <class T> __host__ __device__ constexpr int walk_group() { return sizeof(T) == 4 ? 4 : 2; }
+
+template <class T, class Emit>
+__device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restrict__ u, const T *__restrict__ f,
+                                            int i, int j, int k0, int k1, T shift, Emit &emit)
+{
+    constexpr int G = walk_group<T>();
+    const int64_t sz = g.sz;
+    const int64_t col = g.base + i + (int64_t)j * g.sy;
+    int kg0 = k1, kg1 = k1; // the grouped range [kg0, kg1)
+    if (g.fast) {
+        const int a = max(k0, 1), b = min(k1, g.nz - 1);
+        if (b - a >= G) {
+            kg0 = a;
+            kg1 = a + (b - a) / G * G;
+        }
+    }
+    // (Each part takes its own column coefficients, so that nothing of the
+    // general path stays live in registers across the fast loop.)
+    auto general = [&](int k) {
+        const ColXY<T> c = col_xy(g, i, j);
+        const int64_t p = col + (int64_t)k * sz;
+        const T *s = u + p;
+        T off = c.vxl * s[c.nxl] + c.vxh * s[c.nxh] + c.vyl * s[c.nyl] + c.vyh * s[c.nyh];
+        T diag = c.dxy;
+        if (g.is3d) {
+            const ColZ<T> z = col_z(g, k);
+            off += z.vzl * s[z.nzl] + z.vzh * s[z.nzh];
+            diag += z.dz;
+        }
+        emit(p, s[0], (f[p] - shift) + off, diag, false);
+    };
+    for (int k = k0; k < kg0; ++k) general(k);
+    if (kg0 < kg1) {
+        // A uniform level's coefficients, without table loads.
+        const bool xlo = i > 0, xhi = i < g.nx - 1, ylo = j > 0, yhi = j < g.ny - 1;
+        ColXY<T> c;
+        c.vxl = xlo ? g.cx : g.gxl;
+        c.vxh = xhi ? g.cx : g.gxh;
+        c.vyl = ylo ? g.cy : g.gyl;
+        c.vyh = yhi ? g.cy : g.gyh;
+        c.dxy = ((xlo ? g.cx : g.exl) + (xhi ? g.cx : g.exh)) + ((ylo ? g.cy : g.eyl) + (yhi ? g.cy : g.eyh));
+        const int nxl = xlo ? -1 : (int)g.oxl, nxh = xhi ? 1 : (int)g.oxh;
+        const int nyl = ylo ? -(int)g.sy : (int)g.oyl, nyh = yhi ? (int)g.sy : (int)g.oyh;
+        const T cz = g.cz;
+        const T diag = c.dxy + (cz + cz);
+        emit.uniform_diag(diag, xlo && xhi && ylo && yhi);
+        for (int64_t p = col + (int64_t)kg0 * sz, k = kg0; k < kg1; k += G, p += G * sz) {
+            const T *s = u + p, *fp = f + p;
+            T zw[G + 2], fw[G]; // planes k-1 .. k+G of the column; f at k .. k+G-1
+#pragma unroll
+            for (int q = 0; q < G + 2; ++q) zw[q] = s[(q - 1) * sz];
+#pragma unroll
+            for (int q = 0; q < G; ++q) fw[q] = fp[q * sz];
+#pragma unroll
+            for (int q = 0; q < G; ++q) {
+                const T *sq = s + q * sz;
+                T off = c.vxl * sq[nxl] + c.vxh * sq[nxh] + c.vyl * sq[nyl] + c.vyh * sq[nyh];
+                off += cz * zw[q] + cz * zw[q + 2];
+                emit(p + q * sz, zw[q + 1], (fw[q] - shift) + off, diag, true);
+            }
+        }
+    }
+    for (int k = kg1; k < k1; ++k) general(k);
+}
+
+template <class T, bool WRITE, bool REDUCE> struct ResidualEmit {
+    T *r;
+    Red3 *acc;
+    __device__ void uniform_diag(T, bool) {}
+    __device__ void operator()(int64_t p, T centre, T rhs, T diag, bool)
+    {
+        const T res = rhs - diag * centre;
+        if (WRITE) r[p] = res;
+        if (REDUCE) {
+            const double dd = (double)res;
+            acc->s1 += dd * dd;
+            const double aa = fabs(dd);
+            acc->m = (aa >= acc->m || aa != aa) ? aa : acc->m;
+        }
+    }
+};
+
 // Residual r = b + off - diag * u with b = f - shift.  WRITE stores r (in the
 // layout of u) for the multigrid restriction; REDUCE sums r^2 and max |r|.
-// Same column walk and look-ahead window as jacobi_kernel.
 template <class T, bool WRITE, bool REDUCE>
-__global__ void __launch_bounds__(COL_BX *COL_BY)
+__global__ void __launch_bounds__(WALK_THREADS, sizeof(T) == 4 ? 6 : WALK_MINB64)
     residual_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
                     const T *__restrict__ shiftp, T *__restrict__ r, double *partials, int kchunk, int nyb,
                     int nchunks)
 {
     int yb, zc;
     const bool blk = block_yz(nyb, nchunks, yb, zc);
-    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = yb * blockDim.y + threadIdx.y;
     Red3 acc{0, 0, 0};
     if (blk && i < g.nx && j < g.ny) {
         const T shift = shiftp ? *shiftp : T(0);
-        const ColXY<T> c = col_xy(g, i, j);
-        const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
-        const int64_t sz = g.sz;
-        const int64_t p0 = g.base + i + (int64_t)j * g.sy;
-        const T *s = u + p0 + (int64_t)k0 * sz;
-        const T *fp = f + p0 + (int64_t)k0 * sz;
-        T *rp = r ? r + p0 + (int64_t)k0 * sz : nullptr;
-        auto plane = [&](int m) {
-            bool ok;
-            const int64_t o = plane_off(g, m, ok);
-            return ok ? u[p0 + o] : T(0);
-        };
-        T below = k0 > 0 ? s[-sz] : plane(k0 - 1);
-        T centre = s[0];
-        T above = k0 + 1 < g.nz ? s[sz] : plane(k0 + 1);
-        T fc = fp[0];
-        for (int k = k0; k < k1; ++k, s += sz, fp += sz) {
-            const T ahead = k + 2 < g.nz ? s[2 * sz] : plane(k + 2);
-            const T fn = k + 1 < k1 ? fp[sz] : T(0);
-            T vzl, vzh, dz;
-            if (k > 0 && k < g.nz - 1) {
-                vzl = g.czl[k];
-                vzh = g.czh[k];
-                dz = vzl + vzh;
-            } else {
-                const ColZ<T> z = col_z(g, k);
-                vzl = z.vzl;
-                vzh = z.vzh;
-                dz = z.dz;
-            }
-            T off = c.vxl * s[c.nxl] + c.vxh * s[c.nxh] + c.vyl * s[c.nyl] + c.vyh * s[c.nyh];
-            if (g.is3d) off += vzl * below + vzh * above;
-            else dz = T(0);
-            const T res = (fc - shift) + off - (c.dxy + dz) * centre;
-            if (WRITE) {
-                *rp = res;
-                rp += sz;
-            }
-            if (REDUCE) {
-                const double dd = (double)res;
-                acc.s1 += dd * dd;
-                const double aa = fabs(dd);
-                acc.m = (aa >= acc.m || aa != aa) ? aa : acc.m;
-            }
-            below = centre;
-            centre = above;
-            above = ahead;
-            fc = fn;
-        }
+        int k0, k1;
+        walk_range(zc, kchunk, nchunks, g.nz, k0, k1);
+        ResidualEmit<T, WRITE, REDUCE> emit{r, &acc};
+        column_walk(g, u, f, i, j, k0, k1, shift, emit);
     }
     if (REDUCE) write_partial(partials, acc);
 }
@@ -751,62 +834,35 @@ template <class T> __device__ __forceinline__ int64_t plane_off(const Grid<T> &g
     return 0;
 }
 
-// Weighted Jacobi sweep, src -> dst.  Each thread walks a column of one z
-// chunk.  Its own column's values run through a register window two planes
-// ahead of the plane being updated, so the loads that go to memory are issued
-// well before they are needed, and the x/y neighbours (loaded by the
-// neighbouring threads as their look-ahead) come from L1.  Interior planes
-// take a branch-light path; only the chunk ends look at ghost or wrapped
-// planes.  Traffic: read src, read f, write dst -- three words per point.
+template <class T> struct JacobiEmit {
+    T *dst;
+    T omega, keep, scale_interior, scale;
+    __device__ void uniform_diag(T diag, bool interior) { scale = interior ? scale_interior : omega / diag; }
+    __device__ void operator()(int64_t p, T centre, T rhs, T diag, bool uniform)
+    {
+        dst[p] = uniform ? keep * centre + rhs * scale : relax(centre, rhs, diag, omega);
+    }
+};
+
+// Weighted Jacobi sweep, src -> dst, one column piece per thread
+// (column_walk).  On the fast range the division by the diagonal is a
+// multiplication by omega / diag: scale_interior (interior_scale) for
+// columns off the x/y faces, computed once per column on the others.  Traffic: read src, read f, write
+// dst -- three words per point.
 template <class T>
-__global__ void __launch_bounds__(COL_BX *COL_BY, 4)
+__global__ void __launch_bounds__(WALK_THREADS, sizeof(T) == 4 ? 6 : WALK_MINB64)
     jacobi_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
-                  const T *__restrict__ shiftp, T omega, int kchunk, int nyb, int nchunks)
+                  const T *__restrict__ shiftp, T omega, T scale_interior, int kchunk, int nyb, int nchunks)
 {
     int yb, zc;
     if (!block_yz(nyb, nchunks, yb, zc)) return;
-    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = yb * blockDim.y + threadIdx.y;
     if (i >= g.nx || j >= g.ny) return;
     const T shift = shiftp ? *shiftp : T(0);
-    const ColXY<T> c = col_xy(g, i, j);
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
-    const int64_t sz = g.sz;
-    const T *s = src + g.base + i + (int64_t)j * g.sy + (int64_t)k0 * sz; // plane k of the column
-    T *d = dst + (s - src);
-    const T *fp = f + (s - src);
-    const T *col = src + g.base + i + (int64_t)j * g.sy;
-    auto plane = [&](int m) { // value of the column at any plane m (ghost / wrapped / none)
-        bool ok;
-        const int64_t o = plane_off(g, m, ok);
-        return ok ? col[o] : T(0);
-    };
-    T below = k0 > 0 ? s[-sz] : plane(k0 - 1);
-    T centre = s[0];
-    T above = k0 + 1 < g.nz ? s[sz] : plane(k0 + 1);
-    T fc = fp[0];
-    for (int k = k0; k < k1; ++k, s += sz, d += sz, fp += sz) {
-        const T ahead = k + 2 < g.nz ? s[2 * sz] : plane(k + 2);
-        const T fn = k + 1 < k1 ? fp[sz] : T(0);
-        T vzl, vzh, dz;
-        if (k > 0 && k < g.nz - 1) {
-            vzl = g.czl[k];
-            vzh = g.czh[k];
-            dz = vzl + vzh;
-        } else {
-            const ColZ<T> z = col_z(g, k);
-            vzl = z.vzl;
-            vzh = z.vzh;
-            dz = z.dz;
-        }
-        T off = c.vxl * s[c.nxl] + c.vxh * s[c.nxh] + c.vyl * s[c.nyl] + c.vyh * s[c.nyh];
-        if (g.is3d) off += vzl * below + vzh * above;
-        else dz = T(0);
-        d[0] = relax(centre, (fc - shift) + off, c.dxy + dz, omega);
-        below = centre;
-        centre = above;
-        above = ahead;
-        fc = fn;
-    }
+    int k0, k1;
+    walk_range(zc, kchunk, nchunks, g.nz, k0, k1);
+    JacobiEmit<T> emit{dst, omega, T(1) - omega, scale_interior, T(0)};
+    column_walk(g, src, f, i, j, k0, k1, shift, emit);
 }
 
 template <class T> struct Pair;
@@ -880,6 +936,32 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, sizeof(T) == 4 ? 2 : 1)
     const T shift = shiftp ? *shiftp : T(0);
     const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
     const int mstart = g.is3d ? k0 - 1 : k0;
+    // Fast planes (g.fast, planes 2..nz-4: every plane touched is real and
+    // has the uniform z coefficients): branch-free updates with omega / diag
+    // precomputed.  They compute one red and one black value per thread,
+    // which needs the two points of a pair to differ in colour; only a pair
+    // across the seam of an odd periodic axis does not, and a block with one
+    // keeps the general path.
+    const int par0 = (xi[0] + yj) & 1, par1 = (xi[1] + yj) & 1;
+    const bool pair_ok = !(reds[0] && reds[1]) || par0 != par1;
+    const bool fast = __syncthreads_and(pair_ok) && g.fast;
+    const T keep = T(1) - omega;
+    T sc[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) sc[e] = (fast && reds[e]) ? omega / (dxy[e] + (g.cz + g.cz)) : T(0);
+    const int txl = max(tx - 1, 0), txh = min(tx + 1, RB_TX - 1);
+    const int tyl = max(ty - 1, 0), tyh = min(ty + 1, RB_BY - 1);
+    // One point's update from its neighbours in buffer b: plane slot s (x/y
+    // neighbours), sm / sp (planes below / above); element e of the pair.
+    auto fast_update = [&](P2(*b)[RB_BY][RB_TX], int s, int sm, int sp, int e, T fe) {
+        const P2 cc = b[s][ty][tx], lf = b[s][ty][txl], rt = b[s][ty][txh];
+        const P2 dn = b[s][tyl][tx], up = b[s][tyh][tx], bl = b[sm][ty][tx], ab = b[sp][ty][tx];
+        const T xl = e ? cc.x : lf.y, xh = e ? rt.x : cc.y, c0 = e ? cc.y : cc.x;
+        T off = (e ? vxl[1] : vxl[0]) * xl + (e ? vxh[1] : vxh[0]) * xh + (e ? vyl[1] : vyl[0]) * (e ? dn.y : dn.x) +
+                (e ? vyh[1] : vyh[0]) * (e ? up.y : up.x);
+        off += g.cz * (e ? bl.y : bl.x) + g.cz * (e ? ab.y : ab.x);
+        return keep * c0 + ((fe - shift) + off) * (e ? sc[1] : sc[0]);
+    };
     const int mend = g.is3d ? k1 : k0 + 1;
     auto old_at = [&](int m) {
         bool ok = true;
@@ -907,6 +989,38 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, sizeof(T) == 4 ? 2 : 1)
     P2 fq = f_at(mstart - 1), f0 = f_at(mstart);
     __syncthreads();
     for (int m = mstart; m <= mend; ++m) {
+        if (fast && m >= 2 && m + 4 <= g.nz) {
+            ob[(m + 2) & 3][ty][tx] = ro;
+            const int64_t o3 = (int64_t)(m + 3) * g.sz, o1 = (int64_t)(m + 1) * g.sz;
+            ro.x = loads[0] ? src[col[0] + o3] : T(0);
+            ro.y = loads[1] ? src[col[1] + o3] : T(0);
+            P2 fn;
+            fn.x = reds[0] ? f[col[0] + o1] : T(0);
+            fn.y = reds[1] ? f[col[1] + o1] : T(0);
+            const int s0 = m & 3;
+            const bool r0 = reds[0] && ((par0 + m) & 1), r1 = reds[1] && ((par1 + m) & 1);
+            const T rv = fast_update(ob, s0, (m + 3) & 3, (m + 1) & 3, r1, r1 ? f0.y : f0.x);
+            P2 v = ob[s0][ty][tx];
+            if (r0) v.x = rv;
+            if (r1) v.y = rv;
+            hb[s0][ty][tx] = v;
+            __syncthreads();
+            const int q = m - 1;
+            if (q >= k0 && q < k1) {
+                const int hq = (m + 3) & 3;
+                const bool b0 = owner[0] && !((par0 + q) & 1), b1 = owner[1] && !((par1 + q) & 1);
+                const T bv = fast_update(hb, hq, (m + 2) & 3, s0, b1, b1 ? fq.y : fq.x);
+                P2 out = hb[hq][ty][tx];
+                if (b0) out.x = bv;
+                if (b1) out.y = bv;
+                const int64_t oq = (int64_t)q * g.sz;
+                if (owner[0]) dst[col[0] + oq] = out.x;
+                if (owner[1]) dst[col[1] + oq] = out.y;
+            }
+            fq = f0;
+            f0 = fn;
+            continue;
+        }
         ob[(m + 2) & 3][ty][tx] = ro;
         ro = old_at(m + 3);
         const P2 fn = f_at(m + 1); // look-ahead
@@ -1702,7 +1816,33 @@ static ColLaunch col_launch(int nx, int ny, int nz, bool is3d, int tile_x, int t
     if (is3d && L.kchunk < 8) L.kchunk = std::min(8, nz); // a chunk's halo planes cost 2 / kchunk
     L.nchunks = is3d ? (nz + L.kchunk - 1) / L.kchunk : 1;
     const int64_t flat = (int64_t)L.nyb * L.nchunks;
-    const int64_t gy = std::min<int64_t>(flat, 65535);
+    const int64_t gy = L.nyb <= 65535 && L.nchunks <= 65535 ? L.nyb : std::min<int64_t>(flat, 65535);
+    L.grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)((flat + gy - 1) / gy));
+    return L;
+}
+
+// omega / the interior diagonal of a uniform level, rounded as the kernels
+// form the diagonal (0 when the level is not uniform: then unused).
+template <class T> static T interior_scale(const Grid<T> &g, T omega)
+{
+    if (!g.fast) return T(0);
+    const T d = ((g.cx + g.cx) + (g.cy + g.cy)) + (g.cz + g.cz);
+    return omega / d;
+}
+
+// Launch of the column_walk kernels (see WALK_THREADS): chunks of one fast
+// group of planes, numbered as walk_range does.
+static ColLaunch walk_launch(int nx, int ny, int nz, bool is3d, int group)
+{
+    ColLaunch L;
+    const int bx = nx > 64 ? 128 : 32, by = WALK_THREADS / bx;
+    L.block = dim3(bx, by, 1);
+    const int64_t gx = (nx + bx - 1) / bx;
+    L.nyb = (ny + by - 1) / by;
+    L.kchunk = group;
+    L.nchunks = is3d ? std::max(1, (nz - 1 + group - 1) / group) : 1;
+    const int64_t flat = (int64_t)L.nyb * L.nchunks;
+    const int64_t gy = L.nyb <= 65535 && L.nchunks <= 65535 ? L.nyb : std::min<int64_t>(flat, 65535);
     L.grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)((flat + gy - 1) / gy));
     return L;
 }
@@ -1715,7 +1855,7 @@ template <class T> struct Level {
     T *u = nullptr, *t = nullptr, *f = nullptr; // level 0: t only (u, f are the user's)
     int cur = 0;                                // which of u (0) / t (1) holds the iterate
     Xfer<T> x{};                                // to the next coarser level
-    ColLaunch col{}, rb{};
+    ColLaunch col{}, rb{}, walk{};
     int64_t elems = 0; // array length, ghosts included
     double npts = 0;
     T *iter() const { return cur ? t : u; }
@@ -1923,10 +2063,35 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
         g.dxl = (data_faces >> 0) & 1; g.dxh = (data_faces >> 1) & 1;
         g.dyl = (data_faces >> 2) & 1; g.dyh = (data_faces >> 3) & 1;
         g.dzl = (data_faces >> 4) & 1; g.dzh = (data_faces >> 5) & 1;
+        { // see Grid::fast
+            T cu[3] = {T(0), T(0), T(0)};
+            bool uniform = true;
+            for (int d = 0; d < 3; ++d) {
+                const std::vector<double> &lo = ac[d].c_lo, &hi = ac[d].c_hi;
+                const int n = (int)lo.size();
+                if (d == 2 && !is3d) continue;
+                // Node positions carry rounding, so couplings of a uniform axis
+                // differ in the last bits; equal to 1e-12 counts as uniform.
+                if (n > 1) cu[d] = (T)lo[1];
+                const double ref = n > 1 ? lo[1] : 0.0, tol = 1e-12 * std::fabs(ref);
+                for (int q = 0; q + 1 < n; ++q)
+                    uniform = uniform && std::fabs(hi[q] - ref) <= tol && std::fabs(lo[q + 1] - ref) <= tol;
+            }
+            const bool fits = std::max<int64_t>(g.ny, 2) * g.sy < INT32_MAX && g.nx < INT32_MAX;
+            g.fast = uniform && fits;
+            g.cx = cu[0];
+            g.cy = cu[1];
+            g.cz = cu[2];
+            g.exl = (T)ac[0].c_lo[0];
+            g.exh = (T)ac[0].c_hi[g.nx - 1];
+            g.eyl = (T)ac[1].c_lo[0];
+            g.eyh = (T)ac[1].c_hi[g.ny - 1];
+        }
         g.dirichlet = 0;
         for (int fc = 0; fc < nfaces; ++fc)
             if (c.bc[fc] == PGPU_BC_DIRICHLET) g.dirichlet |= 1 << fc;
         L.col = col_launch(g.nx, g.ny, g.nz, is3d, COL_BX, COL_BY, COL_BX, COL_BY, sms);
+        L.walk = walk_launch(g.nx, g.ny, g.nz, is3d, walk_group<T>());
         L.rb = col_launch(g.nx, g.ny, g.nz, is3d, RB_OX, RB_OY, RB_TX, RB_BY, sms);
         if (l + 1 < nl) {
             Xfer<T> &x = L.x;
@@ -1957,7 +2122,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             PGPU_CUDA(cudaMemset(L.f, 0, bytes));
         }
     }
-    nparts = blocks_of(lv[0].col);
+    nparts = std::max(blocks_of(lv[0].col), blocks_of(lv[0].walk));
     PGPU_FORWARD(mem.alloc(err, (void **)&d_part, nparts * 3 * sizeof(double), "reduction partials"));
     PGPU_FORWARD(mem.alloc(err, (void **)&d_res, RES_COUNT * sizeof(double), "reduction results"));
     PGPU_FORWARD(mem.alloc(err, (void **)&d_shift, sizeof(T), "the right-hand side mean"));
@@ -1987,7 +2152,7 @@ template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, bool read
     const ColLaunch &c = L.col;
     scan_rhs_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, f, d_shift, 0, d_part, c.kchunk, c.nyb, c.nchunks);
     PGPU_LAUNCHED();
-    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, nparts, d_res + RES_SCAN, FINAL_SHIFT, L.npts, singular, d_shift);
+    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, blocks_of(c), d_res + RES_SCAN, FINAL_SHIFT, L.npts, singular, d_shift);
     PGPU_LAUNCHED();
     rhs_norm = NAN;
     finite = true;
@@ -1996,7 +2161,7 @@ template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, bool read
     if (singular) { // ||b - mean||, summed again rather than by the cancelling formula
         scan_rhs_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, f, d_shift, 1, d_part, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
-        final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, nparts, d_res + RES_CENTRED, FINAL_STORE, L.npts, 0, (T *)nullptr);
+        final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, blocks_of(c), d_res + RES_CENTRED, FINAL_STORE, L.npts, 0, (T *)nullptr);
         PGPU_LAUNCHED();
         PGPU_FORWARD(fetch(RES_SCAN, 6));
         slot = RES_CENTRED;
@@ -2012,11 +2177,11 @@ template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, bool read
 template <class T> pgpu_status Solver<T>::norm(const T *u, const T *f, double &rn, double &rmax)
 {
     const Level<T> &L = lv[0];
-    const ColLaunch &c = L.col;
+    const ColLaunch &c = L.walk;
     residual_kernel<T, false, true><<<c.grid, c.block, 0, st>>>(L.g, u, f, d_shift, (T *)nullptr, d_part, c.kchunk,
                                                                 c.nyb, c.nchunks);
     PGPU_LAUNCHED();
-    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, nparts, d_res + RES_NORM, FINAL_STORE, L.npts, 0, (T *)nullptr);
+    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, blocks_of(c), d_res + RES_NORM, FINAL_STORE, L.npts, 0, (T *)nullptr);
     PGPU_LAUNCHED();
     PGPU_FORWARD(fetch(RES_NORM, 3));
     rn = std::sqrt(h_res[RES_NORM + 1]);
@@ -2029,8 +2194,9 @@ template <class T> pgpu_status Solver<T>::sweep(Level<T> &L, const T *f, T w)
 {
     const T *sh = (&L == &lv[0]) ? d_shift : nullptr;
     if (method == PGPU_JACOBI) {
-        const ColLaunch &c = L.col;
-        jacobi_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, sh, w, c.kchunk, c.nyb, c.nchunks);
+        const ColLaunch &c = L.walk;
+        jacobi_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, sh, w, interior_scale(L.g, w),
+                                                     c.kchunk, c.nyb, c.nchunks);
     } else {
         const ColLaunch &c = L.rb;
         rbgs_kernel<T><<<c.grid, c.block, rbgs_smem_bytes<T>(), st>>>(L.g, L.iter(), L.other(), f, sh, w, c.kchunk,
@@ -2065,7 +2231,7 @@ template <class T> pgpu_status Solver<T>::remove_mean(T *u)
     const ColLaunch &c = L.col;
     sum_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, d_part, c.kchunk, c.nyb, c.nchunks);
     PGPU_LAUNCHED();
-    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, nparts, d_res + RES_SUM, FINAL_STORE, L.npts, 0, (T *)nullptr);
+    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, blocks_of(c), d_res + RES_SUM, FINAL_STORE, L.npts, 0, (T *)nullptr);
     PGPU_LAUNCHED();
     interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, u, T(0), d_res + RES_SUM, L.npts, c.kchunk, c.nyb, c.nchunks);
     PGPU_LAUNCHED();
@@ -2127,8 +2293,9 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f)
     Level<T> &L = lv[l];
     const int nl = (int)lv.size();
     if (l == nl - 1) { // one node: a Jacobi step with weight 1 solves it exactly
-        const ColLaunch &c = L.col;
+        const ColLaunch &c = L.walk;
         jacobi_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, l == 0 ? d_shift : nullptr, T(1),
+                                                     interior_scale(L.g, T(1)),
                                                     c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
         L.cur ^= 1;
@@ -2137,7 +2304,7 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f)
     PGPU_FORWARD(smooth(l, f, cfg.pre_smooth));
     Level<T> &C = lv[l + 1];
     {
-        const ColLaunch &c = L.col;
+        const ColLaunch &c = L.walk;
         residual_kernel<T, true, false><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), f, l == 0 ? d_shift : nullptr,
                                                                     L.other(), d_part, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
