@@ -37,9 +37,10 @@ constexpr int COL_BX = 32, COL_BY = 8;
 // flight than long walks with a look-ahead window, and neighbouring planes
 // come from L2.
 constexpr int WALK_THREADS = 256;
-#ifndef WALK_MINB64
-#define WALK_MINB64 4
-#endif
+// Blocks per SM the walk kernels are compiled for (a register budget; in
+// float, 8 blocks' 32 registers made the sweep slower than 6 blocks' 40).
+template <class T> __host__ __device__ constexpr int walk_blocks_sweep() { return sizeof(T) == 4 ? 6 : 4; }
+template <class T> __host__ __device__ constexpr int walk_blocks() { return sizeof(T) == 4 ? 6 : 4; }
 // Fused red-black kernel: 16 rows of 32 threads, two points each (see
 // rbgs_kernel).
 constexpr int RB_BY = 16;
@@ -764,7 +765,7 @@ template <class T, bool WRITE, bool REDUCE> struct ResidualEmit {
 // Residual r = b + off - diag * u with b = f - shift.  WRITE stores r (in the
 // layout of u) for the multigrid restriction; REDUCE sums r^2 and max |r|.
 template <class T, bool WRITE, bool REDUCE>
-__global__ void __launch_bounds__(WALK_THREADS, sizeof(T) == 4 ? 6 : WALK_MINB64)
+__global__ void __launch_bounds__(WALK_THREADS, walk_blocks<T>())
     residual_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
                     const T *__restrict__ shiftp, T *__restrict__ r, double *partials, int kchunk, int nyb,
                     int nchunks)
@@ -850,7 +851,7 @@ template <class T> struct JacobiEmit {
 // columns off the x/y faces, computed once per column on the others.  Traffic: read src, read f, write
 // dst -- three words per point.
 template <class T>
-__global__ void __launch_bounds__(WALK_THREADS, sizeof(T) == 4 ? 6 : WALK_MINB64)
+__global__ void __launch_bounds__(WALK_THREADS, walk_blocks_sweep<T>())
     jacobi_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
                   const T *__restrict__ shiftp, T omega, T scale_interior, int kchunk, int nyb, int nchunks)
 {
@@ -985,18 +986,21 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, sizeof(T) == 4 ? 2 : 1)
     ob[(mstart + 3) & 3][ty][tx] = old_at(mstart - 1);
     ob[mstart & 3][ty][tx] = old_at(mstart);
     ob[(mstart + 1) & 3][ty][tx] = old_at(mstart + 1);
-    P2 ro = old_at(mstart + 2);
-    P2 fq = f_at(mstart - 1), f0 = f_at(mstart);
+    // Loads run two planes ahead of their use: old values of planes m+3 and
+    // m+4 (ra, rb) and f of planes m+1 and m+2 (fa, fb) wait in registers.
+    P2 ra = old_at(mstart + 2), rb = old_at(mstart + 3);
+    P2 fq = f_at(mstart - 1), f0 = f_at(mstart), fa = f_at(mstart + 1);
     __syncthreads();
     for (int m = mstart; m <= mend; ++m) {
-        if (fast && m >= 2 && m + 4 <= g.nz) {
-            ob[(m + 2) & 3][ty][tx] = ro;
-            const int64_t o3 = (int64_t)(m + 3) * g.sz, o1 = (int64_t)(m + 1) * g.sz;
-            ro.x = loads[0] ? src[col[0] + o3] : T(0);
-            ro.y = loads[1] ? src[col[1] + o3] : T(0);
-            P2 fn;
-            fn.x = reds[0] ? f[col[0] + o1] : T(0);
-            fn.y = reds[1] ? f[col[1] + o1] : T(0);
+        if (fast && m >= 2 && m + 5 <= g.nz) {
+            ob[(m + 2) & 3][ty][tx] = ra;
+            ra = rb;
+            const int64_t o4 = (int64_t)(m + 4) * g.sz, o2 = (int64_t)(m + 2) * g.sz;
+            rb.x = loads[0] ? src[col[0] + o4] : T(0);
+            rb.y = loads[1] ? src[col[1] + o4] : T(0);
+            const P2 fn = fa;
+            fa.x = reds[0] ? f[col[0] + o2] : T(0);
+            fa.y = reds[1] ? f[col[1] + o2] : T(0);
             const int s0 = m & 3;
             const bool r0 = reds[0] && ((par0 + m) & 1), r1 = reds[1] && ((par1 + m) & 1);
             const T rv = fast_update(ob, s0, (m + 3) & 3, (m + 1) & 3, r1, r1 ? f0.y : f0.x);
@@ -1021,9 +1025,11 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, sizeof(T) == 4 ? 2 : 1)
             f0 = fn;
             continue;
         }
-        ob[(m + 2) & 3][ty][tx] = ro;
-        ro = old_at(m + 3);
-        const P2 fn = f_at(m + 1); // look-ahead
+        ob[(m + 2) & 3][ty][tx] = ra;
+        ra = rb;
+        rb = old_at(m + 4);
+        const P2 fn = fa;
+        fa = f_at(m + 2);
         int km;
         bool real = true;
         if (m >= 0 && m < g.nz) km = m;
@@ -1113,120 +1119,152 @@ template <class T> struct Xfer {
 
 // Restriction: fc = R (r) on the coarse interior, with r read from the fine
 // array in the fine layout.  `shiftp` (may be NULL) is subtracted from every
-// fine value first (FMG restricts f - mean for singular problems).
+// fine value first (FMG restricts f - mean for singular problems).  A walk
+// launch on the coarse grid: each thread takes a short column piece, with
+// its x and y children (indices, weights) in registers, so every load of r
+// is independent of the others.
 template <class T>
-__global__ void __launch_bounds__(COL_BX *COL_BY)
+__global__ void __launch_bounds__(WALK_THREADS)
     restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ r,
                     const T *__restrict__ shiftp, T *__restrict__ fc, int kchunk, int nyb, int nchunks)
 {
     int yb, zc;
     if (!block_yz(nyb, nchunks, yb, zc)) return;
-    const int I = blockIdx.x * COL_BX + threadIdx.x, J = yb * COL_BY + threadIdx.y;
+    const int I = blockIdx.x * blockDim.x + threadIdx.x, J = yb * blockDim.y + threadIdx.y;
     if (I >= coarse.nx || J >= coarse.ny) return;
     const T shift = shiftp ? *shiftp : T(0);
-    const int cx = x.cntx[I], cy = x.cnty[J];
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, coarse.nz);
+    int k0, k1;
+    walk_range(zc, kchunk, nchunks, coarse.nz, k0, k1);
+    const int cx = __ldg(x.cntx + I), cy = __ldg(x.cnty + J);
+    int ix[MAX_CHILDREN];
+    int64_t oy[MAX_CHILDREN];
+    T wx[MAX_CHILDREN], wy[MAX_CHILDREN];
+#pragma unroll
+    for (int a = 0; a < MAX_CHILDREN; ++a) {
+        ix[a] = a < cx ? __ldg(x.idxx + I * MAX_CHILDREN + a) : 0;
+        wx[a] = a < cx ? __ldg(x.rwx + I * MAX_CHILDREN + a) : T(0);
+        oy[a] = a < cy ? (int64_t)__ldg(x.idxy + J * MAX_CHILDREN + a) * fine.sy : 0;
+        wy[a] = a < cy ? __ldg(x.rwy + J * MAX_CHILDREN + a) : T(0);
+    }
     for (int K = k0; K < k1; ++K) {
-        const int cz = fine.is3d ? x.cntz[K] : 1;
+        const int cz = fine.is3d ? __ldg(x.cntz + K) : 1;
         T acc = T(0);
         for (int c = 0; c < cz; ++c) {
-            const int kf = fine.is3d ? x.idxz[K * MAX_CHILDREN + c] : 0;
-            const T wz = fine.is3d ? x.rwz[K * MAX_CHILDREN + c] : T(1);
+            const int kf = fine.is3d ? __ldg(x.idxz + K * MAX_CHILDREN + c) : 0;
+            const T wz = fine.is3d ? __ldg(x.rwz + K * MAX_CHILDREN + c) : T(1);
+            const T *plane = r + fine.base + (int64_t)kf * fine.sz;
             T accy = T(0);
-            for (int b = 0; b < cy; ++b) {
-                const int jf = x.idxy[J * MAX_CHILDREN + b];
-                const int64_t row = fine.base + (int64_t)jf * fine.sy + (int64_t)kf * fine.sz;
+#pragma unroll
+            for (int b = 0; b < MAX_CHILDREN; ++b) {
+                if (b >= cy) break;
+                const T *row = plane + oy[b];
                 T accx = T(0);
-                for (int a = 0; a < cx; ++a)
-                    accx += x.rwx[I * MAX_CHILDREN + a] * (r[row + x.idxx[I * MAX_CHILDREN + a]] - shift);
-                accy += x.rwy[J * MAX_CHILDREN + b] * accx;
+#pragma unroll
+                for (int a = 0; a < MAX_CHILDREN; ++a)
+                    if (a < cx) accx += wx[a] * (row[ix[a]] - shift);
+                accy += wy[b] * accx;
             }
             acc += wz * accy;
         }
-        fc[coarse.base + I + J * coarse.sy + (int64_t)K * coarse.sz] = acc;
+        fc[coarse.base + I + (int64_t)J * coarse.sy + (int64_t)K * coarse.sz] = acc;
     }
 }
 
-// Prolongation: u += P e (ADD) or u = P e, trilinear in the per-axis weights.
-// e is read with its ghosts (the wall values: zero for corrections, boundary
-// data for the FMG interpolation).
+// Prolongation: out = in + P e (ADD) or out = P e, trilinear in the
+// per-axis weights (in == out is allowed).  e is read with its ghosts (the
+// wall values: zero for corrections).  A walk launch on the fine grid: a
+// thread loads everything its short column piece needs before it stores.
 template <class T, bool ADD>
-__global__ void __launch_bounds__(COL_BX *COL_BY)
+__global__ void __launch_bounds__(WALK_THREADS)
     prolong_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ e,
-                   T *__restrict__ u, int kchunk, int nyb, int nchunks)
+                   const T *in, T *out, int kchunk, int nyb, int nchunks)
 {
+    constexpr int G = walk_group<T>() + 1; // a piece is at most G planes (the first chunk's)
     int yb, zc;
     if (!block_yz(nyb, nchunks, yb, zc)) return;
-    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = yb * blockDim.y + threadIdx.y;
     if (i >= fine.nx || j >= fine.ny) return;
+    int k0, k1;
+    walk_range(zc, kchunk, nchunks, fine.nz, k0, k1);
     // Coarse storage offsets of (p, 0, 0) relative to (0,0,0) incl. ghosts.
     const int64_t corigin = coarse.base - 1 - coarse.sy - (coarse.is3d ? coarse.sz : 0);
-    const int64_t xa = x.p0x[i], xb = x.p1x[i];
-    const T wxa = x.q0x[i], wxb = x.q1x[i];
-    const int64_t ya = x.p0y[j] * coarse.sy, yb2 = x.p1y[j] * coarse.sy;
-    const T wya = x.q0y[j], wyb = x.q1y[j];
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, fine.nz);
-    for (int k = k0; k < k1; ++k) {
-        int64_t za = 1, zb = 1; // 2D: the single plane (k index 1 incl. ghosts -> offset base)
-        T wza = T(1), wzb = T(0);
-        if (fine.is3d) {
-            za = x.p0z[k];
-            zb = x.p1z[k];
-            wza = x.q0z[k];
-            wzb = x.q1z[k];
+    const int64_t xa = __ldg(x.p0x + i), xb = __ldg(x.p1x + i);
+    const T wxa = __ldg(x.q0x + i), wxb = __ldg(x.q1x + i);
+    const int64_t ya = __ldg(x.p0y + j) * coarse.sy, yb2 = __ldg(x.p1y + j) * coarse.sy;
+    const T wya = __ldg(x.q0y + j), wyb = __ldg(x.q1y + j);
+    auto corner = [&](int64_t o) {
+        return wya * (wxa * e[o + ya + xa] + wxb * e[o + ya + xb]) + wyb * (wxa * e[o + yb2 + xa] + wxb * e[o + yb2 + xb]);
+    };
+    const int64_t p0 = fine.base + i + (int64_t)j * fine.sy;
+    for (int kb = k0; kb < k1; kb += G) {
+        T v[G], old[G];
+#pragma unroll
+        for (int q = 0; q < G; ++q) {
+            const int k = kb + q;
+            v[q] = old[q] = T(0);
+            if (k >= k1) continue;
+            if (ADD) old[q] = in[p0 + (int64_t)k * fine.sz];
+            if (fine.is3d) { // both z neighbours, also where one weight is 0: no branch between the loads
+                const int64_t za = __ldg(x.p0z + k), zb = __ldg(x.p1z + k);
+                const T wza = __ldg(x.q0z + k), wzb = __ldg(x.q1z + k);
+                v[q] = wza * corner(corigin + za * coarse.sz) + wzb * corner(corigin + zb * coarse.sz);
+            } else {
+                v[q] = corner(corigin);
+            }
         }
-        const int64_t oa = corigin + (coarse.is3d ? za * coarse.sz : 0);
-        const int64_t ob = corigin + (coarse.is3d ? zb * coarse.sz : 0);
-        const T va = wya * (wxa * e[oa + ya + xa] + wxb * e[oa + ya + xb]) + wyb * (wxa * e[oa + yb2 + xa] + wxb * e[oa + yb2 + xb]);
-        T v = wza * va;
-        if (wzb != T(0)) {
-            const T vb = wya * (wxa * e[ob + ya + xa] + wxb * e[ob + ya + xb]) + wyb * (wxa * e[ob + yb2 + xa] + wxb * e[ob + yb2 + xb]);
-            v += wzb * vb;
-        }
-        const int64_t p = fine.base + i + j * fine.sy + (int64_t)k * fine.sz;
-        u[p] = ADD ? u[p] + v : v;
+#pragma unroll
+        for (int q = 0; q < G; ++q)
+            if (kb + q < k1) out[p0 + (int64_t)(kb + q) * fine.sz] = old[q] + v[q];
     }
 }
 
 // FMG interpolation: u = the tricubic interpolant of the coarse solution e
 // (ghosts included: the boundary data).  64 reads per point, from L1/L2: it
-// runs once per level and pass.
+// runs once per level and pass.  A walk launch; the four z taps are read
+// whatever their weights (unused taps point at a valid plane with weight 0),
+// so no load waits on a branch.
 template <class T>
-__global__ void __launch_bounds__(COL_BX *COL_BY)
+__global__ void __launch_bounds__(WALK_THREADS)
     fmg_interp_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ e,
                       T *__restrict__ u, int kchunk, int nyb, int nchunks)
 {
     int yb, zc;
     if (!block_yz(nyb, nchunks, yb, zc)) return;
-    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = yb * blockDim.y + threadIdx.y;
     if (i >= fine.nx || j >= fine.ny) return;
+    int k0, k1;
+    walk_range(zc, kchunk, nchunks, fine.nz, k0, k1);
     const int64_t corigin = coarse.base - 1 - coarse.sy - (coarse.is3d ? coarse.sz : 0);
-    int64_t ox[4], oy[4];
+    int ox[4];
+    int64_t oy[4];
     T wx[4], wy[4];
 #pragma unroll
     for (int a = 0; a < 4; ++a) {
-        ox[a] = x.c4x[4 * i + a];
-        wx[a] = x.w4x[4 * i + a];
-        oy[a] = x.c4y[4 * j + a] * coarse.sy;
-        wy[a] = x.w4y[4 * j + a];
+        ox[a] = __ldg(x.c4x + 4 * i + a);
+        wx[a] = __ldg(x.w4x + 4 * i + a);
+        oy[a] = (int64_t)__ldg(x.c4y + 4 * j + a) * coarse.sy;
+        wy[a] = __ldg(x.w4y + 4 * j + a);
     }
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, fine.nz);
-    for (int k = k0; k < k1; ++k) {
-        T v = T(0);
-        const int nzc = fine.is3d ? 4 : 1;
-        for (int cz = 0; cz < nzc; ++cz) {
-            const T wz = fine.is3d ? x.w4z[4 * k + cz] : T(1);
-            if (wz == T(0)) continue;
-            const int64_t oz = corigin + (coarse.is3d ? (int64_t)x.c4z[4 * k + cz] * coarse.sz : 0);
-            T vy = T(0);
+    auto plane = [&](int64_t oz) {
+        T vy = T(0);
 #pragma unroll
-            for (int b = 0; b < 4; ++b) {
-                const T *row = e + oz + oy[b];
-                vy += wy[b] * (wx[0] * row[ox[0]] + wx[1] * row[ox[1]] + wx[2] * row[ox[2]] + wx[3] * row[ox[3]]);
-            }
-            v += wz * vy;
+        for (int b = 0; b < 4; ++b) {
+            const T *row = e + oz + oy[b];
+            vy += wy[b] * (wx[0] * row[ox[0]] + wx[1] * row[ox[1]] + wx[2] * row[ox[2]] + wx[3] * row[ox[3]]);
         }
-        u[fine.base + i + j * fine.sy + (int64_t)k * fine.sz] = v;
+        return vy;
+    };
+    for (int k = k0; k < k1; ++k) {
+        T v;
+        if (fine.is3d) {
+            v = T(0);
+#pragma unroll
+            for (int cz = 0; cz < 4; ++cz)
+                v += __ldg(x.w4z + 4 * k + cz) * plane(corigin + (int64_t)__ldg(x.c4z + 4 * k + cz) * coarse.sz);
+        } else {
+            v = plane(corigin);
+        }
+        u[fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz] = v;
     }
 }
 
@@ -2310,7 +2348,7 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f)
         PGPU_LAUNCHED();
     }
     {
-        const ColLaunch &c = C.col;
+        const ColLaunch &c = C.walk;
         restrict_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, C.g, L.x, L.other(), nullptr, C.f, c.kchunk, c.nyb,
                                                        c.nchunks);
         PGPU_LAUNCHED();
@@ -2319,11 +2357,12 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f)
     C.cur = 0;
     const int gamma = (wcycle && l + 2 < nl) ? 2 : 1;
     for (int k = 0; k < gamma; ++k) PGPU_FORWARD(cycle(l + 1, C.f));
-    {
-        const ColLaunch &c = L.col;
-        prolong_kernel<T, true><<<c.grid, c.block, 0, st>>>(L.g, C.g, L.x, C.iter(), L.iter(), c.kchunk, c.nyb,
-                                                           c.nchunks);
+    { // out of place, so that an odd number of smoothing steps still ends in u
+        const ColLaunch &c = L.walk;
+        prolong_kernel<T, true><<<c.grid, c.block, 0, st>>>(L.g, C.g, L.x, C.iter(), L.iter(), L.other(), c.kchunk,
+                                                           c.nyb, c.nchunks);
         PGPU_LAUNCHED();
+        L.cur ^= 1;
     }
     return smooth(l, f, cfg.post_smooth);
 }
@@ -2341,7 +2380,7 @@ template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
     // Right-hand sides and boundary data of the coarse problems.
     for (int l = 1; l < nl; ++l) {
         Level<T> &F = lv[l - 1], &C = lv[l];
-        const ColLaunch &c = C.col;
+        const ColLaunch &c = C.walk;
         restrict_kernel<T><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.x, l == 1 ? f : F.f, l == 1 ? d_shift : nullptr, C.f,
                                                        c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
@@ -2377,7 +2416,7 @@ template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
             }
         }
         {
-            const ColLaunch &c = L.col;
+            const ColLaunch &c = L.walk;
             fmg_interp_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, C.g, L.x, C.iter(), L.u, c.kchunk, c.nyb, c.nchunks);
             PGPU_LAUNCHED();
         }

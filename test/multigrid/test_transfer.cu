@@ -206,7 +206,7 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
     const T shift_value = (T)t_rand(-0.5, 0.5);
     T *d_shift = (T *)t_dev_upload(&shift_value, sizeof(T));
     for (int with_shift = 0; with_shift < 2 && d_r && d_fc && d_shift; ++with_shift) {
-        const pgpu::ColLaunch &cl = Lc.col;
+        const pgpu::ColLaunch &cl = Lc.walk;
         pgpu::restrict_kernel<T><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_r, with_shift ? d_shift : nullptr, d_fc,
                                                          cl.kchunk, cl.nyb, cl.nchunks);
         if (!t_sync(what))
@@ -278,13 +278,13 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
         if (!d_u)
             break;
         const std::vector<T> before = download_raw(d_u, (size_t)F.elems);
-        const pgpu::ColLaunch &cl = Lf.col;
+        const pgpu::ColLaunch &cl = Lf.walk;
         if (add)
-            pgpu::prolong_kernel<T, true><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_e, d_u, cl.kchunk, cl.nyb,
+            pgpu::prolong_kernel<T, true><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_e, d_u, d_u, cl.kchunk, cl.nyb,
                                                                   cl.nchunks);
         else
-            pgpu::prolong_kernel<T, false><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_e, d_u, cl.kchunk, cl.nyb,
-                                                                   cl.nchunks);
+            pgpu::prolong_kernel<T, false><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_e, d_u, d_u, cl.kchunk,
+                                                                   cl.nyb, cl.nchunks);
         if (t_sync(what)) {
             const std::vector<T> got = download_raw(d_u, (size_t)F.elems);
             double worst = 0.0;
