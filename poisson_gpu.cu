@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 // ============================================================================
@@ -27,20 +28,19 @@
 
 namespace pgpu {
 
-// Column kernels (Jacobi, residual, transfers, reductions): a block covers a
-// BX x BY patch of (x, y) columns and walks a chunk of z planes, so the z
-// neighbours of a point stay in registers and x/y neighbours come from L1.
+// Column kernels (reductions, scans, pointwise passes): a block covers a
+// BX x BY patch of (x, y) columns and walks a chunk of z planes.
 constexpr int COL_BX = 32, COL_BY = 8;
-// The Jacobi sweep and the residual (column_walk) run 256-thread blocks, 128
-// wide where the rows are long, over short column pieces: many independent
-// threads, each issuing all its loads at once, keep more memory requests in
-// flight than long walks with a look-ahead window, and neighbouring planes
-// come from L2.
+// Walk kernels (Jacobi sweep, residual, restriction, prolongation, FMG
+// interpolation) run 256-thread blocks, 128 wide where the rows are long,
+// over short column pieces: many independent threads, each issuing all its
+// loads at once, keep more memory requests in flight than long walks with a
+// look-ahead window, and neighbouring planes come from L2.
 constexpr int WALK_THREADS = 256;
 // Blocks per SM the walk kernels are compiled for (a register budget; in
 // float, 8 blocks' 32 registers made the sweep slower than 6 blocks' 40).
 template <class T> __host__ __device__ constexpr int walk_blocks_sweep() { return sizeof(T) == 4 ? 6 : 4; }
-template <class T> __host__ __device__ constexpr int walk_blocks() { return sizeof(T) == 4 ? 6 : 4; }
+template <class T> __host__ __device__ constexpr int walk_blocks() { return sizeof(T) == 4 ? 5 : 4; }
 // Fused red-black kernel: 16 rows of 32 threads, two points each (see
 // rbgs_kernel).
 constexpr int RB_BY = 16;
@@ -726,21 +726,29 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
         const T cz = g.cz;
         const T diag = c.dxy + (cz + cz);
         emit.uniform_diag(diag, xlo && xhi && ylo && yhi);
-        for (int64_t p = col + (int64_t)kg0 * sz, k = kg0; k < kg1; k += G, p += G * sz) {
-            const T *s = u + p, *fp = f + p;
-            T zw[G + 2], fw[G]; // planes k-1 .. k+G of the column; f at k .. k+G-1
+        // Without a periodic x axis the x neighbours are always the adjacent
+        // elements (ghosts at the faces): constant offsets, no address math.
+        auto groups = [&](auto x_adjacent) {
+            constexpr bool adj = decltype(x_adjacent)::value;
+            for (int64_t p = col + (int64_t)kg0 * sz, k = kg0; k < kg1; k += G, p += G * sz) {
+                const T *s = u + p, *fp = f + p;
+                T zw[G + 2], fw[G]; // planes k-1 .. k+G of the column; f at k .. k+G-1
 #pragma unroll
-            for (int q = 0; q < G + 2; ++q) zw[q] = s[(q - 1) * sz];
+                for (int q = 0; q < G + 2; ++q) zw[q] = s[(q - 1) * sz];
 #pragma unroll
-            for (int q = 0; q < G; ++q) fw[q] = fp[q * sz];
+                for (int q = 0; q < G; ++q) fw[q] = fp[q * sz];
 #pragma unroll
-            for (int q = 0; q < G; ++q) {
-                const T *sq = s + q * sz;
-                T off = c.vxl * sq[nxl] + c.vxh * sq[nxh] + c.vyl * sq[nyl] + c.vyh * sq[nyh];
-                off += cz * zw[q] + cz * zw[q + 2];
-                emit(p + q * sz, zw[q + 1], (fw[q] - shift) + off, diag, true);
+                for (int q = 0; q < G; ++q) {
+                    const T *sq = s + q * sz;
+                    T off = c.vxl * sq[adj ? -1 : nxl] + c.vxh * sq[adj ? 1 : nxh] + c.vyl * sq[nyl] +
+                            c.vyh * sq[nyh];
+                    off += cz * zw[q] + cz * zw[q + 2];
+                    emit(p + q * sz, zw[q + 1], (fw[q] - shift) + off, diag, true);
+                }
             }
-        }
+        };
+        if (g.px) groups(std::false_type{});
+        else groups(std::true_type{});
     }
     for (int k = kg1; k < k1; ++k) general(k);
 }
