@@ -39,6 +39,8 @@ constexpr int COL_BX = 32, COL_BY = 8;
 constexpr int WALK_THREADS = 256;
 // Blocks per SM the walk kernels are compiled for (a register budget; in
 // float, 8 blocks' 32 registers made the sweep slower than 6 blocks' 40).
+// The residual with the norm reduction takes one block fewer, so that it
+// does not spill.
 template <class T> __host__ __device__ constexpr int walk_blocks_sweep() { return sizeof(T) == 4 ? 6 : 4; }
 template <class T> __host__ __device__ constexpr int walk_blocks() { return sizeof(T) == 4 ? 5 : 4; }
 // Fused red-black kernel: 16 rows of 32 threads, two points each (see
@@ -457,9 +459,9 @@ template <class T> struct Grid {
     int dirichlet;                    // bit f: face f (x-, x+, y-, y+, z-, z+) is Dirichlet
     // Uniform levels (fast != 0): along each axis every coupling between
     // neighbouring nodes is the same (cx, cy, cz; to 1e-12, the rounding of
-    // the node positions), so a point's coefficients
-    // follow from whether it is on a face; exl.. are c_lo[0] and c_hi[n-1]
-    // (the diagonal's face parts), and the x/y neighbour offsets fit in an int.
+    // the node positions), so a point's coefficients follow from whether it
+    // is on a face; exl.. are c_lo[0] and c_hi[n-1] (the diagonal's face
+    // parts); the x/y neighbour offsets fit in an int.
     int fast;
     T cx, cy, cz, exl, exh, eyl, eyh;
 };
@@ -553,13 +555,20 @@ __device__ __forceinline__ bool block_yz(int nyb, int nchunks, int &yb, int &zc)
     return zc < nchunks;
 }
 
-// Plane range of z chunk zc of a walk launch: chunks of kchunk planes start
-// at plane 1 (so that each is one fast group of column_walk); the first also
-// takes plane 0 and the last runs to nz.
-__device__ __forceinline__ void walk_range(int zc, int kchunk, int nchunks, int nz, int &k0, int &k1)
+// A thread of a walk launch (walk_launch): its column (i, j) and its planes
+// [k0, k1).  Chunks of kchunk planes start at plane 1 (so that each is one
+// fast group of column_walk); the first also takes plane 0 and the last runs
+// to nz.  False for threads outside the grid.
+__device__ __forceinline__ bool walk_thread(int nx, int ny, int nz, int kchunk, int nyb, int nchunks, int &i, int &j,
+                                            int &k0, int &k1)
 {
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return false;
+    i = blockIdx.x * blockDim.x + threadIdx.x;
+    j = yb * blockDim.y + threadIdx.y;
     k0 = zc == 0 ? 0 : 1 + zc * kchunk;
     k1 = zc == nchunks - 1 ? nz : 1 + (zc + 1) * kchunk;
+    return i < nx && j < ny;
 }
 
 // ---- reductions --------------------------------------------------------------
@@ -773,19 +782,15 @@ template <class T, bool WRITE, bool REDUCE> struct ResidualEmit {
 // Residual r = b + off - diag * u with b = f - shift.  WRITE stores r (in the
 // layout of u) for the multigrid restriction; REDUCE sums r^2 and max |r|.
 template <class T, bool WRITE, bool REDUCE>
-__global__ void __launch_bounds__(WALK_THREADS, walk_blocks<T>())
+__global__ void __launch_bounds__(WALK_THREADS, REDUCE ? walk_blocks<T>() - 1 : walk_blocks<T>())
     residual_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
                     const T *__restrict__ shiftp, T *__restrict__ r, double *partials, int kchunk, int nyb,
                     int nchunks)
 {
-    int yb, zc;
-    const bool blk = block_yz(nyb, nchunks, yb, zc);
-    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = yb * blockDim.y + threadIdx.y;
+    int i, j, k0, k1;
     Red3 acc{0, 0, 0};
-    if (blk && i < g.nx && j < g.ny) {
+    if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
         const T shift = shiftp ? *shiftp : T(0);
-        int k0, k1;
-        walk_range(zc, kchunk, nchunks, g.nz, k0, k1);
         ResidualEmit<T, WRITE, REDUCE> emit{r, &acc};
         column_walk(g, u, f, i, j, k0, k1, shift, emit);
     }
@@ -856,20 +861,16 @@ template <class T> struct JacobiEmit {
 // Weighted Jacobi sweep, src -> dst, one column piece per thread
 // (column_walk).  On the fast range the division by the diagonal is a
 // multiplication by omega / diag: scale_interior (interior_scale) for
-// columns off the x/y faces, computed once per column on the others.  Traffic: read src, read f, write
-// dst -- three words per point.
+// columns off the x/y faces, computed once per column on the others.
+// Traffic: read src, read f, write dst -- three words per point.
 template <class T>
 __global__ void __launch_bounds__(WALK_THREADS, walk_blocks_sweep<T>())
     jacobi_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
                   const T *__restrict__ shiftp, T omega, T scale_interior, int kchunk, int nyb, int nchunks)
 {
-    int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = yb * blockDim.y + threadIdx.y;
-    if (i >= g.nx || j >= g.ny) return;
+    int i, j, k0, k1;
+    if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
     const T shift = shiftp ? *shiftp : T(0);
-    int k0, k1;
-    walk_range(zc, kchunk, nchunks, g.nz, k0, k1);
     JacobiEmit<T> emit{dst, omega, T(1) - omega, scale_interior, T(0)};
     column_walk(g, src, f, i, j, k0, k1, shift, emit);
 }
@@ -994,8 +995,9 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, sizeof(T) == 4 ? 2 : 1)
     ob[(mstart + 3) & 3][ty][tx] = old_at(mstart - 1);
     ob[mstart & 3][ty][tx] = old_at(mstart);
     ob[(mstart + 1) & 3][ty][tx] = old_at(mstart + 1);
-    // Loads run two planes ahead of their use: old values of planes m+3 and
-    // m+4 (ra, rb) and f of planes m+1 and m+2 (fa, fb) wait in registers.
+    // Loads run two planes ahead of their use: entering iteration m, ra and
+    // rb hold the old values of planes m+2 and m+3 (plane m+4 is loaded
+    // there) and fa holds f of plane m+1 (plane m+2 is loaded there).
     P2 ra = old_at(mstart + 2), rb = old_at(mstart + 3);
     P2 fq = f_at(mstart - 1), f0 = f_at(mstart), fa = f_at(mstart + 1);
     __syncthreads();
@@ -1136,13 +1138,9 @@ __global__ void __launch_bounds__(WALK_THREADS)
     restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ r,
                     const T *__restrict__ shiftp, T *__restrict__ fc, int kchunk, int nyb, int nchunks)
 {
-    int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return;
-    const int I = blockIdx.x * blockDim.x + threadIdx.x, J = yb * blockDim.y + threadIdx.y;
-    if (I >= coarse.nx || J >= coarse.ny) return;
+    int I, J, k0, k1;
+    if (!walk_thread(coarse.nx, coarse.ny, coarse.nz, kchunk, nyb, nchunks, I, J, k0, k1)) return;
     const T shift = shiftp ? *shiftp : T(0);
-    int k0, k1;
-    walk_range(zc, kchunk, nchunks, coarse.nz, k0, k1);
     const int cx = __ldg(x.cntx + I), cy = __ldg(x.cnty + J);
     int ix[MAX_CHILDREN];
     int64_t oy[MAX_CHILDREN];
@@ -1188,12 +1186,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
                    const T *in, T *out, int kchunk, int nyb, int nchunks)
 {
     constexpr int G = walk_group<T>() + 1; // a piece is at most G planes (the first chunk's)
-    int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = yb * blockDim.y + threadIdx.y;
-    if (i >= fine.nx || j >= fine.ny) return;
-    int k0, k1;
-    walk_range(zc, kchunk, nchunks, fine.nz, k0, k1);
+    int i, j, k0, k1;
+    if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
     // Coarse storage offsets of (p, 0, 0) relative to (0,0,0) incl. ghosts.
     const int64_t corigin = coarse.base - 1 - coarse.sy - (coarse.is3d ? coarse.sz : 0);
     const int64_t xa = __ldg(x.p0x + i), xb = __ldg(x.p1x + i);
@@ -1236,12 +1230,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
     fmg_interp_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ e,
                       T *__restrict__ u, int kchunk, int nyb, int nchunks)
 {
-    int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = yb * blockDim.y + threadIdx.y;
-    if (i >= fine.nx || j >= fine.ny) return;
-    int k0, k1;
-    walk_range(zc, kchunk, nchunks, fine.nz, k0, k1);
+    int i, j, k0, k1;
+    if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
     const int64_t corigin = coarse.base - 1 - coarse.sy - (coarse.is3d ? coarse.sz : 0);
     int ox[4];
     int64_t oy[4];
@@ -1849,6 +1839,16 @@ struct DeviceMem {
     }
 };
 
+// The launch grid for gx x-blocks and nyb x nchunks (y block, z chunk)
+// pairs: (gx, nyb, nchunks) when that fits the limits, else the pairs
+// flattened over y and z (block_yz undoes either).
+static void set_grid(ColLaunch &L, int64_t gx)
+{
+    const int64_t flat = (int64_t)L.nyb * L.nchunks;
+    const int64_t gy = L.nyb <= 65535 && L.nchunks <= 65535 ? L.nyb : std::min<int64_t>(flat, 65535);
+    L.grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)((flat + gy - 1) / gy));
+}
+
 static ColLaunch col_launch(int nx, int ny, int nz, bool is3d, int tile_x, int tile_y, int bx, int by, int sms)
 {
     ColLaunch L;
@@ -1861,9 +1861,7 @@ static ColLaunch col_launch(int nx, int ny, int nz, bool is3d, int tile_x, int t
     L.kchunk = is3d ? (int)((nz + chunks - 1) / chunks) : 1;
     if (is3d && L.kchunk < 8) L.kchunk = std::min(8, nz); // a chunk's halo planes cost 2 / kchunk
     L.nchunks = is3d ? (nz + L.kchunk - 1) / L.kchunk : 1;
-    const int64_t flat = (int64_t)L.nyb * L.nchunks;
-    const int64_t gy = L.nyb <= 65535 && L.nchunks <= 65535 ? L.nyb : std::min<int64_t>(flat, 65535);
-    L.grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)((flat + gy - 1) / gy));
+    set_grid(L, gx);
     return L;
 }
 
@@ -1876,8 +1874,8 @@ template <class T> static T interior_scale(const Grid<T> &g, T omega)
     return omega / d;
 }
 
-// Launch of the column_walk kernels (see WALK_THREADS): chunks of one fast
-// group of planes, numbered as walk_range does.
+// Launch of the walk kernels (see WALK_THREADS): chunks of one fast group of
+// planes, numbered as walk_thread does.
 static ColLaunch walk_launch(int nx, int ny, int nz, bool is3d, int group)
 {
     ColLaunch L;
@@ -1887,9 +1885,7 @@ static ColLaunch walk_launch(int nx, int ny, int nz, bool is3d, int group)
     L.nyb = (ny + by - 1) / by;
     L.kchunk = group;
     L.nchunks = is3d ? std::max(1, (nz - 1 + group - 1) / group) : 1;
-    const int64_t flat = (int64_t)L.nyb * L.nchunks;
-    const int64_t gy = L.nyb <= 65535 && L.nchunks <= 65535 ? L.nyb : std::min<int64_t>(flat, 65535);
-    L.grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)((flat + gy - 1) / gy));
+    set_grid(L, gx);
     return L;
 }
 
@@ -1953,6 +1949,10 @@ template <class T> class Solver : public SolverBase {
     pgpu_status check_arrays(const void *u, const void *f);
     pgpu_status scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite);
     pgpu_status norm(const T *u, const T *f, double &rn, double &rmax);
+    pgpu_status measure(const T *f, double rhs_norm, pgpu_report &r);
+    pgpu_status check(const T *f, double rhs_norm, int it, const char *what, const char *unit, double &first,
+                      pgpu_report &r, bool &stop, pgpu_status &result);
+    pgpu_status settle(T *u);
     pgpu_status fetch(int slot, int count);
     pgpu_status sweep(Level<T> &L, const T *f, T w);
     pgpu_status smooth(int l, const T *f, int iters);
@@ -2113,9 +2113,9 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             T cu[3] = {T(0), T(0), T(0)};
             bool uniform = true;
             for (int d = 0; d < 3; ++d) {
+                if (d == 2 && !is3d) continue;
                 const std::vector<double> &lo = ac[d].c_lo, &hi = ac[d].c_hi;
                 const int n = (int)lo.size();
-                if (d == 2 && !is3d) continue;
                 // Node positions carry rounding, so couplings of a uniform axis
                 // differ in the last bits; equal to 1e-12 counts as uniform.
                 if (n > 1) cu[d] = (T)lo[1];
@@ -2286,6 +2286,55 @@ template <class T> pgpu_status Solver<T>::remove_mean(T *u)
 
 // ---- the stationary methods ------------------------------------------------------
 
+// The report's norms for the iterate on level 0 (synchronises).
+template <class T> pgpu_status Solver<T>::measure(const T *f, double rhs_norm, pgpu_report &r)
+{
+    double rn, rmax;
+    PGPU_FORWARD(norm(lv[0].iter(), f, rn, rmax));
+    r.residual_norm = rn;
+    r.residual_max = rmax;
+    r.relative_residual = rhs_norm > 0 ? rn / rhs_norm : rn;
+    return PGPU_SUCCESS;
+}
+
+// Convergence check after `it` iterations (`unit`) of method `what`: fills
+// the report's norms and sets stop when the tolerance is reached, or with
+// result = PGPU_ERROR_BREAKDOWN (the residual not finite, or grown 1e8-fold
+// over the larger of ||b|| and its first value) or PGPU_ERROR_NOT_CONVERGED
+// (max_iterations reached).
+template <class T>
+pgpu_status Solver<T>::check(const T *f, double rhs_norm, int it, const char *what, const char *unit, double &first,
+                             pgpu_report &r, bool &stop, pgpu_status &result)
+{
+    PGPU_FORWARD(measure(f, rhs_norm, r));
+    const double rn = r.residual_norm;
+    if (first < 0) first = rn;
+    stop = true;
+    if (!std::isfinite(rn) || rn > 1e8 * std::max(rhs_norm, first)) {
+        result = record(err, PGPU_ERROR_BREAKDOWN, "%s: the residual became %g after %d %s", what, rn, it, unit);
+    } else if (r.relative_residual > cfg.tolerance) {
+        if (it >= cfg.max_iterations)
+            result = record(err, PGPU_ERROR_NOT_CONVERGED, "%s: relative residual %.3e after %d %s, tolerance %.3e",
+                            what, r.relative_residual, it, unit, cfg.tolerance);
+        else
+            stop = false;
+    }
+    return PGPU_SUCCESS;
+}
+
+// Leaves the level-0 iterate in u (it may have ended in the work array).
+template <class T> pgpu_status Solver<T>::settle(T *u)
+{
+    Level<T> &L = lv[0];
+    if (L.cur) {
+        const ColLaunch &c = L.col;
+        interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.t, u, T(0), nullptr, 0, c.kchunk, c.nyb, c.nchunks);
+        PGPU_LAUNCHED();
+        L.cur = 0;
+    }
+    return PGPU_SUCCESS;
+}
+
 template <class T> pgpu_status Solver<T>::run_stationary(T *u, const T *f, double rhs_norm, pgpu_report &r)
 {
     Level<T> &L = lv[0];
@@ -2296,37 +2345,16 @@ template <class T> pgpu_status Solver<T>::run_stationary(T *u, const T *f, doubl
     int it = 0;
     double first = -1;
     pgpu_status result = PGPU_SUCCESS;
-    for (;;) {
+    for (bool stop = false; !stop;) {
         const int n = fixed ? maxit : std::min(cfg.check_interval, maxit - it);
         for (int s = 0; s < n; ++s) PGPU_FORWARD(sweep(L, f, omega));
         it += n;
         if (fixed) break;
-        double rn, rmax;
-        PGPU_FORWARD(norm(L.iter(), f, rn, rmax));
-        r.residual_norm = rn;
-        r.residual_max = rmax;
-        r.relative_residual = rhs_norm > 0 ? rn / rhs_norm : rn;
-        if (first < 0) first = rn;
-        if (!std::isfinite(rn) || rn > 1e8 * std::max(rhs_norm, first)) {
-            result = record(err, PGPU_ERROR_BREAKDOWN, "%s: the residual became %g after %d iterations",
-                            method == PGPU_JACOBI ? "Jacobi" : "RBGS", rn, it);
-            break;
-        }
-        if (r.relative_residual <= cfg.tolerance) break;
-        if (it >= maxit) {
-            result = record(err, PGPU_ERROR_NOT_CONVERGED,
-                            "%s: relative residual %.3e after %d iterations, tolerance %.3e",
-                            method == PGPU_JACOBI ? "Jacobi" : "RBGS", r.relative_residual, it, cfg.tolerance);
-            break;
-        }
+        PGPU_FORWARD(check(f, rhs_norm, it, method == PGPU_JACOBI ? "Jacobi" : "RBGS", "iterations", first, r, stop,
+                           result));
     }
     r.iterations = it;
-    if (L.cur) { // the iterate lives in the work array
-        const ColLaunch &c = L.col;
-        interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.t, u, T(0), nullptr, 0, c.kchunk, c.nyb, c.nchunks);
-        PGPU_LAUNCHED();
-        L.cur = 0;
-    }
+    PGPU_FORWARD(settle(u));
     return result;
 }
 
@@ -2712,44 +2740,20 @@ template <class T> pgpu_status Solver<T>::run_multigrid(T *u, const T *f, double
         iterate = false;
     }
     double first = -1;
-    while (iterate) {
-        double rn, rmax;
-        PGPU_FORWARD(norm(L.iter(), f, rn, rmax));
-        r.residual_norm = rn;
-        r.residual_max = rmax;
-        r.relative_residual = rhs_norm > 0 ? rn / rhs_norm : rn;
-        if (first < 0) first = rn;
-        if (!std::isfinite(rn) || rn > 1e8 * std::max(rhs_norm, first)) {
-            result = record(err, PGPU_ERROR_BREAKDOWN, "multigrid: the residual became %g after %d cycles", rn, it);
-            break;
-        }
-        if (r.relative_residual <= cfg.tolerance) break;
-        if (it >= maxit) {
-            result = record(err, PGPU_ERROR_NOT_CONVERGED,
-                            "multigrid: relative residual %.3e after %d cycles, tolerance %.3e", r.relative_residual,
-                            it, cfg.tolerance);
-            break;
-        }
+    for (bool stop = !iterate; !stop;) {
+        PGPU_FORWARD(check(f, rhs_norm, it, "multigrid", "cycles", first, r, stop, result));
+        if (stop) break;
         const int n = std::min(cfg.check_interval, maxit - it);
         for (int k = 0; k < n; ++k) PGPU_FORWARD(cycle(0, f));
         it += n;
     }
     if (method == PGPU_FMG && !iterate && !fixed) { // one pass: measure what it reached
-        double rn, rmax;
-        PGPU_FORWARD(norm(L.iter(), f, rn, rmax));
-        r.residual_norm = rn;
-        r.residual_max = rmax;
-        r.relative_residual = rhs_norm > 0 ? rn / rhs_norm : rn;
-        if (!std::isfinite(rn))
-            result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", rn);
+        PGPU_FORWARD(measure(f, rhs_norm, r));
+        if (!std::isfinite(r.residual_norm))
+            result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", r.residual_norm);
     }
     r.iterations = it;
-    if (L.cur) {
-        const ColLaunch &c = L.col;
-        interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.t, u, T(0), nullptr, 0, c.kchunk, c.nyb, c.nchunks);
-        PGPU_LAUNCHED();
-        L.cur = 0;
-    }
+    PGPU_FORWARD(settle(u));
     return result;
 }
 
