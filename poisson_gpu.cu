@@ -37,11 +37,12 @@ constexpr int COL_BX = 32, COL_BY = 8;
 // loads at once, keep more memory requests in flight than long walks with a
 // look-ahead window, and neighbouring planes come from L2.
 constexpr int WALK_THREADS = 256;
-// Blocks per SM the walk kernels are compiled for (a register budget; in
-// float, 8 blocks' 32 registers made the sweep slower than 6 blocks' 40).
-// The residual with the norm reduction takes one block fewer, so that it
-// does not spill.
-template <class T> __host__ __device__ constexpr int walk_blocks_sweep() { return sizeof(T) == 4 ? 6 : 4; }
+// Blocks per SM the walk kernels are compiled for (a register budget).  The
+// Jacobi sweep takes pieces of two planes (sweep_group) and in float runs
+// eight blocks: measured on an H100 at 512^3, 0.627 ms against 0.651 ms for
+// four-plane pieces at six blocks.  The residual with the norm reduction
+// takes one block fewer than the others, so that it does not spill.
+template <class T> __host__ __device__ constexpr int walk_blocks_sweep() { return sizeof(T) == 4 ? 8 : 4; }
 template <class T> __host__ __device__ constexpr int walk_blocks() { return sizeof(T) == 4 ? 5 : 4; }
 // Fused red-black kernel: 16 rows of 32 threads, two points each (see
 // rbgs_kernel).
@@ -457,13 +458,16 @@ template <class T> struct Grid {
     int64_t oxl, oxh, oyl, oyh, ozl, ozh;
     int dxl, dxh, dyl, dyh, dzl, dzh; // face carries data (Dirichlet or Neumann)
     int dirichlet;                    // bit f: face f (x-, x+, y-, y+, z-, z+) is Dirichlet
-    // Uniform levels (fast != 0): along each axis every coupling between
-    // neighbouring nodes is the same (cx, cy, cz; to 1e-12, the rounding of
-    // the node positions), so a point's coefficients follow from whether it
-    // is on a face; exl.. are c_lo[0] and c_hi[n-1] (the diagonal's face
-    // parts); the x/y neighbour offsets fit in an int.
+    // Uniform levels (fast != 0): along each axis the nodes 1..n-2 couple to
+    // both neighbours with the same coefficient (cx, cy, cz; to 1e-12, the
+    // rounding of the node positions).  The end nodes may differ: on coarse
+    // levels of an even axis the cells at the walls are narrower.  So planes
+    // 1..nz-2 have the z couplings cz, and a column's x/y coefficients follow
+    // from whether it is an end node: fxl / fxh are node 0's coupling to node
+    // 1 and node n-1's to n-2, exl / exh the face parts of their diagonals
+    // (c_lo[0], c_hi[n-1]).  The x/y neighbour offsets fit in an int.
     int fast;
-    T cx, cy, cz, exl, exh, eyl, eyh;
+    T cx, cy, cz, fxl, fxh, fyl, fyh, exl, exh, eyl, eyh;
 };
 
 // Per-column (fixed i, j) part of the stencil: value coefficients, neighbour
@@ -689,12 +693,13 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
 // take the general path, which handles ghosts, wrapped planes and
 // non-uniform coefficients.
 template <class T> __host__ __device__ constexpr int walk_group() { return sizeof(T) == 4 ? 4 : 2; }
+template <class T> __host__ __device__ constexpr int sweep_group() { return 2; } // see walk_blocks_sweep
 
-template <class T, class Emit>
+template <class T, int G, class Emit>
 __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restrict__ u, const T *__restrict__ f,
                                             int i, int j, int k0, int k1, T shift, Emit &emit)
 {
-    constexpr int G = walk_group<T>();
+    
     const int64_t sz = g.sz;
     const int64_t col = g.base + i + (int64_t)j * g.sy;
     int kg0 = k1, kg1 = k1; // the grouped range [kg0, kg1)
@@ -724,17 +729,19 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
     if (kg0 < kg1) {
         // A uniform level's coefficients, without table loads.
         const bool xlo = i > 0, xhi = i < g.nx - 1, ylo = j > 0, yhi = j < g.ny - 1;
+        const T axl = xhi ? g.cx : g.fxh, axh = xlo ? g.cx : g.fxl; // couplings to interior neighbours
+        const T ayl = yhi ? g.cy : g.fyh, ayh = ylo ? g.cy : g.fyl;
         ColXY<T> c;
-        c.vxl = xlo ? g.cx : g.gxl;
-        c.vxh = xhi ? g.cx : g.gxh;
-        c.vyl = ylo ? g.cy : g.gyl;
-        c.vyh = yhi ? g.cy : g.gyh;
-        c.dxy = ((xlo ? g.cx : g.exl) + (xhi ? g.cx : g.exh)) + ((ylo ? g.cy : g.eyl) + (yhi ? g.cy : g.eyh));
+        c.vxl = xlo ? axl : g.gxl;
+        c.vxh = xhi ? axh : g.gxh;
+        c.vyl = ylo ? ayl : g.gyl;
+        c.vyh = yhi ? ayh : g.gyh;
+        c.dxy = ((xlo ? axl : g.exl) + (xhi ? axh : g.exh)) + ((ylo ? ayl : g.eyl) + (yhi ? ayh : g.eyh));
         const int nxl = xlo ? -1 : (int)g.oxl, nxh = xhi ? 1 : (int)g.oxh;
         const int nyl = ylo ? -(int)g.sy : (int)g.oyl, nyh = yhi ? (int)g.sy : (int)g.oyh;
         const T cz = g.cz;
         const T diag = c.dxy + (cz + cz);
-        emit.uniform_diag(diag, xlo && xhi && ylo && yhi);
+        emit.uniform_diag(diag, i > 0 && i < g.nx - 1 && j > 0 && j < g.ny - 1);
         // Without a periodic x axis the x neighbours are always the adjacent
         // elements (ghosts at the faces): constant offsets, no address math.
         auto groups = [&](auto x_adjacent) {
@@ -792,7 +799,7 @@ __global__ void __launch_bounds__(WALK_THREADS, REDUCE ? walk_blocks<T>() - 1 : 
     if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
         const T shift = shiftp ? *shiftp : T(0);
         ResidualEmit<T, WRITE, REDUCE> emit{r, &acc};
-        column_walk(g, u, f, i, j, k0, k1, shift, emit);
+        column_walk<T, walk_group<T>()>(g, u, f, i, j, k0, k1, shift, emit);
     }
     if (REDUCE) write_partial(partials, acc);
 }
@@ -872,7 +879,7 @@ __global__ void __launch_bounds__(WALK_THREADS, walk_blocks_sweep<T>())
     if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
     const T shift = shiftp ? *shiftp : T(0);
     JacobiEmit<T> emit{dst, omega, T(1) - omega, scale_interior, T(0)};
-    column_walk(g, src, f, i, j, k0, k1, shift, emit);
+    column_walk<T, sweep_group<T>()>(g, src, f, i, j, k0, k1, shift, emit);
 }
 
 template <class T> struct Pair;
@@ -895,6 +902,12 @@ template <> struct Pair<double> { typedef double2 type; };
 // two separate colour sweeps would move every word twice.
 constexpr int RB_TX = 32;                       // threads (pairs) per row
 constexpr int RB_OX = 2 * RB_TX - 4, RB_OY = RB_BY - 4; // owned points per block
+// rbgs_uniform_kernel: pairs per row and blocks per SM (1024 threads per SM
+// in float, 512 in double, whose registers allow no more).  Double runs two
+// blocks of 16 pairs rather than one of 32, so that one block's barrier does
+// not stall the whole SM (H100, 512^3: 1.48 ms against 1.52 ms).
+template <class T> __host__ __device__ constexpr int rbu_tx() { return sizeof(T) == 4 ? 32 : 16; }
+template <class T> __host__ __device__ constexpr int rbu_blocks() { return (sizeof(T) == 4 ? 1024 : 512) / (rbu_tx<T>() * RB_BY); }
 template <class T> constexpr size_t rbgs_smem_bytes() { return 8 * RB_BY * RB_TX * sizeof(typename Pair<T>::type); }
 
 // (Two blocks per SM in float; one in double, whose registers would spill at
@@ -1086,6 +1099,227 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, sizeof(T) == 4 ? 2 : 1)
         }
         fq = f0;
         f0 = fn;
+    }
+}
+
+// The same iteration on a uniform 3D level with no periodic axis (rbgs_uses_
+// uniform), the common case and the one that decides the smoother's speed.
+// Same ring and result as rbgs_kernel (tiles of rbu_tx pairs by RB_BY rows),
+// but nothing is selected per point at run time:
+//  - A thread keeps its pair in colour order (red value R, black value B) and
+//    its own column in registers: the z neighbours of a red point are the
+//    black values of the planes above and below, and the other element of the
+//    pair is one of its x neighbours.  Shared memory holds only what the
+//    neighbouring threads need: the old black value (for the red update) and
+//    the new red value (for the black one), one word each per thread and
+//    plane, read without bank conflicts.
+//  - The x side neighbour is thread tx-1 or tx+1, which alternates with the
+//    plane's parity; the loop runs in blocks of four planes, so the parity,
+//    the buffer slots and the 1/diag factor are compile-time choices.
+//  - The x/y couplings of the red element (the black one at the plane below
+//    is the same element) are per thread and parity, taken from the tables
+//    once; planes 1..nz-2 couple with cz (Grid::fast), the others take the
+//    general step below.
+// One barrier per plane: red at plane m and black at m-1 read what the
+// previous plane's step wrote.
+template <class T>
+__global__ void __launch_bounds__(rbu_tx<T>() * RB_BY, rbu_blocks<T>())
+    rbgs_uniform_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
+                        const T *__restrict__ shiftp, T omega, int kchunk, int nyb, int nchunks)
+{
+    constexpr int TX = rbu_tx<T>(), OX = 2 * TX - 4;
+    constexpr int W = TX + 2, H = RB_BY + 2; // one padding word around the thread grid
+    __shared__ T sb[2][H][W], sr[2][H][W];      // old black / new red, by thread, two planes
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int q = ty * TX + tx; q < 2 * H * W; q += TX * RB_BY) {
+        (&sb[0][0][0])[q] = T(0);
+        (&sr[0][0][0])[q] = T(0);
+    }
+    __syncthreads();
+    const int x0 = blockIdx.x * OX - 2 + 2 * tx, y = yb * RB_OY - 2 + ty; // x0 is even
+    const bool yin = y >= 0 && y < g.ny, ygh = y == -1 || y == g.ny;
+    bool ld[2], act[2], own[2], fl[2]; // fl: f is needed (the outer ring computes nothing)
+    ColXY<T> cc[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        const int x = x0 + e, ex = 2 * tx + e;
+        const bool xin = x >= 0 && x < g.nx, xgh = x == -1 || x == g.nx;
+        act[e] = xin && yin;
+        ld[e] = act[e] || (xgh && yin) || (xin && ygh);
+        own[e] = act[e] && ex >= 2 && ex <= 2 * TX - 3 && ty >= 2 && ty <= RB_BY - 3;
+        fl[e] = act[e] && ex >= 1 && ex <= 2 * TX - 2 && ty >= 1 && ty <= RB_BY - 2;
+        if (act[e]) cc[e] = col_xy(g, x, y);
+        else cc[e] = ColXY<T>{T(0), T(0), T(0), T(0), T(1), 0, 0, 0, 0};
+    }
+    const int64_t sz = g.sz;
+    const int64_t col = g.base + x0 + (int64_t)y * g.sy; // element 0; only dereferenced where ld / act
+    const T *su = src + col, *sf = f + col;
+    T *du = dst + col;
+    const T shift = shiftp ? *shiftp : T(0), keep = T(1) - omega, cz = g.cz;
+    // Red element of the pair on even planes (red is (x + y + m) odd), and per
+    // plane parity: whether that element is updated (ghosts are not), its
+    // couplings to the pair's other element (own) and to the side neighbour,
+    // its x/y diagonal, 1/diag on planes coupled by cz, and the side
+    // neighbour's thread column in shared memory.  The y couplings are the
+    // same for both elements of an active pair.
+    const int er0 = (y & 1) ? 0 : 1;
+    bool upd[2];
+    T cown[2], cside[2], dxyp[2], scp[2];
+    int side[2];
+#pragma unroll
+    for (int ph = 0; ph < 2; ++ph) {
+        const int er = er0 ^ ph;
+        upd[ph] = er ? act[1] : act[0];
+        cown[ph] = er ? cc[1].vxl : cc[0].vxh;
+        cside[ph] = er ? cc[1].vxh : cc[0].vxl;
+        dxyp[ph] = er ? cc[1].dxy : cc[0].dxy;
+        scp[ph] = omega / (dxyp[ph] + (cz + cz));
+        side[ph] = tx + 1 + (er ? 1 : -1);
+    }
+    const T cyl = act[0] ? cc[0].vyl : cc[1].vyl, cyh = act[0] ? cc[0].vyh : cc[1].vyh;
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+    const int mstart = k0 - 1;
+
+    // Raw pairs (x order) of plane p at s, as loaded; the general step checks
+    // the plane.
+    auto load_u = [&](const T *s, int p, bool edge, T &v0, T &v1) {
+        v0 = v1 = T(0);
+        if (edge && (p < -1 || p > g.nz)) return;
+        if (ld[0]) v0 = s[0];
+        if (ld[1]) v1 = s[1];
+    };
+    auto load_f = [&](const T *s, int p, bool edge, T &v0, T &v1) {
+        v0 = v1 = T(0);
+        if (edge && (p < 0 || p >= g.nz)) return;
+        if (fl[0]) v0 = s[0];
+        if (fl[1]) v1 = s[1];
+    };
+    auto at = [&](const T *base, int p) { return base + (int64_t)p * sz; };
+    // Colour order of plane p's raw pair: red first.
+    auto colour = [&](int er, T v0, T v1, T &r, T &b) {
+        r = er ? v1 : v0;
+        b = er ? v0 : v1;
+    };
+    // Window (colour order): ubk = black of m-1; (rm, bm) plane m; (rp, bp)
+    // plane m+1; raw u of planes m+2 .. m+LA in flight (uq, whose last slot
+    // step m fills with plane m+1+LA); f: fr red of m, fq black of m-1, fb
+    // black of m, raw f of planes m+1 .. m+LA-1 (fw, last slot: m+LA); rn1,
+    // rn2 = new red of m-1, m-2.  Double keeps two planes more in flight: it
+    // runs half the threads per SM, so each must carry more loads (H100,
+    // 512^3: look-ahead 2, 3, 4, 5 took 1.75, 1.61, 1.59, 1.63 ms).
+    T ubk, rm, bm, rp, bp, fr, fq = T(0), fb, rn1 = T(0), rn2 = T(0);
+    constexpr int LA = sizeof(T) == 4 ? 2 : 4; // look-ahead in planes
+    T uq[LA][2], fw[LA][2];
+    {
+        T v0, v1, dummy;
+        const int e_m = er0 ^ (mstart & 1);
+        load_u(at(su, mstart - 1), mstart - 1, true, v0, v1);
+        colour(e_m ^ 1, v0, v1, dummy, ubk);
+        load_u(at(su, mstart), mstart, true, v0, v1);
+        colour(e_m, v0, v1, rm, bm);
+        load_u(at(su, mstart + 1), mstart + 1, true, v0, v1);
+        colour(e_m ^ 1, v0, v1, rp, bp);
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) load_u(at(su, mstart + 2 + a), mstart + 2 + a, true, uq[a][0], uq[a][1]);
+        load_f(at(sf, mstart), mstart, true, v0, v1);
+        colour(e_m, v0, v1, fr, fb);
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) load_f(at(sf, mstart + 1 + a), mstart + 1 + a, true, fw[a][0], fw[a][1]);
+        sb[mstart & 1][ty + 1][tx + 1] = bm;
+    }
+    __syncthreads();
+
+    // Running pointers of step m: the u and f planes it loads, the plane it
+    // stores (no 64-bit multiplications in the loop).
+    const T *pu = at(su, mstart + 1 + LA), *pf = at(sf, mstart + LA);
+    T *pd = du + (int64_t)(mstart - 1) * sz;
+    // The step for plane m (red at m, black at m-1); PH = m & 1.  Fast steps
+    // lie inside the chunk (their black plane is always stored).
+    auto step = [&](int m, auto ph_c, auto fast_c) {
+        constexpr int PH = decltype(ph_c)::value;
+        constexpr bool FAST = decltype(fast_c)::value;
+        const bool edge = !FAST;
+        const int er = er0 ^ PH; // red element at m; black element at m-1
+        load_u(pu, m + 1 + LA, edge, uq[LA - 1][0], uq[LA - 1][1]); // in flight until the end of step m+LA-1
+        load_f(pf, m + LA, edge, fw[LA - 1][0], fw[LA - 1][1]);
+        pu += sz;
+        pf += sz;
+        // Red at m.
+        T rn = rm;
+        if (FAST || (m >= 0 && m < g.nz)) {
+            const T sd = sb[PH][ty + 1][side[PH]], lo = sb[PH][ty][tx + 1], hi = sb[PH][ty + 2][tx + 1];
+            T off = (cown[PH] * bm + cside[PH] * sd) + (cyl * lo + cyh * hi);
+            T s = scp[PH];
+            if (FAST) {
+                off += cz * (ubk + bp);
+            } else {
+                const ColZ<T> z = col_z(g, m);
+                off += z.vzl * ubk + z.vzh * bp;
+                s = omega / (dxyp[PH] + z.dz);
+            }
+            const T v = keep * rm + ((fr - shift) + off) * s;
+            rn = upd[PH] ? v : rm;
+        }
+        // Black at q = m - 1, stored with the red value there.
+        const int q = m - 1;
+        if (FAST || (q >= k0 && q < k1)) {
+            const T sd = sr[PH ^ 1][ty + 1][side[PH]], lo = sr[PH ^ 1][ty][tx + 1],
+                    hi = sr[PH ^ 1][ty + 2][tx + 1];
+            T off = (cown[PH] * rn1 + cside[PH] * sd) + (cyl * lo + cyh * hi);
+            T s = scp[PH];
+            if (FAST) {
+                off += cz * (rn2 + rn);
+            } else {
+                const ColZ<T> z = col_z(g, q);
+                off += z.vzl * rn2 + z.vzh * rn;
+                s = omega / (dxyp[PH] + z.dz);
+            }
+            const T bn = keep * ubk + ((fq - shift) + off) * s;
+            if (own[0]) pd[0] = er ? rn1 : bn;
+            if (own[1]) pd[1] = er ? bn : rn1;
+        }
+        pd += sz;
+        sr[PH][ty + 1][tx + 1] = rn;
+        sb[PH ^ 1][ty + 1][tx + 1] = bp;
+        __syncthreads();
+        // Advance the window by one plane.
+        ubk = bm;
+        rm = rp;
+        bm = bp;
+        colour(er, uq[0][0], uq[0][1], rp, bp); // plane m+2 has the parity of m
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) {
+            uq[a][0] = uq[a + 1][0];
+            uq[a][1] = uq[a + 1][1];
+        }
+        fq = fb;
+        colour(er ^ 1, fw[0][0], fw[0][1], fr, fb); // plane m+1
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) {
+            fw[a][0] = fw[a + 1][0];
+            fw[a][1] = fw[a + 1][1];
+        }
+        rn2 = rn1;
+        rn1 = rn;
+    };
+    constexpr int U = 4; // planes per fast block (even)
+    const int fast_end = min(k1, g.nz - 2 - LA); // last plane a fast step may take (loads stay inside)
+    int m = mstart;
+    while (m <= k1) {
+        if (m >= 2 && m > k0 && !(m & 1) && m + U - 1 <= fast_end) {
+#pragma unroll
+            for (int s = 0; s < U; s += 2) {
+                step(m + s, std::integral_constant<int, 0>{}, std::true_type{});
+                step(m + s + 1, std::integral_constant<int, 1>{}, std::true_type{});
+            }
+            m += U;
+        } else {
+            if (m & 1) step(m, std::integral_constant<int, 1>{}, std::false_type{});
+            else step(m, std::integral_constant<int, 0>{}, std::false_type{});
+            ++m;
+        }
     }
 }
 
@@ -1897,7 +2131,8 @@ template <class T> struct Level {
     T *u = nullptr, *t = nullptr, *f = nullptr; // level 0: t only (u, f are the user's)
     int cur = 0;                                // which of u (0) / t (1) holds the iterate
     Xfer<T> x{};                                // to the next coarser level
-    ColLaunch col{}, rb{}, walk{};
+    ColLaunch col{}, rb{}, rbu{}, walk{}, sweep{}; // sweep: jacobi_kernel's walk launch
+    bool rb_uniform = false; // red-black through rbgs_uniform_kernel
     int64_t elems = 0; // array length, ghosts included
     double npts = 0;
     T *iter() const { return cur ? t : u; }
@@ -2118,20 +2353,26 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
                 const int n = (int)lo.size();
                 // Node positions carry rounding, so couplings of a uniform axis
                 // differ in the last bits; equal to 1e-12 counts as uniform.
+                // Only the nodes 1..n-2 count (see Grid::fast).
                 if (n > 1) cu[d] = (T)lo[1];
                 const double ref = n > 1 ? lo[1] : 0.0, tol = 1e-12 * std::fabs(ref);
-                for (int q = 0; q + 1 < n; ++q)
-                    uniform = uniform && std::fabs(hi[q] - ref) <= tol && std::fabs(lo[q + 1] - ref) <= tol;
+                for (int q = 1; q + 1 < n; ++q)
+                    uniform = uniform && std::fabs(hi[q] - ref) <= tol && std::fabs(lo[q] - ref) <= tol;
             }
             const bool fits = std::max<int64_t>(g.ny, 2) * g.sy < INT32_MAX && g.nx < INT32_MAX;
             g.fast = uniform && fits;
             g.cx = cu[0];
             g.cy = cu[1];
             g.cz = cu[2];
+            g.fxl = g.nx > 1 ? (T)ac[0].c_hi[0] : T(0);
+            g.fxh = g.nx > 1 ? (T)ac[0].c_lo[g.nx - 1] : T(0);
+            g.fyl = g.ny > 1 ? (T)ac[1].c_hi[0] : T(0);
+            g.fyh = g.ny > 1 ? (T)ac[1].c_lo[g.ny - 1] : T(0);
             g.exl = (T)ac[0].c_lo[0];
             g.exh = (T)ac[0].c_hi[g.nx - 1];
             g.eyl = (T)ac[1].c_lo[0];
             g.eyh = (T)ac[1].c_hi[g.ny - 1];
+            L.rb_uniform = g.fast && is3d && !g.px && !g.py && !g.pz && g.nz >= 4;
         }
         g.dirichlet = 0;
         for (int fc = 0; fc < nfaces; ++fc)
@@ -2139,6 +2380,8 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
         L.col = col_launch(g.nx, g.ny, g.nz, is3d, COL_BX, COL_BY, COL_BX, COL_BY, sms);
         L.walk = walk_launch(g.nx, g.ny, g.nz, is3d, walk_group<T>());
         L.rb = col_launch(g.nx, g.ny, g.nz, is3d, RB_OX, RB_OY, RB_TX, RB_BY, sms);
+        L.rbu = col_launch(g.nx, g.ny, g.nz, is3d, 2 * rbu_tx<T>() - 4, RB_OY, rbu_tx<T>(), RB_BY, sms);
+        L.sweep = walk_launch(g.nx, g.ny, g.nz, is3d, sweep_group<T>());
         if (l + 1 < nl) {
             Xfer<T> &x = L.x;
             x.q0x = d_tab + offs[l].q0[0]; x.q1x = d_tab + offs[l].q1[0]; x.rwx = d_tab + offs[l].rw[0];
@@ -2240,12 +2483,16 @@ template <class T> pgpu_status Solver<T>::sweep(Level<T> &L, const T *f, T w)
 {
     const T *sh = (&L == &lv[0]) ? d_shift : nullptr;
     if (method == PGPU_JACOBI) {
-        const ColLaunch &c = L.walk;
+        const ColLaunch &c = L.sweep;
         jacobi_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, sh, w, interior_scale(L.g, w),
                                                      c.kchunk, c.nyb, c.nchunks);
     } else {
         const ColLaunch &c = L.rb;
-        rbgs_kernel<T><<<c.grid, c.block, rbgs_smem_bytes<T>(), st>>>(L.g, L.iter(), L.other(), f, sh, w, c.kchunk,
+        if (L.rb_uniform)
+            rbgs_uniform_kernel<T><<<L.rbu.grid, L.rbu.block, 0, st>>>(L.g, L.iter(), L.other(), f, sh, w,
+                                                                        L.rbu.kchunk, L.rbu.nyb, L.rbu.nchunks);
+        else
+            rbgs_kernel<T><<<c.grid, c.block, rbgs_smem_bytes<T>(), st>>>(L.g, L.iter(), L.other(), f, sh, w, c.kchunk,
                                                                        c.nyb, c.nchunks);
     }
     PGPU_LAUNCHED();
@@ -2367,7 +2614,7 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f)
     Level<T> &L = lv[l];
     const int nl = (int)lv.size();
     if (l == nl - 1) { // one node: a Jacobi step with weight 1 solves it exactly
-        const ColLaunch &c = L.walk;
+        const ColLaunch &c = L.sweep;
         jacobi_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, l == 0 ? d_shift : nullptr, T(1),
                                                      interior_scale(L.g, T(1)),
                                                     c.kchunk, c.nyb, c.nchunks);
