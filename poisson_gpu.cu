@@ -1246,37 +1246,33 @@ __global__ void __launch_bounds__(rbu_tx<T>() * RB_BY, rbu_blocks<T>())
         load_f(pf, m + LA, edge, fw[LA - 1][0], fw[LA - 1][1]);
         pu += sz;
         pf += sz;
-        // Red at m.
+        // The update of the pair's element er (red at m, black at m-1: the same
+        // element) at plane p: x side and y neighbours from buffer b, the
+        // pair's other element, the z neighbours zl / zh.
+        auto update = [&](T(*b)[W], T centre, T partner, T zl, T zh, T fv, int p) {
+            const T sd = b[ty + 1][side[PH]], lo = b[ty][tx + 1], hi = b[ty + 2][tx + 1];
+            T off = (cown[PH] * partner + cside[PH] * sd) + (cyl * lo + cyh * hi);
+            T s = scp[PH];
+            if (FAST) {
+                off += cz * (zl + zh);
+            } else {
+                const ColZ<T> z = col_z(g, p);
+                off += z.vzl * zl + z.vzh * zh;
+                s = omega / (dxyp[PH] + z.dz);
+            }
+            return keep * centre + ((fv - shift) + off) * s;
+        };
+        // Red at m, from the old black values.
         T rn = rm;
         if (FAST || (m >= 0 && m < g.nz)) {
-            const T sd = sb[PH][ty + 1][side[PH]], lo = sb[PH][ty][tx + 1], hi = sb[PH][ty + 2][tx + 1];
-            T off = (cown[PH] * bm + cside[PH] * sd) + (cyl * lo + cyh * hi);
-            T s = scp[PH];
-            if (FAST) {
-                off += cz * (ubk + bp);
-            } else {
-                const ColZ<T> z = col_z(g, m);
-                off += z.vzl * ubk + z.vzh * bp;
-                s = omega / (dxyp[PH] + z.dz);
-            }
-            const T v = keep * rm + ((fr - shift) + off) * s;
+            const T v = update(sb[PH], rm, bm, ubk, bp, fr, m);
             rn = upd[PH] ? v : rm;
         }
-        // Black at q = m - 1, stored with the red value there.
+        // Black at q = m - 1, from the new red values; stored with the red
+        // value there.
         const int q = m - 1;
         if (FAST || (q >= k0 && q < k1)) {
-            const T sd = sr[PH ^ 1][ty + 1][side[PH]], lo = sr[PH ^ 1][ty][tx + 1],
-                    hi = sr[PH ^ 1][ty + 2][tx + 1];
-            T off = (cown[PH] * rn1 + cside[PH] * sd) + (cyl * lo + cyh * hi);
-            T s = scp[PH];
-            if (FAST) {
-                off += cz * (rn2 + rn);
-            } else {
-                const ColZ<T> z = col_z(g, q);
-                off += z.vzl * rn2 + z.vzh * rn;
-                s = omega / (dxyp[PH] + z.dz);
-            }
-            const T bn = keep * ubk + ((fq - shift) + off) * s;
+            const T bn = update(sr[PH ^ 1], ubk, rn1, rn2, rn, fq, q);
             if (own[0]) pd[0] = er ? rn1 : bn;
             if (own[1]) pd[1] = er ? bn : rn1;
         }
