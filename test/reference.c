@@ -317,6 +317,27 @@ double ref_rms(const ref_grid *g, const double *a)
     return sqrt(sum / (double)interior_count(g));
 }
 
+double ref_norm2(const ref_grid *g, const double *a)
+{
+    double s = 0.0;
+    REF_FOR_EACH_INTERIOR(g, i, j, k) {
+        const double v = a[ref_idx(g, i, j, k)];
+        s += v * v;
+    }
+    return sqrt(s);
+}
+
+double ref_norm2_diff(const ref_grid *g, const double *a, const double *b, double scale_b)
+{
+    double s = 0.0;
+    REF_FOR_EACH_INTERIOR(g, i, j, k) {
+        const int64_t p = ref_idx(g, i, j, k);
+        const double d = a[p] - scale_b * b[p];
+        s += d * d;
+    }
+    return sqrt(s);
+}
+
 static const double pi = 3.14159265358979323846;
 
 double ref_mode(pgpu_bc lo, pgpu_bc hi, int64_t n, int k, double phase, int64_t i)

@@ -154,9 +154,12 @@ double ref_fill_mode(const ref_grid *g, double *u, const int k[3], const double 
  * it is singular), from the axes' modes above. */
 double ref_lambda_min(const ref_grid *g);
 
-/* Over interior points: max |a - b|, max |a|, root mean square of a. */
+/* Over interior points: max |a - b|, max |a|, root mean square of a,
+ * ||a||_2 and ||a - scale_b * b||_2. */
 double ref_max_diff(const ref_grid *g, const double *a, const double *b);
 double ref_max_abs(const ref_grid *g, const double *a);
 double ref_rms(const ref_grid *g, const double *a);
+double ref_norm2(const ref_grid *g, const double *a);
+double ref_norm2_diff(const ref_grid *g, const double *a, const double *b, double scale_b);
 
 #endif /* PGPU_TEST_REFERENCE_H */

@@ -46,27 +46,6 @@ static double diag_max(const ref_grid *g)
     return d;
 }
 
-static double norm2_diff(const ref_grid *g, const double *a, const double *b, double scale_b)
-{
-    double s = 0.0;
-    REF_FOR_EACH_INTERIOR(g, i, j, k) {
-        const int64_t p = ref_idx(g, i, j, k);
-        const double d = a[p] - scale_b * b[p];
-        s += d * d;
-    }
-    return sqrt(s);
-}
-
-static double norm2(const ref_grid *g, const double *a)
-{
-    double s = 0.0;
-    REF_FOR_EACH_INTERIOR(g, i, j, k) {
-        const double v = a[ref_idx(g, i, j, k)];
-        s += v * v;
-    }
-    return sqrt(s);
-}
-
 static void run(const eigen_case *c, unsigned method, unsigned prec)
 {
     pgpu_config cfg = t_config(c->nx, c->ny, c->nz, c->bcs, c->hx, c->hy, c->hz, method | prec);
@@ -119,7 +98,7 @@ static void run(const eigen_case *c, unsigned method, unsigned prec)
 
             /* v is exact; f is v rounded to the precision, which adds
              * eps/2 ||v|| to ||A e||. */
-            const double err = norm2_diff(g, u, v, 1.0 / lambda) / (norm2(g, v) / lambda);
+            const double err = ref_norm2_diff(g, u, v, 1.0 / lambda) / (ref_norm2(g, v) / lambda);
             const double bound = 1.01 * (nm.relative * (1.0 + t_eps(prec)) + t_eps(prec)) * lambda /
                                  ref_lambda_min(g);
             CHECK(err <= bound, "%s: ||u - v/lambda|| / ||v/lambda|| = %.3e <= %.3e (lambda %.4g, "

@@ -84,27 +84,6 @@ static double residual_tol(unsigned prec, const ref_grid *g)
     return fmax(1e-5, 4.0 * FLT_EPSILON * lambda_max(g) / ref_lambda_min(g));
 }
 
-static double norm2(const ref_grid *g, const double *a)
-{
-    double s = 0.0;
-    REF_FOR_EACH_INTERIOR(g, i, j, k) {
-        const double v = a[ref_idx(g, i, j, k)];
-        s += v * v;
-    }
-    return sqrt(s);
-}
-
-static double norm2_diff(const ref_grid *g, const double *a, const double *b, double scale_b)
-{
-    double s = 0.0;
-    REF_FOR_EACH_INTERIOR(g, i, j, k) {
-        const int64_t p = ref_idx(g, i, j, k);
-        const double d = a[p] - scale_b * b[p];
-        s += d * d;
-    }
-    return sqrt(s);
-}
-
 static int64_t interior_count(const ref_grid *g)
 {
     return g->n[0] * g->n[1] * (g->dims == 3 ? g->n[2] : 1);
@@ -221,9 +200,9 @@ static void check_random(const pgpu_config *cfg, const char *label, int offset)
         sol_bound = 1e-11;
     } else {
         const double dmean = singular ? fabs(ref_mean(g, u) - ref_mean(g, uref)) : 0.0;
-        sol_err = norm2_diff(g, u, uref, 1.0);
+        sol_err = ref_norm2_diff(g, u, uref, 1.0);
         sol_bound = 1.01 * (nm.norm + nref.norm) / ref_lambda_min(g) + dmean * sqrt((double)interior_count(g)) +
-                    1e-12 * norm2(g, uref);
+                    1e-12 * ref_norm2(g, uref);
     }
     const double mean = singular ? fabs(ref_mean(g, u)) : 0.0;
     CHECK(rep.relative_residual <= tol && nm.relative <= tol && sol_err <= sol_bound && mean <= mean_bound(g, u, eps),
@@ -393,7 +372,7 @@ static void check_eigen(const eigen_case *c, unsigned prec)
                                                    : fmax(1e-5, 4.0 * eps * lambda_max(g) / lmin);
             /* e = u - v/lambda: ||e|| <= ||A e|| / lambda_min, and A e = r
              * plus the rounding of f = v to the precision (eps/2 ||v||). */
-            const double err = norm2_diff(g, u, v, 1.0 / lambda) / (norm2(g, v) / lambda);
+            const double err = ref_norm2_diff(g, u, v, 1.0 / lambda) / (ref_norm2(g, v) / lambda);
             const double bound = 1.01 * (nm.relative * (1.0 + eps) + eps) * lambda / lmin;
             CHECK(st == PGPU_SUCCESS && rep.relative_residual <= tol && nm.relative <= tol &&
                       rep.singular == singular && err <= bound,

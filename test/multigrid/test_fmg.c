@@ -1,8 +1,8 @@
 /* test_fmg.c -- full multigrid through the public API, on manufactured
  * solutions, and multigrid against RBGS.
  *
- * u = X(x) Y(y) Z(z) with X = sin(a x + b) or exp(a x + b) per axis (as in
- * test/test_manufactured.c), f = -Laplace(u), non-trivial boundary data:
+ * u = X(x) Y(y) Z(z) with X = sin(a x + b) or exp(a x + b) per axis (see
+ * test/mms.h), f = -Laplace(u), non-trivial boundary data:
  * Dirichlet ghosts hold u at the boundary node, Neumann ghosts the outward
  * derivative at the face, periodic axes carry whole periods.  Positions on
  * an axis of length L: a Dirichlet lower face puts the nodes at x_i = i h
@@ -43,133 +43,13 @@
  * residual can hide).
  */
 #include "common.h"
+#include "mms.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const double pi = 3.14159265358979323846;
-
-/* ---- the exact solution (as in test/test_manufactured.c) ------------------------------ */
-
-typedef struct axis_fn {
-    int is_exp; /* 0: sin(a x + b), 1: exp(a x + b) */
-    double a, b;
-} axis_fn;
-
-static double fn_value(const axis_fn *F, double x)
-{
-    return F->is_exp ? exp(F->a * x + F->b) : sin(F->a * x + F->b);
-}
-
-static double fn_slope(const axis_fn *F, double x)
-{
-    return F->is_exp ? F->a * exp(F->a * x + F->b) : F->a * cos(F->a * x + F->b);
-}
-
-static double fn_lambda(const axis_fn *F) /* -X'' / X */
-{
-    return F->is_exp ? -F->a * F->a : F->a * F->a;
-}
-
-typedef struct mms_case {
-    const char *name;
-    const char *bcs;
-    double L[3];
-    axis_fn X[3];
-} mms_case;
-
-static const mms_case cases_3d[] = {
-    {"Dirichlet", "DDDDDD", {1.0, 1.2, 0.9}, {{0, 1.3, 0.4}, {1, 0.8, 0.1}, {0, 2.1, 1.0}}},
-    {"Neumann", "NNNNNN", {1.0, 1.1, 0.8}, {{0, 2.2, 0.3}, {0, 1.7, 1.2}, {1, 0.6, -0.2}}},
-    {"periodic", "PPPPPP", {1.0, 1.5, 2.0}, {{0, 2 * pi, 0.3}, {0, 2 * pi / 1.5, 1.1}, {0, 2 * pi / 2.0, -0.5}}},
-    {"mixed D-N / periodic / N-D", "DNPPND", {1.1, 1.0, 0.9}, {{0, 1.9, 0.6}, {0, 2 * pi, 0.2}, {1, -0.9, 0.3}}},
-};
-static const mms_case cases_2d[] = {
-    {"Dirichlet", "DDDD", {1.0, 1.3, 0}, {{0, 2.3, 0.4}, {1, 0.7, 0.0}, {0, 0, 0}}},
-    {"Neumann", "NNNN", {1.2, 1.0, 0}, {{0, 2.5, 0.3}, {1, -1.1, 0.4}, {0, 0, 0}}},
-    {"periodic", "PPPP", {1.0, 2.0, 0}, {{0, 2 * pi, 0.7}, {0, 2 * pi, -0.4}, {0, 0, 0}}},
-    {"mixed D-N / periodic", "DNPP", {1.0, 1.0, 0}, {{1, 0.8, -0.3}, {0, 4 * pi, 0.9}, {0, 0, 0}}},
-};
-
-static pgpu_bc letter_bc(char c)
-{
-    return c == 'D' ? PGPU_BC_DIRICHLET : c == 'N' ? PGPU_BC_NEUMANN : PGPU_BC_PERIODIC;
-}
-
-/* Interior points and spacing of an axis for a nominal resolution N. */
-static void axis_size(pgpu_bc lo, pgpu_bc hi, int64_t N, double L, int64_t *n, double *h)
-{
-    const double lo_offset = lo == PGPU_BC_DIRICHLET ? 0.0 : 0.5; /* x_i = (i - lo_offset) h */
-    const double hi_extent = hi == PGPU_BC_DIRICHLET ? 1.0 : 0.5; /* L = x_n + hi_extent h */
-    *n = (lo == PGPU_BC_NEUMANN || lo == PGPU_BC_PERIODIC) && hi != PGPU_BC_DIRICHLET ? N : N - 1;
-    *h = L / ((double)*n - lo_offset + hi_extent);
-}
-
-static double position(const ref_grid *g, int a, int64_t i)
-{
-    const double lo_offset = g->bc[2 * a] == PGPU_BC_DIRICHLET ? 0.0 : 0.5;
-    return ((double)i - lo_offset) * g->h[a];
-}
-
-static double exact(const mms_case *c, const ref_grid *g, const int64_t idx[3], int across, int upper)
-{
-    double v = 1.0;
-    for (int a = 0; a < g->dims; ++a) {
-        if (a == across) {
-            const double x = upper ? c->L[a] : 0.0; /* the face, not the ghost's position */
-            v *= upper ? fn_slope(&c->X[a], x) : -fn_slope(&c->X[a], x);
-        } else {
-            v *= fn_value(&c->X[a], position(g, a, idx[a]));
-        }
-    }
-    return v;
-}
-
-/* f = -Laplace(u) inside, boundary data in u's ghosts, initial guess 0;
- * the exact solution's interior values into ue. */
-static void fill(const mms_case *c, t_problem *P, double *ue)
-{
-    const ref_grid *g = &P->g;
-    double lambda = 0.0;
-    for (int a = 0; a < g->dims; ++a)
-        lambda += fn_lambda(&c->X[a]);
-    for (int64_t e = 0; e < P->elems; ++e) {
-        int face = -1;
-        const int kind = ref_classify(g, e, &face);
-        const int64_t idx[3] = {e % g->stride[2] % g->stride[1], e % g->stride[2] / g->stride[1], e / g->stride[2]};
-        if (kind == REF_INTERIOR) {
-            ue[e] = exact(c, g, idx, -1, 0);
-            P->f[e] = lambda * ue[e];
-            P->u[e] = 0.0;
-        } else if (kind == REF_FACE_GHOST && g->bc[face] == PGPU_BC_DIRICHLET) {
-            P->u[e] = exact(c, g, idx, -1, 0);
-        } else if (kind == REF_FACE_GHOST && g->bc[face] == PGPU_BC_NEUMANN) {
-            P->u[e] = exact(c, g, idx, face / 2, face & 1);
-        }
-    }
-}
-
-static pgpu_config mms_config(const mms_case *c, int dims, int64_t N, unsigned flags)
-{
-    int64_t n[3] = {1, 1, 1};
-    double h[3] = {0.0, 0.0, 0.0};
-    for (int a = 0; a < dims; ++a)
-        axis_size(letter_bc(c->bcs[2 * a]), letter_bc(c->bcs[2 * a + 1]), N, c->L[a], &n[a], &h[a]);
-    return t_config(n[0], n[1], n[2], c->bcs, h[0], h[1], h[2], flags);
-}
-
-static double norm2_diff(const ref_grid *g, const double *a, const double *b)
-{
-    double s = 0.0;
-    REF_FOR_EACH_INTERIOR(g, i, j, k) {
-        const double d = a[ref_idx(g, i, j, k)] - b[ref_idx(g, i, j, k)];
-        s += d * d;
-    }
-    return sqrt(s);
-}
 
 /* ---- one solve ------------------------------------------------------------------------ */
 
@@ -206,7 +86,7 @@ static outcome solve(const mms_case *c, int dims, int64_t N, unsigned flags, dou
     const ref_grid *g = &P.g;
     out.h = g->h[0];
     double *ue = t_problem_array(&P, NULL), *u = t_problem_array(&P, NULL);
-    fill(c, &P, ue);
+    mms_fill(c, &P, ue);
     const unsigned method = flags & PGPU_METHOD_MASK;
     const unsigned prec = t_precision(flags);
     if (method == PGPU_RBGS) { /* SOR with the optimal omega of the Jacobi spectral radius */
@@ -338,7 +218,7 @@ static void against_rbgs(const mms_case *c, int dims, int64_t N)
     for (size_t m = 0; m < sizeof methods / sizeof methods[0]; ++m) {
         outcome mg = solve(c, dims, N, methods[m] | PGPU_DOUBLE, 1e-10, 0, KEEP);
         if (rb.ok && mg.ok) {
-            const double diff = norm2_diff(&g, mg.u, rb.u);
+            const double diff = ref_norm2_diff(&g, mg.u, rb.u, 1.0);
             const double bound = (mg.relative + rb.relative) * rb.rhs_norm / ref_lambda_min(&g);
             CHECK(diff <= bound, "%s %dD N=%lld: ||u_%s - u_rbgs||_2 = %.3e <= %.3e (relative residuals %.1e, %.1e)",
                   c->name, dims, (long long)N, t_method_name(methods[m]), diff, bound, mg.relative, rb.relative);
@@ -353,15 +233,15 @@ int main(void)
     t_require_device("test_fmg");
     t_seed();
     const int64_t N2[3] = {64, 128, 256}, N3[3] = {24, 48, 96};
-    for (size_t c = 0; c < sizeof cases_2d / sizeof cases_2d[0]; ++c) {
-        fmg_study(&cases_2d[c], 2, N2);
-        fmg_tolerance(&cases_2d[c], 2, 256, 64);
-        against_rbgs(&cases_2d[c], 2, 32);
+    for (size_t c = 0; c < mms_ncases_2d; ++c) {
+        fmg_study(&mms_cases_2d[c], 2, N2);
+        fmg_tolerance(&mms_cases_2d[c], 2, 256, 64);
+        against_rbgs(&mms_cases_2d[c], 2, 32);
     }
-    for (size_t c = 0; c < sizeof cases_3d / sizeof cases_3d[0]; ++c) {
-        fmg_study(&cases_3d[c], 3, N3);
-        fmg_tolerance(&cases_3d[c], 3, 48, 24);
-        against_rbgs(&cases_3d[c], 3, 12);
+    for (size_t c = 0; c < mms_ncases_3d; ++c) {
+        fmg_study(&mms_cases_3d[c], 3, N3);
+        fmg_tolerance(&mms_cases_3d[c], 3, 48, 24);
+        against_rbgs(&mms_cases_3d[c], 3, 12);
     }
     return t_finish("test_fmg");
 }
