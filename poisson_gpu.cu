@@ -1355,6 +1355,10 @@ template <class T> struct Xfer {
     const T *rwx, *rwy, *rwz;
     const int *c4x, *c4y, *c4z; // FMG interpolation (4 per fine node)
     const T *w4x, *w4y, *w4z;
+    // Per fine plane: the first coarse plane it restricts to and its weights
+    // there and in the next one (restrict_tile_kernel only).
+    const int *tz0;
+    const T *wz0, *wz1;
 };
 
 // Restriction: fc = R (r) on the coarse interior, with r read from the fine
@@ -1406,6 +1410,117 @@ __global__ void __launch_bounds__(WALK_THREADS)
     }
 }
 
+// Restriction through shared memory, where the children of each coarse node
+// are a contiguous run of fine nodes that moves forward with the node (vertex
+// and cell-pair coarsening, identity axes; not the wrapped periodic rings).
+// A block owns a RS_TX x RS_TY patch of coarse columns and a chunk of coarse
+// planes; it walks the fine planes under the chunk, and each fine plane is
+// read from memory once, as a tile of RS_SX x RS_SY values staged in shared
+// memory (the next two planes' loads are in flight while one is summed).
+// Each thread sums its x-y children from the tile and adds the result to the
+// (at most two) coarse planes the fine plane belongs to (x.tz0/wz0/wz1),
+// storing a coarse plane once no later fine plane reaches it.  The generic
+// kernel above reads every fine value once per coarse parent: 64 loads per
+// coarse point on even axes against about 9 here.
+constexpr int RS_TX = 32, RS_TY = 8, RS_SX = 2 * RS_TX + 4, RS_SY = 2 * RS_TY + 4;
+
+// Blocks per SM restrict_tile_kernel is compiled for: in float 4 (64
+// registers, no spills with two planes in flight).
+template <class T> __host__ __device__ constexpr int rs_blocks() { return sizeof(T) == 4 ? 4 : 3; }
+
+template <class T>
+__global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
+    restrict_tile_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ r,
+                         const T *__restrict__ shiftp, T *__restrict__ fc, int kchunk, int nyb, int nchunks)
+{
+    __shared__ T tile[2][RS_SY * RS_SX];
+    constexpr int NT = RS_TX * RS_TY, SLOTS = (RS_SX * RS_SY + NT - 1) / NT;
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + RS_TX * ty;
+    const int I0 = blockIdx.x * RS_TX, J0 = yb * RS_TY, I = I0 + tx, J = J0 + ty;
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, coarse.nz);
+    const int fx0 = __ldg(x.idxx + I0 * MAX_CHILDREN), fy0 = __ldg(x.idxy + J0 * MAX_CHILDREN);
+    const T shift = shiftp ? *shiftp : T(0);
+    const bool own = I < coarse.nx && J < coarse.ny;
+    // This thread's children: a run of up to 4 from tile position (ix, iy);
+    // unused slots have weight 0 (the host checked that all 4 lie in the tile).
+    int ix, iy;
+    T wx[4], wy[4];
+    {
+        const int Ic = min(I, coarse.nx - 1), Jc = min(J, coarse.ny - 1);
+        const int cx = __ldg(x.cntx + Ic), cy = __ldg(x.cnty + Jc);
+        ix = __ldg(x.idxx + Ic * MAX_CHILDREN) - fx0;
+        iy = __ldg(x.idxy + Jc * MAX_CHILDREN) - fy0;
+#pragma unroll
+        for (int a = 0; a < 4; ++a) {
+            wx[a] = own && a < cx ? __ldg(x.rwx + Ic * MAX_CHILDREN + a) : T(0);
+            wy[a] = own && a < cy ? __ldg(x.rwy + Jc * MAX_CHILDREN + a) : T(0);
+        }
+    }
+    // Tile element e = tid + NT q sits at row e / RS_SX, column e % RS_SX;
+    // its offset in a fine plane fits an int (checked on the host).
+    int off[SLOTS];
+    unsigned in = 0;
+#pragma unroll
+    for (int q = 0; q < SLOTS; ++q) {
+        const int e = tid + NT * q, rr = e / RS_SX, cc = e - rr * RS_SX;
+        off[q] = (fy0 + rr) * (int)fine.sy + fx0 + cc;
+        if (e < RS_SX * RS_SY && fy0 + rr < fine.ny && fx0 + cc < fine.nx) in |= 1u << q;
+    }
+    // Two planes' loads in flight: pa holds the plane being staged, pb the next.
+    T pa[SLOTS], pb[SLOTS];
+    auto load = [&](T(&pre)[SLOTS], int kf) {
+        const T *plane = r + fine.base + (int64_t)kf * fine.sz;
+#pragma unroll
+        for (int q = 0; q < SLOTS; ++q) pre[q] = (in >> q) & 1 ? plane[off[q]] - shift : T(0);
+    };
+    const int fz0 = __ldg(x.idxz + k0 * MAX_CHILDREN);
+    const int fz1 = __ldg(x.idxz + (k1 - 1) * MAX_CHILDREN + __ldg(x.cntz + k1 - 1) - 1);
+    auto flush = [&](int K, T v) {
+        if (own && K >= k0 && K < k1) fc[coarse.base + I + (int64_t)J * coarse.sy + (int64_t)K * coarse.sz] = v;
+    };
+    int Kc = k0, buf = 0;
+    T a0 = T(0), a1 = T(0); // coarse planes Kc and Kc + 1
+    // Fine plane kf, staged from pre, which then takes plane kf + 2.
+    auto step = [&](T(&pre)[SLOTS], int kf) {
+#pragma unroll
+        for (int q = 0; q < SLOTS; ++q)
+            if (tid + NT * q < RS_SX * RS_SY) tile[buf][tid + NT * q] = pre[q];
+        __syncthreads(); // one barrier per plane: the other buffer was last read before it
+        if (kf + 2 <= fz1) load(pre, kf + 2);
+        T s = T(0);
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+            const T *row = tile[buf] + (iy + b) * RS_SX + ix;
+            s += wy[b] * (((wx[0] * row[0] + wx[1] * row[1]) + wx[2] * row[2]) + wx[3] * row[3]);
+        }
+        buf ^= 1;
+        const int t = __ldg(x.tz0 + kf);
+        const T w0 = __ldg(x.wz0 + kf), w1 = __ldg(x.wz1 + kf);
+        while (Kc < t) { // plane Kc has all its children
+            flush(Kc, a0);
+            a0 = a1;
+            a1 = T(0);
+            ++Kc;
+        }
+        if (t == Kc) {
+            a0 += w0 * s;
+            a1 += w1 * s;
+        } else { // t == Kc - 1: the first planes, shared with the chunk below
+            a0 += w1 * s;
+        }
+    };
+    load(pa, fz0);
+    if (fz0 + 1 <= fz1) load(pb, fz0 + 1);
+    for (int kf = fz0; kf <= fz1; kf += 2) {
+        step(pa, kf);
+        if (kf + 1 <= fz1) step(pb, kf + 1);
+    }
+    flush(Kc, a0);
+    flush(Kc + 1, a1);
+}
+
 // Prolongation: out = in + P e (ADD) or out = P e, trilinear in the
 // per-axis weights (in == out is allowed).  e is read with its ghosts (the
 // wall values: zero for corrections).  A walk launch on the fine grid: a
@@ -1447,6 +1562,115 @@ __global__ void __launch_bounds__(WALK_THREADS)
 #pragma unroll
         for (int q = 0; q < G; ++q)
             if (kb + q < k1) out[p0 + (int64_t)(kb + q) * fine.sz] = old[q] + v[q];
+    }
+}
+
+// Interpolation through shared memory: the prolongation with the correction
+// add (NT = 2 taps per axis) and the FMG interpolation (NT = 4), where every
+// fine node's taps along each axis are NT consecutive coarse storage indices
+// from s[i] on (tables built by window_taps; no periodic wrap).  A block
+// owns an IT_FX x IT_FY patch of fine columns and a chunk of fine planes.
+// Each coarse plane it needs is read once, as an IT_CX x IT_CY tile,
+// interpolated along x (one value per tile row and fine column) and then
+// along y; the last NT such planes stay in registers, and each fine plane is
+// their z combination.  The walk kernels below read 8 (64) coarse values
+// per fine point; this one about 1/8 of one.
+constexpr int IT_FX = 32, IT_FY = 8, IT_CX = 24, IT_CY = 12;
+
+// Per-axis taps of an interpolation: tap a of fine node i is coarse storage
+// index s[i] + a with weight w[i * NT + a].
+template <class T> struct Taps {
+    const int *sx, *sy, *sz;
+    const T *wx, *wy, *wz;
+};
+
+template <class T, int NT, bool ADD>
+__global__ void __launch_bounds__(IT_FX *IT_FY)
+    interp_tile_kernel(const Grid<T> fine, const Grid<T> coarse, const Taps<T> tp, const T *__restrict__ e,
+                       const T *in, T *out, int kchunk, int nyb, int nchunks)
+{
+    constexpr int NTH = IT_FX * IT_FY, CT = IT_CX * IT_CY, SL = (CT + NTH - 1) / NTH;
+    __shared__ T ct[CT];           // the coarse tile
+    __shared__ T xr[IT_CY * IT_FX]; // interpolated along x
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + IT_FX * ty;
+    const int i0 = blockIdx.x * IT_FX, j0 = yb * IT_FY, i = i0 + tx, j = j0 + ty;
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, fine.nz);
+    const bool own = i < fine.nx && j < fine.ny;
+    const int ic = min(i, fine.nx - 1), jc = min(j, fine.ny - 1);
+    const int cx0 = __ldg(tp.sx + i0), cy0 = __ldg(tp.sy + j0); // the tile's first coarse column / row
+    const int px = __ldg(tp.sx + ic) - cx0, py = __ldg(tp.sy + jc) - cy0;
+    T wx[NT], wy[NT];
+#pragma unroll
+    for (int a = 0; a < NT; ++a) {
+        wx[a] = __ldg(tp.wx + ic * NT + a);
+        wy[a] = __ldg(tp.wy + jc * NT + a);
+    }
+    // Coarse storage (p, q, s) is at corigin + p + q sy + s sz; tile element
+    // t = tid + NTH m is row t / IT_CX, column t % IT_CX (0 outside storage).
+    const int64_t corigin = coarse.base - 1 - coarse.sy - (coarse.is3d ? coarse.sz : 0);
+    int coff[SL];
+    unsigned cin = 0;
+#pragma unroll
+    for (int m = 0; m < SL; ++m) {
+        const int t = tid + NTH * m, rr = t / IT_CX, cc = t - rr * IT_CX;
+        coff[m] = (cy0 + rr) * (int)coarse.sy + cx0 + cc;
+        if (t < CT && cy0 + rr <= coarse.ny + 1 && cx0 + cc <= coarse.nx + 1) cin |= 1u << m;
+    }
+    auto plane = [&](int s) { // storage plane s interpolated to this thread's (i, j)
+        const T *P = e + corigin + (coarse.is3d ? (int64_t)s * coarse.sz : 0);
+#pragma unroll
+        for (int m = 0; m < SL; ++m)
+            if (tid + NTH * m < CT) ct[tid + NTH * m] = (cin >> m) & 1 ? P[coff[m]] : T(0);
+        __syncthreads(); // the tile is complete; every thread is done with xr of the last plane
+#pragma unroll
+        for (int b = ty; b < IT_CY; b += IT_FY) {
+            const T *row = ct + b * IT_CX + px;
+            T v = T(0);
+#pragma unroll
+            for (int a = 0; a < NT; ++a) v += wx[a] * row[a];
+            xr[b * IT_FX + tx] = v;
+        }
+        __syncthreads(); // xr is complete; every thread is done with the tile
+        T v = T(0);
+#pragma unroll
+        for (int b = 0; b < NT; ++b) v += wy[b] * xr[(py + b) * IT_FX + tx];
+        return v;
+    };
+    const int64_t p0 = fine.base + i + (int64_t)j * fine.sy;
+    if (!fine.is3d) {
+        const T old = ADD && own ? in[p0] : T(0);
+        const T v = plane(0);
+        if (own) out[p0] = old + v;
+        return;
+    }
+    T Pz[NT]; // the planes cur .. cur + NT - 1
+    int cur = __ldg(tp.sz + k0);
+#pragma unroll
+    for (int c = 0; c < NT; ++c) Pz[c] = plane(cur + c);
+    constexpr int G = 4; // fine planes whose old values are loaded together
+    for (int kb = k0; kb < k1; kb += G) {
+        T old[G];
+#pragma unroll
+        for (int q = 0; q < G; ++q)
+            old[q] = ADD && own && kb + q < k1 ? in[p0 + (int64_t)(kb + q) * fine.sz] : T(0);
+#pragma unroll
+        for (int q = 0; q < G; ++q) {
+            const int k = kb + q;
+            if (k >= k1) break;              // uniform per block
+            const int zs = __ldg(tp.sz + k); // never moves back (host check)
+            while (cur < zs) {
+#pragma unroll
+                for (int c = 0; c + 1 < NT; ++c) Pz[c] = Pz[c + 1];
+                Pz[NT - 1] = plane(cur + NT);
+                ++cur;
+            }
+            T v = T(0);
+#pragma unroll
+            for (int c = 0; c < NT; ++c) v += __ldg(tp.wz + k * NT + c) * Pz[c];
+            if (own) out[p0 + (int64_t)k * fine.sz] = old[q] + v;
+        }
     }
 }
 
@@ -2095,6 +2319,90 @@ static ColLaunch col_launch(int nx, int ny, int nz, bool is3d, int tile_x, int t
     return L;
 }
 
+// interp_tile_kernel's taps along one axis: fine node i's interpolation
+// (coarse storage indices idx, weights wt; NW per node) fitted into a window
+// of NT consecutive storage indices from s[i], inside the coarse interior or
+// on a Dirichlet ghost (the wall value; other ghosts are not read).  The
+// windows must never move back, and (tile > 0) those of a tile of `tile`
+// fine nodes must lie within `span` indices from the first one's start.
+static bool window_taps(int n, int nc, int lo_bc, int hi_bc, const std::vector<int> &idx,
+                        const std::vector<double> &wt, int NW, int NT, int tile, int span, std::vector<int> &s,
+                        std::vector<double> &w)
+{
+    const int lo = lo_bc == PGPU_BC_DIRICHLET ? 0 : 1, hi = hi_bc == PGPU_BC_DIRICHLET ? nc + 1 : nc;
+    s.assign(n, lo);
+    w.assign((size_t)n * NT, 0.0);
+    bool ok = hi - lo + 1 >= NT;
+    for (int i = 0; i < n && ok; ++i) {
+        int mn = INT32_MAX, mx = -1;
+        for (int m = 0; m < NW; ++m)
+            if (wt[(size_t)i * NW + m] != 0.0) {
+                mn = std::min(mn, idx[(size_t)i * NW + m]);
+                mx = std::max(mx, idx[(size_t)i * NW + m]);
+            }
+        if (mx < 0) mn = mx = lo; // no weight at all: any window
+        const int st = std::max(lo, std::min(mn, hi - NT + 1));
+        if (mn < st || mx > st + NT - 1 || (i > 0 && st < s[i - 1])) { ok = false; break; }
+        s[i] = st;
+        for (int m = 0; m < NW; ++m)
+            if (wt[(size_t)i * NW + m] != 0.0) w[(size_t)i * NT + idx[(size_t)i * NW + m] - st] += wt[(size_t)i * NW + m];
+        if (tile > 0 && st - s[i - i % tile] + NT > span) ok = false;
+    }
+    if (!ok) {
+        std::fill(s.begin(), s.end(), lo);
+        std::fill(w.begin(), w.end(), 0.0);
+    }
+    return ok;
+}
+
+// restrict_tile_kernel's conditions on an x or y transfer: at most 4 children
+// per coarse node, each a contiguous run of fine nodes whose ends never move
+// back, and the 4 fine nodes from each run's start inside the shared-memory
+// tile (`span` fine nodes from the first child of the tile's first coarse
+// node; tiles of `tile` coarse nodes).
+static bool runs_forward(const AxisTransfer &t, int tile, int span)
+{
+    const int nc = (int)t.rcnt.size();
+    auto first = [&](int I) { return t.ridx[(size_t)I * MAX_CHILDREN]; };
+    auto last = [&](int I) { return t.ridx[(size_t)I * MAX_CHILDREN + t.rcnt[I] - 1]; };
+    for (int I = 0; I < nc; ++I) {
+        if (t.rcnt[I] < 1 || t.rcnt[I] > 4) return false;
+        for (int m = 1; m < t.rcnt[I]; ++m)
+            if (t.ridx[(size_t)I * MAX_CHILDREN + m] != first(I) + m) return false;
+        if (I > 0 && (first(I) < first(I - 1) || last(I) < last(I - 1))) return false;
+    }
+    for (int I = 0; I < nc; ++I) // all 4 read slots of every coarse node inside its tile
+        if (first(I) - first(I - I % tile) + 4 > span) return false;
+    return true;
+}
+
+// The z side: per fine plane, the coarse planes whose children include it --
+// at most two, consecutive, never moving back (t0: the first, w0 / w1 the
+// weights there and in t0 + 1).  False where that does not hold.
+static bool plane_owners(const AxisTransfer &t, int nf, std::vector<int> &t0, std::vector<double> &w0,
+                         std::vector<double> &w1)
+{
+    const int nc = (int)t.rcnt.size();
+    t0.assign(nf, -1);
+    w0.assign(nf, 0.0);
+    w1.assign(nf, 0.0);
+    bool ok = true;
+    for (int K = 0; K < nc && ok; ++K) {
+        for (int m = 0; m < t.rcnt[K]; ++m) {
+            const int kf = t.ridx[(size_t)K * MAX_CHILDREN + m];
+            if (m > 0 && kf != t.ridx[(size_t)K * MAX_CHILDREN] + m) ok = false;
+            const double w = t.rw[(size_t)K * MAX_CHILDREN + m];
+            if (t0[kf] < 0) { t0[kf] = K; w0[kf] = w; }
+            else if (K == t0[kf] + 1 && w1[kf] == 0.0) w1[kf] = w;
+            else ok = false;
+        }
+    }
+    for (int kf = 0; kf < nf && ok; ++kf)
+        if (t0[kf] < 0 || (kf > 0 && t0[kf] < t0[kf - 1])) ok = false;
+    if (!ok) std::fill(t0.begin(), t0.end(), 0);
+    return ok;
+}
+
 // omega / the interior diagonal of a uniform level, rounded as the kernels
 // form the diagonal (0 when the level is not uniform: then unused).
 template <class T> static T interior_scale(const Grid<T> &g, T omega)
@@ -2128,12 +2436,61 @@ template <class T> struct Level {
     int cur = 0;                                // which of u (0) / t (1) holds the iterate
     Xfer<T> x{};                                // to the next coarser level
     ColLaunch col{}, rb{}, rbu{}, walk{}, sweep{}; // sweep: jacobi_kernel's walk launch
+    ColLaunch rs{};          // restriction to the next level: restrict_tile_kernel over its grid
+    ColLaunch it{};          // interp_tile_kernel over this level
+    Taps<T> tp2{}, tp4{};    // its taps from the next level: prolongation, FMG interpolation
     bool rb_uniform = false; // red-black through rbgs_uniform_kernel
+    bool rs_tile = false;    // restriction to the next level through restrict_tile_kernel
+    bool pl_tile = false, fi_tile = false; // prolongation / FMG interpolation through interp_tile_kernel
     int64_t elems = 0; // array length, ghosts included
     double npts = 0;
     T *iter() const { return cur ? t : u; }
     T *other() const { return cur ? u : t; }
 };
+
+// fc = R (r - shift) from level F to the next level C: the shared-memory
+// kernel where F's transfer allows it (tile), else the generic one.
+template <class T>
+static void launch_restrict(const Level<T> &F, const Level<T> &C, const T *r, const T *shift, T *fc, cudaStream_t st,
+                            bool tile)
+{
+    if (tile) {
+        const ColLaunch &c = F.rs;
+        restrict_tile_kernel<T><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.x, r, shift, fc, c.kchunk, c.nyb, c.nchunks);
+    } else {
+        const ColLaunch &c = C.walk;
+        restrict_kernel<T><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.x, r, shift, fc, c.kchunk, c.nyb, c.nchunks);
+    }
+}
+
+// out = in + P e from level C to the next finer level F (the correction).
+template <class T>
+static void launch_prolong(const Level<T> &F, const Level<T> &C, const T *e, const T *in, T *out, cudaStream_t st,
+                           bool tile)
+{
+    if (tile) {
+        const ColLaunch &c = F.it;
+        interp_tile_kernel<T, 2, true><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.tp2, e, in, out, c.kchunk, c.nyb,
+                                                                   c.nchunks);
+    } else {
+        const ColLaunch &c = F.walk;
+        prolong_kernel<T, true><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.x, e, in, out, c.kchunk, c.nyb, c.nchunks);
+    }
+}
+
+// u = the FMG (tricubic) interpolant of e from level C on level F.
+template <class T>
+static void launch_fmg_interp(const Level<T> &F, const Level<T> &C, const T *e, T *u, cudaStream_t st, bool tile)
+{
+    if (tile) {
+        const ColLaunch &c = F.it;
+        interp_tile_kernel<T, 4, false><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.tp4, e, nullptr, u, c.kchunk, c.nyb,
+                                                                    c.nchunks);
+    } else {
+        const ColLaunch &c = F.walk;
+        fmg_interp_kernel<T><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.x, e, u, c.kchunk, c.nyb, c.nchunks);
+    }
+}
 
 struct SolverBase {
     pgpu_config cfg{};
@@ -2270,7 +2627,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     // Every per-axis table of every level in one array of T and one of int.
     std::vector<T> tv;
     std::vector<int> iv;
-    struct Off { size_t cl[3], ch[3], q0[3], q1[3], rw[3], p0[3], p1[3], cnt[3], idx[3], c4[3], w4[3]; };
+    struct Off { size_t cl[3], ch[3], q0[3], q1[3], rw[3], p0[3], p1[3], cnt[3], idx[3], c4[3], w4[3], tz0, wz0, wz1, s2[3], w2[3], s4[3], w4t[3]; };
     std::vector<Off> offs(nl);
     std::vector<AxisCoef> coefs((size_t)nl * 3);
     auto putT = [&](const std::vector<double> &v) { size_t o = tv.size(); for (double d : v) tv.push_back((T)d); return o; };
@@ -2295,6 +2652,45 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
                 offs[l].w4[d] = putT(t.w4);
             }
         }
+    std::vector<char> rs_tile(nl, 0), pl_tile(nl, 0), fi_tile(nl, 0);
+    for (int l = 0; l + 1 < nl; ++l) {
+        std::vector<int> t0;
+        std::vector<double> w0, w1;
+        const AxisTransfer *t = hl[l].tr;
+        const bool z = plane_owners(t[2], hl[l].ax[2].n, t0, w0, w1);
+        const int64_t plane = (int64_t)(l == 0 ? c.stride_y : hl[l].ax[0].n + 2) * (hl[l].ax[1].n + 2);
+        rs_tile[l] = z && runs_forward(t[0], RS_TX, RS_SX) && runs_forward(t[1], RS_TY, RS_SY) && plane < INT32_MAX;
+        offs[l].tz0 = putI(t0);
+        offs[l].wz0 = putT(w0);
+        offs[l].wz1 = putT(w1);
+        // Windowed taps for interp_tile_kernel: linear (prolongation), cubic (FMG).
+        bool ok2 = true, ok4 = true;
+        for (int d = 0; d < 3; ++d) {
+            const Axis &a = hl[l].ax[d];
+            const int nc = hl[l + 1].ax[d].n, n = a.n;
+            const int tile = d == 0 ? IT_FX : (d == 1 ? IT_FY : 0), span = d == 0 ? IT_CX : IT_CY;
+            std::vector<int> i2((size_t)n * 2), sw;
+            std::vector<double> q2((size_t)n * 2), ww;
+            for (int i = 0; i < n; ++i) {
+                i2[(size_t)2 * i] = t[d].p0[i];
+                i2[(size_t)2 * i + 1] = t[d].p1[i];
+                q2[(size_t)2 * i] = t[d].q0[i];
+                q2[(size_t)2 * i + 1] = t[d].q1[i];
+            }
+            const bool live = d < 2 || is3d; // 2D: z is not read
+            const bool lin = window_taps(n, nc, a.lo, a.hi, i2, q2, 2, 2, tile, span, sw, ww);
+            ok2 = ok2 && (lin || !live);
+            offs[l].s2[d] = putI(sw);
+            offs[l].w2[d] = putT(ww);
+            const bool c4ok = window_taps(n, nc, a.lo, a.hi, t[d].c4, t[d].w4, 4, 4, tile, span, sw, ww);
+            ok4 = ok4 && (c4ok || !live);
+            offs[l].s4[d] = putI(sw);
+            offs[l].w4t[d] = putT(ww);
+        }
+        const int64_t cplane = (int64_t)(hl[l + 1].ax[0].n + 2) * (hl[l + 1].ax[1].n + 2);
+        pl_tile[l] = ok2 && cplane < INT32_MAX;
+        fi_tile[l] = ok4 && cplane < INT32_MAX;
+    }
     T *d_tab = nullptr;
     int *d_itab = nullptr;
     PGPU_FORWARD(mem.alloc(err, (void **)&d_tab, tv.size() * sizeof(T), "coefficient tables"));
@@ -2392,6 +2788,17 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             x.c4x = d_itab + offs[l].c4[0]; x.w4x = d_tab + offs[l].w4[0];
             x.c4y = d_itab + offs[l].c4[1]; x.w4y = d_tab + offs[l].w4[1];
             x.c4z = d_itab + offs[l].c4[2]; x.w4z = d_tab + offs[l].w4[2];
+            x.tz0 = d_itab + offs[l].tz0; x.wz0 = d_tab + offs[l].wz0; x.wz1 = d_tab + offs[l].wz1;
+            L.rs_tile = rs_tile[l] != 0;
+            L.pl_tile = pl_tile[l] != 0;
+            L.fi_tile = fi_tile[l] != 0;
+            L.tp2 = Taps<T>{d_itab + offs[l].s2[0], d_itab + offs[l].s2[1], d_itab + offs[l].s2[2],
+                            d_tab + offs[l].w2[0], d_tab + offs[l].w2[1], d_tab + offs[l].w2[2]};
+            L.tp4 = Taps<T>{d_itab + offs[l].s4[0], d_itab + offs[l].s4[1], d_itab + offs[l].s4[2],
+                            d_tab + offs[l].w4t[0], d_tab + offs[l].w4t[1], d_tab + offs[l].w4t[2]};
+            L.it = col_launch(g.nx, g.ny, g.nz, is3d, IT_FX, IT_FY, IT_FX, IT_FY, sms);
+            L.rs = col_launch(hl[l + 1].ax[0].n, hl[l + 1].ax[1].n, hl[l + 1].ax[2].n, is3d, RS_TX, RS_TY, RS_TX,
+                              RS_TY, sms);
         }
         const size_t bytes = (size_t)L.elems * sizeof(T);
         if (l == 0) {
@@ -2626,23 +3033,16 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f)
                                                                     L.other(), d_part, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
     }
-    {
-        const ColLaunch &c = C.walk;
-        restrict_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, C.g, L.x, L.other(), nullptr, C.f, c.kchunk, c.nyb,
-                                                       c.nchunks);
-        PGPU_LAUNCHED();
-    }
+    launch_restrict(L, C, L.other(), (const T *)nullptr, C.f, st, L.rs_tile);
+    PGPU_LAUNCHED();
     PGPU_CUDA(cudaMemsetAsync(C.u, 0, (size_t)C.elems * sizeof(T), st));
     C.cur = 0;
     const int gamma = (wcycle && l + 2 < nl) ? 2 : 1;
     for (int k = 0; k < gamma; ++k) PGPU_FORWARD(cycle(l + 1, C.f));
-    { // out of place, so that an odd number of smoothing steps still ends in u
-        const ColLaunch &c = L.walk;
-        prolong_kernel<T, true><<<c.grid, c.block, 0, st>>>(L.g, C.g, L.x, C.iter(), L.iter(), L.other(), c.kchunk,
-                                                           c.nyb, c.nchunks);
-        PGPU_LAUNCHED();
-        L.cur ^= 1;
-    }
+    // Out of place, so that an odd number of smoothing steps still ends in u.
+    launch_prolong(L, C, C.iter(), L.iter(), L.other(), st, L.pl_tile);
+    PGPU_LAUNCHED();
+    L.cur ^= 1;
     return smooth(l, f, cfg.post_smooth);
 }
 
@@ -2659,9 +3059,7 @@ template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
     // Right-hand sides and boundary data of the coarse problems.
     for (int l = 1; l < nl; ++l) {
         Level<T> &F = lv[l - 1], &C = lv[l];
-        const ColLaunch &c = C.walk;
-        restrict_kernel<T><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.x, l == 1 ? f : F.f, l == 1 ? d_shift : nullptr, C.f,
-                                                       c.kchunk, c.nyb, c.nchunks);
+        launch_restrict(F, C, l == 1 ? f : F.f, l == 1 ? d_shift : nullptr, C.f, st, F.rs_tile);
         PGPU_LAUNCHED();
         if (data_faces) {
             const int64_t face = std::max<int64_t>({(int64_t)C.g.nx * C.g.ny, (int64_t)C.g.nx * C.g.nz,
@@ -2694,11 +3092,8 @@ template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
                 PGPU_LAUNCHED();
             }
         }
-        {
-            const ColLaunch &c = L.walk;
-            fmg_interp_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, C.g, L.x, C.iter(), L.u, c.kchunk, c.nyb, c.nchunks);
-            PGPU_LAUNCHED();
-        }
+        launch_fmg_interp(L, C, C.iter(), L.u, st, L.fi_tile);
+        PGPU_LAUNCHED();
         // Level l+1 becomes a correction level: zero ghosts from here on.
         PGPU_CUDA(cudaMemsetAsync(C.u, 0, (size_t)C.elems * sizeof(T), st));
         PGPU_CUDA(cudaMemsetAsync(C.t, 0, (size_t)C.elems * sizeof(T), st));

@@ -6,12 +6,16 @@
  * the solver; its levels (grids, transfer tables and launch shapes) are
  * reached through TestHook.  For every pair of consecutive levels, on random
  * data:
- *  - restrict_kernel, without and with a subtracted shift (the FMG form):
+ *  - restrict_kernel and, where a level allows it, restrict_tile_kernel,
+ *    without and with a subtracted shift (the FMG form):
  *        fc(I,J,K) = sum Rx(I,i) Ry(J,j) Rz(K,k) (r(i,j,k) - shift)
  *  - prolong_kernel, ADD (u += P e, the coarse-grid correction) and set
- *    (u = P e, the FMG interpolation), e read with its ghosts:
+ *    (u = P e), e read with its ghosts, and the tiled ADD kernel
+ *    (interp_tile_kernel) where the level allows it:
  *        u(i,j,k) = sum Px(i,p) Py(j,q) Pz(k,s) e(p,q,s)
  *    (p, q, s coarse storage indices, 0 and n+1 the ghosts).
+ *  - the tiled FMG (tricubic) interpolation against the generic kernel,
+ *    to tol * 8 max |e|.
  * Per interior point |gpu - host| <= tol * bound, bound = the sum of the
  * magnitudes of the terms (plus |u| for ADD); tol = 1e-14 in double,
  * 32 FLT_EPSILON in float (the float tables are the double ones rounded, and
@@ -65,7 +69,12 @@ static const xfer_case cases[] = {
     {"2D 65x33 mixed", {65, 33, 1}, {0.015, 0.03, 0.0}, "DNPP", 0, 0},
     {"2D 31x29 periodic odd", {31, 29, 1}, {0.03, 0.03, 0.0}, "PPPP", 0, 0},
     {"2D 64x50 Neumann, strided", {64, 50, 1}, {0.02, 0.02, 0.0}, "NNNN", 7, 0},
+    /* Several shared-memory tiles and plane chunks for the tiled restriction. */
+    {"3D 130x70x45 Dirichlet / Neumann, strided", {130, 70, 45}, {0.01, 0.01, 0.01}, "DDNNDN", 5, 9},
 };
+
+/* Level pairs on which the tiled kernels ran (they must run somewhere). */
+static int tiled_pairs = 0, tiled_prolong = 0, tiled_fmg = 0;
 
 /* A level's layout on the host. */
 typedef struct layout {
@@ -205,10 +214,20 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
     T *d_r = upload<T>(r), *d_fc = upload<T>(fc0);
     const T shift_value = (T)t_rand(-0.5, 0.5);
     T *d_shift = (T *)t_dev_upload(&shift_value, sizeof(T));
-    for (int with_shift = 0; with_shift < 2 && d_r && d_fc && d_shift; ++with_shift) {
-        const pgpu::ColLaunch &cl = Lc.walk;
-        pgpu::restrict_kernel<T><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_r, with_shift ? d_shift : nullptr, d_fc,
-                                                         cl.kchunk, cl.nyb, cl.nchunks);
+    /* Both kernels: the generic one everywhere, the tiled one where the
+     * level allows it (and then the solver uses it). */
+    for (int v = 0; v < 4 && d_r && d_fc && d_shift; ++v) {
+        const int with_shift = v & 1, tile = v >> 1;
+        if (tile && !Lf.rs_tile)
+            break;
+        tiled_pairs += tile && !with_shift;
+        if (v > 0) { /* the sentinels back */
+            t_dev_free(d_fc);
+            d_fc = upload<T>(fc0);
+            if (!d_fc)
+                break;
+        }
+        pgpu::launch_restrict<T>(Lf, Lc, d_r, with_shift ? d_shift : nullptr, d_fc, 0, tile != 0);
         if (!t_sync(what))
             break;
         const std::vector<T> got = download_raw(d_fc, (size_t)C.elems);
@@ -243,9 +262,9 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
             worst = t_max_nan(worst, bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0));
         }
         CHECK(worst <= tol && touched == 0,
-              "%s: restriction%s: max |gpu - host| / bound %.2e (tol %.1e), %lld elements outside the coarse "
-              "interior changed",
-              what, with_shift ? " of r - shift" : "", worst, tol, (long long)touched);
+              "%s: restriction%s (%s kernel): max |gpu - host| / bound %.2e (tol %.1e), %lld elements outside "
+              "the coarse interior changed",
+              what, with_shift ? " of r - shift" : "", tile ? "tiled" : "generic", worst, tol, (long long)touched);
     }
     t_dev_free(d_r);
     t_dev_free(d_fc);
@@ -268,7 +287,13 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
     }
     round_all<T>(ec);
     T *d_e = upload<T>(ec);
-    for (int add = 1; add >= 0 && d_e; --add) {
+    /* u += P e by both kernels (the tiled one where the level allows it),
+     * u = P e by the generic one. */
+    for (int v = 0; v < 3 && d_e; ++v) {
+        const int add = v < 2, tile = v == 1;
+        if (tile && !Lf.pl_tile)
+            continue;
+        tiled_prolong += tile;
         std::vector<double> u0(F.elems, NAN);
         for (int64_t e = 0; e < F.elems; ++e)
             if (add && coords(&F, e, c) && interior(&F, c))
@@ -280,8 +305,7 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
         const std::vector<T> before = download_raw(d_u, (size_t)F.elems);
         const pgpu::ColLaunch &cl = Lf.walk;
         if (add)
-            pgpu::prolong_kernel<T, true><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_e, d_u, d_u, cl.kchunk, cl.nyb,
-                                                                  cl.nchunks);
+            pgpu::launch_prolong<T>(Lf, Lc, d_e, d_u, d_u, 0, tile != 0);
         else
             pgpu::prolong_kernel<T, false><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_e, d_u, d_u, cl.kchunk,
                                                                    cl.nyb, cl.nchunks);
@@ -315,11 +339,44 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
                 worst = t_max_nan(worst, bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0));
             }
             CHECK(worst <= tol && touched == 0,
-                  "%s: prolongation %s: max |gpu - host| / bound %.2e (tol %.1e), %lld elements outside the fine "
-                  "interior changed",
-                  what, add ? "u += P e" : "u = P e", worst, tol, (long long)touched);
+                  "%s: prolongation %s (%s kernel): max |gpu - host| / bound %.2e (tol %.1e), %lld elements "
+                  "outside the fine interior changed",
+                  what, add ? "u += P e" : "u = P e", tile ? "tiled" : "generic", worst, tol, (long long)touched);
         }
         t_dev_free(d_u);
+    }
+
+    /* ---- FMG interpolation: the tiled kernel against the generic one ---- */
+    if (Lf.fi_tile && d_e) {
+        std::vector<double> u0(F.elems, NAN);
+        round_all<T>(u0);
+        T *d_a = upload<T>(u0), *d_b = upload<T>(u0);
+        if (d_a && d_b) {
+            pgpu::launch_fmg_interp<T>(Lf, Lc, d_e, d_a, 0, false);
+            pgpu::launch_fmg_interp<T>(Lf, Lc, d_e, d_b, 0, true);
+            ++tiled_fmg;
+        }
+        if (d_a && d_b && t_sync(what)) {
+            const std::vector<T> a = download_raw(d_a, (size_t)F.elems), b = download_raw(d_b, (size_t)F.elems);
+            double emax = 0.0, worst = 0.0;
+            for (int64_t e = 0; e < C.elems; ++e)
+                if (ec[e] == ec[e])
+                    emax = fmax(emax, fabs(ec[e]));
+            int64_t touched = 0;
+            for (int64_t e = 0; e < F.elems; ++e) {
+                if (!(coords(&F, e, c) && interior(&F, c))) {
+                    touched += memcmp(&b[e], &a[e], sizeof(T)) != 0;
+                    continue;
+                }
+                worst = t_max_nan(worst, fabs((double)a[e] - (double)b[e]) / (8.0 * emax));
+            }
+            CHECK(worst <= tol && touched == 0,
+                  "%s: FMG interpolation, tiled against generic kernel: max |difference| / (8 max |e|) %.2e (tol "
+                  "%.1e), %lld elements outside the fine interior differ",
+                  what, worst, tol, (long long)touched);
+        }
+        t_dev_free(d_a);
+        t_dev_free(d_b);
     }
     t_dev_free(d_e);
 }
@@ -361,5 +418,9 @@ int main(void)
         run_case<double>(&cases[c]);
         run_case<float>(&cases[c]);
     }
+    CHECK(tiled_pairs >= 4 && tiled_prolong >= 4 && tiled_fmg >= 4,
+          "the tiled kernels ran on enough level pairs (at least 4 each): restriction %d, prolongation %d, FMG "
+          "interpolation %d",
+          tiled_pairs, tiled_prolong, tiled_fmg);
     return t_finish("test_transfer");
 }
