@@ -1770,13 +1770,35 @@ __global__ void ghost_restrict_kernel(const Grid<T> fine, const Grid<T> coarse, 
 // f(0,0) = f(0,1) + f(1,0) - f(1,1), exact for bilinear data and second-order
 // accurate otherwise; corners (pass 1) likewise from the other seven corners
 // of their cube, edges included.  Pass 0 does edges, pass 1 corners.
+// The threads walk only the frame's edges (edge_points of them), not the
+// whole array.
+__host__ __device__ inline int64_t edge_points(int nx, int ny, int nz, bool is3d)
+{
+    return is3d ? 4 * ((int64_t)nx + ny + nz) + 8 : 4;
+}
+
 template <class T> __global__ void ghost_edges_kernel(const Grid<T> g, T *__restrict__ u, int pass)
 {
     const int64_t ex = g.nx + 2, ey = g.ny + 2, ez = g.is3d ? g.nz + 2 : 1;
-    const int64_t total = ex * ey * ez;
+    const int64_t total = edge_points(g.nx, g.ny, g.nz, g.is3d != 0);
     const int64_t origin = g.base - 1 - g.sy - (g.is3d ? g.sz : 0);
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t I = t % ex, J = (t / ex) % ey, K = t / (ex * ey);
+        // Point t of the frame's edges: 3D, the x, y and z edges without
+        // their ends, then the 8 corners; 2D, the 4 corners.
+        int64_t I, J, K = 0, r = t;
+        if (!g.is3d) {
+            I = (r & 1) ? ex - 1 : 0;
+            J = (r & 2) ? ey - 1 : 0;
+        } else if (r < 4 * (int64_t)g.nx) {
+            I = 1 + r % g.nx; J = ((r / g.nx) & 1) ? ey - 1 : 0; K = ((r / g.nx) & 2) ? ez - 1 : 0;
+        } else if ((r -= 4 * (int64_t)g.nx) < 4 * (int64_t)g.ny) {
+            J = 1 + r % g.ny; I = ((r / g.ny) & 1) ? ex - 1 : 0; K = ((r / g.ny) & 2) ? ez - 1 : 0;
+        } else if ((r -= 4 * (int64_t)g.ny) < 4 * (int64_t)g.nz) {
+            K = 1 + r % g.nz; I = ((r / g.nz) & 1) ? ex - 1 : 0; J = ((r / g.nz) & 2) ? ey - 1 : 0;
+        } else {
+            r -= 4 * (int64_t)g.nz;
+            I = (r & 1) ? ex - 1 : 0; J = (r & 2) ? ey - 1 : 0; K = (r & 4) ? ez - 1 : 0;
+        }
         const int gx = I == 0 ? -1 : (I == ex - 1 ? 1 : 0);
         const int gy = J == 0 ? -1 : (J == ey - 1 ? 1 : 0);
         const int gz = !g.is3d ? 0 : (K == 0 ? -1 : (K == ez - 1 ? 1 : 0));
@@ -3085,7 +3107,7 @@ template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
         Level<T> &L = lv[l], &C = lv[l + 1];
         L.cur = 0;
         if (C.g.dirichlet) { // edge and corner values for the interpolation, from the solution
-            const int64_t all = (int64_t)(C.g.nx + 2) * (C.g.ny + 2) * (C.g.is3d ? C.g.nz + 2 : 1);
+            const int64_t all = edge_points(C.g.nx, C.g.ny, C.g.nz, C.g.is3d != 0);
             const unsigned blocks = (unsigned)std::min<int64_t>((all + 255) / 256, 4096);
             for (int pass = 0; pass < (C.g.is3d ? 2 : 1); ++pass) {
                 ghost_edges_kernel<T><<<blocks, 256, 0, st>>>(C.g, C.iter(), pass);
