@@ -1412,7 +1412,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
 
 // Restriction through shared memory, where the children of each coarse node
 // are a contiguous run of fine nodes that moves forward with the node (vertex
-// and cell-pair coarsening, identity axes; not the wrapped periodic rings).
+// and cell-pair coarsening, identity axes; not periodic rings whose ends
+// wrap, except tiny ones where the runs still move forward).
 // A block owns a RS_TX x RS_TY patch of coarse columns and a chunk of coarse
 // planes; it walks the fine planes under the chunk, and each fine plane is
 // read from memory once, as a tile of RS_SX x RS_SY values staged in shared
@@ -1459,13 +1460,14 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
         }
     }
     // Tile element e = tid + NT q sits at row e / RS_SX, column e % RS_SX;
-    // its offset in a fine plane fits an int (checked on the host).
+    // its offset (clamped into the plane where it is not loaded) fits an int
+    // (checked on the host).
     int off[SLOTS];
     unsigned in = 0;
 #pragma unroll
     for (int q = 0; q < SLOTS; ++q) {
         const int e = tid + NT * q, rr = e / RS_SX, cc = e - rr * RS_SX;
-        off[q] = (fy0 + rr) * (int)fine.sy + fx0 + cc;
+        off[q] = min(fy0 + rr, fine.ny - 1) * (int)fine.sy + min(fx0 + cc, fine.nx - 1); // in the plane
         if (e < RS_SX * RS_SY && fy0 + rr < fine.ny && fx0 + cc < fine.nx) in |= 1u << q;
     }
     // Two planes' loads in flight: pa holds the plane being staged, pb the next.
@@ -1573,8 +1575,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
 // Each coarse plane it needs is read once, as an IT_CX x IT_CY tile,
 // interpolated along x (one value per tile row and fine column) and then
 // along y; the last NT such planes stay in registers, and each fine plane is
-// their z combination.  The walk kernels below read 8 (64) coarse values
-// per fine point; this one about 1/8 of one.
+// their z combination.  prolong_kernel (above) and fmg_interp_kernel
+// (below) read 8 (64) coarse values per fine point; this one about 1/8 of one.
 constexpr int IT_FX = 32, IT_FY = 8, IT_CX = 24, IT_CY = 12;
 
 // Per-axis taps of an interpolation: tap a of fine node i is coarse storage
@@ -1615,7 +1617,7 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
 #pragma unroll
     for (int m = 0; m < SL; ++m) {
         const int t = tid + NTH * m, rr = t / IT_CX, cc = t - rr * IT_CX;
-        coff[m] = (cy0 + rr) * (int)coarse.sy + cx0 + cc;
+        coff[m] = min(cy0 + rr, coarse.ny + 1) * (int)coarse.sy + min(cx0 + cc, coarse.nx + 1); // in the plane
         if (t < CT && cy0 + rr <= coarse.ny + 1 && cx0 + cc <= coarse.nx + 1) cin |= 1u << m;
     }
     auto plane = [&](int s) { // storage plane s interpolated to this thread's (i, j)
@@ -2344,9 +2346,10 @@ static ColLaunch col_launch(int nx, int ny, int nz, bool is3d, int tile_x, int t
 // interp_tile_kernel's taps along one axis: fine node i's interpolation
 // (coarse storage indices idx, weights wt; NW per node) fitted into a window
 // of NT consecutive storage indices from s[i], inside the coarse interior or
-// on a Dirichlet ghost (the wall value; other ghosts are not read).  The
-// windows must never move back, and (tile > 0) those of a tile of `tile`
-// fine nodes must lie within `span` indices from the first one's start.
+// on a Dirichlet ghost (the wall value; no weight falls on other ghosts,
+// though the kernel's tile may load them).  The windows must never move
+// back, and (tile > 0) those of a tile of `tile` fine nodes must lie within
+// `span` indices from the first one's start.
 static bool window_taps(int n, int nc, int lo_bc, int hi_bc, const std::vector<int> &idx,
                         const std::vector<double> &wt, int NW, int NT, int tile, int span, std::vector<int> &s,
                         std::vector<double> &w)
@@ -2363,8 +2366,9 @@ static bool window_taps(int n, int nc, int lo_bc, int hi_bc, const std::vector<i
                 mx = std::max(mx, idx[(size_t)i * NW + m]);
             }
         if (mx < 0) mn = mx = lo; // no weight at all: any window
-        const int st = std::max(lo, std::min(mn, hi - NT + 1));
-        if (mn < st || mx > st + NT - 1 || (i > 0 && st < s[i - 1])) { ok = false; break; }
+        // The lowest start that covers the taps and does not move back.
+        const int st = std::max({lo, i > 0 ? s[i - 1] : lo, mx - NT + 1});
+        if (st > mn || st > hi - NT + 1) { ok = false; break; }
         s[i] = st;
         for (int m = 0; m < NW; ++m)
             if (wt[(size_t)i * NW + m] != 0.0) w[(size_t)i * NT + idx[(size_t)i * NW + m] - st] += wt[(size_t)i * NW + m];

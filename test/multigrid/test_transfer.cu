@@ -64,6 +64,7 @@ static const xfer_case cases[] = {
     {"3D 29x23x19 periodic (odd: non-nested rings)", {29, 23, 19}, {0.03, 0.03, 0.03}, "PPPPPP", 0, 0},
     {"3D 37x20x11 mixed, anisotropic", {37, 20, 11}, {0.03, 0.05, 0.08}, "DNPPND", 0, 0},
     {"3D 64x48x40 hz = 4 hx (semicoarsening)", {64, 48, 40}, {0.01, 0.01, 0.04}, "NDDNPP", 0, 0},
+    {"3D 64x48x40 Dirichlet (cell pairs, wall planes in the FMG window)", {64, 48, 40}, {0.02, 0.02, 0.02}, "DDDDDD", 0, 0},
     {"3D 24x17x40 strided, hz = hx / 4", {24, 17, 40}, {0.04, 0.04, 0.01}, "NNDDPP", 3, 5},
     {"3D 2x3x5 tiny", {2, 3, 5}, {0.1, 0.1, 0.1}, "DNNDPP", 0, 0},
     {"2D 65x33 mixed", {65, 33, 1}, {0.015, 0.03, 0.0}, "DNPP", 0, 0},
@@ -74,7 +75,7 @@ static const xfer_case cases[] = {
 };
 
 /* Level pairs on which the tiled kernels ran (they must run somewhere). */
-static int tiled_pairs = 0, tiled_prolong = 0, tiled_fmg = 0;
+static int tiled_pairs = 0, tiled_prolong = 0, tiled_fmg = 0, tiled_fmg_z = 0;
 
 /* A level's layout on the host. */
 typedef struct layout {
@@ -355,6 +356,7 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
             pgpu::launch_fmg_interp<T>(Lf, Lc, d_e, d_a, 0, false);
             pgpu::launch_fmg_interp<T>(Lf, Lc, d_e, d_b, 0, true);
             ++tiled_fmg;
+            tiled_fmg_z += F.is3d && C.n[2] < F.n[2]; /* the z planes step too */
         }
         if (d_a && d_b && t_sync(what)) {
             const std::vector<T> a = download_raw(d_a, (size_t)F.elems), b = download_raw(d_b, (size_t)F.elems);
@@ -418,9 +420,9 @@ int main(void)
         run_case<double>(&cases[c]);
         run_case<float>(&cases[c]);
     }
-    CHECK(tiled_pairs >= 4 && tiled_prolong >= 4 && tiled_fmg >= 4,
+    CHECK(tiled_pairs >= 4 && tiled_prolong >= 4 && tiled_fmg >= 4 && tiled_fmg_z >= 4,
           "the tiled kernels ran on enough level pairs (at least 4 each): restriction %d, prolongation %d, FMG "
-          "interpolation %d",
-          tiled_pairs, tiled_prolong, tiled_fmg);
+          "interpolation %d (3D with a coarsened z axis: %d)",
+          tiled_pairs, tiled_prolong, tiled_fmg, tiled_fmg_z);
     return t_finish("test_transfer");
 }
