@@ -380,6 +380,17 @@ int t_problem_download(t_problem *P, double *u_out, void *typed_out)
     return ok;
 }
 
+int t_problem_solve(t_problem *P, pgpu_solver *s, const char *what, pgpu_report *rep, pgpu_status *st,
+                    double *u_out)
+{
+    memset(rep, 0, sizeof *rep);
+    *st = PGPU_ERROR_INVALID_ARGUMENT;
+    if (!s || !t_problem_upload(P))
+        return 0;
+    *st = pgpu_solve(s, P->d_u, P->d_f, rep);
+    return t_sync(what) && t_problem_download(P, u_out, NULL);
+}
+
 int64_t t_problem_changed_outside(const t_problem *P, const void *typed)
 {
     const size_t w = t_word(P->prec);

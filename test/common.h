@@ -131,6 +131,13 @@ int t_problem_upload(t_problem *P);
  * image, may be NULL).  0 on failure. */
 int t_problem_download(t_problem *P, double *u_out, void *typed_out);
 
+/* One solve of P by s: upload, pgpu_solve (its status in *st, the report,
+ * zeroed first, in *rep), synchronise (what names a failure) and download u
+ * into u_out.  1 when all of that ran; s == NULL or a failed step gives 0
+ * (a failed step is also a failed check). */
+int t_problem_solve(t_problem *P, pgpu_solver *s, const char *what, pgpu_report *rep, pgpu_status *st,
+                    double *u_out);
+
 /* The number of elements of u outside the interior whose bits differ between
  * the uploaded image and typed (a downloaded image). */
 int64_t t_problem_changed_outside(const t_problem *P, const void *typed);

@@ -79,35 +79,32 @@ static void run(const eigen_case *c, unsigned method, unsigned prec)
              (long long)c->nz, t_bc_letters(g, letters), c->k[0], c->k[1], c->k[2], cfg.tolerance);
     pgpu_solver *s = t_create(&cfg, name);
     double *u = t_problem_array(&P, NULL);
-    if (s && t_problem_upload(&P)) {
-        pgpu_report rep;
-        memset(&rep, 0, sizeof rep);
-        const pgpu_status st = pgpu_solve(s, P.d_u, P.d_f, &rep);
-        if (t_sync(name) && t_problem_download(&P, u, NULL)) {
-            const ref_norms nm = ref_residual(g, u, P.f, NULL);
-            CHECK(st == PGPU_SUCCESS && rep.status == st && rep.relative_residual <= cfg.tolerance &&
-                      rep.singular == singular && rep.iterations > 0,
-                  "%s: %s after %d iterations, report relative residual %.2e, singular %d", name,
-                  pgpu_status_string(st), rep.iterations, rep.relative_residual, rep.singular);
-            /* Computed in the solver's precision, the residual carries
-             * noise of about 2 floor_rel. */
-            CHECK(nm.relative <= 1.5 * cfg.tolerance &&
-                      fabs(rep.relative_residual - nm.relative) <= 0.2 * nm.relative + 3.0 * floor_rel,
-                  "%s: reference relative residual %.3e (report %.3e)", name, nm.relative,
-                  rep.relative_residual);
+    pgpu_report rep;
+    pgpu_status st;
+    if (t_problem_solve(&P, s, name, &rep, &st, u)) {
+        const ref_norms nm = ref_residual(g, u, P.f, NULL);
+        CHECK(st == PGPU_SUCCESS && rep.status == st && rep.relative_residual <= cfg.tolerance &&
+                  rep.singular == singular && rep.iterations > 0,
+              "%s: %s after %d iterations, report relative residual %.2e, singular %d", name,
+              pgpu_status_string(st), rep.iterations, rep.relative_residual, rep.singular);
+        /* Computed in the solver's precision, the residual carries
+         * noise of about 2 floor_rel. */
+        CHECK(nm.relative <= 1.5 * cfg.tolerance &&
+                  fabs(rep.relative_residual - nm.relative) <= 0.2 * nm.relative + 3.0 * floor_rel,
+              "%s: reference relative residual %.3e (report %.3e)", name, nm.relative,
+              rep.relative_residual);
 
-            /* v is exact; f is v rounded to the precision, which adds
-             * eps/2 ||v|| to ||A e||. */
-            const double err = ref_norm2_diff(g, u, v, 1.0 / lambda) / (ref_norm2(g, v) / lambda);
-            const double bound = 1.01 * (nm.relative * (1.0 + t_eps(prec)) + t_eps(prec)) * lambda /
-                                 ref_lambda_min(g);
-            CHECK(err <= bound, "%s: ||u - v/lambda|| / ||v/lambda|| = %.3e <= %.3e (lambda %.4g, "
-                  "lambda_min %.4g)", name, err, bound, lambda, ref_lambda_min(g));
-            if (singular)
-                CHECK(fabs(ref_mean(g, u)) <= 8.0 * t_eps(prec) * ref_max_abs(g, u) &&
-                          fabs(rep.rhs_mean) <= 100.0 * t_eps(prec) * ref_rms(g, v),
-                      "%s: mean(u) %.2e, rhs_mean %.2e (both ~0)", name, ref_mean(g, u), rep.rhs_mean);
-        }
+        /* v is exact; f is v rounded to the precision, which adds
+         * eps/2 ||v|| to ||A e||. */
+        const double err = ref_norm2_diff(g, u, v, 1.0 / lambda) / (ref_norm2(g, v) / lambda);
+        const double bound = 1.01 * (nm.relative * (1.0 + t_eps(prec)) + t_eps(prec)) * lambda /
+                             ref_lambda_min(g);
+        CHECK(err <= bound, "%s: ||u - v/lambda|| / ||v/lambda|| = %.3e <= %.3e (lambda %.4g, "
+              "lambda_min %.4g)", name, err, bound, lambda, ref_lambda_min(g));
+        if (singular)
+            CHECK(fabs(ref_mean(g, u)) <= 8.0 * t_eps(prec) * ref_max_abs(g, u) &&
+                      fabs(rep.rhs_mean) <= 100.0 * t_eps(prec) * ref_rms(g, v),
+                  "%s: mean(u) %.2e, rhs_mean %.2e (both ~0)", name, ref_mean(g, u), rep.rhs_mean);
     }
     free(u);
     free(v);

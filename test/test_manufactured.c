@@ -71,31 +71,28 @@ static outcome solve(const mms_case *c, int dims, int64_t N, unsigned method, un
              t_bc_letters(g, letters), t_method_name(cfg.flags), t_precision_name(prec), cfg.omega,
              cfg.tolerance);
     pgpu_solver *s = t_create(&cfg, name);
-    if (s && t_problem_upload(&P)) {
-        pgpu_report rep;
-        memset(&rep, 0, sizeof rep);
-        const pgpu_status st = pgpu_solve(s, P.d_u, P.d_f, &rep);
-        if (t_sync(name) && t_problem_download(&P, u, NULL)) {
-            const ref_norms nm = ref_residual(g, u, P.f, NULL);
-            const int singular = ref_is_singular(g);
-            const double rtol = prec == PGPU_FLOAT ? 1e-5 : 1e-10;
-            const double shift_mag = ref_shift_magnitude(g, P.u, P.f);
-            out.ok = CHECK(st == PGPU_SUCCESS && rep.relative_residual <= cfg.tolerance &&
-                               nm.relative <= 1.5 * cfg.tolerance &&
-                               fabs(rep.rhs_norm - nm.rhs_norm) <= rtol * nm.rhs_norm &&
-                               rep.singular == singular &&
-                               fabs(rep.rhs_mean - nm.shift) <= rtol * shift_mag,
-                           "%s: %s, %d iterations, relative residual %.2e (reference %.2e), "
-                           "|b| %.6e (%.6e), rhs_mean %.3e (%.3e)",
-                           name, pgpu_status_string(st), rep.iterations, rep.relative_residual,
-                           nm.relative, rep.rhs_norm, nm.rhs_norm, rep.rhs_mean, nm.shift);
-            if (singular) {
-                ref_remove_mean(g, u);
-                ref_remove_mean(g, ue);
-            }
-            out.error = ref_max_diff(g, u, ue);
-            t_note("%s: max error %.4e", name, out.error);
+    pgpu_report rep;
+    pgpu_status st;
+    if (t_problem_solve(&P, s, name, &rep, &st, u)) {
+        const ref_norms nm = ref_residual(g, u, P.f, NULL);
+        const int singular = ref_is_singular(g);
+        const double rtol = prec == PGPU_FLOAT ? 1e-5 : 1e-10;
+        const double shift_mag = ref_shift_magnitude(g, P.u, P.f);
+        out.ok = CHECK(st == PGPU_SUCCESS && rep.relative_residual <= cfg.tolerance &&
+                           nm.relative <= 1.5 * cfg.tolerance &&
+                           fabs(rep.rhs_norm - nm.rhs_norm) <= rtol * nm.rhs_norm &&
+                           rep.singular == singular &&
+                           fabs(rep.rhs_mean - nm.shift) <= rtol * shift_mag,
+                       "%s: %s, %d iterations, relative residual %.2e (reference %.2e), "
+                       "|b| %.6e (%.6e), rhs_mean %.3e (%.3e)",
+                       name, pgpu_status_string(st), rep.iterations, rep.relative_residual,
+                       nm.relative, rep.rhs_norm, nm.rhs_norm, rep.rhs_mean, nm.shift);
+        if (singular) {
+            ref_remove_mean(g, u);
+            ref_remove_mean(g, ue);
         }
+        out.error = ref_max_diff(g, u, ue);
+        t_note("%s: max error %.4e", name, out.error);
     }
     pgpu_destroy(s);
     t_problem_free(&P);

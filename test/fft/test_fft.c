@@ -361,30 +361,27 @@ static void check_eigen(const eigen_case *c, unsigned prec)
              (long long)c->n[0], (long long)c->n[1], (long long)c->n[2], t_bc_letters(g, letters), c->k[0],
              c->k[1], c->k[2]);
     pgpu_solver *s = t_create(&cfg, name);
-    if (s && v && u && t_problem_upload(&P)) {
-        pgpu_report rep;
-        memset(&rep, 0, sizeof rep);
-        const pgpu_status st = pgpu_solve(s, P.d_u, P.d_f, &rep);
-        if (t_sync(name) && t_problem_download(&P, u, NULL)) {
-            const ref_norms nm = ref_residual(g, u, P.f, NULL);
-            const double lmin = ref_lambda_min(g);
-            const double tol = prec == PGPU_DOUBLE ? fmax(1e-12, 4.0 * eps * lambda_max(g) / lmin)
-                                                   : fmax(1e-5, 4.0 * eps * lambda_max(g) / lmin);
-            /* e = u - v/lambda: ||e|| <= ||A e|| / lambda_min, and A e = r
-             * plus the rounding of f = v to the precision (eps/2 ||v||). */
-            const double err = ref_norm2_diff(g, u, v, 1.0 / lambda) / (ref_norm2(g, v) / lambda);
-            const double bound = 1.01 * (nm.relative * (1.0 + eps) + eps) * lambda / lmin;
-            CHECK(st == PGPU_SUCCESS && rep.relative_residual <= tol && nm.relative <= tol &&
-                      rep.singular == singular && err <= bound,
-                  "%s: %s, relative residual %.2e (host %.2e) <= %.1e, ||u - v/lambda|| / ||v/lambda|| = %.2e "
-                  "<= %.2e (lambda %.4g, lambda_min %.4g)%s%s",
-                  name, pgpu_status_string(st), rep.relative_residual, nm.relative, tol, err, bound, lambda, lmin,
-                  st != PGPU_SUCCESS ? "; last error: " : "", st != PGPU_SUCCESS ? pgpu_last_error(s) : "");
-            if (singular)
-                CHECK(fabs(ref_mean(g, u)) <= mean_bound(g, u, eps) &&
-                          fabs(rep.rhs_mean) <= 100.0 * eps * ref_rms(g, v),
-                      "%s: mean(u) %.2e, rhs_mean %.2e (both ~0)", name, ref_mean(g, u), rep.rhs_mean);
-        }
+    pgpu_report rep;
+    pgpu_status st;
+    if (v && u && t_problem_solve(&P, s, name, &rep, &st, u)) {
+        const ref_norms nm = ref_residual(g, u, P.f, NULL);
+        const double lmin = ref_lambda_min(g);
+        const double tol = prec == PGPU_DOUBLE ? fmax(1e-12, 4.0 * eps * lambda_max(g) / lmin)
+                                               : fmax(1e-5, 4.0 * eps * lambda_max(g) / lmin);
+        /* e = u - v/lambda: ||e|| <= ||A e|| / lambda_min, and A e = r
+         * plus the rounding of f = v to the precision (eps/2 ||v||). */
+        const double err = ref_norm2_diff(g, u, v, 1.0 / lambda) / (ref_norm2(g, v) / lambda);
+        const double bound = 1.01 * (nm.relative * (1.0 + eps) + eps) * lambda / lmin;
+        CHECK(st == PGPU_SUCCESS && rep.relative_residual <= tol && nm.relative <= tol &&
+                  rep.singular == singular && err <= bound,
+              "%s: %s, relative residual %.2e (host %.2e) <= %.1e, ||u - v/lambda|| / ||v/lambda|| = %.2e "
+              "<= %.2e (lambda %.4g, lambda_min %.4g)%s%s",
+              name, pgpu_status_string(st), rep.relative_residual, nm.relative, tol, err, bound, lambda, lmin,
+              st != PGPU_SUCCESS ? "; last error: " : "", st != PGPU_SUCCESS ? pgpu_last_error(s) : "");
+        if (singular)
+            CHECK(fabs(ref_mean(g, u)) <= mean_bound(g, u, eps) &&
+                      fabs(rep.rhs_mean) <= 100.0 * eps * ref_rms(g, v),
+                  "%s: mean(u) %.2e, rhs_mean %.2e (both ~0)", name, ref_mean(g, u), rep.rhs_mean);
     }
     free(u);
     free(v);

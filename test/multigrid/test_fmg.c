@@ -105,40 +105,37 @@ static outcome solve(const mms_case *c, int dims, int64_t N, unsigned flags, dou
     memset(&used, 0, sizeof used);
     if (s)
         pgpu_get_config(s, &used);
-    if (s && t_problem_upload(&P)) {
-        pgpu_report rep;
-        memset(&rep, 0, sizeof rep);
-        const pgpu_status st = pgpu_solve(s, P.d_u, P.d_f, &rep);
-        if (t_sync(name) && t_problem_download(&P, u, NULL)) {
-            const ref_norms nm = ref_residual(g, u, P.f, NULL);
-            const int one_pass = method == PGPU_FMG && used.tolerance == 0.0;
-            out.iterations = rep.iterations;
-            out.relative = nm.relative;
-            out.rhs_norm = nm.rhs_norm;
-            if (mode & STALL_OK)
-                out.ok = CHECK((st == PGPU_SUCCESS || st == PGPU_ERROR_NOT_CONVERGED) && rep.status == st &&
-                                   isfinite(rep.relative_residual),
-                               "%s: %s after %d cycles/iterations, relative residual %.2e (reference %.2e; as far "
-                               "as float goes)",
-                               name, pgpu_status_string(st), rep.iterations, rep.relative_residual, nm.relative);
-            else if (one_pass)
-                out.ok = CHECK(st == PGPU_SUCCESS && rep.status == st && rep.iterations == 0 &&
-                                   isfinite(rep.relative_residual) && rep.singular == ref_is_singular(g),
-                               "%s: %s, one pass (iterations %d), relative residual %.2e (reference %.2e)", name,
-                               pgpu_status_string(st), rep.iterations, rep.relative_residual, nm.relative);
-            else
-                out.ok = CHECK(st == PGPU_SUCCESS && rep.status == st && rep.relative_residual <= used.tolerance &&
-                                   nm.relative <= 1.2 * used.tolerance,
-                               "%s: %s after %d cycles/iterations, relative residual %.2e (reference %.2e, "
-                               "tolerance %.2e)",
-                               name, pgpu_status_string(st), rep.iterations, rep.relative_residual, nm.relative,
-                               used.tolerance);
-            if (ref_is_singular(g)) {
-                ref_remove_mean(g, u);
-                ref_remove_mean(g, ue);
-            }
-            out.error = ref_max_diff(g, u, ue);
+    pgpu_report rep;
+    pgpu_status st;
+    if (t_problem_solve(&P, s, name, &rep, &st, u)) {
+        const ref_norms nm = ref_residual(g, u, P.f, NULL);
+        const int one_pass = method == PGPU_FMG && used.tolerance == 0.0;
+        out.iterations = rep.iterations;
+        out.relative = nm.relative;
+        out.rhs_norm = nm.rhs_norm;
+        if (mode & STALL_OK)
+            out.ok = CHECK((st == PGPU_SUCCESS || st == PGPU_ERROR_NOT_CONVERGED) && rep.status == st &&
+                               isfinite(rep.relative_residual),
+                           "%s: %s after %d cycles/iterations, relative residual %.2e (reference %.2e; as far "
+                           "as float goes)",
+                           name, pgpu_status_string(st), rep.iterations, rep.relative_residual, nm.relative);
+        else if (one_pass)
+            out.ok = CHECK(st == PGPU_SUCCESS && rep.status == st && rep.iterations == 0 &&
+                               isfinite(rep.relative_residual) && rep.singular == ref_is_singular(g),
+                           "%s: %s, one pass (iterations %d), relative residual %.2e (reference %.2e)", name,
+                           pgpu_status_string(st), rep.iterations, rep.relative_residual, nm.relative);
+        else
+            out.ok = CHECK(st == PGPU_SUCCESS && rep.status == st && rep.relative_residual <= used.tolerance &&
+                               nm.relative <= 1.2 * used.tolerance,
+                           "%s: %s after %d cycles/iterations, relative residual %.2e (reference %.2e, "
+                           "tolerance %.2e)",
+                           name, pgpu_status_string(st), rep.iterations, rep.relative_residual, nm.relative,
+                           used.tolerance);
+        if (ref_is_singular(g)) {
+            ref_remove_mean(g, u);
+            ref_remove_mean(g, ue);
         }
+        out.error = ref_max_diff(g, u, ue);
     }
     pgpu_destroy(s);
     t_problem_free(&P);
