@@ -22,9 +22,11 @@
  * graph (issue 4).  Methods the library cannot serve yet print
  * 'unsupported'.
  *
- *   bench [--quick] [--csv FILE]
+ *   bench [--quick] [--csv FILE] [--only GROUP]
  *     --quick  small sizes only (128^3 for the 3D scenarios), fewer repeats
  *     --csv    also write the rows as CSV (header line + one line per row)
+ *     --only   one group of scenarios after the copy: sweeps, multigrid (with
+ *              the sweeps its sweep-equivalents need) or fft (default: all)
  *
  * Exit status: 0 done, 77 no CUDA device, 1 a CUDA call failed, 2 usage.
  */
@@ -909,17 +911,21 @@ static void bench_fft2d(int64_t n)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench [--quick] [--csv FILE]\n");
+    fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--only sweeps|multigrid|fft]\n");
 }
 
 int main(int argc, char **argv)
 {
-    const char *csv = NULL;
+    const char *csv = NULL, *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) {
             g_quick = 1;
         } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
             csv = argv[++i];
+        } else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
+                   (!strcmp(argv[i + 1], "sweeps") || !strcmp(argv[i + 1], "multigrid") ||
+                    !strcmp(argv[i + 1], "fft"))) {
+            only = argv[++i];
         } else {
             usage();
             return 2;
@@ -981,12 +987,17 @@ int main(int argc, char **argv)
     CK(cudaMallocHost(&h_buf, g_cap));
 
     bench_copy(copy_bytes);
-    bench_sweeps(sizes, nsizes);
-    bench_seed000(nbig);
-    bench_multigrid(sizes, nsizes, nbig);
-    bench_fft3d(sizes, nsizes);
-    bench_fft2d(63);
-    bench_fft2d(511);
+    if (!only || strcmp(only, "fft") != 0) /* multigrid counts in sweeps */
+        bench_sweeps(sizes, nsizes);
+    if (!only || !strcmp(only, "sweeps"))
+        bench_seed000(nbig);
+    if (!only || !strcmp(only, "multigrid"))
+        bench_multigrid(sizes, nsizes, nbig);
+    if (!only || !strcmp(only, "fft")) {
+        bench_fft3d(sizes, nsizes);
+        bench_fft2d(63);
+        bench_fft2d(511);
+    }
 
     CK(cudaFreeHost(h_buf));
     CK(cudaFree(d_u));
