@@ -4,8 +4,9 @@
  * Each solve must succeed (fixed-schedule methods: finite output), reach its
  * tolerance, and match the host reference residual; FFT and V-cycles must
  * agree.  Checks are loose on purpose: the point is to drive every kernel
- * (smoothers, transfers, FMG interpolation, FFT passes, PCR and Thomas) once
- * with the sanitizer watching; the other tests check the numbers closely.
+ * (smoothers, transfers, FMG interpolation, FFT passes and row kernels, PCR
+ * and Thomas) once with the sanitizer watching; the other tests check the
+ * numbers closely.
  */
 #include "common.h"
 
@@ -23,6 +24,7 @@ static const smoke_case cases[] = {
     {13, 9, 7, "DDDDDD"},
     {12, 10, 9, "NNPPDN"},  /* one mixed axis: FFT solves z by tridiagonal systems; singular */
     {16, 11, 1, "PPND"},    /* 2D, mixed */
+    {32, 9, 16, "PPPPPP"},  /* FFT: x rows and z lines by the solver's own kernels; singular */
 };
 
 /* Solves and returns the solution (host, double) or NULL. */
