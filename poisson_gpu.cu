@@ -2107,6 +2107,7 @@ __global__ void dct3_post_kernel(const Lines L, const UserIO<T> io, const T *__r
 template <class T> struct LfVals { static const int v = sizeof(T) == 8 ? 8 : 16; };
 constexpr int LF_T = 256; // threads per block
 constexpr int LF_MIN = 32, LF_MAX = 4096; // row lengths (reals) the kernels take
+constexpr int LF_ZMIN = 16, LF_ZMAX = 2048; // z lengths the z kernel takes
 
 __device__ __forceinline__ int lf_pad(int i) { return i + (i >> 4); }
 
@@ -2272,6 +2273,17 @@ __host__ __device__ inline LfShape lf_shape(int n, int threads, int vals)
     return s;
 }
 template <class T> struct LfTw { static const bool shared = sizeof(T) == 4; };
+template <class T> size_t lf_smem_bytes(int n, bool x_kernel);
+// The kernels' dynamic shared memory limit is a property of the kernel, not
+// of a solver: every solver sets the same value, the most any eligible size
+// needs (within what the device allows), so that none lowers it under another.
+template <class T> size_t lf_smem_most(bool x_kernel)
+{
+    size_t m = 0;
+    for (int n = x_kernel ? LF_MIN : 2 * LF_ZMIN; n <= (x_kernel ? LF_MAX : 2 * LF_ZMAX); n *= 2)
+        m = std::max(m, lf_smem_bytes<T>(n, x_kernel));
+    return m;
+}
 template <class T> size_t lf_smem_bytes(int n, bool x_kernel)
 {
     const LfShape s = lf_shape(n, LF_T, LfVals<T>::v);
@@ -2421,7 +2433,6 @@ __global__ void spectral_divide_kernel(const Spectrum<T> sp, V *__restrict__ Z)
 // consecutive ky) loads their z lines, transforms them, divides by the
 // eigenvalues and transforms back, so that the spectrum makes one round trip
 // instead of three (z forward, division, z inverse).
-constexpr int LF_ZMIN = 16, LF_ZMAX = 2048;
 
 template <class T>
 __global__ void __launch_bounds__(LF_T)
@@ -3550,8 +3561,14 @@ template <class T> pgpu_status Solver<T>::init_fft()
                    "FFT: at most one axis may mix Dirichlet and Neumann faces (this config has %d); use "
                    "PGPU_FMG or PGPU_VCYCLE", nmixed);
     const int all = is3d ? 7 : 3;
-    rows_x = pmask == all && cfg.nx >= LF_MIN && cfg.nx <= LF_MAX && (cfg.nx & (cfg.nx - 1)) == 0;
-    rows_z = rows_x && is3d && cfg.nz >= LF_ZMIN && cfg.nz <= LF_ZMAX && (cfg.nz & (cfg.nz - 1)) == 0;
+    // The row kernels, where the size fits them and their shared memory the device.
+    int optin = 0;
+    PGPU_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const size_t x_room = (size_t)optin - sizeof(int64_t) * LF_T; // less the static row starts
+    rows_x = pmask == all && cfg.nx >= LF_MIN && cfg.nx <= LF_MAX && (cfg.nx & (cfg.nx - 1)) == 0 &&
+             lf_smem_bytes<T>((int)cfg.nx, true) <= x_room;
+    rows_z = rows_x && is3d && cfg.nz >= LF_ZMIN && cfg.nz <= LF_ZMAX && (cfg.nz & (cfg.nz - 1)) == 0 &&
+             lf_smem_bytes<T>(2 * (int)cfg.nz, false) <= (size_t)optin;
     if (pmask != all) {
         tri = mixed;
         for (int a = dims - 1; tri < 0 && a >= 0; --a)
@@ -3692,13 +3709,15 @@ template <class T> pgpu_status Solver<T>::init_fft()
     if (rows_x) {
         PGPU_FORWARD(twiddles(n[0], &lf_tw));
         lf_smem = lf_smem_bytes<T>((int)n[0], true);
-        PGPU_CUDA(cudaFuncSetAttribute(lf_forward_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)lf_smem));
-        PGPU_CUDA(cudaFuncSetAttribute(lf_inverse_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)lf_smem));
+        const int most = (int)std::min(lf_smem_most<T>(true), x_room);
+        PGPU_CUDA(cudaFuncSetAttribute(lf_forward_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+        PGPU_CUDA(cudaFuncSetAttribute(lf_inverse_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     }
     if (rows_z) {
         PGPU_FORWARD(twiddles(2 * n[2], &lf_twz));
         lf_zsmem = lf_smem_bytes<T>(2 * (int)n[2], false);
-        PGPU_CUDA(cudaFuncSetAttribute(lf_zsolve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)lf_zsmem));
+        const int most = (int)std::min(lf_smem_most<T>(false), (size_t)optin);
+        PGPU_CUDA(cudaFuncSetAttribute(lf_zsolve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     }
     void *wa = nullptr;
     if (work) {

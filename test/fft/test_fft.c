@@ -33,7 +33,10 @@
  *    axes of one point, singular problems (all-Neumann, all-periodic, N/P
  *    mixes), u and f pointers aligned to the element size only (an offset
  *    of one element into an allocation); each solve checked by check_random;
- *  - FFT and PGPU_VCYCLE (tolerance 1e-11) agree to 1e-9 relative.
+ *  - FFT and PGPU_VCYCLE (tolerance 1e-11) agree to 1e-9 relative;
+ *  - a solver made after another, for a size whose row kernels need less
+ *    shared memory, leaves the first one working (the kernels' limit is
+ *    per kernel, not per handle).
  *
  * check_random (one solve, random problem):
  *  - status PGPU_SUCCESS, report status, 0 iterations, singular flag,
@@ -617,6 +620,35 @@ static void check_sizes(void)
     }
 }
 
+/* ---- independent handles ------------------------------------------------------------------ */
+
+/* The row kernels' shared memory limit belongs to the kernel: a solver made
+ * later, for a size that needs less, must not break one made earlier.  A
+ * needs the most (x rows of 4096 in float; z lines of 16), B less of both;
+ * A solves after B exists and must reach its residual. */
+static void check_two_handles(void)
+{
+    pgpu_config ca = fft_config(4096, 3, 16, "PPPPPP", PGPU_FLOAT), cb = fft_config(64, 4, 2048, "PPPPPP", PGPU_FLOAT);
+    t_problem P;
+    if (!t_problem_init(&P, &ca))
+        return;
+    t_problem_randomize(&P);
+    const char *name = "two handles: fft float 4096x3x16 PPPPPP solves after fft float 64x4x2048 PPPPPP was made";
+    pgpu_solver *a = t_create(&ca, name), *b = a ? t_create(&cb, name) : NULL;
+    if (a && b && t_problem_upload(&P)) {
+        pgpu_report rep;
+        memset(&rep, 0, sizeof rep);
+        const pgpu_status st = pgpu_solve(a, P.d_u, P.d_f, &rep);
+        const double tol = residual_tol(PGPU_FLOAT, &P.g);
+        CHECK(t_sync(name) && st == PGPU_SUCCESS && rep.relative_residual <= tol,
+              "%s: %s, relative residual %.2e <= %.1e%s%s", name, pgpu_status_string(st), rep.relative_residual, tol,
+              st != PGPU_SUCCESS ? "; last error: " : "", st != PGPU_SUCCESS ? pgpu_last_error(a) : "");
+    }
+    pgpu_destroy(a);
+    pgpu_destroy(b);
+    t_problem_free(&P);
+}
+
 /* ---- agreement with multigrid ----------------------------------------------------------- */
 
 static void check_vs_multigrid(int64_t nx, int64_t ny, int64_t nz, const char *bcs)
@@ -685,6 +717,7 @@ int main(int argc, char **argv)
     }
     if (sizes) {
         check_sizes();
+        check_two_handles();
         check_vs_multigrid(65, 65, 1, "DDDD");
         check_vs_multigrid(33, 28, 30, "DDNNPP");
         check_vs_multigrid(24, 20, 16, "NNNNNN");
