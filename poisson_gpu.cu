@@ -2290,13 +2290,34 @@ template <class T> size_t lf_smem_bytes(int n, bool x_kernel)
     return (size_t)(s.lpb * s.ls + (x_kernel && LfTw<T>::shared ? 2 * s.N : 0)) * sizeof(typename Cplx<T>::type);
 }
 
-// Where row r of the block starts in the user's layout (r < here).
-template <class T> __device__ __forceinline__ void lf_row_starts(const Grid<T> &g, int64_t row0, int here, int64_t *rb)
+// The row kernels' common start: the twiddles (in float copied to shared
+// memory after the rows), the block's rows and where each starts in the
+// user's layout (rb; r < here).
+template <class T> struct LfRows {
+    const typename Cplx<T>::type *tw;
+    int64_t nrows, row0;
+    int here;
+};
+template <class T>
+__device__ __forceinline__ LfRows<T> lf_rows_begin(const Grid<T> &g, const LfShape &sh,
+                                                   const typename Cplx<T>::type *__restrict__ twg,
+                                                   typename Cplx<T>::type *rows, int64_t *rb)
 {
-    for (int r = threadIdx.x; r < here; r += LF_T) {
-        const int64_t row = row0 + r, j = row % g.ny, k = row / g.ny;
+    LfRows<T> b;
+    b.tw = twg;
+    if (LfTw<T>::shared) {
+        typename Cplx<T>::type *cp = rows + sh.lpb * sh.ls;
+        for (int q = threadIdx.x; q < 2 * sh.N; q += LF_T) cp[q] = twg[q];
+        b.tw = cp;
+    }
+    b.nrows = (int64_t)g.ny * g.nz;
+    b.row0 = (int64_t)blockIdx.x * sh.lpb;
+    b.here = (int)min((int64_t)sh.lpb, b.nrows - b.row0);
+    for (int r = threadIdx.x; r < b.here; r += LF_T) {
+        const int64_t row = b.row0 + r, j = row % g.ny, k = row / g.ny;
         rb[r] = g.base + j * g.sy + k * g.sz;
     }
+    return b;
 }
 
 // f's rows (minus the shift) -> their half spectra, C[kx * ny * nz + row].
@@ -2311,16 +2332,11 @@ __global__ void __launch_bounds__(LF_T)
     const LfShape sh = lf_shape(g.nx, LF_T, LfVals<T>::v);
     const int N = sh.N;
     C2 *rows = (C2 *)lf_smem;
-    const C2 *tw = twg;
-    if (LfTw<T>::shared) {
-        C2 *cp = rows + sh.lpb * sh.ls;
-        for (int q = threadIdx.x; q < 2 * N; q += LF_T) cp[q] = twg[q];
-        tw = cp;
-    }
+    const LfRows<T> blk = lf_rows_begin(g, sh, twg, rows, rb);
+    const C2 *tw = blk.tw;
+    const int64_t nrows = blk.nrows, row0 = blk.row0;
+    const int here = blk.here;
     T *re = (T *)rows;
-    const int64_t nrows = (int64_t)g.ny * g.nz, row0 = (int64_t)blockIdx.x * sh.lpb;
-    const int here = (int)min((int64_t)sh.lpb, nrows - row0);
-    lf_row_starts(g, row0, here, rb);
     const T shift = shiftp ? *shiftp : T(0);
     __syncthreads();
     for (int e = threadIdx.x; e < sh.lpb * sh.n; e += LF_T) {
@@ -2352,16 +2368,11 @@ __global__ void __launch_bounds__(LF_T)
     const LfShape sh = lf_shape(g.nx, LF_T, LfVals<T>::v);
     const int N = sh.N;
     C2 *rows = (C2 *)lf_smem;
-    const C2 *tw = twg;
-    if (LfTw<T>::shared) {
-        C2 *cp = rows + sh.lpb * sh.ls;
-        for (int q = threadIdx.x; q < 2 * N; q += LF_T) cp[q] = twg[q];
-        tw = cp;
-    }
+    const LfRows<T> blk = lf_rows_begin(g, sh, twg, rows, rb);
+    const C2 *tw = blk.tw;
+    const int64_t nrows = blk.nrows, row0 = blk.row0;
+    const int here = blk.here;
     const T *re = (const T *)rows;
-    const int64_t nrows = (int64_t)g.ny * g.nz, row0 = (int64_t)blockIdx.x * sh.lpb;
-    const int here = (int)min((int64_t)sh.lpb, nrows - row0);
-    lf_row_starts(g, row0, here, rb);
     for (int e = threadIdx.x; e < sh.lpb * (N + 1); e += LF_T) {
         const int q = e & (sh.lpb - 1), k = e >> sh.lb;
         C2 v;
