@@ -594,6 +594,18 @@ static const size_case size_cases[] = {
     {{32, 37, 16}, "PPPPPP", {0.03, 0.02, 0.05}, 3, 5, 3, 0},
     {{128, 33, 64}, "PPPPPP", {0, 0, 0}, 0, 0, 3, 1},
     {{64, 10, 2048}, "PPPPPP", {0, 0, 0}, 0, 0, 3, 0},
+    /* 3D, all Dirichlet, every n+1 a product of primes up to 19: the solver's
+     * own DST-I row kernels on every axis (radices 16, 8, 4, 2, 27, 9 and the
+     * odd primes; one to three passes; rows of 2 to 4096) */
+    {{512, 9, 7}, "DDDDDD", {0.001, 0.2, 0.1}, 0, 0, 3, 0}, /* 513 = 3^3 19 */
+    {{18, 16, 12}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 1},        /* 19, 17, 13 */
+    {{34, 127, 10}, "DDDDDD", {0.03, 0.01, 0.05}, 3, 5, 3, 0}, /* 5 7, 16 8, 11 */
+    {{63, 44, 24}, "DDDDDD", {0, 0, 0}, 2, -1, 3, 0},        /* 16 4, 3 3 5, 5 5 */
+    {{31, 1, 3}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 0},           /* 16 2, 2, 4 */
+    {{4095, 3, 2}, "DDDDDD", {0, 0, 0}, 1, 0, 3, 0},         /* 16^3: 256 threads per row */
+    {{255, 20, 1}, "DDDD", {0.004, 0.05, 0}, 0, 0, 3, 1},    /* 2D: the cuFFT path */
+    {{96, 65, 1}, "DDDD", {0, 0, 0}, 5, 0, 3, 0},            /* 97 is prime: the cuFFT path */
+    {{22, 30, 12}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 0},         /* 23 is prime: the cuFFT path */
 };
 
 static void check_sizes(void)
@@ -712,6 +724,7 @@ int main(int argc, char **argv)
             check_graph(stream, 64, 20, 16, "PPPPPP", PGPU_FLOAT); /* the row kernels */
             check_graph(stream, 20, 16, 12, "NNNNPP", PGPU_DOUBLE); /* singular, NN tridiagonal axis */
             check_graph(stream, 17, 12, 10, "DNPPDD", PGPU_FLOAT);
+            check_graph(stream, 18, 20, 12, "DDDDDD", PGPU_FLOAT); /* the DST-I row kernels */
             cudaStreamDestroy(stream);
         }
     }
@@ -723,6 +736,7 @@ int main(int argc, char **argv)
         check_vs_multigrid(24, 20, 16, "NNNNNN");
         check_vs_multigrid(64, 48, 1, "PPDN");
         check_vs_multigrid(31, 32, 17, "DNDDDD");
+        check_vs_multigrid(33, 20, 12, "DDDDDD");
         check_vs_multigrid(64, 24, 16, "PPPPPP");
     }
     return t_finish("test_fft");
