@@ -1831,8 +1831,8 @@ template <class T> __global__ void ghost_edges_kernel(const Grid<T> g, T *__rest
 // ---- FFT direct solver passes -------------------------------------------------------
 // The solver works on a packed copy W (nx*ny*nz, no ghosts).  Each axis is
 // diagonalised by its own transform (Dirichlet-Dirichlet: DST-I, Neumann-
-// Neumann: DCT-II, periodic: DFT), all built on cuFFT real transforms of
-// about the same length; at most one axis (a mixed Dirichlet/Neumann one, or
+// Neumann: DCT-II, periodic: DFT), built on cuFFT real transforms of about
+// the same length (except the all-Dirichlet 3D row kernels, further down); at most one axis (a mixed Dirichlet/Neumann one, or
 // else the slowest non-periodic one) is solved by tridiagonal systems instead.
 // A transform along axis a reads W by lines along a and writes a scratch
 // array in which lines along a are cuFFT batches: for a = 0 the lines are
@@ -2490,7 +2490,7 @@ __global__ void __launch_bounds__(LF_T)
 // ---- all-Dirichlet rows: DST-I by our own mixed-radix FFT -------------------------
 //
 // When every face is Dirichlet (3D) and each n+1 factors into primes up to
-// 19, the solve is six passes over the data, each a row kernel (dr_kernel):
+// 19 (n <= 4096; dr_plan says which rows fit), the solve is six passes over the data, each a row kernel (dr_kernel):
 //   x forward  f's rows (plus boundary terms)  -> T1[kx][z][y]  (transposed)
 //   y forward  T1's rows                       -> T2[ky][kx][z]
 //   z forward  T2's rows, divided by the eigenvalues, in place
@@ -2511,9 +2511,9 @@ __global__ void __launch_bounds__(LF_T)
 //
 // Measured at 512^3 on an H100 (ncu, per kernel): 1.5-1.7 ms per pass in
 // float and 3.0-3.5 ms in double, the first pass 2.5 / 5.1 ms.  Each pass
-// is far from the copy bandwidth (0.36 / 0.72 ms): at 128 (float) and ~240
-// (double) registers per thread two blocks of 256 threads fit an SM, too few
-// warps to hide the passes' shared memory latency.  Capping the registers
+// is far from the copy bandwidth (0.36 / 0.72 ms): at 128 registers per
+// thread (float) two blocks of 256 threads fit an SM, at ~240 (double) one,
+// too few warps to hide the passes' shared memory latency.  Capping the registers
 // (launch bounds for 3 or 4 blocks) made them spill and ran 1.4-3x slower;
 // the passes inlined rather than called ran 1.3-1.8x slower.
 
@@ -2877,9 +2877,11 @@ __global__ void __launch_bounds__(DR_T) dr_kernel(const DrArgs<T> A)
 }
 
 // The row plan for length n (N = n+1): radices (16s first, then 27, 9, 3 and
-// the other odd primes), threads per row so that no thread holds more than dr_g(R) butterflies
-// in a pass, and the shared memory strides.  False where N has a prime factor
-// above 19 or is too long.
+// the other odd primes, the order dr_fft runs them in), threads per row so
+// that no thread holds more than dr_g(R) butterflies in a pass (at most 256
+// threads), and the shared memory strides.  False where N has a prime factor
+// above 19, exceeds DR_NMAX or would need more threads per row (20 such N up
+// to 4097, e.g. 4095: radix 13 leaves 315 butterflies).
 template <class T> bool dr_plan(int n, DrAxis<T> &a)
 {
     a = DrAxis<T>{};
@@ -2900,6 +2902,13 @@ template <class T> bool dr_plan(int n, DrAxis<T> &a)
         }
     if (rest != 1) return false;
     a.np = np;
+    { // dr_fft runs the radices in this order and skips none
+        static const int order[] = {16, 8, 4, 2, 27, 9, 3, 5, 7, 11, 13, 17, 19};
+        int p = 0;
+        for (int R : order)
+            while (p < np && (int)((a.rad >> (5 * p)) & 31) == R) ++p;
+        if (p != np) return false;
+    }
     int tl = 4; // 16 threads per row at least
     for (;; ++tl) {
         if (tl > 8) return false;

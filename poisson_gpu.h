@@ -167,7 +167,7 @@ enum {
     PGPU_RBGS = 2,   /* red-black Gauss-Seidel; omega > 1 gives SOR */
     PGPU_VCYCLE = 3, /* geometric multigrid cycles (V, or W with PGPU_WCYCLE) */
     PGPU_FMG = 4,    /* full multigrid */
-    PGPU_FFT = 5,    /* direct solve by fast transforms (cuFFT) */
+    PGPU_FFT = 5,    /* direct solve by fast transforms (cuFFT and our own) */
     PGPU_METHOD_MASK = 0x0f,
 
     PGPU_DOUBLE = 0x10,

@@ -23,7 +23,8 @@ typedef struct smoke_case {
 static const smoke_case cases[] = {
     {13, 9, 7, "DDDDDD"},   /* FFT: the DST-I row kernels on every axis */
     {12, 10, 9, "NNPPDN"},  /* one mixed axis: FFT solves z by tridiagonal systems; singular */
-    {16, 11, 1, "DDND"},    /* 2D, mixed: DST-I through cuFFT */
+    {16, 11, 1, "PPND"},    /* 2D, mixed */
+    {9, 7, 1, "DDND"},      /* 2D, mixed: DST-I through cuFFT */
     {32, 9, 16, "PPPPPP"},  /* FFT: x rows and z lines by the solver's own kernels; singular */
 };
 
