@@ -3422,6 +3422,7 @@ template <class T> class Solver : public SolverBase {
     const T *dr_ev[3] = {};       // eigenvalues per axis
     T dr_scale = 1;
     pgpu_status init_dr(int optin);
+    pgpu_status row_twiddles(int64_t m, C2 **d);
     pgpu_status run_dr(T *u, const T *f);
     int sms = 0;
     pgpu_status init_fft();
@@ -4163,27 +4164,16 @@ template <class T> pgpu_status Solver<T>::init_fft()
     if (!fax.empty() || pmask)
         PGPU_FORWARD(mem.alloc(err, (void **)&C, (size_t)c_elems * sizeof(C2), "FFT spectrum"));
     Z = C;
-    // Twiddles of the row kernels: e^{-2 pi i q/m}, q < m (m = nx; 2 nz for z).
-    auto twiddles = [&](int64_t m, C2 **d) -> pgpu_status {
-        std::vector<C2> tw((size_t)m);
-        for (int64_t q = 0; q < m; ++q) {
-            const double a = -2.0 * M_PI * (double)q / (double)m;
-            tw[(size_t)q].x = (T)std::cos(a);
-            tw[(size_t)q].y = (T)std::sin(a);
-        }
-        PGPU_FORWARD(mem.alloc(err, (void **)d, tw.size() * sizeof(C2), "FFT row twiddles"));
-        PGPU_CUDA(cudaMemcpy(*d, tw.data(), tw.size() * sizeof(C2), cudaMemcpyHostToDevice));
-        return PGPU_SUCCESS;
-    };
+    // Twiddles of the row kernels (row_twiddles): m = nx for x; 2 nz for z.
     if (rows_x) {
-        PGPU_FORWARD(twiddles(n[0], &lf_tw));
+        PGPU_FORWARD(row_twiddles(n[0], &lf_tw));
         lf_smem = lf_smem_bytes<T>((int)n[0], true);
         const int most = (int)std::min(lf_smem_most<T>(true), x_room);
         PGPU_CUDA(cudaFuncSetAttribute(lf_forward_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
         PGPU_CUDA(cudaFuncSetAttribute(lf_inverse_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     }
     if (rows_z) {
-        PGPU_FORWARD(twiddles(2 * n[2], &lf_twz));
+        PGPU_FORWARD(row_twiddles(2 * n[2], &lf_twz));
         lf_zsmem = lf_smem_bytes<T>(2 * (int)n[2], false);
         const int most = (int)std::min(lf_smem_most<T>(false), (size_t)optin);
         PGPU_CUDA(cudaFuncSetAttribute(lf_zsolve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
@@ -4193,6 +4183,21 @@ template <class T> pgpu_status Solver<T>::init_fft()
         PGPU_FORWARD(mem.alloc(err, &wa, work, "cuFFT work area"));
         for (cufftHandle p : plans) PGPU_CUFFT(cufftSetWorkArea(p, wa));
     }
+    return PGPU_SUCCESS;
+}
+
+// Twiddles of the row kernels: e^{-2 pi i q/m}, q < m (for a row FFT of
+// length N, m = 2N: tw[q] = e^{-i pi q/N}).
+template <class T> pgpu_status Solver<T>::row_twiddles(int64_t m, C2 **d)
+{
+    std::vector<C2> tw((size_t)m);
+    for (int64_t q = 0; q < m; ++q) {
+        const double a = -2.0 * M_PI * (double)q / (double)m;
+        tw[(size_t)q].x = (T)std::cos(a);
+        tw[(size_t)q].y = (T)std::sin(a);
+    }
+    PGPU_FORWARD(mem.alloc(err, (void **)d, tw.size() * sizeof(C2), "FFT row twiddles"));
+    PGPU_CUDA(cudaMemcpy(*d, tw.data(), tw.size() * sizeof(C2), cudaMemcpyHostToDevice));
     return PGPU_SUCCESS;
 }
 
@@ -4216,32 +4221,20 @@ template <class T> pgpu_status Solver<T>::init_dr(int optin)
     }
     rows_d = true;
     std::vector<T> ev;
-    std::vector<C2> tw;
-    size_t eoff[3], toff[3];
+    size_t eoff[3];
     double scale = 1;
     for (int a = 0; a < dims; ++a) {
         eoff[a] = ev.size();
         for (int64_t k = 0; k < n[a]; ++k) ev.push_back((T)fft_eigen(FFT_DST1, n[a], h[a], k));
-        toff[a] = tw.size();
-        const int Nt = dra[a].N;
-        for (int q = 0; q < 2 * Nt; ++q) {
-            C2 w;
-            w.x = (T)std::cos(M_PI * (double)q / (double)Nt);
-            w.y = (T)-std::sin(M_PI * (double)q / (double)Nt);
-            tw.push_back(w);
-        }
-        scale *= 2.0 / (double)Nt;
+        C2 *tw = nullptr;
+        PGPU_FORWARD(row_twiddles(2 * (int64_t)dra[a].N, &tw));
+        dra[a].tw = tw;
+        scale *= 2.0 / (double)dra[a].N;
     }
     T *d_ev = nullptr;
-    C2 *d_tw = nullptr;
     PGPU_FORWARD(mem.alloc(err, (void **)&d_ev, ev.size() * sizeof(T), "FFT eigenvalues"));
     PGPU_CUDA(cudaMemcpy(d_ev, ev.data(), ev.size() * sizeof(T), cudaMemcpyHostToDevice));
-    PGPU_FORWARD(mem.alloc(err, (void **)&d_tw, tw.size() * sizeof(C2), "FFT row twiddles"));
-    PGPU_CUDA(cudaMemcpy(d_tw, tw.data(), tw.size() * sizeof(C2), cudaMemcpyHostToDevice));
-    for (int a = 0; a < dims; ++a) {
-        dr_ev[a] = d_ev + eoff[a];
-        dra[a].tw = d_tw + toff[a];
-    }
+    for (int a = 0; a < dims; ++a) dr_ev[a] = d_ev + eoff[a];
     dr_scale = (T)scale;
     PGPU_FORWARD(mem.alloc(err, (void **)&T1, (size_t)N * sizeof(T), "FFT spectrum"));
     PGPU_FORWARD(mem.alloc(err, (void **)&T2, (size_t)N * sizeof(T), "FFT spectrum (second)"));
