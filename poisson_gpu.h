@@ -71,8 +71,8 @@
  *  PGPU_RBGS      1e-10 (float: *)   20000 iter.     1.0         -         10
  *  PGPU_VCYCLE    1e-10 (float: *)   100 cycles      1.3 (2D 1.2) 2 / 1    1
  *  PGPU_FMG       none: one pass     50 cycles       1.3 (2D 1.2) 2 / 1    1
- *  (multigrid omega: 1.15 in 3D and 1.1 in 2D when a periodic axis has an odd
- *  number of points)
+ *  (multigrid omega: 1.2 in 3D and 1.15 in 2D when two or three periodic axes
+ *  have an odd number of points)
  *  PGPU_FFT       (direct; exact to rounding: no tolerance, no iterations)
  *  With PGPU_FIXED, max_iterations defaults to 1.
  *  (*) float: 1e-5, or what float rounding lets the residual reach on this
