@@ -1722,6 +1722,200 @@ __global__ void __launch_bounds__(WALK_THREADS)
     }
 }
 
+// The tiniest levels in one block.  Below TINY_PTS points a level's kernels
+// are latency-bound: each launch walks its few planes one after the other
+// and costs 5 to 15 us whatever it does, about 0.17 ms per 512^3 V-cycle
+// for the levels below 32^3 and several times that in an FMG pass, which
+// cycles on every level.  tiny_cycle_kernel runs the whole cycle from such
+// a level down to the coarsest in one block of TINY_THREADS threads, with
+// __syncthreads between the steps: the same red-black smoothing (red points
+// all from the old values, then black from the new red ones), residual,
+// restriction, zero start, prolongation with the correction and exact
+// coarsest solve as the kernels above, the iterate updated in place.
+constexpr int TINY_THREADS = 1024, TINY_PER = 4, TINY_PTS = TINY_THREADS * TINY_PER, TINY_LEVELS = 24;
+
+template <class T> struct TinyLevel {
+    Grid<T> g;
+    Xfer<T> x;   // to the next level (unused on the coarsest)
+    T *u, *t, *f; // iterate, scratch (residual), right-hand side
+    int64_t elems;
+};
+
+template <class T> __device__ __forceinline__ int64_t tiny_point(const Grid<T> &g, int e, int &i, int &j, int &k)
+{
+    i = e % g.nx;
+    const int r = e / g.nx;
+    j = r % g.ny;
+    k = r / g.ny;
+    return g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
+}
+
+// off = the neighbours' part of the stencil at interior point p, diag its diagonal.
+template <class T>
+__device__ __forceinline__ T tiny_off(const Grid<T> &g, const T *u, int64_t p, int i, int j, int k, T &diag)
+{
+    const ColXY<T> c = col_xy(g, i, j);
+    T off = c.vxl * u[p + c.nxl] + c.vxh * u[p + c.nxh] + c.vyl * u[p + c.nyl] + c.vyh * u[p + c.nyh];
+    diag = c.dxy;
+    if (g.is3d) {
+        const ColZ<T> z = col_z(g, k);
+        off += z.vzl * u[p + z.nzl] + z.vzh * u[p + z.nzh];
+        diag += z.dz;
+    }
+    return off;
+}
+
+// One colour of a red-black sweep (red: i+j+k odd, 0-based), in place: all
+// new values first, then the stores, so that two points of one colour that
+// are neighbours (across the seam of an odd periodic ring) both read the old
+// values, as in rbgs_kernel.
+template <class T> __device__ void tiny_colour(const Grid<T> &g, T *u, const T *f, int red, T omega)
+{
+    const int n = g.nx * g.ny * g.nz;
+    T nv[TINY_PER];
+    int64_t pp[TINY_PER];
+#pragma unroll
+    for (int q = 0; q < TINY_PER; ++q) {
+        const int e = threadIdx.x + q * TINY_THREADS;
+        pp[q] = -1;
+        if (e >= n) continue;
+        int i, j, k;
+        const int64_t p = tiny_point(g, e, i, j, k);
+        if (((i + j + k) & 1) != red) continue;
+        T diag;
+        const T off = tiny_off(g, u, p, i, j, k, diag);
+        nv[q] = relax(u[p], f[p] + off, diag, omega);
+        pp[q] = p;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < TINY_PER; ++q)
+        if (pp[q] >= 0) u[pp[q]] = nv[q];
+    __syncthreads();
+}
+
+// r = f - A u on the interior.
+template <class T> __device__ void tiny_residual(const Grid<T> &g, const T *u, const T *f, T *r)
+{
+    const int n = g.nx * g.ny * g.nz;
+    for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
+        int i, j, k;
+        const int64_t p = tiny_point(g, e, i, j, k);
+        T diag;
+        const T off = tiny_off(g, u, p, i, j, k, diag);
+        r[p] = (f[p] + off) - diag * u[p];
+    }
+}
+
+// fc = R r (restrict_kernel's sums, in its order).
+template <class T> __device__ void tiny_restrict(const Grid<T> &fine, const Grid<T> &coarse, const Xfer<T> &x,
+                                                const T *r, T *fc)
+{
+    const int n = coarse.nx * coarse.ny * coarse.nz;
+    for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
+        int I, J, K;
+        const int64_t pc = tiny_point(coarse, e, I, J, K);
+        const int cx = x.cntx[I], cy = x.cnty[J], cz = fine.is3d ? x.cntz[K] : 1;
+        T acc = T(0);
+        for (int c = 0; c < cz; ++c) {
+            const int kf = fine.is3d ? x.idxz[K * MAX_CHILDREN + c] : 0;
+            const T wz = fine.is3d ? x.rwz[K * MAX_CHILDREN + c] : T(1);
+            T accy = T(0);
+            for (int b = 0; b < cy; ++b) {
+                const T *row = r + fine.base + (int64_t)kf * fine.sz + (int64_t)x.idxy[J * MAX_CHILDREN + b] * fine.sy;
+                T accx = T(0);
+                for (int a = 0; a < cx; ++a) accx += x.rwx[I * MAX_CHILDREN + a] * row[x.idxx[I * MAX_CHILDREN + a]];
+                accy += x.rwy[J * MAX_CHILDREN + b] * accx;
+            }
+            acc += wz * accy;
+        }
+        fc[pc] = acc;
+    }
+}
+
+// u += P e (prolong_kernel's sums, in its order).
+template <class T> __device__ void tiny_prolong(const Grid<T> &fine, const Grid<T> &coarse, const Xfer<T> &x,
+                                               const T *ec, T *u)
+{
+    const int n = fine.nx * fine.ny * fine.nz;
+    const int64_t corigin = coarse.base - 1 - coarse.sy - (coarse.is3d ? coarse.sz : 0);
+    for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
+        int i, j, k;
+        const int64_t p = tiny_point(fine, e, i, j, k);
+        const int64_t xa = x.p0x[i], xb = x.p1x[i];
+        const T wxa = x.q0x[i], wxb = x.q1x[i];
+        const int64_t ya = x.p0y[j] * coarse.sy, yb = x.p1y[j] * coarse.sy;
+        const T wya = x.q0y[j], wyb = x.q1y[j];
+        auto corner = [&](int64_t o) {
+            return wya * (wxa * ec[o + ya + xa] + wxb * ec[o + ya + xb]) +
+                   wyb * (wxa * ec[o + yb + xa] + wxb * ec[o + yb + xb]);
+        };
+        T v;
+        if (fine.is3d)
+            v = x.q0z[k] * corner(corigin + x.p0z[k] * coarse.sz) + x.q1z[k] * corner(corigin + x.p1z[k] * coarse.sz);
+        else
+            v = corner(corigin);
+        u[p] = u[p] + v;
+    }
+}
+
+// One cycle (V, or W with wcycle) from level s of the table down to its last
+// level nt-1, the coarsest: iterate u0 and right-hand side f0 on level s
+// (deeper levels use their own u, t, f), scratch t0 for its residual.
+template <class T>
+__global__ void __launch_bounds__(TINY_THREADS, 1)
+    tiny_cycle_kernel(const TinyLevel<T> *__restrict__ tab, int s, int nt, T *u0, T *t0, const T *f0, T omega,
+                      int pre, int post, int wcycle)
+{
+    int visits[TINY_LEVELS];
+    auto U = [&](int l) { return l == s ? u0 : tab[l].u; };
+    auto Fv = [&](int l) { return l == s ? f0 : (const T *)tab[l].f; };
+    int l = s;
+    bool down = true;
+    for (;;) {
+        const TinyLevel<T> &L = tab[l];
+        if (down) {
+            if (l == nt - 1) { // one node: weight 1 solves it
+                tiny_colour(L.g, U(l), Fv(l), 0, T(1));
+                tiny_colour(L.g, U(l), Fv(l), 1, T(1));
+                if (l == s) return;
+                down = false;
+                --l;
+                continue;
+            }
+            for (int it = 0; it < pre; ++it) {
+                tiny_colour(L.g, U(l), Fv(l), 1, omega);
+                tiny_colour(L.g, U(l), Fv(l), 0, omega);
+            }
+            T *r = l == s ? t0 : L.t;
+            tiny_residual(L.g, U(l), Fv(l), r);
+            const TinyLevel<T> &C = tab[l + 1];
+            for (int64_t e = threadIdx.x; e < C.elems; e += TINY_THREADS) C.u[e] = T(0); // ghosts too
+            __syncthreads();
+            tiny_restrict(L.g, C.g, L.x, r, C.f);
+            __syncthreads();
+            visits[l] = 0;
+            ++l;
+            continue;
+        }
+        // Back on level l from level l+1.
+        const int gamma = (wcycle && l + 2 < nt) ? 2 : 1;
+        if (++visits[l] < gamma) {
+            ++l;
+            down = true;
+            continue;
+        }
+        tiny_prolong(L.g, tab[l + 1].g, L.x, (const T *)tab[l + 1].u, U(l));
+        __syncthreads();
+        for (int it = 0; it < post; ++it) {
+            tiny_colour(L.g, U(l), Fv(l), 1, omega);
+            tiny_colour(L.g, U(l), Fv(l), 0, omega);
+        }
+        if (l == s) return;
+        --l;
+    }
+}
+
 // FMG: the coarse problem's boundary data, restricted across each data face
 // from the next finer level's ghosts with the lateral restriction weights.
 // blockIdx.z = face; threads cover the coarse face (interior lateral extent).
@@ -3377,6 +3571,8 @@ template <class T> class Solver : public SolverBase {
     T *d_host_u = nullptr, *d_host_f = nullptr; // pgpu_solve_host's copies, made on first use
     cudaEvent_t ev0 = nullptr, ev1 = nullptr;
     int data_faces = 0; // bit f: face f is Dirichlet or Neumann
+    TinyLevel<T> *d_tiny = nullptr; // levels tiny_first.. for tiny_cycle_kernel
+    int tiny_first = 0;
 
     // building blocks
     pgpu_status check_arrays(const void *u, const void *f);
@@ -3672,6 +3868,18 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             PGPU_CUDA(cudaMemset(L.f, 0, bytes));
         }
     }
+    // The tail of levels that tiny_cycle_kernel runs (never level 0: the
+    // user's arrays, strides and mean shift stay with the general kernels).
+    tiny_first = nl;
+    while (tiny_first > 1 && lv[tiny_first - 1].npts <= TINY_PTS && nl - (tiny_first - 1) <= TINY_LEVELS) --tiny_first;
+    if (is_multigrid(method) && tiny_first < nl) {
+        std::vector<TinyLevel<T>> tl;
+        for (int l = tiny_first; l < nl; ++l) tl.push_back(TinyLevel<T>{lv[l].g, lv[l].x, lv[l].u, lv[l].t, lv[l].f, lv[l].elems});
+        PGPU_FORWARD(mem.alloc(err, (void **)&d_tiny, tl.size() * sizeof(TinyLevel<T>), "the tiny levels' table"));
+        PGPU_CUDA(cudaMemcpy(d_tiny, tl.data(), tl.size() * sizeof(TinyLevel<T>), cudaMemcpyHostToDevice));
+    } else {
+        tiny_first = nl;
+    }
     nparts = std::max(blocks_of(lv[0].col), blocks_of(lv[0].walk));
     PGPU_FORWARD(mem.alloc(err, (void **)&d_part, nparts * 3 * sizeof(double), "reduction partials"));
     PGPU_FORWARD(mem.alloc(err, (void **)&d_res, RES_COUNT * sizeof(double), "reduction results"));
@@ -3874,6 +4082,12 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f)
 {
     Level<T> &L = lv[l];
     const int nl = (int)lv.size();
+    if (l >= tiny_first) { // this level and all below in one block, in place
+        tiny_cycle_kernel<T><<<1, TINY_THREADS, 0, st>>>(d_tiny, l - tiny_first, nl - tiny_first, L.iter(), L.other(), f,
+                                                        omega, cfg.pre_smooth, cfg.post_smooth, wcycle ? 1 : 0);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
     if (l == nl - 1) { // one node: a Jacobi step with weight 1 solves it exactly
         const ColLaunch &c = L.sweep;
         jacobi_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, l == 0 ? d_shift : nullptr, T(1),
