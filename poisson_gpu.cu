@@ -3827,13 +3827,13 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
         L.col = col_launch(g.nx, g.ny, g.nz, is3d, COL_BX, COL_BY, COL_BX, COL_BY, sms);
         L.walk = walk_launch(g.nx, g.ny, g.nz, is3d, walk_group<T>());
         L.rb = col_launch(g.nx, g.ny, g.nz, is3d, RB_OX, RB_OY, RB_TX, RB_BY, sms);
-        // rbgs_uniform_kernel: fewer, longer chunks than the other column
-        // launches (its pipeline takes four planes to fill).  Measured on an
-        // H200 with 1..32 blocks per SM as the target: 8 in float (V-cycle
-        // 4.70 -> 4.41 ms at 512^3, 1.11 -> 0.95 ms at 256^3), 16 in double
-        // (7.43 -> 7.34 ms; fewer lose at 512^3).
+        // rbgs_uniform_kernel in float: fewer, longer chunks than the other
+        // column launches (its pipeline takes four planes to fill).  Measured
+        // on an H200 with 1..32 blocks per SM as the target: 8 (V-cycle
+        // 4.70 -> 4.41 ms at 512^3, 1.11 -> 0.95 ms at 256^3).  Double gained
+        // about 1% at 16 and lost at fewer, so it keeps 32.
         L.rbu = col_launch(g.nx, g.ny, g.nz, is3d, 2 * rbu_tx<T>() - 4, RB_OY, rbu_tx<T>(), RB_BY, sms,
-                           sizeof(T) == 4 ? 8 : 16);
+                           sizeof(T) == 4 ? 8 : 32);
         L.sweep = walk_launch(g.nx, g.ny, g.nz, is3d, sweep_group<T>());
         if (l + 1 < nl) {
             Xfer<T> &x = L.x;
