@@ -13,7 +13,8 @@
  *  - u == f, overlapping u and f, host pointers, NULL pointers:
  *    PGPU_ERROR_INVALID_ARGUMENT (adjacent, non-overlapping arrays are fine);
  *  - pgpu_last_error(s) is "" on a new handle and non-empty after each failure;
- *  - pgpu_get_config resolves the documented defaults.
+ *  - pgpu_get_config resolves the documented defaults, among them the
+ *    multigrid smoother's omega by the number of odd periodic rings.
  */
 #include "common.h"
 
@@ -391,6 +392,50 @@ static void check_get_config(unsigned method, unsigned prec)
     pgpu_destroy(s);
 }
 
+/* The multigrid smoother's default omega (poisson_gpu.h): 1.3 in 3D and 1.2
+ * in 2D, 1.2 / 1.15 where two or three periodic axes have an odd number
+ * (> 1) of points; pre/post smoothing 2 / 1; a value set by the caller is
+ * kept. */
+static void check_multigrid_defaults(void)
+{
+    static const struct {
+        int n[3];
+        const char *bcs;
+        unsigned method;
+        double omega, want;
+    } cases[] = {
+        {{10, 8, 6}, "DDDDDD", PGPU_VCYCLE, 0.0, 1.3},
+        {{10, 8, 6}, "PPPPPP", PGPU_VCYCLE, 0.0, 1.3},  /* even rings */
+        {{9, 8, 6}, "PPDDNN", PGPU_VCYCLE, 0.0, 1.3},   /* one odd ring */
+        {{10, 8, 7}, "DNDNPP", PGPU_FMG, 0.0, 1.3},     /* one odd ring */
+        {{9, 7, 6}, "PPPPDD", PGPU_VCYCLE, 0.0, 1.2},   /* two */
+        {{9, 7, 5}, "PPPPPP", PGPU_FMG, 0.0, 1.2},      /* three */
+        {{1, 7, 5}, "PPPPDD", PGPU_VCYCLE, 0.0, 1.3},   /* a periodic axis of one point is no ring */
+        {{9, 7, 5}, "PPPPPP", PGPU_VCYCLE, 1.1, 1.1},   /* the caller's value */
+        {{10, 8, 1}, "DDDD", PGPU_VCYCLE, 0.0, 1.2},
+        {{9, 8, 1}, "PPDD", PGPU_FMG, 0.0, 1.2},        /* one odd ring */
+        {{9, 7, 1}, "PPPP", PGPU_VCYCLE, 0.0, 1.15},    /* two */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        pgpu_config cfg = t_config(cases[c].n[0], cases[c].n[1], cases[c].n[2], cases[c].bcs, 0.1, 0.1,
+                                   cases[c].n[2] > 1 ? 0.1 : 0.0, cases[c].method | PGPU_DOUBLE);
+        cfg.omega = cases[c].omega;
+        char name[96];
+        snprintf(name, sizeof name, "multigrid defaults %dx%dx%d %s %s", cases[c].n[0], cases[c].n[1],
+                 cases[c].n[2], cases[c].bcs, t_method_name(cases[c].method));
+        pgpu_solver *s = t_create(&cfg, name);
+        if (!s)
+            continue;
+        pgpu_config got;
+        memset(&got, 0, sizeof got);
+        const pgpu_status st = pgpu_get_config(s, &got);
+        CHECK(st == PGPU_SUCCESS && got.omega == cases[c].want && got.pre_smooth == 2 && got.post_smooth == 1,
+              "%s: omega %g (want %g), pre/post smoothing %d / %d", name, got.omega, cases[c].want,
+              got.pre_smooth, got.post_smooth);
+        pgpu_destroy(s);
+    }
+}
+
 int main(void)
 {
     t_require_device("test_errors");
@@ -411,5 +456,6 @@ int main(void)
         check_get_config(PGPU_JACOBI, prec);
     }
     check_pointers();
+    check_multigrid_defaults();
     return t_finish("test_errors");
 }
