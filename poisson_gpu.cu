@@ -695,6 +695,22 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
 template <class T> __host__ __device__ constexpr int walk_group() { return sizeof(T) == 4 ? 4 : 2; }
 template <class T> __host__ __device__ constexpr int sweep_group() { return 2; } // see walk_blocks_sweep
 
+// The neighbours' part of the stencil at interior point (i, j, k), whose value
+// is s[0]; diag gets its diagonal (any level, any faces).
+template <class T>
+__device__ __forceinline__ T stencil_off(const Grid<T> &g, const T *s, int i, int j, int k, T &diag)
+{
+    const ColXY<T> c = col_xy(g, i, j);
+    T off = c.vxl * s[c.nxl] + c.vxh * s[c.nxh] + c.vyl * s[c.nyl] + c.vyh * s[c.nyh];
+    diag = c.dxy;
+    if (g.is3d) {
+        const ColZ<T> z = col_z(g, k);
+        off += z.vzl * s[z.nzl] + z.vzh * s[z.nzh];
+        diag += z.dz;
+    }
+    return off;
+}
+
 template <class T, int G, class Emit>
 __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restrict__ u, const T *__restrict__ f,
                                             int i, int j, int k0, int k1, T shift, Emit &emit)
@@ -713,16 +729,10 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
     // (Each part takes its own column coefficients, so that nothing of the
     // general path stays live in registers across the fast loop.)
     auto general = [&](int k) {
-        const ColXY<T> c = col_xy(g, i, j);
         const int64_t p = col + (int64_t)k * sz;
         const T *s = u + p;
-        T off = c.vxl * s[c.nxl] + c.vxh * s[c.nxh] + c.vyl * s[c.nyl] + c.vyh * s[c.nyh];
-        T diag = c.dxy;
-        if (g.is3d) {
-            const ColZ<T> z = col_z(g, k);
-            off += z.vzl * s[z.nzl] + z.vzh * s[z.nzh];
-            diag += z.dz;
-        }
+        T diag;
+        const T off = stencil_off(g, s, i, j, k, diag);
         emit(p, s[0], (f[p] - shift) + off, diag, false);
     };
     for (int k = k0; k < kg0; ++k) general(k);
@@ -1750,21 +1760,6 @@ template <class T> __device__ __forceinline__ int64_t tiny_point(const Grid<T> &
     return g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
 }
 
-// off = the neighbours' part of the stencil at interior point p, diag its diagonal.
-template <class T>
-__device__ __forceinline__ T tiny_off(const Grid<T> &g, const T *u, int64_t p, int i, int j, int k, T &diag)
-{
-    const ColXY<T> c = col_xy(g, i, j);
-    T off = c.vxl * u[p + c.nxl] + c.vxh * u[p + c.nxh] + c.vyl * u[p + c.nyl] + c.vyh * u[p + c.nyh];
-    diag = c.dxy;
-    if (g.is3d) {
-        const ColZ<T> z = col_z(g, k);
-        off += z.vzl * u[p + z.nzl] + z.vzh * u[p + z.nzh];
-        diag += z.dz;
-    }
-    return off;
-}
-
 // One colour of a red-black sweep (red: i+j+k odd, 0-based), in place: all
 // new values first, then the stores, so that two points of one colour that
 // are neighbours (across the seam of an odd periodic ring) both read the old
@@ -1783,7 +1778,7 @@ template <class T> __device__ void tiny_colour(const Grid<T> &g, T *u, const T *
         const int64_t p = tiny_point(g, e, i, j, k);
         if (((i + j + k) & 1) != red) continue;
         T diag;
-        const T off = tiny_off(g, u, p, i, j, k, diag);
+        const T off = stencil_off(g, u + p, i, j, k, diag);
         nv[q] = relax(u[p], f[p] + off, diag, omega);
         pp[q] = p;
     }
@@ -1802,7 +1797,7 @@ template <class T> __device__ void tiny_residual(const Grid<T> &g, const T *u, c
         int i, j, k;
         const int64_t p = tiny_point(g, e, i, j, k);
         T diag;
-        const T off = tiny_off(g, u, p, i, j, k, diag);
+        const T off = stencil_off(g, u + p, i, j, k, diag);
         r[p] = (f[p] + off) - diag * u[p];
     }
 }
