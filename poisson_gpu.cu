@@ -1587,6 +1587,10 @@ __global__ void __launch_bounds__(WALK_THREADS)
 // along y; the last NT such planes stay in registers, and each fine plane is
 // their z combination.  prolong_kernel (above) and fmg_interp_kernel
 // (below) read 8 (64) coarse values per fine point; this one about 1/8 of one.
+// The next coarse tile's loads are in flight while one is interpolated, and
+// the old fine values are loaded eight planes at a time: the 512^3 float
+// prolongation went from 585 to 517 us (H200) against loading each tile
+// when it is needed and four old values at a time.
 constexpr int IT_FX = 32, IT_FY = 8, IT_CX = 24, IT_CY = 12;
 
 // Per-axis taps of an interpolation: tap a of fine node i is coarse storage
@@ -1630,12 +1634,22 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
         coff[m] = min(cy0 + rr, coarse.ny + 1) * (int)coarse.sy + min(cx0 + cc, coarse.nx + 1); // in the plane
         if (t < CT && cy0 + rr <= coarse.ny + 1 && cx0 + cc <= coarse.nx + 1) cin |= 1u << m;
     }
-    auto plane = [&](int s) { // storage plane s interpolated to this thread's (i, j)
-        const T *P = e + corigin + (coarse.is3d ? (int64_t)s * coarse.sz : 0);
+    // The coarse tile of storage plane s, into registers (clamped to the
+    // storage planes: the prefetch past the last one is never used).
+    T nxt[SL];
+    auto fetch = [&](int s) {
+        const T *P = e + corigin + (coarse.is3d ? (int64_t)min(s, coarse.nz + 1) * coarse.sz : 0);
+#pragma unroll
+        for (int m = 0; m < SL; ++m) nxt[m] = (cin >> m) & 1 ? P[coff[m]] : T(0);
+    };
+    // The plane held in nxt, interpolated to this thread's (i, j); nxt then
+    // takes plane s_next, whose loads are in flight while this one is summed.
+    auto plane = [&](int s_next) {
 #pragma unroll
         for (int m = 0; m < SL; ++m)
-            if (tid + NTH * m < CT) ct[tid + NTH * m] = (cin >> m) & 1 ? P[coff[m]] : T(0);
+            if (tid + NTH * m < CT) ct[tid + NTH * m] = nxt[m];
         __syncthreads(); // the tile is complete; every thread is done with xr of the last plane
+        if (fine.is3d) fetch(s_next);
 #pragma unroll
         for (int b = ty; b < IT_CY; b += IT_FY) {
             const T *row = ct + b * IT_CX + px;
@@ -1653,15 +1667,17 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
     const int64_t p0 = fine.base + i + (int64_t)j * fine.sy;
     if (!fine.is3d) {
         const T old = ADD && own ? in[p0] : T(0);
+        fetch(0);
         const T v = plane(0);
         if (own) out[p0] = old + v;
         return;
     }
     T Pz[NT]; // the planes cur .. cur + NT - 1
     int cur = __ldg(tp.sz + k0);
+    fetch(cur);
 #pragma unroll
-    for (int c = 0; c < NT; ++c) Pz[c] = plane(cur + c);
-    constexpr int G = 4; // fine planes whose old values are loaded together
+    for (int c = 0; c < NT; ++c) Pz[c] = plane(cur + c + 1);
+    constexpr int G = 8; // fine planes whose old values are loaded together
     for (int kb = k0; kb < k1; kb += G) {
         T old[G];
 #pragma unroll
@@ -1675,7 +1691,7 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
             while (cur < zs) {
 #pragma unroll
                 for (int c = 0; c + 1 < NT; ++c) Pz[c] = Pz[c + 1];
-                Pz[NT - 1] = plane(cur + NT);
+                Pz[NT - 1] = plane(cur + NT + 1);
                 ++cur;
             }
             T v = T(0);
