@@ -24,6 +24,13 @@
  *  - Coarse widths Wc = P^T w (interior columns only), R = Wc^-1 P^T W
  *    (nc rows of n columns).  The coarse axis has the coarse nodes, the
  *    widths Wc, the same faces, walls and period.
+ *  - FMG's data restriction Rf (f and the boundary data of the coarse
+ *    problems): R with each row's first moment about its coarse node
+ *    removed.  Child offsets d = x[i] - X[I] (on a periodic axis the
+ *    nearest image); where sum R(I,i) d != 0, the weight
+ *    delta = moment / (d_max - d_min) moves from the child of largest d to
+ *    the child of smallest d; a row that would then need a negative weight
+ *    keeps R's.
  *  - Semicoarsening: an axis of a level is coarsened when it is active, has
  *    more than one node and its coupling 1/h^2 is at least half the
  *    strongest such coupling of the level.  h of a coarse axis is the fine
@@ -57,10 +64,12 @@ typedef struct mg_transfer {
     int coarsened; /* 0: identity (nc == n) */
     double *P;     /* n x (nc + 2), row i = fine node i, column = coarse storage index */
     double *R;     /* nc x n */
+    double *Rf;    /* nc x n: FMG's data restriction */
 } mg_transfer;
 
 #define MG_P(t, i, c) ((t)->P[(size_t)(i) * (size_t)((t)->nc + 2) + (size_t)(c)])
 #define MG_R(t, I, i) ((t)->R[(size_t)(I) * (size_t)(t)->n + (size_t)(i)])
+#define MG_RF(t, I, i) ((t)->Rf[(size_t)(I) * (size_t)(t)->n + (size_t)(i)])
 
 static double *mg_alloc(size_t count)
 {
@@ -111,7 +120,8 @@ static void mg_free_transfer(mg_transfer *t)
 {
     free(t->P);
     free(t->R);
-    t->P = t->R = NULL;
+    free(t->Rf);
+    t->P = t->R = t->Rf = NULL;
 }
 
 /* Number of coarse nodes by the rule (0: not coarsened). */
@@ -134,9 +144,11 @@ static mg_transfer mg_identity(int n)
     t.coarsened = 0;
     t.P = mg_alloc((size_t)n * (size_t)(n + 2));
     t.R = mg_alloc((size_t)n * (size_t)n);
+    t.Rf = mg_alloc((size_t)n * (size_t)n);
     for (int i = 0; i < n; ++i) {
         MG_P(&t, i, i + 1) = 1.0;
         MG_R(&t, i, i) = 1.0;
+        MG_RF(&t, i, i) = 1.0;
     }
     return t;
 }
@@ -213,6 +225,39 @@ static int mg_coarsen(const mg_axis *a, mg_axis *c, mg_transfer *t)
     for (int I = 0; I < nc; ++I)
         for (int i = 0; i < n; ++i)
             MG_R(t, I, i) = MG_P(t, i, I + 1) * a->w[i] / Wc[I];
+    t->Rf = mg_alloc((size_t)nc * (size_t)n);
+    memcpy(t->Rf, t->R, (size_t)nc * (size_t)n * sizeof(double));
+    for (int I = 0; I < nc; ++I) {
+        double moment = 0.0, dmin = 0.0, dmax = 0.0;
+        int imin = -1, imax = -1;
+        for (int i = 0; i < n; ++i) {
+            if (MG_R(t, I, i) == 0.0)
+                continue;
+            double d = a->x[i] - X[I];
+            if (per) {
+                while (d > 0.5 * a->L)
+                    d -= a->L;
+                while (d < -0.5 * a->L)
+                    d += a->L;
+            }
+            moment += MG_R(t, I, i) * d;
+            if (imin < 0 || d < dmin) {
+                dmin = d;
+                imin = i;
+            }
+            if (imax < 0 || d > dmax) {
+                dmax = d;
+                imax = i;
+            }
+        }
+        if (imin < 0 || !(dmax > dmin) || fabs(moment) <= 1e-12 * (dmax - dmin))
+            continue;
+        const double delta = moment / (dmax - dmin);
+        if (MG_R(t, I, imin) + delta < 0.0 || MG_R(t, I, imax) - delta < 0.0)
+            continue;
+        MG_RF(t, I, imin) += delta;
+        MG_RF(t, I, imax) -= delta;
+    }
 
     *c = *a;
     c->n = nc;
@@ -308,6 +353,19 @@ static int mg_r_row(const mg_transfer *t, int I, int idx[], double wt[], int max
         if (MG_R(t, I, i) != 0.0 && k < max) {
             idx[k] = i;
             wt[k] = MG_R(t, I, i);
+            ++k;
+        }
+    return k;
+}
+
+/* Row I of Rf (FMG's data restriction) on R's children. */
+static int mg_rf_row(const mg_transfer *t, int I, int idx[], double wt[], int max)
+{
+    int k = 0;
+    for (int i = 0; i < t->n; ++i)
+        if (MG_R(t, I, i) != 0.0 && k < max) {
+            idx[k] = i;
+            wt[k] = MG_RF(t, I, i);
             ++k;
         }
     return k;

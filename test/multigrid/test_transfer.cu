@@ -7,7 +7,8 @@
  * reached through TestHook.  For every pair of consecutive levels, on random
  * data:
  *  - restrict_kernel and, where a level allows it, restrict_tile_kernel,
- *    without and with a subtracted shift (the FMG form):
+ *    with the cycle's R and, with a subtracted shift, in the FMG form (its
+ *    tables Rf, the rows without a first moment):
  *        fc(I,J,K) = sum Rx(I,i) Ry(J,j) Rz(K,k) (r(i,j,k) - shift)
  *  - prolong_kernel, ADD (u += P e, the coarse-grid correction) and set
  *    (u = P e), e read with its ghosts, and the tiled ADD kernel
@@ -174,22 +175,24 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
     struct rows {
         std::vector<int> cnt, idx;
         std::vector<double> wt;
-    } R[3], P[3];
+    } R[3], Rf[3], P[3];
     for (int d = 0; d < 3; ++d) {
         const int nc = d < dims ? C.n[d] : 1, nf = d < dims ? F.n[d] : 1;
         R[d].cnt.assign(nc, 0);
         R[d].idx.assign((size_t)nc * 8, 0);
         R[d].wt.assign((size_t)nc * 8, 0.0);
+        Rf[d] = R[d];
         P[d].cnt.assign(nf, 0);
         P[d].idx.assign((size_t)nf * 8, 0);
         P[d].wt.assign((size_t)nf * 8, 0.0);
         for (int I = 0; I < nc; ++I) {
             if (d < dims) {
                 R[d].cnt[I] = mg_r_row(&tr[d], I, &R[d].idx[(size_t)I * 8], &R[d].wt[(size_t)I * 8], 8);
+                Rf[d].cnt[I] = mg_rf_row(&tr[d], I, &Rf[d].idx[(size_t)I * 8], &Rf[d].wt[(size_t)I * 8], 8);
             } else {
-                R[d].cnt[I] = 1;
-                R[d].idx[0] = 0;
-                R[d].wt[0] = 1.0;
+                R[d].cnt[I] = Rf[d].cnt[I] = 1;
+                R[d].idx[0] = Rf[d].idx[0] = 0;
+                R[d].wt[0] = Rf[d].wt[0] = 1.0;
             }
         }
         for (int i = 0; i < nf; ++i) {
@@ -205,7 +208,7 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
     const double sentinel = 12345.0;
     int c[3];
 
-    /* ---- restriction, without and with a shift ---- */
+    /* ---- restriction: the cycle's, and FMG's (shift, Rf) ---- */
     std::vector<double> r(F.elems, NAN);
     for (int64_t e = 0; e < F.elems; ++e)
         if (coords(&F, e, c) && interior(&F, c))
@@ -228,7 +231,9 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
             if (!d_fc)
                 break;
         }
-        pgpu::launch_restrict<T>(Lf, Lc, d_r, with_shift ? d_shift : nullptr, d_fc, 0, tile != 0);
+        const rows *RR = with_shift ? Rf : R;
+        pgpu::launch_restrict<T>(Lf, Lc, with_shift ? Lf.xf : Lf.x, d_r, with_shift ? d_shift : nullptr, d_fc, 0,
+                                 tile != 0);
         if (!t_sync(what))
             break;
         const std::vector<T> got = download_raw(d_fc, (size_t)C.elems);
@@ -243,17 +248,17 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
             }
             const int I = c[0] - 1, J = c[1] - 1, K = c[2] - 1;
             double sum = 0.0, bound = 0.0;
-            for (int z = 0; z < R[2].cnt[C.is3d ? K : 0]; ++z) {
+            for (int z = 0; z < RR[2].cnt[C.is3d ? K : 0]; ++z) {
                 const int kz = C.is3d ? K : 0;
-                const int k = R[2].idx[(size_t)kz * 8 + z];
-                const double wz = R[2].wt[(size_t)kz * 8 + z];
-                for (int b = 0; b < R[1].cnt[J]; ++b) {
-                    const int j = R[1].idx[(size_t)J * 8 + b];
-                    const double wy = R[1].wt[(size_t)J * 8 + b];
-                    for (int a = 0; a < R[0].cnt[I]; ++a) {
-                        const int i = R[0].idx[(size_t)I * 8 + a];
+                const int k = RR[2].idx[(size_t)kz * 8 + z];
+                const double wz = RR[2].wt[(size_t)kz * 8 + z];
+                for (int b = 0; b < RR[1].cnt[J]; ++b) {
+                    const int j = RR[1].idx[(size_t)J * 8 + b];
+                    const double wy = RR[1].wt[(size_t)J * 8 + b];
+                    for (int a = 0; a < RR[0].cnt[I]; ++a) {
+                        const int i = RR[0].idx[(size_t)I * 8 + a];
                         const double v = r[at(&F, i + 1, j + 1, k + 1)] - shift;
-                        const double term = R[0].wt[(size_t)I * 8 + a] * wy * wz * v;
+                        const double term = RR[0].wt[(size_t)I * 8 + a] * wy * wz * v;
                         sum += term;
                         bound += fabs(term);
                     }
@@ -265,7 +270,7 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
         CHECK(worst <= tol && touched == 0,
               "%s: restriction%s (%s kernel): max |gpu - host| / bound %.2e (tol %.1e), %lld elements outside "
               "the coarse interior changed",
-              what, with_shift ? " of r - shift" : "", tile ? "tiled" : "generic", worst, tol, (long long)touched);
+              what, with_shift ? " of r - shift, FMG's Rf" : "", tile ? "tiled" : "generic", worst, tol, (long long)touched);
     }
     t_dev_free(d_r);
     t_dev_free(d_fc);

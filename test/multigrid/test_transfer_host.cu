@@ -20,7 +20,12 @@
  *  - adjointness in the width-weighted inner products:
  *    <R r, e>_Wc = <r, P e>_W for random r, e (walls zero);
  *  - on Neumann and periodic axes the coarse widths add up to the fine ones
- *    (the restricted right-hand side keeps its integral).
+ *    (the restricted right-hand side keeps its integral);
+ *  - FMG's data restriction Rf (the library's fw) matches the reference's,
+ *    has R's children, rows that sum to 1 with weights in [0, 1], and each
+ *    row has no first moment about its coarse node (|moment| <= 1e-12 of the
+ *    children's spread), or is R's row where that would need a negative
+ *    weight.
  * And the 3D/2D hierarchy (build_hierarchy) against the reference's for a
  * set of grids: same number of levels, same per-axis sizes, the same
  * coarsened/not coarsened decisions and tables; it ends in one point; with
@@ -266,6 +271,47 @@ static void compare_step(const pgpu::Axis &la, const pgpu::Axis &lc, const pgpu:
         if (!(fabs(wf - wc) <= 1e-13 * wf))
             fail(r, "n %d: coarse widths add up to %.17g, fine ones to %.17g", n, wc, wf);
     }
+    /* FMG's data restriction. */
+    if (lt.fw.size() != lt.rw.size()) {
+        fail(r, "n %d: fw has %zu entries, rw %zu", n, lt.fw.size(), lt.rw.size());
+        return;
+    }
+    std::vector<double> Rf((size_t)nc * n, 0.0);
+    for (int I = 0; I < nc; ++I)
+        for (int m = 0; m < lt.rcnt[I]; ++m)
+            Rf[(size_t)I * n + lt.ridx[(size_t)I * pgpu::MAX_CHILDREN + m]] +=
+                lt.fw[(size_t)I * pgpu::MAX_CHILDREN + m];
+    const double dRf = max_abs_diff(Rf, mt->Rf);
+    if (!(dRf <= tol))
+        fail(r, "n %d -> %d: FMG's Rf differs from the reference by %.3e", n, nc, dRf);
+    for (int I = 0; I < nc; ++I) {
+        double sum = 0.0, moment = 0.0, dmin = 0.0, dmax = 0.0;
+        int same = 1, first = 1;
+        for (int i = 0; i < n; ++i) {
+            const double w = Rf[(size_t)I * n + i], wr = R[(size_t)I * n + i];
+            if (w != wr)
+                same = 0;
+            if (!(w >= 0.0 && w <= 1.0))
+                fail(r, "n %d: Rf(%d, %d) = %.17g outside [0, 1]", n, I, i, w);
+            if (w != 0.0 && wr == 0.0)
+                fail(r, "n %d: Rf(%d, %d) is a child R does not have", n, I, i);
+            if (wr == 0.0)
+                continue;
+            double d = la.x[i] - lc.x[I];
+            if (per)
+                d -= la.L * std::round(d / la.L);
+            sum += w;
+            moment += w * d;
+            dmin = first ? d : std::min(dmin, d);
+            dmax = first ? d : std::max(dmax, d);
+            first = 0;
+        }
+        if (!(fabs(sum - 1.0) <= 1e-14))
+            fail(r, "n %d: Rf of a constant at coarse node %d is %.17g", n, I, sum);
+        if (!same && !(fabs(moment) <= 1e-12 * (dmax - dmin)))
+            fail(r, "n %d: row %d of Rf differs from R's but has first moment %.3e (spread %.3e)", n, I, moment,
+                 dmax - dmin);
+    }
 }
 
 /* The whole chain of one axis; one CHECK. */
@@ -416,7 +462,7 @@ static int hierarchy(const hier_case *c, std::vector<pgpu::HostLevel> &hl)
                     char why[200] = "";
                     if (!lib_dense(t, a.n, a.n, P, R, why, sizeof why))
                         fail(&r, "level %d axis %d identity: %s", l, d, why);
-                    else if (max_abs_diff(P, mt->P) != 0.0 || max_abs_diff(R, mt->R) != 0.0)
+                    else if (max_abs_diff(P, mt->P) != 0.0 || max_abs_diff(R, mt->R) != 0.0 || t.fw != t.rw)
                         fail(&r, "level %d axis %d: not the identity", l, d);
                 }
             }
