@@ -345,30 +345,29 @@ static int mg_p_row(const mg_transfer *t, int i, int col[], double wt[], int max
     return k;
 }
 
-/* The non-zero entries of row I of R (the children of coarse node I). */
-static int mg_r_row(const mg_transfer *t, int I, int idx[], double wt[], int max)
+/* Row I of a restriction on the children of coarse node I (the non-zero
+ * entries of R): indices and the weights of W (t->R or t->Rf); the count. */
+static int mg_restriction_row(const mg_transfer *t, const double *W, int I, int idx[], double wt[], int max)
 {
     int k = 0;
     for (int i = 0; i < t->n; ++i)
         if (MG_R(t, I, i) != 0.0 && k < max) {
             idx[k] = i;
-            wt[k] = MG_R(t, I, i);
+            wt[k] = W[(size_t)I * (size_t)t->n + (size_t)i];
             ++k;
         }
     return k;
 }
 
-/* Row I of Rf (FMG's data restriction) on R's children. */
+static int mg_r_row(const mg_transfer *t, int I, int idx[], double wt[], int max)
+{
+    return mg_restriction_row(t, t->R, I, idx, wt, max);
+}
+
+/* Row I of Rf, FMG's data restriction. */
 static int mg_rf_row(const mg_transfer *t, int I, int idx[], double wt[], int max)
 {
-    int k = 0;
-    for (int i = 0; i < t->n; ++i)
-        if (MG_R(t, I, i) != 0.0 && k < max) {
-            idx[k] = i;
-            wt[k] = MG_RF(t, I, i);
-            ++k;
-        }
-    return k;
+    return mg_restriction_row(t, t->Rf, I, idx, wt, max);
 }
 
 #endif /* PGPU_MG_REFERENCE_H */
