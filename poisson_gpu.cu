@@ -308,7 +308,8 @@ static AxisTransfer identity_transfer(const Axis &a)
 // walls at up to twice the discretisation error after one finest cycle.
 // moment_free moves weight between a row's outermost children until the
 // row's first moment about its node vanishes (positions wrapped on periodic
-// axes); a row that would need a negative weight keeps R's.
+// axes); a row that would need a negative weight (below -1e-12: rounding)
+// keeps R's.
 static void moment_free(const Axis &a, const std::vector<double> &X, AxisTransfer &t)
 {
     t.fw = t.rw;
@@ -320,7 +321,10 @@ static void moment_free(const Axis &a, const std::vector<double> &X, AxisTransfe
         int mmin = -1, mmax = -1;
         for (int m = 0; m < cnt; ++m) {
             double d = a.x[t.ridx[(size_t)I * MAX_CHILDREN + m]] - X[I];
-            if (a.lo == PGPU_BC_PERIODIC) d -= a.L * std::round(d / a.L);
+            if (a.lo == PGPU_BC_PERIODIC) { // the nearest image (+-L/2 kept as is)
+                if (d > 0.5 * a.L) d -= a.L;
+                else if (d < -0.5 * a.L) d += a.L;
+            }
             M += t.rw[(size_t)I * MAX_CHILDREN + m] * d;
             if (mmin < 0 || d < dmin) { dmin = d; mmin = m; }
             if (mmax < 0 || d > dmax) { dmax = d; mmax = m; }
@@ -329,9 +333,13 @@ static void moment_free(const Axis &a, const std::vector<double> &X, AxisTransfe
         const double delta = M / (dmax - dmin);
         const double wmin = t.rw[(size_t)I * MAX_CHILDREN + mmin] + delta;
         const double wmax = t.rw[(size_t)I * MAX_CHILDREN + mmax] - delta;
-        if (wmin < 0 || wmax < 0) continue;
-        t.fw[(size_t)I * MAX_CHILDREN + mmin] = wmin;
-        t.fw[(size_t)I * MAX_CHILDREN + mmax] = wmax;
+        // Rounding may leave a weight that should be 0 just below it: such a
+        // row still goes moment-free (the other end takes both weights), so
+        // that mirror-image rows stay alike.
+        if (wmin < -1e-12 || wmax < -1e-12) continue;
+        const double both = t.rw[(size_t)I * MAX_CHILDREN + mmin] + t.rw[(size_t)I * MAX_CHILDREN + mmax];
+        t.fw[(size_t)I * MAX_CHILDREN + mmin] = wmax < 0 ? both : wmin < 0 ? 0.0 : wmin;
+        t.fw[(size_t)I * MAX_CHILDREN + mmax] = wmax < 0 ? 0.0 : wmin < 0 ? both : wmax;
     }
 }
 

@@ -29,8 +29,9 @@
  *    removed.  Child offsets d = x[i] - X[I] (on a periodic axis the
  *    nearest image); where sum R(I,i) d != 0, the weight
  *    delta = moment / (d_max - d_min) moves from the child of largest d to
- *    the child of smallest d; a row that would then need a negative weight
- *    keeps R's.
+ *    the child of smallest d; a row that would then need a weight below
+ *    -1e-12 keeps R's, and a weight between -1e-12 and 0 becomes 0, the
+ *    other end child taking the two children's R weights together.
  *  - Semicoarsening: an axis of a level is coarsened when it is active, has
  *    more than one node and its coupling 1/h^2 is at least half the
  *    strongest such coupling of the level.  h of a coarse axis is the fine
@@ -208,6 +209,8 @@ static int mg_coarsen(const mg_axis *a, mg_axis *c, mg_transfer *t)
             MG_P(t, i, acol[0]) = 1.0;
         } else if (xi > apos[na - 1]) { /* towards a Neumann wall above */
             MG_P(t, i, acol[na - 1]) = 1.0;
+        } else if (na == 1) { /* the only anchor, hit exactly */
+            MG_P(t, i, acol[0]) = 1.0;
         } else {
             int k = 0;
             while (k + 2 < na && apos[k + 1] <= xi)
@@ -253,10 +256,20 @@ static int mg_coarsen(const mg_axis *a, mg_axis *c, mg_transfer *t)
         if (imin < 0 || !(dmax > dmin) || fabs(moment) <= 1e-12 * (dmax - dmin))
             continue;
         const double delta = moment / (dmax - dmin);
-        if (MG_R(t, I, imin) + delta < 0.0 || MG_R(t, I, imax) - delta < 0.0)
+        const double wlo = MG_R(t, I, imin) + delta, whi = MG_R(t, I, imax) - delta;
+        if (wlo < -1e-12 || whi < -1e-12)
             continue;
-        MG_RF(t, I, imin) += delta;
-        MG_RF(t, I, imax) -= delta;
+        const double both = MG_R(t, I, imin) + MG_R(t, I, imax);
+        if (whi < 0.0) {
+            MG_RF(t, I, imin) = both;
+            MG_RF(t, I, imax) = 0.0;
+        } else if (wlo < 0.0) {
+            MG_RF(t, I, imin) = 0.0;
+            MG_RF(t, I, imax) = both;
+        } else {
+            MG_RF(t, I, imin) = wlo;
+            MG_RF(t, I, imax) = whi;
+        }
     }
 
     *c = *a;
