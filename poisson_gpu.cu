@@ -330,16 +330,17 @@ static void moment_free(const Axis &a, const std::vector<double> &X, AxisTransfe
             if (mmax < 0 || d > dmax) { dmax = d; mmax = m; }
         }
         if (!(dmax - dmin > 0) || std::fabs(M) <= 1e-12 * (dmax - dmin)) continue;
+        const double rlo = t.rw[(size_t)I * MAX_CHILDREN + mmin], rhi = t.rw[(size_t)I * MAX_CHILDREN + mmax];
         const double delta = M / (dmax - dmin);
-        const double wmin = t.rw[(size_t)I * MAX_CHILDREN + mmin] + delta;
-        const double wmax = t.rw[(size_t)I * MAX_CHILDREN + mmax] - delta;
+        double wlo = rlo + delta, whi = rhi - delta;
         // Rounding may leave a weight that should be 0 just below it: such a
         // row still goes moment-free (the other end takes both weights), so
         // that mirror-image rows stay alike.
-        if (wmin < -1e-12 || wmax < -1e-12) continue;
-        const double both = t.rw[(size_t)I * MAX_CHILDREN + mmin] + t.rw[(size_t)I * MAX_CHILDREN + mmax];
-        t.fw[(size_t)I * MAX_CHILDREN + mmin] = wmax < 0 ? both : wmin < 0 ? 0.0 : wmin;
-        t.fw[(size_t)I * MAX_CHILDREN + mmax] = wmax < 0 ? 0.0 : wmin < 0 ? both : wmax;
+        if (wlo < -1e-12 || whi < -1e-12) continue;
+        if (whi < 0) { wlo = rlo + rhi; whi = 0; }
+        else if (wlo < 0) { whi = rlo + rhi; wlo = 0; }
+        t.fw[(size_t)I * MAX_CHILDREN + mmin] = wlo;
+        t.fw[(size_t)I * MAX_CHILDREN + mmax] = whi;
     }
 }
 
@@ -4154,9 +4155,9 @@ template <class T> pgpu_status Solver<T>::run_stationary(T *u, const T *f, doubl
 // ---- multigrid -------------------------------------------------------------------
 
 // One cycle on level l for A e = f_l (level 0: the user's problem), starting
-// from the level's current iterate.  V-cycle, or W with PGPU_WCYCLE.
-// One V-cycle (W with wcycle) on level l; gamma_top > 0 sets how many cycles
-// solve level l's own coarse-grid correction (FMG's finest cycle takes 2).
+// from the level's current iterate.  V-cycle, or W with PGPU_WCYCLE;
+// gamma_top > 0 sets how many cycles solve level l's own coarse-grid
+// correction (FMG's finest cycle takes 2).
 template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top)
 {
     Level<T> &L = lv[l];
