@@ -1482,7 +1482,9 @@ __global__ void __launch_bounds__(WALK_THREADS)
 // next RS_STAGES - 1 planes are in flight while one is summed.  Against two
 // planes staged through registers, the ring took the 512^3 restriction from
 // 346 to 300 us in float and from 640 to 500 us in double (H100); 6 stages
-// gained nothing more, and 8 / 5 blocks per SM instead of 4 / 3 lost.
+// gained nothing more in float (double cannot take 5: four tiles of 1360
+// doubles are 43.5 KB of the 48 KB of static shared memory), and 8 / 5
+// blocks per SM instead of 4 / 3 lost.
 // Each thread sums its x-y children from the tile and adds the result to the
 // (at most two) coarse planes the fine plane belongs to (x.tz0/wz0/wz1),
 // storing a coarse plane once no later fine plane reaches it.  The generic
@@ -1490,6 +1492,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
 // coarse point on even axes against about 9 here.
 constexpr int RS_TX = 32, RS_TY = 8, RS_SX = 2 * RS_TX + 4, RS_SY = 2 * RS_TY + 4;
 constexpr int RS_STAGES = 4;
+static_assert(RS_STAGES >= 2, "restrict_tile_kernel waits for all but RS_STAGES - 2 copy groups");
+static_assert(RS_STAGES * RS_SX * RS_SY * sizeof(double) <= 48 * 1024, "restriction ring over 48 KB in double");
 
 // Blocks per SM restrict_tile_kernel is compiled for: in float 4, in double 3.
 template <class T> __host__ __device__ constexpr int rs_blocks() { return sizeof(T) == 4 ? 4 : 3; }
@@ -1525,9 +1529,9 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
         }
     }
     // Tile element e = tid + NT q sits at row e / RS_SX, column e % RS_SX;
-    // its offset (clamped into the plane where it is not loaded) fits an int
-    // (checked on the host).  Elements outside the plane are zeroed once here
-    // and never copied to.
+    // its offset fits an int (checked on the host).  Elements outside the
+    // plane (their offsets clamped, never used) are zeroed once here in every
+    // slot and never copied to.
     int off[SLOTS];
     unsigned in = 0;
 #pragma unroll
@@ -1535,9 +1539,10 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
         const int e = tid + NT * q, rr = e / RS_SX, cc = e - rr * RS_SX;
         off[q] = min(fy0 + rr, fine.ny - 1) * (int)fine.sy + min(fx0 + cc, fine.nx - 1); // in the plane
         if (e < RS_SX * RS_SY && fy0 + rr < fine.ny && fx0 + cc < fine.nx) in |= 1u << q;
-        if (e < RS_SX * RS_SY && !((in >> q) & 1))
+        if (e < RS_SX * RS_SY && !((in >> q) & 1)) {
 #pragma unroll
             for (int b = 0; b < ST; ++b) tile[b][e] = T(0);
+        }
     }
     // Fine plane kf into ring slot b, copied asynchronously; every thread
     // commits one group per plane, copies or not.
@@ -1555,8 +1560,9 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
     };
     int Kc = k0;
     T a0 = T(0), a1 = T(0); // coarse planes Kc and Kc + 1
-    // Fine plane fz0 + p sits in slot p % ST; the ST - 1 planes from the one
-    // being summed on are in flight.
+    // Fine plane fz0 + p sits in slot p % ST.  Planes fz0 .. fz0 + ST - 2 are
+    // requested here; at plane p the request for plane p + ST - 1 goes out,
+    // so planes p + 1 .. p + ST - 1 are in flight while p is summed.
 #pragma unroll
     for (int b = 0; b + 1 < ST; ++b) {
         if (fz0 + b <= fz1) fetch(fz0 + b, b);
