@@ -4223,8 +4223,10 @@ template <class T> pgpu_status Solver<T>::run_stationary(T *u, const T *f, doubl
 
 // One cycle on level l for A e = f_l (level 0: the user's problem), starting
 // from the level's current iterate.  V-cycle, or W with PGPU_WCYCLE;
-// gamma_top > 0 sets how many cycles solve level l's own coarse-grid
-// correction (FMG's finest cycle takes 2).
+// gamma_top > 0 (FMG's finest cycle) solves level l's own coarse-grid
+// correction more accurately: one cycle two levels down, interpolated, then
+// one on l+1 where l+1 has FMG_START_MIN points or more, else gamma_top
+// cycles of l+1 (FMG: 2).
 template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top)
 {
     Level<T> &L = lv[l];
@@ -4286,11 +4288,13 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top
 // (moment-free rows, see moment_free), solve the coarsest exactly, then on
 // each finer level interpolate the coarser solution (tricubic) and improve it
 // by one cycle.  The finest level's cycle solves its coarse-grid correction
-// with two cycles instead of one: with one, the algebraic error left on our
-// 3D test grids reached half the discretisation error and moved the observed
-// order to 2.25-2.48; with two it is within 6% (measured on an H200).  That
-// second coarse cycle costs about a fifth of a finest cycle, where a second
-// finest cycle (what the pass did before) costs a whole one.
+// more accurately than one cycle does: with one, the algebraic error left on
+// our 3D test grids reached half the discretisation error and moved the
+// observed order to 2.25-2.48 (H200).  Two cycles of the next level bring it
+// within 6%; so does one cycle there started from the interpolated solution
+// of one cycle two levels down (see cycle), which costs less where the next
+// level is large.  Either costs a fraction of a second finest cycle (what
+// the pass did before).
 template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
 {
     const int nl = (int)lv.size();
