@@ -4342,7 +4342,7 @@ template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
         // (Its interiors are written before they are read: the cycle zeroes
         // u or interpolates into it; t takes residuals and prolongations.)
         if (data_faces) {
-            const int64_t frame = 2 * ((int64_t)C.g.nx + 2) * ((int64_t)C.g.ny + 2) +
+            const int64_t frame = (C.g.is3d ? 2 * ((int64_t)C.g.nx + 2) * ((int64_t)C.g.ny + 2) : 0) +
                                   (int64_t)(C.g.is3d ? C.g.nz : 1) * (2 * ((int64_t)C.g.nx + 2) + 2 * C.g.ny);
             zero_ghosts_kernel<T><<<grid_for(frame), 256, 0, st>>>(C.g, C.u, C.t);
             PGPU_LAUNCHED();
