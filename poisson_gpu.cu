@@ -2061,15 +2061,22 @@ __host__ __device__ inline int64_t edge_points(int nx, int ny, int nz, bool is3d
     return is3d ? 4 * ((int64_t)nx + ny + nz) + 8 : 4;
 }
 
-// Zero the ghost layer (faces, edges, corners) of two arrays of a level,
-// a and b, leaving the interior alone: 3D, the two z planes of the frame
-// whole, then per interior plane the two y rows and the two x ends; 2D the
-// two y rows and the x ends.
+// Points of the ghost layer (faces, edges, corners): 3D, the two z planes
+// of the frame whole, then per interior plane the two y rows and the two x
+// ends; 2D the two y rows and the x ends.
+__host__ __device__ inline int64_t frame_points(int nx, int ny, int nz, bool is3d)
+{
+    const int64_t cap = is3d ? 2 * ((int64_t)nx + 2) * ((int64_t)ny + 2) : 0;
+    return cap + (int64_t)(is3d ? nz : 1) * (2 * ((int64_t)nx + 2) + 2 * (int64_t)ny);
+}
+
+// Zero the ghost layer of two arrays of a level, a and b, leaving the
+// interior alone; the points in frame_points' order.
 template <class T> __global__ void zero_ghosts_kernel(const Grid<T> g, T *__restrict__ a, T *__restrict__ b)
 {
-    const int64_t ex = g.nx + 2, ey = g.ny + 2, nz = g.is3d ? g.nz : 1;
+    const int64_t ex = g.nx + 2, ey = g.ny + 2;
     const int64_t cap = g.is3d ? 2 * ex * ey : 0, per = 2 * ex + 2 * (int64_t)g.ny;
-    const int64_t total = cap + nz * per;
+    const int64_t total = frame_points(g.nx, g.ny, g.nz, g.is3d != 0);
     const int64_t origin = g.base - 1 - g.sy - (g.is3d ? g.sz : 0); // (-1, -1, -1)
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
         int64_t I, J, K;
@@ -4342,8 +4349,7 @@ template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
         // (Its interiors are written before they are read: the cycle zeroes
         // u or interpolates into it; t takes residuals and prolongations.)
         if (data_faces) {
-            const int64_t frame = (C.g.is3d ? 2 * ((int64_t)C.g.nx + 2) * ((int64_t)C.g.ny + 2) : 0) +
-                                  (int64_t)(C.g.is3d ? C.g.nz : 1) * (2 * ((int64_t)C.g.nx + 2) + 2 * C.g.ny);
+            const int64_t frame = frame_points(C.g.nx, C.g.ny, C.g.nz, C.g.is3d != 0);
             zero_ghosts_kernel<T><<<grid_for(frame), 256, 0, st>>>(C.g, C.u, C.t);
             PGPU_LAUNCHED();
         }
