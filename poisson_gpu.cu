@@ -455,6 +455,83 @@ static bool coarsen_axis(const Axis &a, Axis &c, AxisTransfer &t)
     return true;
 }
 
+// The inverse of a level's operator (the finite-volume form above, on its
+// interior nodes i + nx (j + ny k)), transposed, for the dense coarse solve.
+// A singular level (no Dirichlet face; the constants span the null space
+// and the cell volumes w the left one) is inverted as A + s e w^T, which
+// solves A u = r with w^T u = 0 for every r with w^T r = 0.  Gauss-Jordan
+// elimination with partial pivoting, in double; false if a pivot vanishes.
+static bool dense_inverse(const Axis ax[3], bool singular, std::vector<double> &mt)
+{
+    const int nx = ax[0].n, ny = ax[1].n, nz = ax[2].n, n = nx * ny * nz;
+    const int nn[3] = {nx, ny, nz};
+    AxisCoef c[3];
+    for (int d = 0; d < 3; ++d) c[d] = axis_coef(ax[d]);
+    std::vector<double> a((size_t)n * n, 0.0), w(n, 1.0);
+    for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j)
+            for (int i = 0; i < nx; ++i) {
+                const int idx[3] = {i, j, k}, p = i + nx * (j + ny * k);
+                for (int d = 0; d < 3; ++d) {
+                    if (!ax[d].active) continue;
+                    const int m = idx[d], nd = nn[d];
+                    const bool per = ax[d].lo == PGPU_BC_PERIODIC;
+                    auto at = [&](int mm) { // node p moved to mm along axis d
+                        int q[3] = {i, j, k};
+                        q[d] = mm;
+                        return q[0] + nx * (q[1] + ny * q[2]);
+                    };
+                    w[p] *= ax[d].w[m];
+                    a[(size_t)p * n + p] += c[d].c_lo[m] + c[d].c_hi[m];
+                    if (m > 0) a[(size_t)p * n + at(m - 1)] -= c[d].c_lo[m];
+                    else if (per && nd > 1) a[(size_t)p * n + at(nd - 1)] -= c[d].c_lo[0];
+                    if (m < nd - 1) a[(size_t)p * n + at(m + 1)] -= c[d].c_hi[m];
+                    else if (per && nd > 1) a[(size_t)p * n + at(0)] -= c[d].c_hi[nd - 1];
+                }
+            }
+    if (singular) {
+        double dsum = 0, wsum = 0;
+        for (int p = 0; p < n; ++p) {
+            dsum += a[(size_t)p * n + p];
+            wsum += w[p];
+        }
+        const double sc = (dsum > 0 ? dsum / n : 1.0) / wsum;
+        for (int p = 0; p < n; ++p)
+            for (int q = 0; q < n; ++q) a[(size_t)p * n + q] += sc * w[q];
+    }
+    std::vector<double> inv((size_t)n * n, 0.0);
+    for (int p = 0; p < n; ++p) inv[(size_t)p * n + p] = 1.0;
+    for (int col = 0; col < n; ++col) {
+        int piv = col;
+        for (int r = col + 1; r < n; ++r)
+            if (std::fabs(a[(size_t)r * n + col]) > std::fabs(a[(size_t)piv * n + col])) piv = r;
+        const double pv = a[(size_t)piv * n + col];
+        if (!(std::fabs(pv) > 0) || !std::isfinite(pv)) return false;
+        if (piv != col)
+            for (int q = 0; q < n; ++q) {
+                std::swap(a[(size_t)piv * n + q], a[(size_t)col * n + q]);
+                std::swap(inv[(size_t)piv * n + q], inv[(size_t)col * n + q]);
+            }
+        const double rp = 1.0 / pv;
+        for (int q = 0; q < n; ++q) {
+            a[(size_t)col * n + q] *= rp;
+            inv[(size_t)col * n + q] *= rp;
+        }
+        for (int r = 0; r < n; ++r) {
+            const double f = a[(size_t)r * n + col];
+            if (r == col || f == 0.0) continue;
+            double *ar = &a[(size_t)r * n], *ir = &inv[(size_t)r * n];
+            const double *ac = &a[(size_t)col * n], *ic = &inv[(size_t)col * n];
+            for (int q = col; q < n; ++q) ar[q] -= f * ac[q];
+            for (int q = 0; q < n; ++q) ir[q] -= f * ic[q];
+        }
+    }
+    mt.assign((size_t)n * n, 0.0);
+    for (int p = 0; p < n; ++p)
+        for (int q = 0; q < n; ++q) mt[(size_t)q * n + p] = inv[(size_t)p * n + q];
+    return true;
+}
+
 // The hierarchy: level 0 is the user's grid; each next level coarsens the axes
 // whose coupling 1/h^2 is at least half the strongest (semicoarsening keeps
 // strongly anisotropic problems converging), until every axis has one node.
@@ -1842,7 +1919,15 @@ template <class T> struct TinyLevel {
     Xfer<T> x;   // to the next level (unused on the coarsest)
     T *u, *t, *f; // iterate, scratch (residual), right-hand side
     int64_t elems;
+    const T *dense; // the level's inverse operator, transposed (the dense level only), or NULL
 };
+
+// The dense coarse solve: on one tiny level of at most DENSE_MAX points the
+// cycle stops and solves exactly, u += A^-1 (f - A u), with A^-1 formed on
+// the host at create (dense_inverse).  A cycle from 8^3 down to one node
+// took about 50 us, most of it the 50-odd barrier-separated steps of the
+// levels below; the solve is two such steps and a matrix-vector product.
+constexpr int DENSE_MAX = 512;
 
 template <class T> __device__ __forceinline__ int64_t tiny_point(const Grid<T> &g, int e, int &i, int &j, int &k)
 {
@@ -1947,8 +2032,27 @@ template <class T> __device__ void tiny_prolong(const Grid<T> &fine, const Grid<
     }
 }
 
+// u += M r on the interior (M: the dense level's inverse, transposed, so that
+// the threads' loads of a column are contiguous).
+template <class T> __device__ void tiny_dense(const Grid<T> &g, const T *__restrict__ mt, const T *r, T *u)
+{
+    __shared__ T rs[DENSE_MAX];
+    const int n = g.nx * g.ny * g.nz;
+    int i, j, k;
+    for (int e = threadIdx.x; e < n; e += TINY_THREADS) rs[e] = r[tiny_point(g, e, i, j, k)];
+    __syncthreads();
+    for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
+        T acc = T(0);
+#pragma unroll 8
+        for (int q = 0; q < n; ++q) acc += mt[(int64_t)q * n + e] * rs[q];
+        const int64_t p = tiny_point(g, e, i, j, k);
+        u[p] = u[p] + acc;
+    }
+    __syncthreads();
+}
+
 // One cycle (V, or W with wcycle) from level s of the table down to its last
-// level nt-1, the coarsest: iterate u0 and right-hand side f0 on level s
+// level nt-1, the coarsest, or to the dense level: iterate u0 and right-hand side f0 on level s
 // (deeper levels use their own u, t, f), scratch t0 for its residual.
 template <class T>
 __global__ void __launch_bounds__(TINY_THREADS, 1)
@@ -1963,6 +2067,16 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
     for (;;) {
         const TinyLevel<T> &L = tab[l];
         if (down) {
+            if (L.dense) { // exact: the residual, then the inverse's product
+                T *r = l == s ? t0 : L.t;
+                tiny_residual(L.g, U(l), Fv(l), r);
+                __syncthreads();
+                tiny_dense(L.g, L.dense, r, U(l));
+                if (l == s) return;
+                down = false;
+                --l;
+                continue;
+            }
             if (l == nt - 1) { // one node: weight 1 solves it
                 tiny_colour(L.g, U(l), Fv(l), 0, T(1));
                 tiny_colour(L.g, U(l), Fv(l), 1, T(1));
@@ -1987,7 +2101,7 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
             continue;
         }
         // Back on level l from level l+1.
-        const int gamma = (wcycle && l + 2 < nt) ? 2 : 1;
+        const int gamma = (wcycle && l + 2 < nt && !tab[l + 1].dense) ? 2 : 1; // an exact level once
         if (++visits[l] < gamma) {
             ++l;
             down = true;
@@ -3720,6 +3834,7 @@ template <class T> class Solver : public SolverBase {
     int data_faces = 0; // bit f: face f is Dirichlet or Neumann
     TinyLevel<T> *d_tiny = nullptr; // levels tiny_first.. for tiny_cycle_kernel
     int tiny_first = 0;
+    int dense_level = -1; // the level solved by its inverse (tiny_dense), or -1
 
     // building blocks
     pgpu_status check_arrays(const void *u, const void *f);
@@ -4035,8 +4150,24 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     tiny_first = nl;
     while (tiny_first > 1 && lv[tiny_first - 1].npts <= TINY_PTS && nl - (tiny_first - 1) <= TINY_LEVELS) --tiny_first;
     if (is_multigrid(method) && tiny_first < nl) {
+        // The dense level: the finest tiny one (not the single node) of at
+        // most DENSE_MAX points whose inverse takes at most a quarter word
+        // per point of level 0.
+        T *d_dense = nullptr;
+        for (int l = tiny_first; l + 1 < nl && dense_level < 0; ++l) {
+            const double n = lv[l].npts;
+            if (n > DENSE_MAX || n * n > lv[0].npts / 4) continue;
+            std::vector<double> mt;
+            if (!dense_inverse(hl[l].ax, singular, mt)) break;
+            std::vector<T> mtt(mt.begin(), mt.end());
+            PGPU_FORWARD(mem.alloc(err, (void **)&d_dense, mtt.size() * sizeof(T), "the dense coarse inverse"));
+            PGPU_CUDA(cudaMemcpy(d_dense, mtt.data(), mtt.size() * sizeof(T), cudaMemcpyHostToDevice));
+            dense_level = l;
+        }
         std::vector<TinyLevel<T>> tl;
-        for (int l = tiny_first; l < nl; ++l) tl.push_back(TinyLevel<T>{lv[l].g, lv[l].x, lv[l].u, lv[l].t, lv[l].f, lv[l].elems});
+        for (int l = tiny_first; l < nl; ++l)
+            tl.push_back(TinyLevel<T>{lv[l].g, lv[l].x, lv[l].u, lv[l].t, lv[l].f, lv[l].elems,
+                                      l == dense_level ? d_dense : nullptr});
         PGPU_FORWARD(mem.alloc(err, (void **)&d_tiny, tl.size() * sizeof(TinyLevel<T>), "the tiny levels' table"));
         PGPU_CUDA(cudaMemcpy(d_tiny, tl.data(), tl.size() * sizeof(TinyLevel<T>), cudaMemcpyHostToDevice));
     } else {
@@ -4291,7 +4422,7 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top
     } else {
         PGPU_CUDA(cudaMemsetAsync(C.u, 0, (size_t)C.elems * sizeof(T), st));
         C.cur = 0;
-        const int gamma = gamma_top > 0 ? gamma_top : (wcycle && l + 2 < nl) ? 2 : 1;
+        const int gamma = gamma_top > 0 ? gamma_top : (wcycle && l + 2 < nl && l + 1 != dense_level) ? 2 : 1;
         for (int k = 0; k < gamma; ++k) PGPU_FORWARD(cycle(l + 1, C.f));
     }
     // Out of place, so that an odd number of smoothing steps still ends in u.
@@ -4317,8 +4448,10 @@ template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
     const int nl = (int)lv.size();
     lv[0].u = u;
     lv[0].cur = 0;
+    // FMG's coarsest level, solved exactly: the dense level, else the last.
+    const int top = dense_level >= 0 ? dense_level : nl - 1;
     // Right-hand sides and boundary data of the coarse problems.
-    for (int l = 1; l < nl; ++l) {
+    for (int l = 1; l <= top; ++l) {
         Level<T> &F = lv[l - 1], &C = lv[l];
         launch_restrict(F, C, F.xf, l == 1 ? f : F.f, l == 1 ? d_shift : nullptr, C.f, st, F.rs_tile);
         PGPU_LAUNCHED();
@@ -4332,7 +4465,7 @@ template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
         }
     }
     // Coarsest level: exact.
-    Level<T> &B = lv[nl - 1];
+    Level<T> &B = lv[top];
     B.cur = 0;
     if (nl == 1) return cycle(0, f);
     {
@@ -4340,9 +4473,9 @@ template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
         const ColLaunch &c = B.col;
         interior_kernel<T><<<c.grid, c.block, 0, st>>>(B.g, nullptr, B.u, T(0), nullptr, 0, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
-        PGPU_FORWARD(cycle(nl - 1, B.f));
+        PGPU_FORWARD(cycle(top, B.f));
     }
-    for (int l = nl - 2; l >= 0; --l) {
+    for (int l = top - 1; l >= 0; --l) {
         Level<T> &L = lv[l], &C = lv[l + 1];
         L.cur = 0;
         if (C.g.dirichlet) { // edge and corner values for the interpolation, from the solution
