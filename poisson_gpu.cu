@@ -4433,7 +4433,8 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top
 }
 
 // Full multigrid, one pass: restrict f and the boundary data to every level
-// (moment-free rows, see moment_free), solve the coarsest exactly, then on
+// down to the coarsest (the dense level, if any; see tiny_dense)
+// (moment-free rows, see moment_free), solve it exactly, then on
 // each finer level interpolate the coarser solution (tricubic) and improve it
 // by one cycle.  The finest level's cycle solves its coarse-grid correction
 // more accurately than one cycle does: with one, the algebraic error left on
