@@ -2051,8 +2051,9 @@ template <class T> __device__ void tiny_dense(const Grid<T> &g, const T *__restr
     __syncthreads();
 }
 
-// One cycle (V, or W with wcycle) from level s of the table down to its last
-// level nt-1, the coarsest, or to the dense level: iterate u0 and right-hand side f0 on level s
+// One cycle (V, or W with wcycle) from level s of the table down to level
+// nt-1, solved exactly (the dense level, else the single node): iterate u0
+// and right-hand side f0 on level s
 // (deeper levels use their own u, t, f), scratch t0 for its residual.
 template <class T>
 __global__ void __launch_bounds__(TINY_THREADS, 1)
@@ -2067,19 +2068,16 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
     for (;;) {
         const TinyLevel<T> &L = tab[l];
         if (down) {
-            if (L.dense) { // exact: the residual, then the inverse's product
-                T *r = l == s ? t0 : L.t;
-                tiny_residual(L.g, U(l), Fv(l), r);
-                __syncthreads();
-                tiny_dense(L.g, L.dense, r, U(l));
-                if (l == s) return;
-                down = false;
-                --l;
-                continue;
-            }
-            if (l == nt - 1) { // one node: weight 1 solves it
-                tiny_colour(L.g, U(l), Fv(l), 0, T(1));
-                tiny_colour(L.g, U(l), Fv(l), 1, T(1));
+            if (l == nt - 1) { // the last level, solved exactly
+                if (L.dense) { // the residual, then the inverse's product
+                    T *r = l == s ? t0 : L.t;
+                    tiny_residual(L.g, U(l), Fv(l), r);
+                    __syncthreads();
+                    tiny_dense(L.g, L.dense, r, U(l));
+                } else { // one node: weight 1 solves it
+                    tiny_colour(L.g, U(l), Fv(l), 0, T(1));
+                    tiny_colour(L.g, U(l), Fv(l), 1, T(1));
+                }
                 if (l == s) return;
                 down = false;
                 --l;
@@ -2101,7 +2099,7 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
             continue;
         }
         // Back on level l from level l+1.
-        const int gamma = (wcycle && l + 2 < nt && !tab[l + 1].dense) ? 2 : 1; // an exact level once
+        const int gamma = (wcycle && l + 2 < nt) ? 2 : 1;
         if (++visits[l] < gamma) {
             ++l;
             down = true;
@@ -3835,6 +3833,8 @@ template <class T> class Solver : public SolverBase {
     TinyLevel<T> *d_tiny = nullptr; // levels tiny_first.. for tiny_cycle_kernel
     int tiny_first = 0;
     int dense_level = -1; // the level solved by its inverse (tiny_dense), or -1
+    // Where cycles stop, solving exactly: the dense level, else the last.
+    int last_level() const { return dense_level >= 0 ? dense_level : (int)lv.size() - 1; }
 
     // building blocks
     pgpu_status check_arrays(const void *u, const void *f);
@@ -4380,8 +4380,9 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top
     Level<T> &L = lv[l];
     const int nl = (int)lv.size();
     if (l >= tiny_first) { // this level and all below in one block, in place
-        tiny_cycle_kernel<T><<<1, TINY_THREADS, 0, st>>>(d_tiny, l - tiny_first, nl - tiny_first, L.iter(), L.other(), f,
-                                                        omega, cfg.pre_smooth, cfg.post_smooth, wcycle ? 1 : 0);
+        tiny_cycle_kernel<T><<<1, TINY_THREADS, 0, st>>>(d_tiny, l - tiny_first, last_level() + 1 - tiny_first,
+                                                        L.iter(), L.other(), f, omega, cfg.pre_smooth,
+                                                        cfg.post_smooth, wcycle ? 1 : 0);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
@@ -4404,7 +4405,7 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top
     }
     launch_restrict(L, C, L.x, L.other(), (const T *)nullptr, C.f, st, L.rs_tile);
     PGPU_LAUNCHED();
-    if (gamma_top > 0 && l + 2 < nl && C.npts >= FMG_START_MIN) {
+    if (gamma_top > 0 && l + 2 <= last_level() && C.npts >= FMG_START_MIN) {
         // FMG's finest cycle: the correction on level l+1 starts from the
         // interpolated solution of its own restriction on level l+2 (one
         // cycle there), then one cycle on l+1.  C's ghosts are zero (a
@@ -4422,7 +4423,7 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top
     } else {
         PGPU_CUDA(cudaMemsetAsync(C.u, 0, (size_t)C.elems * sizeof(T), st));
         C.cur = 0;
-        const int gamma = gamma_top > 0 ? gamma_top : (wcycle && l + 2 < nl && l + 1 != dense_level) ? 2 : 1;
+        const int gamma = gamma_top > 0 ? gamma_top : (wcycle && l + 1 < last_level()) ? 2 : 1;
         for (int k = 0; k < gamma; ++k) PGPU_FORWARD(cycle(l + 1, C.f));
     }
     // Out of place, so that an odd number of smoothing steps still ends in u.
@@ -4432,9 +4433,9 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top
     return smooth(l, f, cfg.post_smooth);
 }
 
-// Full multigrid, one pass: restrict f and the boundary data to every level
-// down to the coarsest (the dense level, if any; see tiny_dense)
-// (moment-free rows, see moment_free), solve it exactly, then on
+// Full multigrid, one pass: restrict f and the boundary data (moment-free
+// rows, see moment_free) down to the level cycles stop at (last_level), solve
+// it exactly, then on
 // each finer level interpolate the coarser solution (tricubic) and improve it
 // by one cycle.  The finest level's cycle solves its coarse-grid correction
 // more accurately than one cycle does: with one, the algebraic error left on
@@ -4449,8 +4450,7 @@ template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
     const int nl = (int)lv.size();
     lv[0].u = u;
     lv[0].cur = 0;
-    // FMG's coarsest level, solved exactly: the dense level, else the last.
-    const int top = dense_level >= 0 ? dense_level : nl - 1;
+    const int top = last_level(); // FMG's coarsest level, solved exactly
     // Right-hand sides and boundary data of the coarse problems.
     for (int l = 1; l <= top; ++l) {
         Level<T> &F = lv[l - 1], &C = lv[l];
