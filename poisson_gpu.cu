@@ -1682,6 +1682,207 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
     flush(Kc + 1, a1);
 }
 
+// The residual's restriction in one pass: fc = R (f - shift - A u), the
+// residual_kernel + restrict_tile_kernel pair without the fine residual in
+// memory (it read u and f and wrote r, then read r: 16 bytes per fine point
+// in float against 8 here).  Same blocks, children and z accumulation as
+// restrict_tile_kernel; per fine plane the block computes the residual on
+// its RS_SX x RS_SY tile into shared memory from rings of u planes (the tile
+// and a one-point frame, ghosts included: the neighbours across a face are
+// the ghosts, so no periodic axis) and of f planes, copied asynchronously
+// rr_ahead planes ahead of need.  Uniform 3D levels only (Grid::fast: the
+// x / y couplings follow from a node's place on its axis).
+constexpr int RR_UX = RS_SX + 2, RR_UY = RS_SY + 2, RR_UE = RR_UX * RR_UY, RR_FE = RS_SX * RS_SY;
+// Planes copied ahead of need, and blocks per SM the kernel is built for.
+template <class T> __host__ __device__ constexpr int rr_ahead() { return sizeof(T) == 4 ? 1 : 0; }
+template <class T> __host__ __device__ constexpr int rr_blocks() { return sizeof(T) == 4 ? 2 : 2; }
+
+// Dynamic shared memory of restrict_residual_kernel: the u and f rings, two
+// residual planes, a word per thread.
+template <class T> constexpr size_t rr_smem_bytes()
+{
+    return sizeof(T) * ((size_t)(rr_ahead<T>() + 4) * RR_UE + (size_t)(rr_ahead<T>() + 2) * RR_FE + 2 * (size_t)RR_FE) +
+           sizeof(unsigned) * RS_TX * RS_TY;
+}
+
+template <class T>
+__global__ void __launch_bounds__(RS_TX *RS_TY, rr_blocks<T>())
+    restrict_residual_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ u,
+                             const T *__restrict__ f, const T *__restrict__ shiftp, T *__restrict__ fc, int kchunk,
+                             int nyb, int nchunks)
+{
+    constexpr int NT = RS_TX * RS_TY, USL = (RR_UE + NT - 1) / NT, FSL = (RR_FE + NT - 1) / NT;
+    constexpr int D = rr_ahead<T>(), SU = D + 4, SF = D + 2; // look-ahead, ring slots
+    extern __shared__ __align__(16) unsigned char rr_smem[];
+    T *ut = (T *)rr_smem;        // [SU][RR_UE]: u planes, tile plus frame
+    T *ft = ut + SU * RR_UE;     // [SF][RR_FE]: f planes
+    T *rt = ft + SF * RR_FE;     // [2][RR_FE]: residual planes
+    unsigned *ends_s = (unsigned *)(rt + 2 * RR_FE); // [NT]: see ends below
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + RS_TX * ty;
+    const int I0 = blockIdx.x * RS_TX, J0 = yb * RS_TY, I = I0 + tx, J = J0 + ty;
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, coarse.nz);
+    const int fx0 = __ldg(x.idxx + I0 * MAX_CHILDREN), fy0 = __ldg(x.idxy + J0 * MAX_CHILDREN);
+    const T shift = shiftp ? *shiftp : T(0);
+    const bool own = I < coarse.nx && J < coarse.ny;
+    int ix, iy;
+    T wx[4], wy[4];
+    {
+        const int Ic = min(I, coarse.nx - 1), Jc = min(J, coarse.ny - 1);
+        const int cx = __ldg(x.cntx + Ic), cy = __ldg(x.cnty + Jc);
+        ix = __ldg(x.idxx + Ic * MAX_CHILDREN) - fx0;
+        iy = __ldg(x.idxy + Jc * MAX_CHILDREN) - fy0;
+#pragma unroll
+        for (int a = 0; a < 4; ++a) {
+            wx[a] = own && a < cx ? __ldg(x.rwx + Ic * MAX_CHILDREN + a) : T(0);
+            wy[a] = own && a < cy ? __ldg(x.rwy + Jc * MAX_CHILDREN + a) : T(0);
+        }
+    }
+        // u tile element e = tid + NT q: row e / RR_UX, column e % RR_UX, at
+    // storage (fx0 - 1 + column, fy0 - 1 + row), ghosts included; past the
+    // storage it is zeroed once in every slot and never copied to.  f tile
+    // elements as restrict_tile_kernel's, interior only.
+    int uoff[USL], foff[FSL];
+    unsigned uin = 0, fin = 0;
+#pragma unroll
+    for (int q = 0; q < USL; ++q) {
+        const int e = tid + NT * q, rr = e / RR_UX, cc = e - rr * RR_UX;
+        const int yy = fy0 - 1 + rr, xx = fx0 - 1 + cc;
+        uoff[q] = min(yy, fine.ny) * (int)fine.sy + min(xx, fine.nx);
+        if (e < RR_UE && yy <= fine.ny && xx <= fine.nx) uin |= 1u << q;
+        if (e < RR_UE && !((uin >> q) & 1)) {
+#pragma unroll
+            for (int b = 0; b < SU; ++b) ut[b * RR_UE + e] = T(0);
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < FSL; ++q) {
+        const int e = tid + NT * q, rr = e / RS_SX, cc = e - rr * RS_SX;
+        foff[q] = min(fy0 + rr, fine.ny - 1) * (int)fine.sy + min(fx0 + cc, fine.nx - 1);
+        if (e < RR_FE && fy0 + rr < fine.ny && fx0 + cc < fine.nx) fin |= 1u << q;
+        if (e < RR_FE && !((fin >> q) & 1)) {
+#pragma unroll
+            for (int b = 0; b < SF; ++b) ft[b * RR_FE + e] = T(0);
+        }
+    }
+    const int fz0 = __ldg(x.idxz + k0 * MAX_CHILDREN);
+    const int fz1 = __ldg(x.idxz + (k1 - 1) * MAX_CHILDREN + __ldg(x.cntz + k1 - 1) - 1);
+    // Copy group g: u storage plane fz0 - 1 + g (up to fz1 + 1) into u slot
+    // g % SU, and for g >= 2 f plane fz0 + g - 2 (up to fz1) into f slot
+    // g % SF.  Every thread commits one group per g, copies or not.
+    auto fetch = [&](int g) {
+        const int pu = fz0 - 1 + g, pf = fz0 + g - 2;
+        if (pu <= fz1 + 1) {
+            const T *plane = u + fine.base + (int64_t)pu * fine.sz;
+            T *slot = ut + (g % SU) * RR_UE + tid;
+#pragma unroll
+            for (int q = 0; q < USL; ++q)
+                if ((uin >> q) & 1) __pipeline_memcpy_async(slot + NT * q, plane + uoff[q], sizeof(T));
+        }
+        if (pf >= fz0 && pf <= fz1) {
+            const T *plane = f + fine.base + (int64_t)pf * fine.sz;
+            T *slot = ft + (g % SF) * RR_FE + tid;
+#pragma unroll
+            for (int q = 0; q < FSL; ++q)
+                if ((fin >> q) & 1) __pipeline_memcpy_async(slot + NT * q, plane + foff[q], sizeof(T));
+        }
+        __pipeline_commit();
+    };
+    auto flush = [&](int K, T v) {
+        if (own && K >= k0 && K < k1) fc[coarse.base + I + (int64_t)J * coarse.sy + (int64_t)K * coarse.sz] = v;
+    };
+    int Kc = k0;
+    T a0 = T(0), a1 = T(0); // coarse planes Kc and Kc + 1
+#pragma unroll
+    for (int g = 0; g < 3 + D; ++g) fetch(g);
+    // This thread's residual elements' u at planes kf - 1 and kf (the centre
+    // at kf + 1 is read from the ring each plane).
+    T zlo[FSL], zce[FSL];
+    {
+        unsigned ends = 0; // per element: first / last node along x, along y
+#pragma unroll
+        for (int q = 0; q < FSL; ++q) {
+            const int e = min(tid + NT * q, RR_FE - 1), rr = e / RS_SX, xi = fx0 + e - rr * RS_SX, yi = fy0 + rr;
+            ends |= (unsigned)(xi == 0) << (4 * q) | (unsigned)(xi == fine.nx - 1) << (4 * q + 1) |
+                    (unsigned)(yi == 0) << (4 * q + 2) | (unsigned)(yi == fine.ny - 1) << (4 * q + 3);
+        }
+        ends_s[tid] = ends;
+    }
+    for (int it = 0, kf = fz0; kf <= fz1; ++it, ++kf) {
+        __pipeline_wait_prior(D); // this thread's groups up to it + 2 are done
+        __syncthreads();          // everyone's are, and everyone is done with plane kf - 1's residual
+        fetch(it + 3 + D);        // into the slots of groups it - 1 (u) and it + 1 (f)
+        {
+            const T *U1 = ut + ((it + 1) % SU) * RR_UE, *U2 = ut + ((it + 2) % SU) * RR_UE,
+                    *F = ft + ((it + 2) % SF) * RR_FE;
+            T *R = rt + (it & 1) * RR_FE;
+            if (it == 0) {
+                const T *U0 = ut;
+#pragma unroll
+                for (int q = 0; q < FSL; ++q) {
+                    const int e = min(tid + NT * q, RR_FE - 1), rr = e / RS_SX, c = (rr + 1) * RR_UX + e - rr * RS_SX + 1;
+                    zlo[q] = U0[c];
+                    zce[q] = U1[c];
+                }
+            }
+            const T vzl = kf > 0 ? __ldg(fine.czl + kf) : fine.gzl;
+            const T vzh = kf < fine.nz - 1 ? __ldg(fine.czh + kf) : fine.gzh;
+            const T dz = __ldg(fine.czl + kf) + __ldg(fine.czh + kf);
+            // Read anew each plane: the couplings below are not kept in
+            // registers across the loop (they did not fit).
+            const unsigned ends = *(volatile unsigned *)(ends_s + tid);
+#pragma unroll
+            for (int q = 0; q < FSL; ++q) {
+                const int e = min(tid + NT * q, RR_FE - 1);
+                const int rr = e / RS_SX, cc = e - rr * RS_SX, c = (rr + 1) * RR_UX + cc + 1;
+                // x / y couplings of a uniform level (see Grid::fast) by the
+                // node's place on its axis.
+                const bool x0 = (ends >> (4 * q)) & 1, x1 = (ends >> (4 * q + 1)) & 1;
+                const bool y0 = (ends >> (4 * q + 2)) & 1, y1 = (ends >> (4 * q + 3)) & 1;
+                const T vxl = x0 ? fine.gxl : x1 ? fine.fxh : fine.cx, vxh = x1 ? fine.gxh : x0 ? fine.fxl : fine.cx;
+                const T vyl = y0 ? fine.gyl : y1 ? fine.fyh : fine.cy, vyh = y1 ? fine.gyh : y0 ? fine.fyl : fine.cy;
+                const T dx = (x0 ? fine.exl : x1 ? fine.fxh : fine.cx) + (x1 ? fine.exh : x0 ? fine.fxl : fine.cx);
+                const T dy = (y0 ? fine.eyl : y1 ? fine.fyh : fine.cy) + (y1 ? fine.eyh : y0 ? fine.fyl : fine.cy);
+                const T zh = U2[c];
+                const T off = ((vxl * U1[c - 1] + vxh * U1[c + 1]) + (vyl * U1[c - RR_UX] + vyh * U1[c + RR_UX])) +
+                              (vzl * zlo[q] + vzh * zh);
+                const T res = (F[e] - shift) + off - ((dx + dy) + dz) * zce[q];
+                if (tid + NT * q < RR_FE) R[e] = (fin >> q) & 1 ? res : T(0);
+                zlo[q] = zce[q];
+                zce[q] = zh;
+            }
+        }
+        __syncthreads(); // the residual plane is complete
+        T s = T(0);
+        {
+            const T *R = rt + (it & 1) * RR_FE;
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                const T *row = R + (iy + b) * RS_SX + ix;
+                s += wy[b] * (((wx[0] * row[0] + wx[1] * row[1]) + wx[2] * row[2]) + wx[3] * row[3]);
+            }
+        }
+        const int t = __ldg(x.tz0 + kf);
+        const T w0 = __ldg(x.wz0 + kf), w1 = __ldg(x.wz1 + kf);
+        while (Kc < t) { // plane Kc has all its children
+            flush(Kc, a0);
+            a0 = a1;
+            a1 = T(0);
+            ++Kc;
+        }
+        if (t == Kc) {
+            a0 += w0 * s;
+            a1 += w1 * s;
+        } else { // t == Kc - 1: the first planes, shared with the chunk below
+            a0 += w1 * s;
+        }
+    }
+    __pipeline_wait_prior(0); // no copy outlives the block
+    flush(Kc, a0);
+    flush(Kc + 1, a1);
+}
+
 // Prolongation: out = in + P e (ADD) or out = P e, trilinear in the
 // per-axis weights (in == out is allowed).  e is read with its ghosts (the
 // wall values: zero for corrections).  A walk launch on the fine grid: a
@@ -3739,6 +3940,7 @@ template <class T> struct Level {
     Taps<T> tp2{}, tp4{};    // its taps from the next level: prolongation, FMG interpolation
     bool rb_uniform = false; // red-black through rbgs_uniform_kernel
     bool rs_tile = false;    // restriction to the next level through restrict_tile_kernel
+    bool rr_fused = false;   // ... and the residual's through restrict_residual_kernel
     bool pl_tile = false, fi_tile = false; // prolongation / FMG interpolation through interp_tile_kernel
     int64_t elems = 0; // array length, ghosts included
     double npts = 0;
@@ -3759,6 +3961,17 @@ static void launch_restrict(const Level<T> &F, const Level<T> &C, const Xfer<T> 
         const ColLaunch &c = C.walk;
         restrict_kernel<T><<<c.grid, c.block, 0, st>>>(F.g, C.g, x, r, shift, fc, c.kchunk, c.nyb, c.nchunks);
     }
+}
+
+// fc = R (f - shift - A u) from level F to the next level C in one pass
+// (F.rr_fused).
+template <class T>
+static void launch_restrict_residual(const Level<T> &F, const Level<T> &C, const T *u, const T *f, const T *shift,
+                                     T *fc, cudaStream_t st)
+{
+    const ColLaunch &c = F.rs;
+    restrict_residual_kernel<T><<<c.grid, c.block, rr_smem_bytes<T>(), st>>>(F.g, C.g, F.x, u, f, shift, fc,
+                                                                             c.kchunk, c.nyb, c.nchunks);
 }
 
 // out = in + P e from level C to the next finer level F (the correction).
@@ -3923,6 +4136,14 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     }
     PGPU_CUDA(cudaGetDevice(&device));
     PGPU_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    int optin = 0;
+    PGPU_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    // The one-pass residual restriction in double only: in float the pair
+    // of kernels was faster (see restrict_residual_kernel).
+    const bool rr_fits = sizeof(T) == 8 && rr_smem_bytes<T>() <= (size_t)optin;
+    if (rr_fits)
+        PGPU_CUDA(cudaFuncSetAttribute(restrict_residual_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)rr_smem_bytes<T>()));
     PGPU_CUDA(cudaFuncSetAttribute(rbgs_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)rbgs_smem_bytes<T>()));
 
     // Geometry: the user's level, and the coarse ones for multigrid.
@@ -4121,6 +4342,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             L.xf.rwx = d_tab + offs[l].fw[0]; L.xf.rwy = d_tab + offs[l].fw[1]; L.xf.rwz = d_tab + offs[l].fw[2];
             L.xf.wz0 = d_tab + offs[l].fz0; L.xf.wz1 = d_tab + offs[l].fz1;
             L.rs_tile = rs_tile[l] != 0;
+            L.rr_fused = L.rs_tile && rr_fits && is3d && g.fast && !g.px && !g.py && !g.pz;
             L.pl_tile = pl_tile[l] != 0;
             L.fi_tile = fi_tile[l] != 0;
             L.tp2 = Taps<T>{d_itab + offs[l].s2[0], d_itab + offs[l].s2[1], d_itab + offs[l].s2[2],
@@ -4397,14 +4619,17 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top
     }
     PGPU_FORWARD(smooth(l, f, cfg.pre_smooth));
     Level<T> &C = lv[l + 1];
-    {
+    if (L.rr_fused) {
+        launch_restrict_residual(L, C, L.iter(), f, l == 0 ? d_shift : nullptr, C.f, st);
+        PGPU_LAUNCHED();
+    } else {
         const ColLaunch &c = L.walk;
         residual_kernel<T, true, false><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), f, l == 0 ? d_shift : nullptr,
                                                                     L.other(), d_part, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
+        launch_restrict(L, C, L.x, L.other(), (const T *)nullptr, C.f, st, L.rs_tile);
+        PGPU_LAUNCHED();
     }
-    launch_restrict(L, C, L.x, L.other(), (const T *)nullptr, C.f, st, L.rs_tile);
-    PGPU_LAUNCHED();
     if (gamma_top > 0 && l + 2 <= last_level() && C.npts >= FMG_START_MIN) {
         // FMG's finest cycle: the correction on level l+1 starts from the
         // interpolated solution of its own restriction on level l+2 (one

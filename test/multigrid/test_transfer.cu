@@ -17,6 +17,11 @@
  *    (p, q, s coarse storage indices, 0 and n+1 the ghosts).
  *  - the tiled FMG (tricubic) interpolation against the generic kernel,
  *    to tol * 8 max |e|.
+ *  - where a level allows it, the residual's restriction in one pass
+ *    (restrict_residual_kernel, uniform levels), against R applied on the
+ *    host to f - shift - A u, A from the level's coupling constants (checked
+ *    against its tables); the bound there is R applied to each residual's
+ *    sum of magnitudes.
  * Per interior point |gpu - host| <= tol * bound, bound = the sum of the
  * magnitudes of the terms (plus |u| for ADD); tol = 1e-14 in double,
  * 32 FLT_EPSILON in float (the float tables are the double ones rounded, and
@@ -76,7 +81,7 @@ static const xfer_case cases[] = {
 };
 
 /* Level pairs on which the tiled kernels ran (they must run somewhere). */
-static int tiled_pairs = 0, tiled_prolong = 0, tiled_fmg = 0, tiled_fmg_z = 0;
+static int tiled_pairs = 0, tiled_prolong = 0, tiled_fmg = 0, tiled_fmg_z = 0, fused_pairs = 0;
 
 /* A level's layout on the host. */
 typedef struct layout {
@@ -276,6 +281,144 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
     t_dev_free(d_fc);
     t_dev_free(d_shift);
 
+    /* ---- the residual's restriction in one pass (restrict_residual_kernel) ----
+     * fc = R (f - shift - A u) against the host: A from the level's own
+     * coupling tables (as the kernels read them), u random on the interior
+     * and the face ghosts, NaN on edge and corner ghosts and padding (never
+     * read into a used residual), f NaN outside the interior. */
+    if (Lf.rr_fused) {
+        ++fused_pairs;
+        const pgpu::Grid<T> &g = Lf.g;
+        const T *dl[3] = {g.cxl, g.cyl, g.czl}, *dh[3] = {g.cxh, g.cyh, g.czh};
+        const double gl[3] = {(double)g.gxl, (double)g.gyl, (double)g.gzl};
+        const double gh[3] = {(double)g.gxh, (double)g.gyh, (double)g.gzh};
+        std::vector<T> cl[3], ch[3];
+        for (int d = 0; d < 3; ++d) {
+            cl[d] = download_raw(dl[d], (size_t)F.n[d]);
+            ch[d] = download_raw(dh[d], (size_t)F.n[d]);
+        }
+        /* The kernel runs on uniform levels (Grid::fast) and takes the x / y
+         * couplings from the level's few constants by the node's place on
+         * its axis: they must match the tables (to the 1e-12 that counts as
+         * uniform, or float rounding), and the host uses them too. */
+        auto coupling = [&](int a, int i, double &vl, double &vh, double &d) {
+            const int n = F.n[a];
+            if (a == 2) {
+                vl = i > 0 ? (double)cl[2][i] : gl[2];
+                vh = i < n - 1 ? (double)ch[2][i] : gh[2];
+                d = (double)cl[2][i] + (double)ch[2][i];
+                return;
+            }
+            const double c0 = a ? g.cy : g.cx, fl = a ? g.fyl : g.fxl, fh = a ? g.fyh : g.fxh;
+            const double el = a ? g.eyl : g.exl, eh = a ? g.eyh : g.exh;
+            const bool b0 = i == 0, b1 = i == n - 1;
+            vl = b0 ? gl[a] : b1 ? fh : c0;
+            vh = b1 ? gh[a] : b0 ? fl : c0;
+            d = (b0 ? el : b1 ? fh : c0) + (b1 ? eh : b0 ? fl : c0);
+        };
+        {
+            const double rel = sizeof(T) == sizeof(float) ? 4.0 * FLT_EPSILON : 1e-11;
+            double worst = 0.0;
+            for (int a = 0; a < 2; ++a)
+                for (int i = 0; i < F.n[a]; ++i) {
+                    double vl, vh, d;
+                    coupling(a, i, vl, vh, d);
+                    const double tl = i > 0 ? (double)cl[a][i] : gl[a], th = i < F.n[a] - 1 ? (double)ch[a][i] : gh[a];
+                    const double td = (double)cl[a][i] + (double)ch[a][i];
+                    worst = fmax(worst, fabs(vl - tl) / fmax(fabs(tl), 1e-300));
+                    worst = fmax(worst, fabs(vh - th) / fmax(fabs(th), 1e-300));
+                    worst = fmax(worst, fabs(d - td) / fmax(fabs(td), 1e-300));
+                }
+            CHECK(g.fast && worst <= rel,
+                  "%s: uniform level (fast %d); its x / y coupling constants match the tables: max relative "
+                  "difference %.2e (tol %.1e)",
+                  what, g.fast, worst, rel);
+        }
+        std::vector<double> uh(F.elems, NAN), fh(F.elems, NAN);
+        for (int64_t e = 0; e < F.elems; ++e) {
+            if (!coords(&F, e, c))
+                continue;
+            int outside = 0;
+            for (int a = 0; a < 3; ++a)
+                outside += c[a] == 0 || c[a] == F.n[a] + 1;
+            if (outside <= 1)
+                uh[e] = t_rand(-1.0, 1.0);
+            if (outside == 0)
+                fh[e] = t_rand(-1.0, 1.0);
+        }
+        round_all<T>(uh);
+        round_all<T>(fh);
+        const std::vector<double> fcs(C.elems, sentinel);
+        const T shift_value = (T)t_rand(-0.5, 0.5);
+        T *d_u = upload<T>(uh), *d_f = upload<T>(fh), *d_fc = upload<T>(fcs);
+        T *d_shift = (T *)t_dev_upload(&shift_value, sizeof(T));
+        if (d_u && d_f && d_fc && d_shift) {
+            pgpu::launch_restrict_residual<T>(Lf, Lc, d_u, d_f, d_shift, d_fc, 0);
+            if (t_sync(what)) {
+                /* The residual and a bound of its rounding per fine interior point. */
+                std::vector<double> rr(F.elems, 0.0), rb(F.elems, 0.0);
+                for (int64_t e = 0; e < F.elems; ++e) {
+                    if (!(coords(&F, e, c) && interior(&F, c)))
+                        continue;
+                    double sum = fh[e] - (double)shift_value, bound = fabs(fh[e]) + fabs((double)shift_value);
+                    double diag = 0.0;
+                    for (int a = 0; a < 3; ++a) {
+                        double vl, vh, d;
+                        coupling(a, c[a] - 1, vl, vh, d);
+                        diag += d;
+                        int lo[3] = {c[0], c[1], c[2]}, hi[3] = {c[0], c[1], c[2]};
+                        --lo[a];
+                        ++hi[a];
+                        const double tl = vl * uh[at(&F, lo[0], lo[1], lo[2])], th = vh * uh[at(&F, hi[0], hi[1], hi[2])];
+                        sum += tl + th;
+                        bound += fabs(tl) + fabs(th);
+                    }
+                    sum -= diag * uh[e];
+                    bound += fabs(diag * uh[e]);
+                    rr[e] = sum;
+                    rb[e] = bound;
+                }
+                const std::vector<T> got = download_raw(d_fc, (size_t)C.elems);
+                double worst = 0.0;
+                int64_t touched = 0;
+                for (int64_t e = 0; e < C.elems; ++e) {
+                    if (!(coords(&C, e, c) && interior(&C, c))) {
+                        if (!(got[e] == (T)sentinel))
+                            ++touched;
+                        continue;
+                    }
+                    const int I = c[0] - 1, J = c[1] - 1, K = c[2] - 1;
+                    double sum = 0.0, bound = 0.0;
+                    for (int z = 0; z < R[2].cnt[K]; ++z) {
+                        const int k = R[2].idx[(size_t)K * 8 + z];
+                        const double wz = R[2].wt[(size_t)K * 8 + z];
+                        for (int b = 0; b < R[1].cnt[J]; ++b) {
+                            const int j = R[1].idx[(size_t)J * 8 + b];
+                            const double wy = R[1].wt[(size_t)J * 8 + b];
+                            for (int a = 0; a < R[0].cnt[I]; ++a) {
+                                const int i = R[0].idx[(size_t)I * 8 + a];
+                                const double w = R[0].wt[(size_t)I * 8 + a] * wy * wz;
+                                const int64_t p = at(&F, i + 1, j + 1, k + 1);
+                                sum += w * rr[p];
+                                bound += fabs(w) * rb[p];
+                            }
+                        }
+                    }
+                    const double err = fabs((double)got[e] - sum);
+                    worst = t_max_nan(worst, bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0));
+                }
+                CHECK(worst <= tol && touched == 0,
+                      "%s: residual restriction in one pass, R (f - shift - A u): max |gpu - host| / bound %.2e "
+                      "(tol %.1e), %lld elements outside the coarse interior changed",
+                      what, worst, tol, (long long)touched);
+            }
+        }
+        t_dev_free(d_u);
+        t_dev_free(d_f);
+        t_dev_free(d_fc);
+        t_dev_free(d_shift);
+    }
+
     /* ---- prolongation, ADD and set ---- */
     std::vector<double> ec(C.elems, NAN);
     for (int64_t e = 0; e < C.elems; ++e) {
@@ -425,9 +568,9 @@ int main(void)
         run_case<double>(&cases[c]);
         run_case<float>(&cases[c]);
     }
-    CHECK(tiled_pairs >= 4 && tiled_prolong >= 4 && tiled_fmg >= 4 && tiled_fmg_z >= 4,
+    CHECK(tiled_pairs >= 4 && tiled_prolong >= 4 && tiled_fmg >= 4 && tiled_fmg_z >= 4 && fused_pairs >= 4,
           "the tiled kernels ran on enough level pairs (at least 4 each): restriction %d, prolongation %d, FMG "
-          "interpolation %d (3D with a coarsened z axis: %d)",
-          tiled_pairs, tiled_prolong, tiled_fmg, tiled_fmg_z);
+          "interpolation %d (3D with a coarsened z axis: %d), residual restriction in one pass %d",
+          tiled_pairs, tiled_prolong, tiled_fmg, tiled_fmg_z, fused_pairs);
     return t_finish("test_transfer");
 }
