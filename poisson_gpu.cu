@@ -4033,6 +4033,20 @@ template <class T> class Solver : public SolverBase {
 
   private:
     cudaStream_t st = nullptr;
+    // PGPU_FIXED multigrid solves replay a CUDA graph of their launches, one
+    // per (u, f) pair (the last REPLAY_MAX pairs), captured on cap_st.
+    static constexpr int REPLAY_MAX = 4;
+    struct Replay {
+        const void *u, *f;
+        cudaGraphExec_t exec;
+        int iterations;
+        unsigned long long used;
+    };
+    cudaStream_t cap_st = nullptr;
+    std::vector<Replay> replays;
+    unsigned long long replay_clock = 0;
+    pgpu_status fixed_launches(T *u, const T *f, pgpu_report &r);
+    pgpu_status run_fixed_graph(T *u, const T *f, pgpu_report &r);
     int method = 0;
     bool fixed = false, wcycle = false, singular = false;
     T omega = T(1);
@@ -4111,6 +4125,8 @@ template <class T> class Solver : public SolverBase {
 
 template <class T> Solver<T>::~Solver()
 {
+    for (Replay &p : replays) cudaGraphExecDestroy(p.exec);
+    if (cap_st) cudaStreamDestroy(cap_st);
     for (cufftHandle p : plans) cufftDestroy(p);
     if (h_res) cudaFreeHost(h_res);
     if (ev0) cudaEventDestroy(ev0);
@@ -4403,6 +4419,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     PGPU_CUDA(cudaMallocHost((void **)&h_res, RES_COUNT * sizeof(double)));
     PGPU_CUDA(cudaEventCreate(&ev0));
     PGPU_CUDA(cudaEventCreate(&ev1));
+    if (fixed && is_multigrid(method)) PGPU_CUDA(cudaStreamCreateWithFlags(&cap_st, cudaStreamNonBlocking));
     if (method == PGPU_FFT) PGPU_FORWARD(init_fft());
     PGPU_CUDA(cudaDeviceSynchronize());
     return PGPU_SUCCESS;
@@ -5221,6 +5238,65 @@ template <class T> pgpu_status Solver<T>::check_arrays(const void *u, const void
     return PGPU_SUCCESS;
 }
 
+// A PGPU_FIXED multigrid solve: every launch on st, nothing waited for.
+template <class T> pgpu_status Solver<T>::fixed_launches(T *u, const T *f, pgpu_report &r)
+{
+    double rhs_norm = NAN;
+    bool finite = true;
+    if (singular) PGPU_FORWARD(scan(u, f, false, rhs_norm, finite)); // the mean, on the device
+    PGPU_FORWARD(run_multigrid(u, f, rhs_norm, r));
+    if (singular) PGPU_FORWARD(remove_mean(u));
+    return PGPU_SUCCESS;
+}
+
+// The same, replayed from a CUDA graph of it: a multigrid pass is a few
+// hundred launches, many of them on small levels, and the graph removes
+// most of the gaps between them (FMG at 512^3 on an H100: 7.96 -> 7.70 ms
+// in float, 13.07 -> 12.78 ms in double).  The first solve with a (u, f)
+// pair captures its launches on cap_st and instantiates the graph (host
+// time, once); later ones with that pair only launch it on st.  Where st is
+// itself being captured (the caller builds a graph), the launches go there.
+template <class T> pgpu_status Solver<T>::run_fixed_graph(T *u, const T *f, pgpu_report &r)
+{
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    PGPU_CUDA(cudaStreamIsCapturing(st, &cs));
+    if (cs != cudaStreamCaptureStatusNone) return fixed_launches(u, f, r);
+    for (Replay &p : replays)
+        if (p.u == u && p.f == f) {
+            p.used = ++replay_clock;
+            r.iterations = p.iterations;
+            PGPU_CUDA(cudaGraphLaunch(p.exec, st));
+            return PGPU_SUCCESS;
+        }
+    cudaError_t ce = cudaStreamBeginCapture(cap_st, cudaStreamCaptureModeThreadLocal);
+    if (ce != cudaSuccess) return cuda_status(err, ce, "cudaStreamBeginCapture", __LINE__);
+    const cudaStream_t user = st;
+    st = cap_st;
+    const pgpu_status s = fixed_launches(u, f, r);
+    st = user;
+    cudaGraph_t graph = nullptr;
+    ce = cudaStreamEndCapture(cap_st, &graph);
+    if (s != PGPU_SUCCESS || ce != cudaSuccess) {
+        if (graph) cudaGraphDestroy(graph);
+        if (s != PGPU_SUCCESS) return s;
+        return cuda_status(err, ce, "cudaStreamEndCapture", __LINE__);
+    }
+    cudaGraphExec_t exec = nullptr;
+    ce = cudaGraphInstantiateWithFlags(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (ce != cudaSuccess) return cuda_status(err, ce, "cudaGraphInstantiateWithFlags", __LINE__);
+    if ((int)replays.size() == REPLAY_MAX) { // the least recently used pair makes room
+        size_t old = 0;
+        for (size_t k = 1; k < replays.size(); ++k)
+            if (replays[k].used < replays[old].used) old = k;
+        cudaGraphExecDestroy(replays[old].exec);
+        replays.erase(replays.begin() + (std::ptrdiff_t)old);
+    }
+    replays.push_back(Replay{u, f, exec, r.iterations, ++replay_clock});
+    PGPU_CUDA(cudaGraphLaunch(exec, st));
+    return PGPU_SUCCESS;
+}
+
 template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_report *rep)
 {
     pgpu_report r;
@@ -5241,6 +5317,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     PGPU_FORWARD(finish(check_arrays(uv, fv)));
     T *u = (T *)uv;
     const T *f = (const T *)fv;
+    if (fixed && is_multigrid(method)) return finish(run_fixed_graph(u, f, r));
     if (!fixed) PGPU_CUDA(cudaEventRecord(ev0, st));
     // 1. The right-hand side: finite?  its norm, and its mean when singular.
     double rhs_norm = NAN;

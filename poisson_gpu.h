@@ -113,7 +113,15 @@
  *    pgpu_solve waits for the stream only to read the residual norms the
  *    convergence checks and the report need.  With PGPU_FIXED it runs a fixed
  *    schedule with no host synchronisation at all, and can be captured into
- *    a CUDA graph.
+ *    a CUDA graph.  A PGPU_FIXED multigrid solve (V/W-cycles, FMG) replays
+ *    a CUDA graph of its own launches: the first solve with a given pair of
+ *    u and f pointers captures it (on a stream of the handle's, in
+ *    thread-local capture mode) and launches it on cfg.stream, later solves
+ *    with that pair only launch it; the graphs of the last four pairs are
+ *    kept until pgpu_destroy.  The data is read when the graph runs, so new
+ *    values in the same arrays are solved as usual.  While cfg.stream is
+ *    being captured by the caller, the solve's launches go into the
+ *    caller's graph instead.
  *  - One handle is used by one host thread at a time; different handles are
  *    independent.  The handle remembers the device current at pgpu_create and
  *    makes it current during each call (restoring the caller's afterwards).

@@ -7,7 +7,11 @@
  *    each give the result they give alone (handles share nothing);
  *  - a PGPU_FIXED solve captured into a CUDA graph (global capture mode: any
  *    host synchronisation inside pgpu_solve breaks the capture) and launched
- *    twice equals two direct calls bit for bit.
+ *    twice equals two direct calls bit for bit (for multigrid, the direct
+ *    calls replay the library's own graph, the captured one launches);
+ *  - PGPU_FIXED multigrid's graphs per (u, f) pair: over more pairs than it
+ *    keeps, and with new data in the same arrays, every solve equals a new
+ *    handle's first bit for bit.
  */
 #include "common.h"
 
@@ -196,6 +200,77 @@ done:
     t_problem_free(&P);
 }
 
+/* PGPU_FIXED multigrid replays a CUDA graph per (u, f) pair, at most 4 kept:
+ * one handle solving six problems in turn, twice over (evictions and new
+ * captures), then one of them again with new data in the same arrays,
+ * must give each time the bits a new handle gives on its first solve. */
+enum { REPLAY_PROBLEMS = 6 };
+
+static int fresh_solve(const pgpu_config *cfg, t_problem *P, void *out, const char *name)
+{
+    pgpu_solver *s = t_create(cfg, name);
+    if (!s)
+        return 0;
+    const pgpu_status st = solve_once(P, s, (cudaStream_t)cfg->stream, out, NULL);
+    pgpu_destroy(s);
+    return CHECK(st == PGPU_SUCCESS, "%s: reference solve: %s", name, pgpu_status_string(st));
+}
+
+static void check_replays(cudaStream_t stream, unsigned method, unsigned prec)
+{
+    pgpu_config cfg = t_config(20, 16, 12, "DDNNDD", 0.05, 0.06, 0.07, method | prec | PGPU_FIXED);
+    cfg.max_iterations = 2;
+    cfg.stream = stream;
+    char name[160];
+    snprintf(name, sizeof name, "graph replays %s %s", t_method_name(cfg.flags), t_precision_name(prec));
+    t_problem P[REPLAY_PROBLEMS];
+    void *want[REPLAY_PROBLEMS] = {0}, *got = NULL;
+    int ready = 0;
+    for (; ready < REPLAY_PROBLEMS; ++ready) {
+        if (!t_problem_init(&P[ready], &cfg))
+            break;
+        t_problem_randomize(&P[ready]);
+        want[ready] = malloc(P[ready].bytes);
+        if (!want[ready] || !t_problem_upload(&P[ready]) ||
+            !fresh_solve(&cfg, &P[ready], want[ready], name)) {
+            ++ready;
+            goto done;
+        }
+    }
+    if (ready < REPLAY_PROBLEMS)
+        goto done;
+    got = malloc(P[0].bytes);
+    pgpu_solver *s = got ? t_create(&cfg, name) : NULL;
+    if (!s)
+        goto done;
+    int same = 0, runs = 0;
+    for (int round = 0; round < 2; ++round)
+        for (int k = 0; k < REPLAY_PROBLEMS; ++k) {
+            const int q = round ? REPLAY_PROBLEMS - 1 - k : k;
+            pgpu_report rep;
+            const pgpu_status st = solve_once(&P[q], s, stream, got, &rep);
+            ++runs;
+            same += st == PGPU_SUCCESS && rep.iterations == cfg.max_iterations - (method == PGPU_FMG) &&
+                    memcmp(got, want[q], P[q].bytes) == 0;
+        }
+    CHECK(same == runs, "%s: %d of %d solves over %d (u, f) pairs equal a new handle's bit for bit", name, same,
+          runs, REPLAY_PROBLEMS);
+    /* New data in arrays whose graph is kept (problem 0 was the last one). */
+    t_problem_randomize(&P[0]);
+    if (t_problem_upload(&P[0]) && fresh_solve(&cfg, &P[0], want[0], name)) {
+        const pgpu_status st = solve_once(&P[0], s, stream, got, NULL);
+        CHECK(st == PGPU_SUCCESS && memcmp(got, want[0], P[0].bytes) == 0,
+              "%s: new data in the same arrays: the replay reads it (bit for bit)", name);
+    }
+    pgpu_destroy(s);
+done:
+    free(got);
+    for (int k = 0; k < ready; ++k) {
+        free(want[k]);
+        t_problem_free(&P[k]);
+    }
+}
+
 int main(void)
 {
     t_require_device("test_stream");
@@ -212,6 +287,10 @@ int main(void)
         check_repeat(s1, PGPU_RBGS, prec, "NNPPNN"); /* singular: the mean's reduction too */
         check_graph(s1, PGPU_JACOBI, prec, "DDNNDD");
         check_graph(s1, PGPU_RBGS, prec, "PPNNPP");
+        check_graph(s1, PGPU_FMG, prec, "DDNNDD");
+        check_graph(s1, PGPU_VCYCLE, prec, "NNNNNN"); /* singular: the mean's scan and removal too */
+        check_replays(s1, PGPU_FMG, prec);
+        check_replays(s1, PGPU_VCYCLE, prec);
     }
     check_two_handles(s1, s2);
     cudaStreamDestroy(s1);
