@@ -1575,6 +1575,83 @@ static_assert(RS_STAGES * RS_SX * RS_SY * sizeof(double) <= 48 * 1024, "restrict
 // Blocks per SM restrict_tile_kernel is compiled for: in float 4, in double 3.
 template <class T> __host__ __device__ constexpr int rs_blocks() { return sizeof(T) == 4 ? 4 : 3; }
 
+// A thread of a restriction block (restrict_tile_kernel,
+// restrict_residual_kernel): its coarse column (I, J), the chunk's coarse
+// planes [k0, k1), the block tile's first fine column and row, and its x-y
+// children, a run of up to 4 from tile position (ix, iy); unused slots have
+// weight 0 (the host checked that all 4 lie in the tile).
+template <class T> struct RsThread {
+    int I, J, k0, k1, fx0, fy0, ix, iy;
+    bool own;
+    T wx[4], wy[4];
+    // The children's weighted sum of (v - shift) from a fine tile plane.
+    __device__ __forceinline__ T sum(const T *tile, T shift) const
+    {
+        T s = T(0);
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+            const T *row = tile + (iy + b) * RS_SX + ix;
+            s += wy[b] * (((wx[0] * (row[0] - shift) + wx[1] * (row[1] - shift)) + wx[2] * (row[2] - shift)) +
+                          wx[3] * (row[3] - shift));
+        }
+        return s;
+    }
+};
+
+template <class T>
+__device__ __forceinline__ RsThread<T> rs_thread(const Grid<T> &coarse, const Xfer<T> &x, int yb, int zc, int kchunk)
+{
+    RsThread<T> t;
+    t.I = blockIdx.x * RS_TX + threadIdx.x;
+    t.J = yb * RS_TY + threadIdx.y;
+    t.k0 = zc * kchunk;
+    t.k1 = min(t.k0 + kchunk, coarse.nz);
+    t.fx0 = __ldg(x.idxx + blockIdx.x * RS_TX * MAX_CHILDREN);
+    t.fy0 = __ldg(x.idxy + yb * RS_TY * MAX_CHILDREN);
+    t.own = t.I < coarse.nx && t.J < coarse.ny;
+    const int Ic = min(t.I, coarse.nx - 1), Jc = min(t.J, coarse.ny - 1);
+    const int cx = __ldg(x.cntx + Ic), cy = __ldg(x.cnty + Jc);
+    t.ix = __ldg(x.idxx + Ic * MAX_CHILDREN) - t.fx0;
+    t.iy = __ldg(x.idxy + Jc * MAX_CHILDREN) - t.fy0;
+#pragma unroll
+    for (int a = 0; a < 4; ++a) {
+        t.wx[a] = t.own && a < cx ? __ldg(x.rwx + Ic * MAX_CHILDREN + a) : T(0);
+        t.wy[a] = t.own && a < cy ? __ldg(x.rwy + Jc * MAX_CHILDREN + a) : T(0);
+    }
+    return t;
+}
+
+// The coarse planes Kc and Kc + 1 a restriction thread is summing: fine
+// plane kf's x-y sum s goes to the (at most two) coarse planes it belongs to
+// (x.tz0/wz0/wz1), and a coarse plane goes to flush(K, value) once no later
+// fine plane reaches it.
+template <class T> struct RsPlanes {
+    int Kc;
+    T a0 = T(0), a1 = T(0);
+    template <class F> __device__ __forceinline__ void add(const Xfer<T> &x, int kf, T s, F &&flush)
+    {
+        const int t = __ldg(x.tz0 + kf);
+        const T w0 = __ldg(x.wz0 + kf), w1 = __ldg(x.wz1 + kf);
+        while (Kc < t) { // plane Kc has all its children
+            flush(Kc, a0);
+            a0 = a1;
+            a1 = T(0);
+            ++Kc;
+        }
+        if (t == Kc) {
+            a0 += w0 * s;
+            a1 += w1 * s;
+        } else { // t == Kc - 1: the first planes, shared with the chunk below
+            a0 += w1 * s;
+        }
+    }
+    template <class F> __device__ __forceinline__ void finish(F &&flush)
+    {
+        flush(Kc, a0);
+        flush(Kc + 1, a1);
+    }
+};
+
 template <class T>
 __global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
     restrict_tile_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ r,
@@ -1584,27 +1661,10 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
     __shared__ __align__(16) T tile[ST][RS_SY * RS_SX]; // a ring of ST fine planes
     int yb, zc;
     if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
-    const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + RS_TX * ty;
-    const int I0 = blockIdx.x * RS_TX, J0 = yb * RS_TY, I = I0 + tx, J = J0 + ty;
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, coarse.nz);
-    const int fx0 = __ldg(x.idxx + I0 * MAX_CHILDREN), fy0 = __ldg(x.idxy + J0 * MAX_CHILDREN);
+    const int tid = threadIdx.x + RS_TX * threadIdx.y;
+    const RsThread<T> th = rs_thread(coarse, x, yb, zc, kchunk);
+    const int k0 = th.k0, k1 = th.k1, fx0 = th.fx0, fy0 = th.fy0;
     const T shift = shiftp ? *shiftp : T(0);
-    const bool own = I < coarse.nx && J < coarse.ny;
-    // This thread's children: a run of up to 4 from tile position (ix, iy);
-    // unused slots have weight 0 (the host checked that all 4 lie in the tile).
-    int ix, iy;
-    T wx[4], wy[4];
-    {
-        const int Ic = min(I, coarse.nx - 1), Jc = min(J, coarse.ny - 1);
-        const int cx = __ldg(x.cntx + Ic), cy = __ldg(x.cnty + Jc);
-        ix = __ldg(x.idxx + Ic * MAX_CHILDREN) - fx0;
-        iy = __ldg(x.idxy + Jc * MAX_CHILDREN) - fy0;
-#pragma unroll
-        for (int a = 0; a < 4; ++a) {
-            wx[a] = own && a < cx ? __ldg(x.rwx + Ic * MAX_CHILDREN + a) : T(0);
-            wy[a] = own && a < cy ? __ldg(x.rwy + Jc * MAX_CHILDREN + a) : T(0);
-        }
-    }
     // Tile element e = tid + NT q sits at row e / RS_SX, column e % RS_SX;
     // its offset fits an int (checked on the host).  Elements outside the
     // plane (their offsets clamped, never used) are zeroed once here in every
@@ -1633,10 +1693,9 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
     const int fz0 = __ldg(x.idxz + k0 * MAX_CHILDREN);
     const int fz1 = __ldg(x.idxz + (k1 - 1) * MAX_CHILDREN + __ldg(x.cntz + k1 - 1) - 1);
     auto flush = [&](int K, T v) {
-        if (own && K >= k0 && K < k1) fc[coarse.base + I + (int64_t)J * coarse.sy + (int64_t)K * coarse.sz] = v;
+        if (th.own && K >= k0 && K < k1) fc[coarse.base + th.I + (int64_t)th.J * coarse.sy + (int64_t)K * coarse.sz] = v;
     };
-    int Kc = k0;
-    T a0 = T(0), a1 = T(0); // coarse planes Kc and Kc + 1
+    RsPlanes<T> acc{k0};
     // Fine plane fz0 + p sits in slot p % ST.  Planes fz0 .. fz0 + ST - 2 are
     // requested here; at plane p the request for plane p + ST - 1 goes out,
     // so planes p + 1 .. p + ST - 1 are in flight while p is summed.
@@ -1654,32 +1713,12 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
             if (kf + ST - 1 <= fz1) fetch(kf + ST - 1, nb);
             else __pipeline_commit();
         }
-        T s = T(0);
-#pragma unroll
-        for (int b = 0; b < 4; ++b) {
-            const T *row = tile[slot] + (iy + b) * RS_SX + ix;
-            s += wy[b] * (((wx[0] * (row[0] - shift) + wx[1] * (row[1] - shift)) + wx[2] * (row[2] - shift)) +
-                          wx[3] * (row[3] - shift));
-        }
+        const T s = th.sum(tile[slot], shift);
         slot = slot + 1 == ST ? 0 : slot + 1;
-        const int t = __ldg(x.tz0 + kf);
-        const T w0 = __ldg(x.wz0 + kf), w1 = __ldg(x.wz1 + kf);
-        while (Kc < t) { // plane Kc has all its children
-            flush(Kc, a0);
-            a0 = a1;
-            a1 = T(0);
-            ++Kc;
-        }
-        if (t == Kc) {
-            a0 += w0 * s;
-            a1 += w1 * s;
-        } else { // t == Kc - 1: the first planes, shared with the chunk below
-            a0 += w1 * s;
-        }
+        acc.add(x, kf, s, flush);
     }
     __pipeline_wait_prior(0); // no copy outlives the block
-    flush(Kc, a0);
-    flush(Kc + 1, a1);
+    acc.finish(flush);
 }
 
 // The residual's restriction in one pass: fc = R (f - shift - A u), the
@@ -1723,25 +1762,10 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rr_blocks<T>())
     unsigned *ends_s = (unsigned *)(rt + 2 * RR_FE); // [NT]: see ends below
     int yb, zc;
     if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
-    const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + RS_TX * ty;
-    const int I0 = blockIdx.x * RS_TX, J0 = yb * RS_TY, I = I0 + tx, J = J0 + ty;
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, coarse.nz);
-    const int fx0 = __ldg(x.idxx + I0 * MAX_CHILDREN), fy0 = __ldg(x.idxy + J0 * MAX_CHILDREN);
+    const int tid = threadIdx.x + RS_TX * threadIdx.y;
+    const RsThread<T> th = rs_thread(coarse, x, yb, zc, kchunk);
+    const int k0 = th.k0, k1 = th.k1, fx0 = th.fx0, fy0 = th.fy0;
     const T shift = shiftp ? *shiftp : T(0);
-    const bool own = I < coarse.nx && J < coarse.ny;
-    int ix, iy;
-    T wx[4], wy[4];
-    {
-        const int Ic = min(I, coarse.nx - 1), Jc = min(J, coarse.ny - 1);
-        const int cx = __ldg(x.cntx + Ic), cy = __ldg(x.cnty + Jc);
-        ix = __ldg(x.idxx + Ic * MAX_CHILDREN) - fx0;
-        iy = __ldg(x.idxy + Jc * MAX_CHILDREN) - fy0;
-#pragma unroll
-        for (int a = 0; a < 4; ++a) {
-            wx[a] = own && a < cx ? __ldg(x.rwx + Ic * MAX_CHILDREN + a) : T(0);
-            wy[a] = own && a < cy ? __ldg(x.rwy + Jc * MAX_CHILDREN + a) : T(0);
-        }
-    }
         // u tile element e = tid + NT q: row e / RR_UX, column e % RR_UX, at
     // storage (fx0 - 1 + column, fy0 - 1 + row), ghosts included; past the
     // storage it is zeroed once in every slot and never copied to.  f tile
@@ -1793,10 +1817,9 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rr_blocks<T>())
         __pipeline_commit();
     };
     auto flush = [&](int K, T v) {
-        if (own && K >= k0 && K < k1) fc[coarse.base + I + (int64_t)J * coarse.sy + (int64_t)K * coarse.sz] = v;
+        if (th.own && K >= k0 && K < k1) fc[coarse.base + th.I + (int64_t)th.J * coarse.sy + (int64_t)K * coarse.sz] = v;
     };
-    int Kc = k0;
-    T a0 = T(0), a1 = T(0); // coarse planes Kc and Kc + 1
+    RsPlanes<T> acc{k0};
 #pragma unroll
     for (int g = 0; g < 3 + D; ++g) fetch(g);
     // This thread's residual elements' u at planes kf - 1 and kf (the centre
@@ -1857,33 +1880,10 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rr_blocks<T>())
             }
         }
         __syncthreads(); // the residual plane is complete
-        T s = T(0);
-        {
-            const T *R = rt + (it & 1) * RR_FE;
-#pragma unroll
-            for (int b = 0; b < 4; ++b) {
-                const T *row = R + (iy + b) * RS_SX + ix;
-                s += wy[b] * (((wx[0] * row[0] + wx[1] * row[1]) + wx[2] * row[2]) + wx[3] * row[3]);
-            }
-        }
-        const int t = __ldg(x.tz0 + kf);
-        const T w0 = __ldg(x.wz0 + kf), w1 = __ldg(x.wz1 + kf);
-        while (Kc < t) { // plane Kc has all its children
-            flush(Kc, a0);
-            a0 = a1;
-            a1 = T(0);
-            ++Kc;
-        }
-        if (t == Kc) {
-            a0 += w0 * s;
-            a1 += w1 * s;
-        } else { // t == Kc - 1: the first planes, shared with the chunk below
-            a0 += w1 * s;
-        }
+        acc.add(x, kf, th.sum(rt + (it & 1) * RR_FE, T(0)), flush);
     }
     __pipeline_wait_prior(0); // no copy outlives the block
-    flush(Kc, a0);
-    flush(Kc + 1, a1);
+    acc.finish(flush);
 }
 
 // Prolongation: out = in + P e (ADD) or out = P e, trilinear in the

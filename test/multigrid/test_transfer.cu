@@ -212,6 +212,43 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
     }
     const double sentinel = 12345.0;
     int c[3];
+    /* A coarse result got against R (rows RR) applied on the host to the
+     * fine values val(p, v, mag), mag the magnitude v's rounding scales
+     * with: the worst |got - host| / bound over the coarse interior, and how
+     * many elements outside it changed (they must keep the sentinel). */
+    auto compare_restricted = [&](const std::vector<T> &got, const rows *RR, auto &&val, double &worst,
+                                  int64_t &touched) {
+        worst = 0.0;
+        touched = 0;
+        int cc[3];
+        for (int64_t e = 0; e < C.elems; ++e) {
+            if (!(coords(&C, e, cc) && interior(&C, cc))) {
+                if (!(got[e] == (T)sentinel))
+                    ++touched;
+                continue;
+            }
+            const int I = cc[0] - 1, J = cc[1] - 1, kz = C.is3d ? cc[2] - 1 : 0;
+            double sum = 0.0, bound = 0.0;
+            for (int z = 0; z < RR[2].cnt[kz]; ++z) {
+                const int k = RR[2].idx[(size_t)kz * 8 + z];
+                const double wz = RR[2].wt[(size_t)kz * 8 + z];
+                for (int b = 0; b < RR[1].cnt[J]; ++b) {
+                    const int j = RR[1].idx[(size_t)J * 8 + b];
+                    const double wy = RR[1].wt[(size_t)J * 8 + b];
+                    for (int a = 0; a < RR[0].cnt[I]; ++a) {
+                        const int i = RR[0].idx[(size_t)I * 8 + a];
+                        const double w = RR[0].wt[(size_t)I * 8 + a] * wy * wz;
+                        double v, mag;
+                        val(at(&F, i + 1, j + 1, k + 1), v, mag);
+                        sum += w * v;
+                        bound += fabs(w) * mag;
+                    }
+                }
+            }
+            const double err = fabs((double)got[e] - sum);
+            worst = t_max_nan(worst, bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0));
+        }
+    };
 
     /* ---- restriction: the cycle's, and FMG's (shift, Rf) ---- */
     std::vector<double> r(F.elems, NAN);
@@ -245,33 +282,8 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
         const double shift = with_shift ? (double)shift_value : 0.0;
         double worst = 0.0;
         int64_t touched = 0;
-        for (int64_t e = 0; e < C.elems; ++e) {
-            if (!(coords(&C, e, c) && interior(&C, c))) {
-                if (!(got[e] == (T)sentinel))
-                    ++touched;
-                continue;
-            }
-            const int I = c[0] - 1, J = c[1] - 1, K = c[2] - 1;
-            double sum = 0.0, bound = 0.0;
-            for (int z = 0; z < RR[2].cnt[C.is3d ? K : 0]; ++z) {
-                const int kz = C.is3d ? K : 0;
-                const int k = RR[2].idx[(size_t)kz * 8 + z];
-                const double wz = RR[2].wt[(size_t)kz * 8 + z];
-                for (int b = 0; b < RR[1].cnt[J]; ++b) {
-                    const int j = RR[1].idx[(size_t)J * 8 + b];
-                    const double wy = RR[1].wt[(size_t)J * 8 + b];
-                    for (int a = 0; a < RR[0].cnt[I]; ++a) {
-                        const int i = RR[0].idx[(size_t)I * 8 + a];
-                        const double v = r[at(&F, i + 1, j + 1, k + 1)] - shift;
-                        const double term = RR[0].wt[(size_t)I * 8 + a] * wy * wz * v;
-                        sum += term;
-                        bound += fabs(term);
-                    }
-                }
-            }
-            const double err = fabs((double)got[e] - sum);
-            worst = t_max_nan(worst, bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0));
-        }
+        compare_restricted(got, RR, [&](int64_t p, double &v, double &mag) { v = r[p] - shift; mag = fabs(v); }, worst,
+                           touched);
         CHECK(worst <= tol && touched == 0,
               "%s: restriction%s (%s kernel): max |gpu - host| / bound %.2e (tol %.1e), %lld elements outside "
               "the coarse interior changed",
@@ -381,32 +393,8 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
                 const std::vector<T> got = download_raw(d_fc, (size_t)C.elems);
                 double worst = 0.0;
                 int64_t touched = 0;
-                for (int64_t e = 0; e < C.elems; ++e) {
-                    if (!(coords(&C, e, c) && interior(&C, c))) {
-                        if (!(got[e] == (T)sentinel))
-                            ++touched;
-                        continue;
-                    }
-                    const int I = c[0] - 1, J = c[1] - 1, K = c[2] - 1;
-                    double sum = 0.0, bound = 0.0;
-                    for (int z = 0; z < R[2].cnt[K]; ++z) {
-                        const int k = R[2].idx[(size_t)K * 8 + z];
-                        const double wz = R[2].wt[(size_t)K * 8 + z];
-                        for (int b = 0; b < R[1].cnt[J]; ++b) {
-                            const int j = R[1].idx[(size_t)J * 8 + b];
-                            const double wy = R[1].wt[(size_t)J * 8 + b];
-                            for (int a = 0; a < R[0].cnt[I]; ++a) {
-                                const int i = R[0].idx[(size_t)I * 8 + a];
-                                const double w = R[0].wt[(size_t)I * 8 + a] * wy * wz;
-                                const int64_t p = at(&F, i + 1, j + 1, k + 1);
-                                sum += w * rr[p];
-                                bound += fabs(w) * rb[p];
-                            }
-                        }
-                    }
-                    const double err = fabs((double)got[e] - sum);
-                    worst = t_max_nan(worst, bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0));
-                }
+                compare_restricted(got, R, [&](int64_t p, double &v, double &mag) { v = rr[p]; mag = rb[p]; }, worst,
+                                   touched);
                 CHECK(worst <= tol && touched == 0,
                       "%s: residual restriction in one pass, R (f - shift - A u): max |gpu - host| / bound %.2e "
                       "(tol %.1e), %lld elements outside the coarse interior changed",
