@@ -1737,7 +1737,7 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
 constexpr int RR_UX = RS_SX + 2, RR_UY = RS_SY + 2, RR_UE = RR_UX * RR_UY, RR_FE = RS_SX * RS_SY;
 // Planes copied ahead of need, and blocks per SM the kernel is built for.
 template <class T> __host__ __device__ constexpr int rr_ahead() { return sizeof(T) == 4 ? 1 : 0; }
-template <class T> __host__ __device__ constexpr int rr_blocks() { return sizeof(T) == 4 ? 2 : 2; }
+template <class T> __host__ __device__ constexpr int rr_blocks() { return 2; }
 
 // Dynamic shared memory of restrict_residual_kernel: the u and f rings, two
 // residual planes, a word per thread.
@@ -4048,6 +4048,7 @@ template <class T> class Solver : public SolverBase {
     cudaStream_t cap_st = nullptr;
     std::vector<Replay> replays;
     unsigned long long replay_clock = 0;
+    pgpu_status run_method(T *u, const T *f, double rhs_norm, pgpu_report &r);
     pgpu_status fixed_launches(T *u, const T *f, pgpu_report &r);
     pgpu_status run_fixed_graph(T *u, const T *f, pgpu_report &r);
     int method = 0;
@@ -5241,25 +5242,44 @@ template <class T> pgpu_status Solver<T>::check_arrays(const void *u, const void
     return PGPU_SUCCESS;
 }
 
-// A PGPU_FIXED multigrid solve: every launch on st, nothing waited for.
+// The method, then, where the problem is singular, the mean taken out of u
+// (the FFT solver sets the zero mode itself).  NOT_CONVERGED and BREAKDOWN
+// leave u as reached and are returned after that; other errors at once.
+template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rhs_norm, pgpu_report &r)
+{
+    pgpu_status result;
+    switch (method) {
+    case PGPU_JACOBI:
+    case PGPU_RBGS: result = run_stationary(u, f, rhs_norm, r); break;
+    case PGPU_VCYCLE:
+    case PGPU_FMG: result = run_multigrid(u, f, rhs_norm, r); break;
+    default: result = run_fft(u, f); break;
+    }
+    if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
+        return result;
+    if (singular && method != PGPU_FFT) PGPU_FORWARD(remove_mean(u));
+    return result;
+}
+
+// A PGPU_FIXED solve: every launch on st, nothing waited for (the mean of a
+// singular right-hand side is scanned on the device).
 template <class T> pgpu_status Solver<T>::fixed_launches(T *u, const T *f, pgpu_report &r)
 {
     double rhs_norm = NAN;
     bool finite = true;
-    if (singular) PGPU_FORWARD(scan(u, f, false, rhs_norm, finite)); // the mean, on the device
-    PGPU_FORWARD(run_multigrid(u, f, rhs_norm, r));
-    if (singular) PGPU_FORWARD(remove_mean(u));
-    return PGPU_SUCCESS;
+    if (singular && !(method == PGPU_FFT && tri < 0)) PGPU_FORWARD(scan(u, f, false, rhs_norm, finite));
+    return run_method(u, f, rhs_norm, r);
 }
 
-// The same, replayed from a CUDA graph of it: a multigrid pass is a few
-// hundred launches, many of them on small levels, and the graph removes
-// most of the gaps between them (FMG at 512^3 on an H100: 7.95 -> 7.62 ms
-// in float; in double 13.05 -> 12.78 ms with the pass captured by the
-// caller, the same launches).  The first solve with a (u, f)
-// pair captures its launches on cap_st and instantiates the graph (host
-// time, once); later ones with that pair only launch it on st.  Where st is
-// itself being captured (the caller builds a graph), the launches go there.
+// A PGPU_FIXED multigrid solve, replayed from a CUDA graph of its launches:
+// a multigrid pass is a few hundred launches, many of them on small levels,
+// and the graph removes most of the gaps between them (FMG at 512^3 on an
+// H100: 7.95 -> 7.62 ms in float; in double 13.05 -> 12.78 ms with the pass
+// captured by the caller, the same launches).  The first solve with a
+// (u, f) pair captures its launches on cap_st and instantiates the graph
+// (host time, once); later ones with that pair only launch it on st.  Where
+// st is itself being captured (the caller builds a graph), the launches go
+// there.
 template <class T> pgpu_status Solver<T>::run_fixed_graph(T *u, const T *f, pgpu_report &r)
 {
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -5309,7 +5329,6 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     r.status = PGPU_SUCCESS;
     r.singular = singular;
     r.rhs_mean = 0;
-    pgpu_status result = PGPU_SUCCESS;
     err[0] = 0;
     auto finish = [&](pgpu_status s) {
         r.status = s;
@@ -5321,43 +5340,32 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     PGPU_FORWARD(finish(check_arrays(uv, fv)));
     T *u = (T *)uv;
     const T *f = (const T *)fv;
-    if (fixed && is_multigrid(method)) return finish(run_fixed_graph(u, f, r));
-    if (!fixed) PGPU_CUDA(cudaEventRecord(ev0, st));
+    if (fixed) return finish(is_multigrid(method) ? run_fixed_graph(u, f, r) : fixed_launches(u, f, r));
+    PGPU_CUDA(cudaEventRecord(ev0, st));
     // 1. The right-hand side: finite?  its norm, and its mean when singular.
     double rhs_norm = NAN;
     bool finite = true;
-    if (!fixed || (singular && !(method == PGPU_FFT && tri < 0)))
-        PGPU_FORWARD(finish(scan(u, f, !fixed, rhs_norm, finite)));
-    if (!fixed) {
-        if (!finite)
-            return finish(record(err, PGPU_ERROR_NONFINITE_INPUT,
-                                 "f or the boundary data in u's ghost layer hold NaN or Inf; u is unchanged"));
-        r.rhs_norm = rhs_norm;
-        r.rhs_mean = singular ? h_res[RES_SCAN] / lv[0].npts : 0.0;
-        if (rhs_norm == 0) { // b = 0: the solution is 0
-            const Level<T> &L = lv[0];
-            const ColLaunch &c = L.col;
-            interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, nullptr, u, T(0), nullptr, 0, c.kchunk, c.nyb,
-                                                            c.nchunks);
-            PGPU_LAUNCHED();
-            PGPU_CUDA(cudaStreamSynchronize(st));
-            r.residual_norm = r.residual_max = r.relative_residual = 0;
-            r.seconds = 0;
-            return finish(PGPU_SUCCESS);
-        }
+    PGPU_FORWARD(finish(scan(u, f, true, rhs_norm, finite)));
+    if (!finite)
+        return finish(record(err, PGPU_ERROR_NONFINITE_INPUT,
+                             "f or the boundary data in u's ghost layer hold NaN or Inf; u is unchanged"));
+    r.rhs_norm = rhs_norm;
+    r.rhs_mean = singular ? h_res[RES_SCAN] / lv[0].npts : 0.0;
+    if (rhs_norm == 0) { // b = 0: the solution is 0
+        const Level<T> &L = lv[0];
+        const ColLaunch &c = L.col;
+        interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, nullptr, u, T(0), nullptr, 0, c.kchunk, c.nyb,
+                                                        c.nchunks);
+        PGPU_LAUNCHED();
+        PGPU_CUDA(cudaStreamSynchronize(st));
+        r.residual_norm = r.residual_max = r.relative_residual = 0;
+        r.seconds = 0;
+        return finish(PGPU_SUCCESS);
     }
     // 2. The method.
-    switch (method) {
-    case PGPU_JACOBI:
-    case PGPU_RBGS: result = run_stationary(u, f, rhs_norm, r); break;
-    case PGPU_VCYCLE:
-    case PGPU_FMG: result = run_multigrid(u, f, rhs_norm, r); break;
-    default: result = run_fft(u, f); break;
-    }
+    pgpu_status result = run_method(u, f, rhs_norm, r);
     if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
         return finish(result);
-    if (singular && method != PGPU_FFT) PGPU_FORWARD(finish(remove_mean(u)));
-    if (fixed) return finish(result);
     if (method == PGPU_FFT) {
         double rn, rmax;
         PGPU_FORWARD(finish(norm(u, f, rn, rmax)));
