@@ -419,3 +419,116 @@ double *t_problem_array(const t_problem *P, const double *src)
         memcpy(a, src, (size_t)P->elems * sizeof(double));
     return a;
 }
+
+/* ---- fixed stationary solves against the host reference ------------------------------ */
+
+/* The reference result of `iterations` fixed iterations, and per point the
+ * rounding bound (to be multiplied by the tolerance factor; bound must come
+ * in zeroed).  The mean is removed at the end for singular problems, as the
+ * solver does; *extra gets the part of the bound that every point shares
+ * (from the mean removal). */
+static void reference_iterations(const t_problem *P, int rbgs, double omega, int iterations,
+                                 double *out, double *bound, double *extra)
+{
+    const ref_grid *g = &P->g;
+    const double shift = ref_shift(g, P->u, P->f);
+    const double shift_mag = ref_shift_magnitude(g, P->u, P->f);
+    double *in = t_problem_array(P, NULL), *err_in = t_problem_array(P, NULL);
+    memcpy(out, P->u, (size_t)P->elems * sizeof(double));
+
+    for (int it = 0; it < iterations; ++it) {
+        const int first = rbgs ? REF_RED : REF_ALL_POINTS;
+        memcpy(in, out, (size_t)P->elems * sizeof(double));
+        memcpy(err_in, bound, (size_t)P->elems * sizeof(double));
+        ref_relax(g, in, out, P->f, shift, omega, first);
+        ref_relax_bound(g, in, P->f, shift_mag, omega, first, it ? err_in : NULL, bound);
+        if (rbgs) {
+            memcpy(in, out, (size_t)P->elems * sizeof(double));
+            memcpy(err_in, bound, (size_t)P->elems * sizeof(double));
+            ref_relax(g, in, out, P->f, shift, omega, REF_BLACK);
+            ref_relax_bound(g, in, P->f, shift_mag, omega, REF_BLACK, err_in, bound);
+        }
+    }
+    *extra = 0.0;
+    if (ref_is_singular(g)) {
+        /* The mean carries the average error of the points, and subtracting
+         * it rounds relative to |mean|. */
+        const double mean = ref_remove_mean(g, out);
+        *extra = ref_mean(g, bound) + fabs(mean);
+    }
+    free(in);
+    free(err_in);
+}
+
+void t_check_stationary(const pgpu_config *cfg_in, const char *name, int iterations,
+                        void (*prepare)(pgpu_solver *s, void *ctx), void *ctx)
+{
+    pgpu_config cfg = *cfg_in;
+    cfg.max_iterations = iterations;
+    const unsigned method = cfg.flags & PGPU_METHOD_MASK, prec = t_precision(cfg.flags);
+    const int rbgs = method == PGPU_RBGS;
+    const double omega = cfg.omega;
+    char what[200], letters[8];
+    t_problem P;
+    if (!t_problem_init(&P, &cfg))
+        return;
+    snprintf(what, sizeof what, "%s %s %s x%d [%lldx%lldx%lld %s w=%.2f]", name,
+             t_method_name(cfg.flags), t_precision_name(prec), iterations, (long long)cfg.nx,
+             (long long)cfg.ny, (long long)cfg.nz, t_bc_letters(&P.g, letters), omega);
+
+    t_problem_randomize(&P);
+    pgpu_solver *s = t_create(&cfg, what);
+    if (s && prepare)
+        prepare(s, ctx);
+    if (!s || !t_problem_upload(&P)) {
+        pgpu_destroy(s);
+        t_problem_free(&P);
+        return;
+    }
+
+    pgpu_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.iterations = -1;
+    const pgpu_status st = pgpu_solve(s, P.d_u, P.d_f, &rep);
+    const int synced = t_sync(what);
+    CHECK(st == PGPU_SUCCESS && rep.status == PGPU_SUCCESS && rep.iterations == iterations &&
+              isnan(rep.residual_norm) && isnan(rep.relative_residual) &&
+              rep.singular == ref_is_singular(&P.g),
+          "%s: status %s, report: status %s, iterations %d, norms %g %g (NaN when FIXED), "
+          "singular %d %s",
+          what, pgpu_status_string(st), pgpu_status_string(rep.status), rep.iterations,
+          rep.residual_norm, rep.relative_residual, rep.singular, st ? pgpu_last_error(s) : "");
+
+    double *got = t_problem_array(&P, NULL), *want = t_problem_array(&P, NULL);
+    double *bound = t_problem_array(&P, NULL);
+    void *typed = malloc(P.bytes);
+    if (synced && typed && t_problem_download(&P, got, typed)) {
+        double extra = 0.0;
+        reference_iterations(&P, rbgs, omega, iterations, want, bound, &extra);
+        const double factor = prec == PGPU_FLOAT ? 8.0 * FLT_EPSILON : 1e-14;
+        double worst = 0.0, at_diff = 0.0;
+        int64_t at = -1;
+        REF_FOR_EACH_INTERIOR(&P.g, i, j, k) {
+            const int64_t p = ref_idx(&P.g, i, j, k);
+            const double diff = fabs(got[p] - want[p]);
+            const double ratio = diff == 0.0 ? 0.0 : diff / (factor * (bound[p] + extra));
+            if (!(ratio <= worst)) { /* also catches NaN */
+                worst = t_max_nan(worst, ratio);
+                at = p;
+                at_diff = diff;
+            }
+        }
+        CHECK(worst <= 1.0 && !isnan(ref_max_abs(&P.g, want)),
+              "%s: max |gpu - ref| / tol = %.3g (diff %.3g at element %lld)", what, worst, at_diff,
+              (long long)at);
+        const int64_t changed = t_problem_changed_outside(&P, typed);
+        CHECK(changed == 0, "%s: ghosts, edges and padding unchanged (%lld of %lld changed)", what,
+              (long long)changed, (long long)P.elems);
+    }
+    free(got);
+    free(want);
+    free(bound);
+    free(typed);
+    pgpu_destroy(s);
+    t_problem_free(&P);
+}

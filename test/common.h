@@ -147,4 +147,14 @@ void t_problem_free(t_problem *P);
 /* A new host array of the problem's layout (double), a copy of src or zero. */
 double *t_problem_array(const t_problem *P, const double *src);
 
+/* One PGPU_FIXED solve of cfg (PGPU_JACOBI or PGPU_RBGS, `iterations`
+ * iterations; cfg.max_iterations is ignored) on random data, checked against
+ * the host reference: per interior point |gpu - ref| <= tol * bound (the
+ * rounding bound of the reference's updates; tol = 8 FLT_EPSILON in float,
+ * 1e-14 in double), the report, and everything outside the interior
+ * unchanged bit for bit.  prepare, if not NULL, gets the new handle before
+ * the solve.  name heads the log lines. */
+void t_check_stationary(const pgpu_config *cfg, const char *name, int iterations,
+                        void (*prepare)(pgpu_solver *s, void *ctx), void *ctx);
+
 #endif /* PGPU_TEST_COMMON_H */
