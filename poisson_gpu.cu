@@ -1457,6 +1457,227 @@ __global__ void __launch_bounds__(rbu_tx<T>() * RB_BY, rbu_blocks<T>())
     }
 }
 
+
+// Two red-black iterations in one pass, on the levels rbgs_uniform_kernel
+// serves: read u and f once, write u once, where two passes move each word
+// twice.  The same thread layout and ring (pairs in colour order, the
+// neighbours' values through shared memory), with four stages per plane
+// step m instead of two, each on the element that is red at m (A):
+//   S1 red of iteration 1 at m        (old black values around it)
+//   S2 black of iteration 1 at m - 1  (S1's values)
+//   S3 red of iteration 2 at m - 2    (S2's values)
+//   S4 black of iteration 2 at m - 3  (S3's values), stored with the other
+//      element's S3 value from the step before.
+// Every stage reads its neighbours' values of the previous step and its own
+// column from registers, so one barrier per step still suffices.  Each stage
+// loses one point of the tile on every side: a block of TX pairs by BY rows
+// owns (2 TX - 8) x (BY - 8) points, and a chunk starts three planes early
+// (red of iteration 1 must be right from plane k0 - 3 on).  The arithmetic
+// of each update is rbgs_uniform_kernel's, so two of its passes give the
+// same values.  Blocks of 32 x 32 threads in float (one per SM: 64
+// registers, with 36 bytes of spill stores per thread) and 16 x 32 in double
+// (one per SM: 128 registers, 12 bytes spilled): 66% and 56% of the tile
+// owned; the figures below include the spills.  H100, 512^3 (ncu): 1.10 ms in float and 2.08 ms in
+// double, against 2 x 0.77 and 2 x 1.48 ms for two passes of
+// rbgs_uniform_kernel; it pays on large levels only (PAIRED_MIN).
+template <class T> __host__ __device__ constexpr int rb2_tx() { return sizeof(T) == 4 ? 32 : 16; }
+constexpr int RB2_BY = 32;
+
+template <class T, int TX, int BY>
+__global__ void __launch_bounds__(TX *BY, 1)
+    rbgs2_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
+                 const T *__restrict__ shiftp, T omega, int kchunk, int nyb, int nchunks)
+{
+    constexpr int OX = 2 * TX - 8, OY = BY - 8;
+    constexpr int W = TX + 2, H = BY + 2; // one padding word around the thread grid
+    // Per thread and step parity: old black (for S1), then the values of S1,
+    // S2 and S3 (for S2, S3, S4 of the next step).
+    __shared__ T sb[2][H][W], s1[2][H][W], s2[2][H][W], s3[2][H][W];
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int q = ty * TX + tx; q < 2 * H * W; q += TX * BY) {
+        (&sb[0][0][0])[q] = T(0);
+        (&s1[0][0][0])[q] = T(0);
+        (&s2[0][0][0])[q] = T(0);
+        (&s3[0][0][0])[q] = T(0);
+    }
+    __syncthreads();
+    const int x0 = blockIdx.x * OX - 4 + 2 * tx, y = yb * OY - 4 + ty; // x0 is even
+    const bool yin = y >= 0 && y < g.ny, ygh = y == -1 || y == g.ny;
+    bool ld[2], act[2], own[2], fl[2];
+    ColXY<T> cc[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        const int x = x0 + e, ex = 2 * tx + e;
+        const bool xin = x >= 0 && x < g.nx, xgh = x == -1 || x == g.nx;
+        act[e] = xin && yin;
+        ld[e] = act[e] || (xgh && yin) || (xin && ygh);
+        own[e] = act[e] && ex >= 4 && ex <= 2 * TX - 5 && ty >= 4 && ty <= BY - 5;
+        fl[e] = act[e] && ex >= 1 && ex <= 2 * TX - 2 && ty >= 1 && ty <= BY - 2;
+        if (act[e]) cc[e] = col_xy(g, x, y);
+        else cc[e] = ColXY<T>{T(0), T(0), T(0), T(0), T(1), 0, 0, 0, 0};
+    }
+    const int64_t sz = g.sz;
+    const int64_t col = g.base + x0 + (int64_t)y * g.sy; // element 0; only dereferenced where ld / fl
+    const T *su = src + col, *sf = f + col;
+    T *du = dst + col;
+    const T shift = shiftp ? *shiftp : T(0), keep = T(1) - omega, cz = g.cz;
+    const int er0 = (y & 1) ? 0 : 1; // red element on even planes
+    bool upd[2];
+    T cown[2], cside[2], dxyp[2], scp[2];
+    int side[2];
+#pragma unroll
+    for (int ph = 0; ph < 2; ++ph) {
+        const int er = er0 ^ ph;
+        upd[ph] = er ? act[1] : act[0];
+        cown[ph] = er ? cc[1].vxl : cc[0].vxh;
+        cside[ph] = er ? cc[1].vxh : cc[0].vxl;
+        dxyp[ph] = er ? cc[1].dxy : cc[0].dxy;
+        scp[ph] = omega / (dxyp[ph] + (cz + cz));
+        side[ph] = tx + 1 + (er ? 1 : -1);
+    }
+    const T cyl = act[0] ? cc[0].vyl : cc[1].vyl, cyh = act[0] ? cc[0].vyh : cc[1].vyh;
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+    const int mstart = k0 - 3;
+
+    auto load_u = [&](const T *s, int p, bool edge, T &v0, T &v1) {
+        v0 = v1 = T(0);
+        if (edge && (p < -1 || p > g.nz)) return;
+        if (ld[0]) v0 = s[0];
+        if (ld[1]) v1 = s[1];
+    };
+    auto load_f = [&](const T *s, int p, bool edge, T &v0, T &v1) {
+        v0 = v1 = T(0);
+        if (edge && (p < 0 || p >= g.nz)) return;
+        if (fl[0]) v0 = s[0];
+        if (fl[1]) v1 = s[1];
+    };
+    auto at = [&](const T *base, int p) { return base + (int64_t)p * sz; };
+    auto colour = [&](int er, T v0, T v1, T &r, T &b) {
+        r = er ? v1 : v0;
+        b = er ? v0 : v1;
+    };
+    // Window at step m (A red at m, B its partner): ubk = old A at m-1;
+    // (rm, bm) old (A, B) at m; (rp, bp) old (B, A) at m+1; raw u of planes
+    // m+2 .. in flight (uq).  f in colour order: (fr0, fk0) plane m, (fr1,
+    // fk1) m-1, (fr2, fk2) m-2, fk3 m-3; raw f in flight (fw).  Stage values
+    // of the step before (element B): r1p = S1 at m-1, k1p = S2 at m-2,
+    // r2p = S3 at m-3; of two steps before (A): r1q = S1 at m-2, k1q = S2
+    // at m-3, r2q = S3 at m-4.
+    T ubk, rm, bm, rp, bp, fr0, fk0, fr1 = T(0), fk1 = T(0), fr2 = T(0), fk2 = T(0), fk3 = T(0);
+    T r1p = T(0), k1p = T(0), r2p = T(0), r1q = T(0), k1q = T(0), r2q = T(0);
+    constexpr int LA = sizeof(T) == 4 ? 2 : 4; // look-ahead in planes
+    T uq[LA][2], fw[LA][2];
+    {
+        T v0, v1, dummy;
+        const int e_m = er0 ^ (mstart & 1);
+        load_u(at(su, mstart - 1), mstart - 1, true, v0, v1);
+        colour(e_m ^ 1, v0, v1, dummy, ubk);
+        load_u(at(su, mstart), mstart, true, v0, v1);
+        colour(e_m, v0, v1, rm, bm);
+        load_u(at(su, mstart + 1), mstart + 1, true, v0, v1);
+        colour(e_m ^ 1, v0, v1, rp, bp);
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) load_u(at(su, mstart + 2 + a), mstart + 2 + a, true, uq[a][0], uq[a][1]);
+        load_f(at(sf, mstart), mstart, true, v0, v1);
+        colour(e_m, v0, v1, fr0, fk0);
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) load_f(at(sf, mstart + 1 + a), mstart + 1 + a, true, fw[a][0], fw[a][1]);
+        sb[mstart & 1][ty + 1][tx + 1] = bm;
+    }
+    __syncthreads();
+
+    const T *pu = at(su, mstart + 1 + LA), *pf = at(sf, mstart + LA);
+    T *pd = du + (int64_t)(mstart - 3) * sz;
+    auto step = [&](int m, auto ph_c, auto fast_c) {
+        constexpr int PH = decltype(ph_c)::value;
+        constexpr bool FAST = decltype(fast_c)::value;
+        const bool edge = !FAST;
+        const int er = er0 ^ PH;
+        load_u(pu, m + 1 + LA, edge, uq[LA - 1][0], uq[LA - 1][1]);
+        load_f(pf, m + LA, edge, fw[LA - 1][0], fw[LA - 1][1]);
+        pu += sz;
+        pf += sz;
+        // Element A's update at plane p: x side and y neighbours from buffer
+        // b, the partner (element B), the z neighbours zl / zh.
+        auto update = [&](T(*b)[W], T centre, T partner, T zl, T zh, T fv, int p) {
+            if (!FAST && (p < 0 || p >= g.nz)) return centre;
+            const T sd = b[ty + 1][side[PH]], lo = b[ty][tx + 1], hi = b[ty + 2][tx + 1];
+            T off = (cown[PH] * partner + cside[PH] * sd) + (cyl * lo + cyh * hi);
+            T s = scp[PH];
+            if (FAST) {
+                off += cz * (zl + zh);
+            } else {
+                const ColZ<T> z = col_z(g, p);
+                off += z.vzl * zl + z.vzh * zh;
+                s = omega / (dxyp[PH] + z.dz);
+            }
+            const T v = keep * centre + ((fv - shift) + off) * s;
+            return upd[PH] ? v : centre;
+        };
+        const T v1 = update(sb[PH], rm, bm, ubk, bp, fr0, m);          // S1
+        const T v2 = update(s1[PH ^ 1], ubk, r1p, r1q, v1, fk1, m - 1); // S2
+        const T v3 = update(s2[PH ^ 1], r1q, k1p, k1q, v2, fr2, m - 2); // S3
+        const T v4 = update(s3[PH ^ 1], k1q, r2p, r2q, v3, fk3, m - 3); // S4
+        const int q = m - 3;
+        if (FAST || (q >= k0 && q < k1)) {
+            if (own[0]) pd[0] = er ? r2p : v4;
+            if (own[1]) pd[1] = er ? v4 : r2p;
+        }
+        pd += sz;
+        s1[PH][ty + 1][tx + 1] = v1;
+        s2[PH][ty + 1][tx + 1] = v2;
+        s3[PH][ty + 1][tx + 1] = v3;
+        sb[PH ^ 1][ty + 1][tx + 1] = bp;
+        __syncthreads();
+        // Advance the window by one plane.
+        r1q = r1p;
+        k1q = k1p;
+        r2q = r2p;
+        r1p = v1;
+        k1p = v2;
+        r2p = v3;
+        ubk = bm;
+        rm = rp;
+        bm = bp;
+        colour(er, uq[0][0], uq[0][1], rp, bp); // plane m+2 has the parity of m
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) {
+            uq[a][0] = uq[a + 1][0];
+            uq[a][1] = uq[a + 1][1];
+        }
+        fk3 = fk2;
+        fr2 = fr1;
+        fk2 = fk1;
+        fr1 = fr0;
+        fk1 = fk0;
+        colour(er ^ 1, fw[0][0], fw[0][1], fr0, fk0); // plane m+1
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) {
+            fw[a][0] = fw[a + 1][0];
+            fw[a][1] = fw[a + 1][1];
+        }
+    };
+    constexpr int U = 4; // planes per fast block (even)
+    // A fast step m: planes m-3 .. m take cz, its loads stay inside, it stores.
+    const int fast_lo = max(4, k0 + 3), fast_end = min(k1 + 2, g.nz - 2 - LA);
+    int m = mstart;
+    while (m <= k1 + 2) {
+        if (m >= fast_lo && !(m & 1) && m + U - 1 <= fast_end) {
+#pragma unroll
+            for (int s = 0; s < U; s += 2) {
+                step(m + s, std::integral_constant<int, 0>{}, std::true_type{});
+                step(m + s + 1, std::integral_constant<int, 1>{}, std::true_type{});
+            }
+            m += U;
+        } else {
+            if (m & 1) step(m, std::integral_constant<int, 1>{}, std::false_type{});
+            else step(m, std::integral_constant<int, 0>{}, std::false_type{});
+            ++m;
+        }
+    }
+}
 // ---- ghost layers --------------------------------------------------------------
 
 // Copy (src != NULL) or zero the ghost layer of every face that carries data,
@@ -3930,6 +4151,15 @@ static size_t blocks_of(const ColLaunch &L) { return (size_t)L.grid.x * L.grid.y
 // (128^3 FMG in float: 1.31 -> 1.45 ms with it, H100).
 constexpr double FMG_START_MIN = 1 << 20;
 
+// Red-black smoothing runs two iterations per pass (rbgs2_kernel) on uniform
+// levels of at least this many points.  On smaller ones its blocks of 1024
+// threads are too few to fill the GPU and their walk down the planes is
+// longer: H100, float, one pass against two of rbgs_uniform_kernel: 512^3
+// 1.10 against 1.54 ms, 256^3 0.23 against 0.25 ms, 128^3 89 against 58 us;
+// FMG at 512^3 took 7.72 ms without pairs, 7.56 with them on every level,
+// 7.24 with this bound (2^22: the 256^3 level and up).
+constexpr double PAIRED_MIN = 1 << 22;
+
 // One level of the solver's grid hierarchy on the device.
 template <class T> struct Level {
     Grid<T> g{};
@@ -3937,11 +4167,12 @@ template <class T> struct Level {
     int cur = 0;                                // which of u (0) / t (1) holds the iterate
     Xfer<T> x{};                                // to the next coarser level
     Xfer<T> xf{};                               // ... FMG's restriction of f and the boundary data
-    ColLaunch col{}, rb{}, rbu{}, walk{}, sweep{}; // sweep: jacobi_kernel's walk launch
+    ColLaunch col{}, rb{}, rbu{}, rb2{}, walk{}, sweep{}; // sweep: jacobi_kernel's walk launch
     ColLaunch rs{};          // restriction to the next level: restrict_tile_kernel over its grid
     ColLaunch it{};          // interp_tile_kernel over this level
     Taps<T> tp2{}, tp4{};    // its taps from the next level: prolongation, FMG interpolation
     bool rb_uniform = false; // red-black through rbgs_uniform_kernel
+    bool paired = false;     // ... and two iterations per pass through rbgs2_kernel
     bool rs_tile = false;    // restriction to the next level through restrict_tile_kernel
     bool rr_fused = false;   // ... and the residual's through restrict_residual_kernel
     bool pl_tile = false, fi_tile = false; // prolongation / FMG interpolation through interp_tile_kernel
@@ -4078,6 +4309,8 @@ template <class T> class Solver : public SolverBase {
     pgpu_status fetch(int slot, int count);
     pgpu_status sweep(Level<T> &L, const T *f, T w);
     pgpu_status smooth(int l, const T *f, int iters);
+    bool paired(const Level<T> &L) const;
+    int smooth_passes(const Level<T> &L, int iters) const { return paired(L) ? iters / 2 + iters % 2 : iters; }
     pgpu_status cycle(int l, const T *f, int gamma_top = 0);
     pgpu_status remove_mean(T *u);
     pgpu_status ghosts(const Grid<T> &g, const T *src, T *dst, int mask);
@@ -4328,6 +4561,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             g.eyl = (T)ac[1].c_lo[0];
             g.eyh = (T)ac[1].c_hi[g.ny - 1];
             L.rb_uniform = g.fast && is3d && !g.px && !g.py && !g.pz && g.nz >= 4;
+            L.paired = L.rb_uniform && L.npts >= PAIRED_MIN;
         }
         g.dirichlet = 0;
         for (int fc = 0; fc < nfaces; ++fc)
@@ -4342,6 +4576,10 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
         // about 1% at 16 and lost at fewer, so it keeps 32.
         L.rbu = col_launch(g.nx, g.ny, g.nz, is3d, 2 * rbu_tx<T>() - 4, RB_OY, rbu_tx<T>(), RB_BY, sms,
                            sizeof(T) == 4 ? 8 : 32);
+        // rbgs2_kernel: one block of 1024 (float) or 512 (double) threads per
+        // SM, so few blocks per SM as the target: 4 (FMG at 512^3 in float,
+        // H100: 2, 4, 8 took 7.56, 7.57, 7.76 ms).
+        L.rb2 = col_launch(g.nx, g.ny, g.nz, is3d, 2 * rb2_tx<T>() - 8, RB2_BY - 8, rb2_tx<T>(), RB2_BY, sms, 4);
         L.sweep = walk_launch(g.nx, g.ny, g.nz, is3d, sweep_group<T>());
         if (l + 1 < nl) {
             Xfer<T> &x = L.x;
@@ -4505,9 +4743,25 @@ template <class T> pgpu_status Solver<T>::sweep(Level<T> &L, const T *f, T w)
     return PGPU_SUCCESS;
 }
 
+// Red-black runs two iterations per pass (rbgs2_kernel) on the levels that
+// allow it (Level::paired).
+template <class T> bool Solver<T>::paired(const Level<T> &L) const { return method != PGPU_JACOBI && L.paired; }
+
 template <class T> pgpu_status Solver<T>::smooth(int l, const T *f, int iters)
 {
-    for (int s = 0; s < iters; ++s) PGPU_FORWARD(sweep(lv[l], f, omega));
+    Level<T> &L = lv[l];
+    int s = 0;
+    if (paired(L)) {
+        const T *sh = l == 0 ? d_shift : nullptr;
+        const ColLaunch &c = L.rb2;
+        for (; s + 2 <= iters; s += 2) {
+            rbgs2_kernel<T, rb2_tx<T>(), RB2_BY><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, sh, omega,
+                                                                            c.kchunk, c.nyb, c.nchunks);
+            PGPU_LAUNCHED();
+            L.cur ^= 1;
+        }
+    }
+    for (; s < iters; ++s) PGPU_FORWARD(sweep(L, f, omega));
     return PGPU_SUCCESS;
 }
 
@@ -4599,7 +4853,7 @@ template <class T> pgpu_status Solver<T>::run_stationary(T *u, const T *f, doubl
     pgpu_status result = PGPU_SUCCESS;
     for (bool stop = false; !stop;) {
         const int n = fixed ? maxit : std::min(cfg.check_interval, maxit - it);
-        for (int s = 0; s < n; ++s) PGPU_FORWARD(sweep(L, f, omega));
+        PGPU_FORWARD(smooth(0, f, n));
         it += n;
         if (fixed) break;
         PGPU_FORWARD(check(f, rhs_norm, it, method == PGPU_JACOBI ? "Jacobi" : "RBGS", "iterations", first, r, stop,
@@ -4672,10 +4926,14 @@ template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top
         const int gamma = gamma_top > 0 ? gamma_top : (wcycle && l + 1 < last_level()) ? 2 : 1;
         for (int k = 0; k < gamma; ++k) PGPU_FORWARD(cycle(l + 1, C.f));
     }
-    // Out of place, so that an odd number of smoothing steps still ends in u.
-    launch_prolong(L, C, C.iter(), L.iter(), L.other(), st, L.pl_tile);
+    // Out of place where that makes the cycle's passes over L even (it then
+    // ends in the array it started in: u on level 0), else in place (the
+    // tile kernel reads and writes each point in one thread).
+    const bool in_place =
+        L.pl_tile && (smooth_passes(L, cfg.pre_smooth) + smooth_passes(L, cfg.post_smooth)) % 2 == 0;
+    launch_prolong(L, C, C.iter(), L.iter(), in_place ? L.iter() : L.other(), st, L.pl_tile);
     PGPU_LAUNCHED();
-    L.cur ^= 1;
+    if (!in_place) L.cur ^= 1;
     return smooth(l, f, cfg.post_smooth);
 }
 
