@@ -1477,7 +1477,10 @@ __global__ void __launch_bounds__(rbu_tx<T>() * RB_BY, rbu_blocks<T>())
 // same values.  Blocks of 32 x 32 threads in float (one per SM: 64
 // registers, with 36 bytes of spill stores per thread) and 16 x 32 in double
 // (one per SM: 128 registers, 12 bytes spilled): 66% and 56% of the tile
-// owned; the figures below include the spills.  H100, 512^3 (ncu): 1.10 ms in float and 2.08 ms in
+// owned; the figures below include the spills.  The thread setup repeats
+// rbgs_uniform_kernel's on purpose: with both taken from one helper the
+// float kernel spilled 48 bytes instead of 36 and a pass got slower (H100,
+// an RBGS iteration at 512^3 0.55 -> 0.62 ms, FMG 7.22 -> 7.37 ms).  H100, 512^3 (ncu): 1.10 ms in float and 2.08 ms in
 // double, against 2 x 0.77 and 2 x 1.48 ms for two passes of
 // rbgs_uniform_kernel; it pays on large levels only (PAIRED_MIN).
 template <class T> __host__ __device__ constexpr int rb2_tx() { return sizeof(T) == 4 ? 32 : 16; }
