@@ -1240,6 +1240,54 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, sizeof(T) == 4 ? 2 : 1)
     }
 }
 
+// The thread setup shared by the uniform red-black kernels (rbgs_uniform_
+// kernel, rbgs2_kernel): thread (tx, ty) of a tile of TX pairs by BY rows
+// holds the points x0, x0 + 1 (x0 even) of row y; the outer RING points on
+// each side of the tile are loaded, not owned.  Per element: act, an
+// interior point; ld, its u is loaded (interior, or an x or y ghost); own,
+// it is stored; fl, its f is needed (the outermost ring computes nothing);
+// cc, its x/y couplings.
+template <class T, int TX, int BY, int RING>
+__device__ __forceinline__ void rb_points(const Grid<T> &g, int x0, int y, int tx, int ty, bool (&act)[2],
+                                          bool (&ld)[2], bool (&own)[2], bool (&fl)[2], ColXY<T> (&cc)[2])
+{
+    const bool yin = y >= 0 && y < g.ny, ygh = y == -1 || y == g.ny;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        const int x = x0 + e, ex = 2 * tx + e;
+        const bool xin = x >= 0 && x < g.nx, xgh = x == -1 || x == g.nx;
+        act[e] = xin && yin;
+        ld[e] = act[e] || (xgh && yin) || (xin && ygh);
+        own[e] = act[e] && ex >= RING && ex <= 2 * TX - 1 - RING && ty >= RING && ty <= BY - 1 - RING;
+        fl[e] = act[e] && ex >= 1 && ex <= 2 * TX - 2 && ty >= 1 && ty <= BY - 2;
+        if (act[e]) cc[e] = col_xy(g, x, y);
+        else cc[e] = ColXY<T>{T(0), T(0), T(0), T(0), T(1), 0, 0, 0, 0};
+    }
+}
+
+// ... and per plane parity ph, for the element red on plane ph (red is
+// (x + y + m) odd; er0 = the red element on even planes): whether it is
+// updated (ghosts are not), its couplings to the pair's other element (own)
+// and to the side neighbour, its x/y diagonal, omega / diag on planes coupled
+// by cz, and the side neighbour's thread column in shared memory (one
+// padding column on the left).
+template <class T>
+__device__ __forceinline__ void rb_parity(const bool (&act)[2], const ColXY<T> (&cc)[2], int er0, int tx, T omega,
+                                          T cz, bool (&upd)[2], T (&cown)[2], T (&cside)[2], T (&dxyp)[2],
+                                          T (&scp)[2], int (&side)[2])
+{
+#pragma unroll
+    for (int ph = 0; ph < 2; ++ph) {
+        const int er = er0 ^ ph;
+        upd[ph] = er ? act[1] : act[0];
+        cown[ph] = er ? cc[1].vxl : cc[0].vxh;
+        cside[ph] = er ? cc[1].vxh : cc[0].vxl;
+        dxyp[ph] = er ? cc[1].dxy : cc[0].dxy;
+        scp[ph] = omega / (dxyp[ph] + (cz + cz));
+        side[ph] = tx + 1 + (er ? 1 : -1);
+    }
+}
+
 // The same iteration on a uniform 3D level with no periodic axis (rbgs_uses_
 // uniform), the common case and the one that decides the smoother's speed.
 // Same ring and result as rbgs_kernel (tiles of rbu_tx pairs by RB_BY rows),
@@ -1277,45 +1325,22 @@ __global__ void __launch_bounds__(rbu_tx<T>() * RB_BY, rbu_blocks<T>())
     }
     __syncthreads();
     const int x0 = blockIdx.x * OX - 2 + 2 * tx, y = yb * RB_OY - 2 + ty; // x0 is even
-    const bool yin = y >= 0 && y < g.ny, ygh = y == -1 || y == g.ny;
-    bool ld[2], act[2], own[2], fl[2]; // fl: f is needed (the outer ring computes nothing)
+    bool ld[2], act[2], own[2], fl[2];
     ColXY<T> cc[2];
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-        const int x = x0 + e, ex = 2 * tx + e;
-        const bool xin = x >= 0 && x < g.nx, xgh = x == -1 || x == g.nx;
-        act[e] = xin && yin;
-        ld[e] = act[e] || (xgh && yin) || (xin && ygh);
-        own[e] = act[e] && ex >= 2 && ex <= 2 * TX - 3 && ty >= 2 && ty <= RB_BY - 3;
-        fl[e] = act[e] && ex >= 1 && ex <= 2 * TX - 2 && ty >= 1 && ty <= RB_BY - 2;
-        if (act[e]) cc[e] = col_xy(g, x, y);
-        else cc[e] = ColXY<T>{T(0), T(0), T(0), T(0), T(1), 0, 0, 0, 0};
-    }
+    rb_points<T, TX, RB_BY, 2>(g, x0, y, tx, ty, act, ld, own, fl, cc);
     const int64_t sz = g.sz;
     const int64_t col = g.base + x0 + (int64_t)y * g.sy; // element 0; only dereferenced where ld / act
     const T *su = src + col, *sf = f + col;
     T *du = dst + col;
     const T shift = shiftp ? *shiftp : T(0), keep = T(1) - omega, cz = g.cz;
-    // Red element of the pair on even planes (red is (x + y + m) odd), and per
-    // plane parity: whether that element is updated (ghosts are not), its
-    // couplings to the pair's other element (own) and to the side neighbour,
-    // its x/y diagonal, 1/diag on planes coupled by cz, and the side
-    // neighbour's thread column in shared memory.  The y couplings are the
-    // same for both elements of an active pair.
+    // Red element of the pair on even planes (red is (x + y + m) odd), its
+    // couplings per plane parity (rb_parity).  The y couplings are the same
+    // for both elements of an active pair.
     const int er0 = (y & 1) ? 0 : 1;
     bool upd[2];
     T cown[2], cside[2], dxyp[2], scp[2];
     int side[2];
-#pragma unroll
-    for (int ph = 0; ph < 2; ++ph) {
-        const int er = er0 ^ ph;
-        upd[ph] = er ? act[1] : act[0];
-        cown[ph] = er ? cc[1].vxl : cc[0].vxh;
-        cside[ph] = er ? cc[1].vxh : cc[0].vxl;
-        dxyp[ph] = er ? cc[1].dxy : cc[0].dxy;
-        scp[ph] = omega / (dxyp[ph] + (cz + cz));
-        side[ph] = tx + 1 + (er ? 1 : -1);
-    }
+    rb_parity(act, cc, er0, tx, omega, cz, upd, cown, cside, dxyp, scp, side);
     const T cyl = act[0] ? cc[0].vyl : cc[1].vyl, cyh = act[0] ? cc[0].vyh : cc[1].vyh;
     const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
     const int mstart = k0 - 1;
@@ -1477,12 +1502,12 @@ __global__ void __launch_bounds__(rbu_tx<T>() * RB_BY, rbu_blocks<T>())
 // same values.  Blocks of 32 x 32 threads in float (one per SM: 64
 // registers, with 36 bytes of spill stores per thread) and 16 x 32 in double
 // (one per SM: 128 registers, 12 bytes spilled): 66% and 56% of the tile
-// owned; the figures below include the spills.  The thread setup repeats
-// rbgs_uniform_kernel's on purpose: with both taken from one helper the
-// float kernel spilled 48 bytes instead of 36 and a pass got slower (H100,
-// an RBGS iteration at 512^3 0.55 -> 0.62 ms, FMG 7.22 -> 7.37 ms).  H100, 512^3 (ncu): 1.10 ms in float and 2.08 ms in
-// double, against 2 x 0.77 and 2 x 1.48 ms for two passes of
-// rbgs_uniform_kernel; it pays on large levels only (PAIRED_MIN).
+// owned.  H100, 512^3 (ncu, spills included): 1.10 ms in float and 2.08 ms
+// in double, against 2 x 0.77 and 2 x 1.48 ms for two passes of
+// rbgs_uniform_kernel; it pays on large levels only (PAIRED_MIN).  The
+// thread setup (rb_points, rb_parity) is rbgs_uniform_kernel's; a variant
+// that returned it as one struct spilled 48 bytes instead of 36 in float
+// and made a pass slower (an RBGS iteration at 512^3 0.55 -> 0.62 ms).
 template <class T> __host__ __device__ constexpr int rb2_tx() { return sizeof(T) == 4 ? 32 : 16; }
 constexpr int RB2_BY = 32;
 
@@ -1507,20 +1532,9 @@ __global__ void __launch_bounds__(TX *BY, 1)
     }
     __syncthreads();
     const int x0 = blockIdx.x * OX - 4 + 2 * tx, y = yb * OY - 4 + ty; // x0 is even
-    const bool yin = y >= 0 && y < g.ny, ygh = y == -1 || y == g.ny;
     bool ld[2], act[2], own[2], fl[2];
     ColXY<T> cc[2];
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-        const int x = x0 + e, ex = 2 * tx + e;
-        const bool xin = x >= 0 && x < g.nx, xgh = x == -1 || x == g.nx;
-        act[e] = xin && yin;
-        ld[e] = act[e] || (xgh && yin) || (xin && ygh);
-        own[e] = act[e] && ex >= 4 && ex <= 2 * TX - 5 && ty >= 4 && ty <= BY - 5;
-        fl[e] = act[e] && ex >= 1 && ex <= 2 * TX - 2 && ty >= 1 && ty <= BY - 2;
-        if (act[e]) cc[e] = col_xy(g, x, y);
-        else cc[e] = ColXY<T>{T(0), T(0), T(0), T(0), T(1), 0, 0, 0, 0};
-    }
+    rb_points<T, TX, BY, 4>(g, x0, y, tx, ty, act, ld, own, fl, cc);
     const int64_t sz = g.sz;
     const int64_t col = g.base + x0 + (int64_t)y * g.sy; // element 0; only dereferenced where ld / fl
     const T *su = src + col, *sf = f + col;
@@ -1530,16 +1544,7 @@ __global__ void __launch_bounds__(TX *BY, 1)
     bool upd[2];
     T cown[2], cside[2], dxyp[2], scp[2];
     int side[2];
-#pragma unroll
-    for (int ph = 0; ph < 2; ++ph) {
-        const int er = er0 ^ ph;
-        upd[ph] = er ? act[1] : act[0];
-        cown[ph] = er ? cc[1].vxl : cc[0].vxh;
-        cside[ph] = er ? cc[1].vxh : cc[0].vxl;
-        dxyp[ph] = er ? cc[1].dxy : cc[0].dxy;
-        scp[ph] = omega / (dxyp[ph] + (cz + cz));
-        side[ph] = tx + 1 + (er ? 1 : -1);
-    }
+    rb_parity(act, cc, er0, tx, omega, cz, upd, cown, cside, dxyp, scp, side);
     const T cyl = act[0] ? cc[0].vyl : cc[1].vyl, cyh = act[0] ? cc[0].vyh : cc[1].vyh;
     const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
     const int mstart = k0 - 3;
