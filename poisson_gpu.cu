@@ -1,12 +1,23 @@
 // poisson_gpu.cu -- the whole implementation of poisson_gpu.h, one translation
-// unit.  Read top to bottom:
-//   >>config      tunables
-//   >>errors      the status/err-message pair every call goes through
-//   >>geometry    per-axis grid description and the multigrid hierarchy (host)
-//   >>kernels     stencil, smoothers, residual, reductions, transfers, FFT passes
-//   >>solvers     one function per method, templated on precision
+// unit, ordered by mechanism: each section holds its kernels together with
+// their host-side planning, eligibility checks and launch code.  Markers:
+//   >>config      every tunable, with what it trades
+//   >>errors      the status / message pair every call goes through
+//   >>launch      how kernels cover a level (column and walk launches)
+//   >>operator    the discrete operator: per-axis coefficients, the couplings
+//                 at a point, the boundary terms, the residual
+//   >>reduce      reductions and vector operations over a level's interior
+//   >>smooth      Jacobi and red-black Gauss-Seidel passes and their plan
+//   >>transfer    restriction and interpolation between two levels
+//   >>hierarchy   the levels of a multigrid solve, their tables and frames
+//   >>cycle       the cycle schedule, its single-block executor, FMG
+//   >>stationary  the Jacobi and RBGS methods
+//   >>fft         the direct solver: row FFTs, the cuFFT route, line solves
+//   >>graph       replay of fixed multigrid solves from CUDA graphs
+//   >>handle      the solver behind a handle: config, workspace, one solve
 //   >>public      the C API
-// Precision is a template parameter everywhere below; the C API dispatches once.
+// Precision is a template parameter everywhere; the C API dispatches once.
+// doc/internals.md says how the pieces fit and why each kernel variant exists.
 
 #include "poisson_gpu.h"
 
@@ -15,6 +26,7 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -26,33 +38,134 @@
 // ============================================================================
 // >>config
 // ============================================================================
+// Every tunable of the library.  Figures are H100 measurements at 512^3
+// unless they say otherwise; the numbers are block shapes, register budgets
+// (blocks per SM a kernel is compiled for) and size thresholds.
 
 namespace pgpu {
 
+// ---- launch shapes (>>launch) ----
 // Column kernels (reductions, scans, pointwise passes): a block covers a
-// BX x BY patch of (x, y) columns and walks a chunk of z planes.
-constexpr int COL_BX = 32, COL_BY = 8;
-// Walk kernels (Jacobi sweep, residual, restriction, prolongation, FMG
-// interpolation) run 256-thread blocks, 128 wide where the rows are long,
-// over short column pieces: many independent threads, each issuing all its
-// loads at once, keep more memory requests in flight than long walks with a
-// look-ahead window, and neighbouring planes come from L2.
+// COL_BX x COL_BY patch of (x, y) columns and walks a chunk of z planes;
+// launches aim at COL_PER_SM blocks per SM.
+constexpr int COL_BX = 32, COL_BY = 8, COL_PER_SM = 32;
+// A z chunk's two halo planes cost 2 / kchunk of its traffic: chunks of at
+// least CHUNK_MIN planes, except on grids below SMALL_GRID_PTS points, whose
+// kernels are latency-bound (a block walks its planes one after another):
+// there more blocks of SMALL_CHUNK planes finish sooner (FMG pass in float:
+// red-black on 16^3 and 32^3 487 -> 310 us, restrictions to 32^3 and below
+// 265 -> 150 us; on 64^3 and 128^3 shorter chunks were slower).
+constexpr int CHUNK_MIN = 8, SMALL_CHUNK = 2;
+constexpr int64_t SMALL_GRID_PTS = 1 << 17;
+// Walk kernels (Jacobi sweep, residual, direct transfers): 256-thread
+// blocks, 128 wide where rows are long, over short column pieces.  Many
+// threads, each issuing all loads of its piece at once, keep more requests
+// in flight than long walks with a look-ahead window.
 constexpr int WALK_THREADS = 256;
-// Blocks per SM the walk kernels are compiled for (a register budget).  The
-// Jacobi sweep takes pieces of two planes (sweep_group) and in float runs
-// eight blocks: measured on an H100 at 512^3, 0.627 ms against 0.651 ms for
-// four-plane pieces at six blocks.  The residual with the norm reduction
-// takes one block fewer than the others, so that it does not spill.
-template <class T> __host__ __device__ constexpr int walk_blocks_sweep() { return sizeof(T) == 4 ? 8 : 4; }
-template <class T> __host__ __device__ constexpr int walk_blocks() { return sizeof(T) == 4 ? 5 : 4; }
-// Fused red-black kernel: 16 rows of 32 threads, two points each (see
-// rbgs_kernel).
-constexpr int RB_BY = 16;
-// Multigrid restriction touches at most this many fine nodes per coarse node
-// and axis (vertex: 3, cell pairs: 4, non-nested periodic: 5).
-constexpr int MAX_CHILDREN = 5;
-constexpr int FINAL_THREADS = 1024; // the one block that sums block partials
+constexpr int FINAL_THREADS = 1024; // the one block that adds the block partials
+
+// ---- multigrid structure ----
 constexpr int MAX_LEVELS = 96;
+// Restriction touches at most this many fine nodes per coarse node and axis
+// (vertex coarsening: 3, cell pairs: 4, non-nested periodic rings: 5).
+constexpr int MAX_CHILDREN = 5;
+// FMG's finest cycle starts its coarse-grid correction from the level below
+// where the next level has at least this many points (>>cycle); on smaller
+// ones the extra launches cost more than the cycle they save (128^3 FMG in
+// float: 1.31 -> 1.45 ms with it).
+constexpr double FMG_START_MIN = 1 << 20;
+// Red-black smoothing runs two iterations per pass on uniform levels of at
+// least this many points.  On smaller ones its 1024-thread blocks are too
+// few to fill the GPU: one pass against two single ones, float: 512^3 1.10
+// against 1.54 ms, 256^3 0.23 against 0.25 ms, 128^3 89 against 58 us.
+constexpr double PAIRED_MIN = 1 << 22;
+// The single-block coarse cycle (>>cycle): levels of at most TINY_THREADS
+// points (one per thread; 8^3, 32^2) and at most TINY_LEVELS of them run as
+// one block, barriers between steps.  From 16^3 (four points per thread) the
+// one SM issued every instruction: 122 us per cycle against 49 us from 8^3.
+constexpr int TINY_THREADS = 1024, TINY_LEVELS = 24;
+// The dense coarse solve: a tiny level of at most DENSE_MAX points whose
+// inverse takes at most a quarter word per fine point is solved by its
+// inverse (formed in double at create) instead of cycling further down.
+constexpr int DENSE_MAX = 512;
+
+// ---- FFT ----
+constexpr int LF_T = 256;                   // row kernels of the all-periodic route: threads per block
+constexpr int LF_MIN = 32, LF_MAX = 4096;   // x rows (reals) they take: powers of two
+constexpr int LF_ZMIN = 16, LF_ZMAX = 2048; // z lines the z kernel takes
+constexpr int DR_T = 256;                   // all-Dirichlet row kernels: threads per block
+constexpr int DR_MAXP = 8;                  // passes at most
+constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
+constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
+constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this
+
+// ---- graph replay ----
+constexpr int REPLAY_MAX = 4; // (u, f) pairs whose graphs a handle keeps
+
+// ---- per precision ----
+template <class T> struct Tune {
+    static constexpr bool F32 = sizeof(T) == 4;
+    // Walk kernels: planes per thread piece.  The residual and the direct
+    // transfers take 4 (float) / 2 (double); the Jacobi sweep 2, at 8 blocks
+    // per SM in float (0.627 ms against 0.651 for four-plane pieces at six).
+    static constexpr int walk_group = F32 ? 4 : 2;
+    static constexpr int walk_blocks = F32 ? 5 : 4;
+    static constexpr int sweep_group = 2;
+    static constexpr int sweep_blocks = F32 ? 8 : 4;
+    // The residual with the norm reduction runs one block fewer per SM than
+    // the other walk kernels, so that it does not spill.
+    static constexpr int norm_blocks = walk_blocks - 1;
+    // Red-black tile kernel (uniform levels): pairs per row, 16 rows, blocks
+    // per SM (1024 threads per SM in float, 512 in double, whose registers
+    // allow no more; two blocks of 16 pairs rather than one of 32, so that one
+    // block's barrier does not stall the SM: 1.48 against 1.52 ms), planes
+    // loaded ahead (double keeps more in flight: it runs half the threads per
+    // SM; look-ahead 2, 3, 4, 5 took 1.75, 1.61, 1.59, 1.63 ms), and the
+    // chunk target in blocks per SM (float: fewer, longer chunks, its
+    // pipeline takes four planes to fill: V-cycle 4.70 -> 4.41 ms at 8 per SM
+    // (H200); double gained about 1% at 16 and lost at fewer, keeps 32).
+    static constexpr int rbt_tx = F32 ? 32 : 16;
+    static constexpr int rbt_by = 16;
+    static constexpr int rbt_blocks = (F32 ? 1024 : 512) / (rbt_tx * rbt_by);
+    static constexpr int rbt_ahead = F32 ? 2 : 4;
+    static constexpr int rbt_per_sm = F32 ? 8 : 32;
+    // ... two iterations per pass: blocks of rbt_tx pairs by 32 rows, one per
+    // SM (float: 64 registers, 36 bytes spilled; double: 128, 12 spilled), so
+    // few blocks per SM as the chunk target (FMG float: 2, 4, 8 took 7.56,
+    // 7.57, 7.76 ms).
+    static constexpr int rbt2_by = 32;
+    static constexpr int rbt2_per_sm = 4;
+    // General red-black kernel (periodic or non-uniform levels): 32 pairs by
+    // 16 rows, 2 blocks per SM in float, 1 in double (more would spill).
+    static constexpr int rbg_blocks = F32 ? 2 : 1;
+    // Restriction tiles: blocks per SM; more (8 / 5) lost.
+    static constexpr int rs_blocks = F32 ? 4 : 3;
+    // The residual restricted in the pass that forms it: double only (1.51
+    // ms against 1.12 + 0.50 for the pair); in float it took 1.02 against
+    // 0.94 (instruction- and barrier-bound), so float keeps the pair.
+    static constexpr bool rr_fused = !F32;
+    // Row FFTs of the all-periodic route: complex values per thread (double
+    // keeps registers for more warps); float copies the twiddles to shared
+    // memory (0.91 against 1.10 ms for the forward kernel), double reads
+    // them through L1 (equal or faster).
+    static constexpr int lf_vals = F32 ? 16 : 8;
+    static constexpr bool lf_shared_tw = F32;
+};
+
+// Red-black general kernel: 32 pairs by 16 rows; a block owns 60 x 12 points.
+constexpr int RB_TX = 32, RB_BY = 16;
+constexpr int RB_OX = 2 * RB_TX - 4, RB_OY = RB_BY - 4;
+// Restriction tiles: a block owns RS_TX x RS_TY coarse columns and reads
+// RS_SX x RS_SY fine values per plane into a ring of RS_STAGES planes
+// filled by cp.async (three in flight while one is summed: 346 -> 300 us in
+// float, 640 -> 500 us in double against two staged through registers; six
+// stages gained nothing in float, double has no room for five).
+constexpr int RS_TX = 32, RS_TY = 8, RS_SX = 2 * RS_TX + 4, RS_SY = 2 * RS_TY + 4;
+constexpr int RS_STAGES = 4;
+// Interpolation tiles: a block owns IT_FX x IT_FY fine columns and reads an
+// IT_CX x IT_CY coarse tile per plane; the old fine values are loaded
+// IT_OLD planes at a time (prolongation 585 -> 517 us, H200).
+constexpr int IT_FX = 32, IT_FY = 8, IT_CX = 24, IT_CY = 12, IT_OLD = 8;
 
 // ============================================================================
 // >>errors
@@ -135,18 +248,193 @@ static const char *cufft_name(cufftResult r)
         if (s_ != PGPU_SUCCESS) return s_;                                                         \
     } while (0)
 
+// What every part of a solve needs: the stream its work goes to, the error
+// buffer, the device's SM count, and the allocations of the handle.
+struct DeviceMem {
+    std::vector<void *> ptrs;
+    size_t bytes = 0;
+    pgpu_status alloc(char *err, void **p, size_t n, const char *what)
+    {
+        *p = nullptr;
+        if (n == 0) n = 1;
+        cudaError_t e = cudaMalloc(p, n);
+        if (e != cudaSuccess) {
+            *p = nullptr;
+            cudaGetLastError(); // clear the (non-sticky) allocation error
+            return record(err, e == cudaErrorMemoryAllocation ? PGPU_ERROR_OUT_OF_MEMORY : PGPU_ERROR_CUDA,
+                          "cudaMalloc of %zu bytes for %s failed: %s", n, what, cudaGetErrorString(e));
+        }
+        ptrs.push_back(*p);
+        bytes += n;
+        return PGPU_SUCCESS;
+    }
+    ~DeviceMem()
+    {
+        for (void *p : ptrs) cudaFree(p);
+    }
+};
+
+struct Env {
+    cudaStream_t st = nullptr; // where every launch goes (the graph replay swaps it while capturing)
+    char err[ERR_LEN] = {0};
+    int device = 0, sms = 0, optin = 0; // optin: the most shared memory a block may opt into
+    DeviceMem mem;
+    // Allocate and copy host data to the device (create time only).
+    template <class V> pgpu_status upload(const std::vector<V> &h, V **d, const char *what)
+    {
+        PGPU_FORWARD(mem.alloc(err, (void **)d, std::max<size_t>(1, h.size()) * sizeof(V), what));
+        if (!h.empty()) PGPU_CUDA(cudaMemcpy(*d, h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice));
+        return PGPU_SUCCESS;
+    }
+};
+
 // ============================================================================
-// >>geometry
+// >>launch
 // ============================================================================
-// Each axis of each level is described by node positions x[i] and cell widths
-// w[i] (the fine grid is uniform: x = (i+1) h, w = h), its two face types and
-// where the walls are.  The operator along an axis is the finite-volume form
+// Two shapes cover a level's interior (x fastest, then y, then z):
+//  - column launches (col_launch): a block covers a tile of (x, y) columns
+//    and walks a chunk of kchunk z planes; used by pointwise passes,
+//    reductions and the tiled kernels;
+//  - walk launches (walk_launch): 256-thread blocks whose threads each take
+//    one short column piece (one group of planes, walk_thread).
+// Both flatten (row tile, z chunk) pairs over the y and z grid dimensions
+// when they exceed the launch limits; block_yz undoes it.
+
+struct ColLaunch {
+    dim3 grid, block;
+    int nyb, nchunks, kchunk;
+};
+
+// The block's row tile yb and z chunk zc; false for the spare blocks of a
+// flattened launch.
+__device__ __forceinline__ bool block_yz(int nyb, int nchunks, int &yb, int &zc)
+{
+    if (gridDim.y == (unsigned)nyb) { // the common case: no split needed
+        yb = blockIdx.y;
+        zc = blockIdx.z;
+        return true;
+    }
+    const unsigned flat = blockIdx.y + gridDim.y * blockIdx.z; // < 2^32 by the launch limits
+    yb = (int)(flat % (unsigned)nyb);
+    zc = (int)(flat / (unsigned)nyb);
+    return zc < nchunks;
+}
+
+// A thread of a walk launch: its column (i, j) and its planes [k0, k1).
+// Chunks of kchunk planes start at plane 1 (so that each is one fast group
+// of column_walk); the first also takes plane 0 and the last runs to nz.
+// False for threads outside the grid.
+__device__ __forceinline__ bool walk_thread(int nx, int ny, int nz, int kchunk, int nyb, int nchunks, int &i, int &j,
+                                            int &k0, int &k1)
+{
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return false;
+    i = blockIdx.x * blockDim.x + threadIdx.x;
+    j = yb * blockDim.y + threadIdx.y;
+    k0 = zc == 0 ? 0 : 1 + zc * kchunk;
+    k1 = zc == nchunks - 1 ? nz : 1 + (zc + 1) * kchunk;
+    return i < nx && j < ny;
+}
+
+// The column launch's planes of chunk zc: [k0, k1).
+__device__ __forceinline__ void chunk_planes(int zc, int kchunk, int nz, int &k0, int &k1)
+{
+    k0 = zc * kchunk;
+    k1 = min(k0 + kchunk, nz);
+}
+
+#define PGPU_GRID_STRIDE(t, total)                                                                 \
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < (total);                 \
+         t += (int64_t)gridDim.x * blockDim.x)
+
+// The launch grid for gx x-blocks and nyb x nchunks (row tile, z chunk)
+// pairs: (gx, nyb, nchunks) when that fits the limits, else the pairs
+// flattened over y and z.
+static void set_grid(ColLaunch &L, int64_t gx)
+{
+    const int64_t flat = (int64_t)L.nyb * L.nchunks;
+    const int64_t gy = L.nyb <= 65535 && L.nchunks <= 65535 ? L.nyb : std::min<int64_t>(flat, 65535);
+    L.grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)((flat + gy - 1) / gy));
+}
+
+// A column launch over nx x ny x nz: blocks of bx x by threads owning
+// tile_x x tile_y columns each, z chunks sized so that about per_sm blocks
+// per SM run (CHUNK_MIN / SMALL_CHUNK planes at least).
+static ColLaunch col_launch(int nx, int ny, int nz, bool is3d, int tile_x, int tile_y, int bx, int by, int sms,
+                            int per_sm = COL_PER_SM)
+{
+    ColLaunch L;
+    L.block = dim3(bx, by, 1);
+    const int64_t gx = (nx + tile_x - 1) / tile_x;
+    L.nyb = (ny + tile_y - 1) / tile_y;
+    const int64_t xy = gx * L.nyb;
+    const int64_t target = (int64_t)sms * per_sm;
+    int64_t chunks = is3d ? std::max<int64_t>(1, std::min<int64_t>(nz, (target + xy - 1) / xy)) : 1;
+    L.kchunk = is3d ? (int)((nz + chunks - 1) / chunks) : 1;
+    const int kmin = (int64_t)nx * ny * nz < SMALL_GRID_PTS ? SMALL_CHUNK : CHUNK_MIN;
+    if (is3d && L.kchunk < kmin) L.kchunk = std::min(kmin, nz);
+    L.nchunks = is3d ? (nz + L.kchunk - 1) / L.kchunk : 1;
+    set_grid(L, gx);
+    return L;
+}
+
+// A walk launch over nx x ny x nz: pieces of `group` planes (walk_thread).
+static ColLaunch walk_launch(int nx, int ny, int nz, bool is3d, int group)
+{
+    ColLaunch L;
+    const int bx = nx > 64 ? 128 : 32, by = WALK_THREADS / bx;
+    L.block = dim3(bx, by, 1);
+    const int64_t gx = (nx + bx - 1) / bx;
+    L.nyb = (ny + by - 1) / by;
+    L.kchunk = group;
+    L.nchunks = is3d ? std::max(1, (nz - 1 + group - 1) / group) : 1;
+    set_grid(L, gx);
+    return L;
+}
+
+static size_t blocks_of(const ColLaunch &L) { return (size_t)L.grid.x * L.grid.y * L.grid.z; }
+
+// Blocks of 256 threads for a grid-stride loop over `total` items.
+static unsigned grid_for(int64_t total, int sms)
+{
+    return (unsigned)std::max<int64_t>(1, std::min<int64_t>((total + 255) / 256, (int64_t)sms * 32));
+}
+
+// Launch kernel k over L: k<<<L.grid, L.block, smem, st>>>(args..., L.kchunk, L.nyb, L.nchunks).
+template <class K, class... A>
+static void launch(const ColLaunch &L, size_t smem, cudaStream_t st, K k, A... args)
+{
+    k<<<L.grid, L.block, smem, st>>>(args..., L.kchunk, L.nyb, L.nchunks);
+}
+
+// ============================================================================
+// >>operator
+// ============================================================================
+// The discrete operator on every level.  Each axis is described by node
+// positions x[i] and cell widths w[i] (the fine grid is uniform: x = (i+1) h,
+// w = h), its two face types and where the walls are.  Along an axis the
+// operator is the finite-volume form
 //     (1/w_i) [ (u_i - u_{i-1}) / (x_i - x_{i-1}) + (u_i - u_{i+1}) / (x_{i+1} - x_i) ]
 // which on the uniform fine grid is exactly the 3-point difference; at a
 // Dirichlet wall the neighbour is the wall value at distance (x_0 - xlo), at a
 // Neumann wall the flux (the ghost value) enters as g / w_0, and periodic axes
 // wrap.  Coarse levels use the same form on their own (possibly non-uniform)
-// nodes, so one kernel serves every level and boundary type.
+// nodes, so one set of kernels serves every level and boundary type.
+//
+// On the device a point's operator is its couplings: the weight of each of
+// its six neighbours and its diagonal, (A u)_p = diag u_p - sum weight u_nb.
+// Two forms give them, both separable into a column's x/y part (ColXY) and a
+// plane's z part (ColZ):
+//  - the table form (any level, any faces): per-axis tables c_lo / c_hi, the
+//    face coefficients at the ghosts and the neighbour offsets (the ghost, or
+//    the opposite plane on a periodic axis): col_xy, col_z;
+//  - the uniform form (Grid::fast, planes 1..nz-2): the same numbers from a
+//    few constants, without table loads: uniform_axis, col_xy_uniform.
+// Every kernel forms the neighbour sum through neighbours() (or
+// neighbours_cz() where the z couplings are one constant) and updates
+// through relax() / relax_scaled(); the host assembles the same operator in
+// assemble_dense.  A third form (face coefficients and a cell mask, per point
+// and not separable) plugs in at col_xy / col_z and boundary_terms.
 
 struct Axis {
     int n = 1;
@@ -211,6 +499,1194 @@ static Axis fine_axis(int64_t n, double h, int lo, int hi, bool active)
     a.L = n * h;
     return a;
 }
+
+// The operator of a small level as a dense matrix a (row p, column q, points
+// p = i + nx (j + ny k)) and the cell volumes w of its points.
+static void assemble_dense(const Axis ax[3], std::vector<double> &a, std::vector<double> &w)
+{
+    const int nx = ax[0].n, ny = ax[1].n, nz = ax[2].n, n = nx * ny * nz;
+    const int nn[3] = {nx, ny, nz};
+    AxisCoef c[3];
+    for (int d = 0; d < 3; ++d) c[d] = axis_coef(ax[d]);
+    a.assign((size_t)n * n, 0.0);
+    w.assign(n, 1.0);
+    for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j)
+            for (int i = 0; i < nx; ++i) {
+                const int idx[3] = {i, j, k}, p = i + nx * (j + ny * k);
+                for (int d = 0; d < 3; ++d) {
+                    if (!ax[d].active) continue;
+                    const int m = idx[d], nd = nn[d];
+                    const bool per = ax[d].lo == PGPU_BC_PERIODIC;
+                    auto at = [&](int mm) { // node p moved to mm along axis d
+                        int q[3] = {i, j, k};
+                        q[d] = mm;
+                        return q[0] + nx * (q[1] + ny * q[2]);
+                    };
+                    w[p] *= ax[d].w[m];
+                    a[(size_t)p * n + p] += c[d].c_lo[m] + c[d].c_hi[m];
+                    if (m > 0) a[(size_t)p * n + at(m - 1)] -= c[d].c_lo[m];
+                    else if (per && nd > 1) a[(size_t)p * n + at(nd - 1)] -= c[d].c_lo[0];
+                    if (m < nd - 1) a[(size_t)p * n + at(m + 1)] -= c[d].c_hi[m];
+                    else if (per && nd > 1) a[(size_t)p * n + at(0)] -= c[d].c_hi[nd - 1];
+                }
+            }
+}
+
+// What a kernel knows of one level.  Point (i,j,k), 0-based interior
+// indices, is stored at base + i + j*sy + k*sz (2D: k == 0).  o?? are the
+// offsets from a face point to the value across the face: the ghost (-1, +1
+// times the stride) or, on a periodic axis, the opposite plane.
+template <class T> struct Grid {
+    int nx, ny, nz;
+    int is3d;
+    int px, py, pz; // periodic axes
+    int64_t sy, sz, base;
+    const T *cxl, *cxh, *cyl, *cyh, *czl, *czh; // the table form (AxisCoef per axis)
+    T gxl, gxh, gyl, gyh, gzl, gzh;
+    int64_t oxl, oxh, oyl, oyh, ozl, ozh;
+    int dxl, dxh, dyl, dyh, dzl, dzh; // face carries data (Dirichlet or Neumann)
+    int dirichlet;                    // bit f: face f (x-, x+, y-, y+, z-, z+) is Dirichlet
+    // The uniform form (fast != 0): along each axis the nodes 1..n-2 couple to
+    // both neighbours with the same coefficient (cx, cy, cz; to 1e-12, the
+    // rounding of the node positions).  The end nodes may differ: on coarse
+    // levels of an even axis the cells at the walls are narrower.  So planes
+    // 1..nz-2 have the z couplings cz, and a column's x/y coefficients follow
+    // from whether it is an end node: fxl / fxh are node 0's coupling to node
+    // 1 and node n-1's to n-2, exl / exh the face parts of their diagonals
+    // (c_lo[0], c_hi[n-1]).  The x/y neighbour offsets fit in an int.
+    int fast;
+    T cx, cy, cz, fxl, fxh, fyl, fyh, exl, exh, eyl, eyh;
+};
+
+// A column's x/y couplings (values vxl .. vyh, neighbour offsets nxl .. nyh)
+// and x/y share of the diagonal; a plane's z couplings.
+template <class T> struct ColXY {
+    T vxl, vxh, vyl, vyh, dxy;
+    int64_t nxl, nxh, nyl, nyh;
+};
+template <class T> struct ColZ {
+    T vzl, vzh, dz;
+    int64_t nzl, nzh;
+};
+
+// The table form.
+template <class T> __device__ __forceinline__ ColXY<T> col_xy(const Grid<T> &g, int i, int j)
+{
+    ColXY<T> c;
+    c.vxl = i > 0 ? g.cxl[i] : g.gxl;
+    c.nxl = i > 0 ? -1 : g.oxl;
+    c.vxh = i < g.nx - 1 ? g.cxh[i] : g.gxh;
+    c.nxh = i < g.nx - 1 ? 1 : g.oxh;
+    c.vyl = j > 0 ? g.cyl[j] : g.gyl;
+    c.nyl = j > 0 ? -g.sy : g.oyl;
+    c.vyh = j < g.ny - 1 ? g.cyh[j] : g.gyh;
+    c.nyh = j < g.ny - 1 ? g.sy : g.oyh;
+    c.dxy = (g.cxl[i] + g.cxh[i]) + (g.cyl[j] + g.cyh[j]);
+    return c;
+}
+
+template <class T> __device__ __forceinline__ ColZ<T> col_z(const Grid<T> &g, int k)
+{
+    ColZ<T> c;
+    if (!g.is3d) {
+        c.vzl = c.vzh = c.dz = T(0);
+        c.nzl = c.nzh = 0;
+        return c;
+    }
+    c.vzl = k > 0 ? g.czl[k] : g.gzl;
+    c.nzl = k > 0 ? -g.sz : g.ozl;
+    c.vzh = k < g.nz - 1 ? g.czh[k] : g.gzh;
+    c.nzh = k < g.nz - 1 ? g.sz : g.ozh;
+    c.dz = g.czl[k] + g.czh[k];
+    return c;
+}
+
+// The uniform form along one axis: couplings to the low and high neighbour
+// and the diagonal part of a node by its place (first, last) on the axis.
+template <class T>
+__host__ __device__ __forceinline__ void uniform_axis(bool first, bool last, T c, T f_lo, T f_hi, T g_lo, T g_hi,
+                                                      T e_lo, T e_hi, T &vl, T &vh, T &d)
+{
+    vl = first ? g_lo : last ? f_hi : c;
+    vh = last ? g_hi : first ? f_lo : c;
+    d = (first ? e_lo : last ? f_hi : c) + (last ? e_hi : first ? f_lo : c);
+}
+
+template <class T>
+__device__ __forceinline__ void uniform_xy(const Grid<T> &g, bool x0, bool x1, bool y0, bool y1, T &vxl, T &vxh,
+                                           T &vyl, T &vyh, T &dxy)
+{
+    T dx, dy;
+    uniform_axis(x0, x1, g.cx, g.fxl, g.fxh, g.gxl, g.gxh, g.exl, g.exh, vxl, vxh, dx);
+    uniform_axis(y0, y1, g.cy, g.fyl, g.fyh, g.gyl, g.gyh, g.eyl, g.eyh, vyl, vyh, dy);
+    dxy = dx + dy;
+}
+
+// The neighbour sum, in one association order for every kernel: (x pair +
+// y pair) + z pair.  neighbours_cz: the z couplings are one constant.
+template <class T> __device__ __forceinline__ T neighbours_xy(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh)
+{
+    return (cxl * uxl + cxh * uxh) + (cyl * uyl + cyh * uyh);
+}
+template <class T>
+__device__ __forceinline__ T neighbours(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh, T czl, T uzl, T czh,
+                                        T uzh)
+{
+    return neighbours_xy(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + (czl * uzl + czh * uzh);
+}
+template <class T>
+__device__ __forceinline__ T neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh, T cz, T uzl, T uzh)
+{
+    return neighbours_xy(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + cz * (uzl + uzh);
+}
+
+// The neighbours' part of the operator at interior point (i, j, k) of the
+// table form, whose value is s[0]; diag gets its diagonal.
+template <class T>
+__device__ __forceinline__ T stencil_off(const Grid<T> &g, const T *s, int i, int j, int k, T &diag)
+{
+    const ColXY<T> c = col_xy(g, i, j);
+    if (!g.is3d) {
+        diag = c.dxy;
+        return neighbours_xy(c.vxl, s[c.nxl], c.vxh, s[c.nxh], c.vyl, s[c.nyl], c.vyh, s[c.nyh]);
+    }
+    const ColZ<T> z = col_z(g, k);
+    diag = c.dxy + z.dz;
+    return neighbours(c.vxl, s[c.nxl], c.vxh, s[c.nxh], c.vyl, s[c.nyl], c.vyh, s[c.nyh], z.vzl, s[z.nzl], z.vzh,
+                      s[z.nzh]);
+}
+
+// The update shared by Jacobi and red-black: (1 - w) u + w (b + off) / diag.
+// A zero diagonal (a single node of a purely periodic/Neumann grid) leaves u
+// as it is.  relax_scaled: the same with w / diag precomputed as `scale`.
+template <class T> __device__ __forceinline__ T relax(T u, T rhs, T diag, T w)
+{
+    return diag > T(0) ? (T(1) - w) * u + w * rhs / diag : u;
+}
+template <class T> __device__ __forceinline__ T relax_scaled(T u, T rhs, T keep, T scale)
+{
+    return keep * u + rhs * scale;
+}
+
+// omega / the interior diagonal of a uniform level, rounded as the kernels
+// form the diagonal (0 when the level is not uniform: then unused).
+template <class T> static T interior_scale(const Grid<T> &g, T omega)
+{
+    if (!g.fast) return T(0);
+    const T d = ((g.cx + g.cx) + (g.cy + g.cy)) + (g.cz + g.cz);
+    return omega / d;
+}
+
+// Boundary terms of the right-hand side at a point: the ghost contributions
+// of its Dirichlet and Neumann faces (what the neighbour sum would be if the
+// interior were 0).
+template <class T>
+__device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restrict__ u, int64_t p, int i, int j, int k)
+{
+    T s = T(0);
+    if (i == 0 && g.dxl) s += g.gxl * u[p + g.oxl];
+    if (i == g.nx - 1 && g.dxh) s += g.gxh * u[p + g.oxh];
+    if (j == 0 && g.dyl) s += g.gyl * u[p + g.oyl];
+    if (j == g.ny - 1 && g.dyh) s += g.gyh * u[p + g.oyh];
+    if (g.is3d) {
+        if (k == 0 && g.dzl) s += g.gzl * u[p + g.ozl];
+        if (k == g.nz - 1 && g.dzh) s += g.gzh * u[p + g.ozh];
+    }
+    return s;
+}
+
+// The column walk shared by the Jacobi sweep and the residual.  For each
+// plane k in [k0, k1) of column (i, j) it calls
+//     emit(p, centre, rhs, diag, uniform)
+// with p the element index of the point, centre = u there, rhs = (f - shift)
+// + the neighbour sum, diag the diagonal; `uniform` (a compile-time
+// constant after inlining) says that diag is the column's value on the fast
+// range, announced once by emit.uniform_diag(diag, interior) before it
+// (interior: the column touches no x/y face, so diag is the level's interior
+// diagonal), so the caller may use a reciprocal it computed there.
+// Planes 1..nz-2 of a level with g.fast run in groups of G (walk_launch
+// gives each thread one group): the G+2 column values and G values of f a
+// group needs are all loaded before it computes, so they are in flight
+// together; x/y neighbours are the neighbouring threads' column values and
+// come from L1.  The remaining planes (the first, the last, a short tail)
+// take the table form, which handles ghosts, wrapped planes and non-uniform
+// coefficients.
+template <class T, int G, class Emit>
+__device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restrict__ u, const T *__restrict__ f,
+                                            int i, int j, int k0, int k1, T shift, Emit &emit)
+{
+    const int64_t sz = g.sz;
+    const int64_t col = g.base + i + (int64_t)j * g.sy;
+    int kg0 = k1, kg1 = k1; // the grouped range [kg0, kg1)
+    if (g.fast) {
+        const int a = max(k0, 1), b = min(k1, g.nz - 1);
+        if (b - a >= G) {
+            kg0 = a;
+            kg1 = a + (b - a) / G * G;
+        }
+    }
+    // (Each part takes its own column coefficients, so that nothing of the
+    // table form stays live in registers across the fast loop.)
+    auto general = [&](int k) {
+        const int64_t p = col + (int64_t)k * sz;
+        const T *s = u + p;
+        T diag;
+        const T off = stencil_off(g, s, i, j, k, diag);
+        emit(p, s[0], (f[p] - shift) + off, diag, false);
+    };
+    for (int k = k0; k < kg0; ++k) general(k);
+    if (kg0 < kg1) {
+        const bool x0 = i == 0, x1 = i == g.nx - 1, y0 = j == 0, y1 = j == g.ny - 1;
+        T vxl, vxh, vyl, vyh, dxy;
+        uniform_xy(g, x0, x1, y0, y1, vxl, vxh, vyl, vyh, dxy);
+        const int nxl = x0 ? (int)g.oxl : -1, nxh = x1 ? (int)g.oxh : 1;
+        const int nyl = y0 ? (int)g.oyl : -(int)g.sy, nyh = y1 ? (int)g.oyh : (int)g.sy;
+        const T cz = g.cz;
+        const T diag = dxy + (cz + cz);
+        emit.uniform_diag(diag, !x0 && !x1 && !y0 && !y1);
+        // Without a periodic x axis the x neighbours are always the adjacent
+        // elements (ghosts at the faces): constant offsets, no address math.
+        auto groups = [&](auto x_adjacent) {
+            constexpr bool adj = decltype(x_adjacent)::value;
+            for (int64_t p = col + (int64_t)kg0 * sz, k = kg0; k < kg1; k += G, p += G * sz) {
+                const T *s = u + p, *fp = f + p;
+                T zw[G + 2], fw[G]; // planes k-1 .. k+G of the column; f at k .. k+G-1
+#pragma unroll
+                for (int q = 0; q < G + 2; ++q) zw[q] = s[(q - 1) * sz];
+#pragma unroll
+                for (int q = 0; q < G; ++q) fw[q] = fp[q * sz];
+#pragma unroll
+                for (int q = 0; q < G; ++q) {
+                    const T *sq = s + q * sz;
+                    const T off = neighbours_cz(vxl, sq[adj ? -1 : nxl], vxh, sq[adj ? 1 : nxh], vyl, sq[nyl], vyh,
+                                                sq[nyh], cz, zw[q], zw[q + 2]);
+                    emit(p + q * sz, zw[q + 1], (fw[q] - shift) + off, diag, true);
+                }
+            }
+        };
+        if (g.px) groups(std::false_type{});
+        else groups(std::true_type{});
+    }
+    for (int k = kg1; k < k1; ++k) general(k);
+}
+
+// ---- the residual ----
+// Three numbers per point reduce (>>reduce): two sums and a maximum.
+struct Red3 {
+    double s0, s1, m;
+};
+
+template <class T, bool WRITE, bool REDUCE> struct ResidualEmit {
+    T *r;
+    Red3 *acc;
+    __device__ void uniform_diag(T, bool) {}
+    __device__ void operator()(int64_t p, T centre, T rhs, T diag, bool)
+    {
+        const T res = rhs - diag * centre;
+        if (WRITE) r[p] = res;
+        if (REDUCE) {
+            const double dd = (double)res;
+            acc->s1 += dd * dd;
+            const double aa = fabs(dd);
+            acc->m = (aa >= acc->m || aa != aa) ? aa : acc->m;
+        }
+    }
+};
+
+__device__ __forceinline__ void write_partial(double *partials, Red3 v); // >>reduce
+
+// Residual r = b + off - diag * u with b = f - shift (shiftp may be NULL).
+// WRITE stores r in the layout of u (the multigrid restriction reads it);
+// REDUCE sums r^2 and max |r| into block partials (the norm).
+template <class T, bool WRITE, bool REDUCE>
+__global__ void __launch_bounds__(WALK_THREADS, REDUCE ? Tune<T>::norm_blocks : Tune<T>::walk_blocks)
+    residual_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
+                    const T *__restrict__ shiftp, T *__restrict__ r, double *partials, int kchunk, int nyb,
+                    int nchunks)
+{
+    int i, j, k0, k1;
+    Red3 acc{0, 0, 0};
+    if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
+        const T shift = shiftp ? *shiftp : T(0);
+        ResidualEmit<T, WRITE, REDUCE> emit{r, &acc};
+        column_walk<T, Tune<T>::walk_group>(g, u, f, i, j, k0, k1, shift, emit);
+    }
+    if (REDUCE) write_partial(partials, acc);
+}
+
+// ============================================================================
+// >>reduce
+// ============================================================================
+// Reductions: three numbers per point (two sums and a maximum), reduced warp
+// (shuffle) -> block (shared memory) -> one partial per block; a single
+// block then adds the partials in a fixed order.  No atomics: results are
+// bit-identical from run to run.  The vector operations over a level's
+// interior (dot, axpby) are the building blocks of the solvers' bookkeeping.
+
+__device__ __forceinline__ Red3 red_combine(Red3 a, Red3 b)
+{
+    // NaN must survive the maximum (fmax would drop it).
+    return Red3{a.s0 + b.s0, a.s1 + b.s1, (a.m >= b.m || a.m != a.m) ? a.m : b.m};
+}
+
+// Valid in thread 0 only.
+__device__ Red3 block_reduce(Red3 v)
+{
+    __shared__ Red3 warp_part[32];
+    const int lane = (threadIdx.x + threadIdx.y * blockDim.x) & 31;
+    const int warp = (threadIdx.x + threadIdx.y * blockDim.x) >> 5;
+    const int nwarps = (blockDim.x * blockDim.y + 31) >> 5;
+    auto warp_sum = [](Red3 &x) {
+        for (int o = 16; o > 0; o >>= 1) {
+            Red3 w{__shfl_down_sync(0xffffffffu, x.s0, o), __shfl_down_sync(0xffffffffu, x.s1, o),
+                   __shfl_down_sync(0xffffffffu, x.m, o)};
+            x = red_combine(x, w);
+        }
+    };
+    warp_sum(v);
+    if (lane == 0) warp_part[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < nwarps ? warp_part[lane] : Red3{0, 0, 0};
+        warp_sum(v);
+    }
+    return v;
+}
+
+__device__ __forceinline__ void write_partial(double *partials, Red3 v)
+{
+    v = block_reduce(v);
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+        const size_t b = blockIdx.x + (size_t)gridDim.x * (blockIdx.y + (size_t)gridDim.y * blockIdx.z);
+        partials[3 * b + 0] = v.s0;
+        partials[3 * b + 1] = v.s1;
+        partials[3 * b + 2] = v.m;
+    }
+}
+
+// What the final pass does with the total besides storing it.
+enum FinalMode { FINAL_STORE = 0, FINAL_SHIFT = 1 };
+
+// out[0..2] = totals.  FINAL_SHIFT also sets *shift = singular ? s0 / npts : 0
+// (the mean of the right-hand side, removed from singular problems).
+template <class T>
+__global__ void __launch_bounds__(FINAL_THREADS) final_kernel(const double *__restrict__ partials, size_t nblocks,
+                                                              double *out, int mode, double npts, int singular,
+                                                              T *shift)
+{
+    Red3 v{0, 0, 0};
+    for (size_t b = threadIdx.x; b < nblocks; b += blockDim.x)
+        v = red_combine(v, Red3{partials[3 * b], partials[3 * b + 1], partials[3 * b + 2]});
+    v = block_reduce(v);
+    if (threadIdx.x == 0) {
+        out[0] = v.s0;
+        out[1] = v.s1;
+        out[2] = v.m;
+        if (mode == FINAL_SHIFT) *shift = singular ? T(v.s0 / npts) : T(0);
+    }
+}
+
+// The column launch's thread: its column (i, j) and its planes [k0, k1);
+// false outside the grid (the block still takes part in its reduction).
+template <class T>
+__device__ __forceinline__ bool col_thread(const Grid<T> &g, int kchunk, int nyb, int nchunks, int &i, int &j,
+                                           int &k0, int &k1)
+{
+    int yb, zc;
+    const bool blk = block_yz(nyb, nchunks, yb, zc);
+    i = blockIdx.x * COL_BX + threadIdx.x;
+    j = yb * COL_BY + threadIdx.y;
+    chunk_planes(zc, kchunk, g.nz, k0, k1);
+    return blk && i < g.nx && j < g.ny;
+}
+
+template <class T> __device__ __forceinline__ int64_t at_point(const Grid<T> &g, int i, int j, int k)
+{
+    return g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
+}
+
+__device__ __forceinline__ void accumulate(Red3 &acc, double s, double q, double a)
+{
+    acc.s0 += s;
+    acc.s1 += q;
+    acc.m = (a >= acc.m || a != a) ? a : acc.m;
+}
+
+// Right-hand side scan: c = f + boundary terms; sums c (or c - shift when
+// `centred`), c^2 and max |c|.  NaN/Inf anywhere in f or the boundary data
+// shows in the sums.
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    scan_rhs_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f, const T *__restrict__ shiftp,
+                    int centred, double *partials, int kchunk, int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    Red3 acc{0, 0, 0};
+    if (col_thread(g, kchunk, nyb, nchunks, i, j, k0, k1)) {
+        const double shift = centred ? (double)*shiftp : 0.0;
+        for (int k = k0; k < k1; ++k) {
+            const int64_t p = at_point(g, i, j, k);
+            const double c = (double)(f[p] + boundary_terms(g, u, p, i, j, k)) - shift;
+            accumulate(acc, c, c * c, fabs(c));
+        }
+    }
+    write_partial(partials, acc);
+}
+
+// Over the interior: sum a*b (b == NULL: sum a), sum a^2 and max |a|.
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    dot_kernel(const Grid<T> g, const T *__restrict__ a, const T *__restrict__ b, double *partials, int kchunk,
+               int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    Red3 acc{0, 0, 0};
+    if (col_thread(g, kchunk, nyb, nchunks, i, j, k0, k1))
+        for (int k = k0; k < k1; ++k) {
+            const int64_t p = at_point(g, i, j, k);
+            const double x = (double)a[p];
+            accumulate(acc, b ? x * (double)b[p] : x, x * x, fabs(x));
+        }
+    write_partial(partials, acc);
+}
+
+// Over the interior: out = c + a x + b y - mean, where x or y may be NULL
+// (0) and mean = mean_of[0] / npts when mean_of is given, else 0.
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    axpby_kernel(const Grid<T> g, T c, T a, const T *x, T b, const T *y, T *out, const double *__restrict__ mean_of,
+                 double npts, int kchunk, int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    if (!col_thread(g, kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    const T sub = mean_of ? T(mean_of[0] / npts) : T(0);
+    for (int k = k0; k < k1; ++k) {
+        const int64_t p = at_point(g, i, j, k);
+        T v = c;
+        if (x) v += a * x[p];
+        if (y) v += b * y[p];
+        out[p] = v - sub;
+    }
+}
+
+// Slots of the results buffer (three doubles each).
+enum { RES_SCAN = 0, RES_CENTRED = 3, RES_NORM = 6, RES_SUM = 9, RES_COUNT = 12 };
+
+// The reductions' buffers: block partials, the totals, their host copy.
+struct Reducer {
+    double *d_part = nullptr, *d_res = nullptr, *h_res = nullptr;
+    size_t nparts = 0;
+    pgpu_status init(Env &env, size_t most_blocks)
+    {
+        char *err = env.err;
+        nparts = most_blocks;
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&d_part, nparts * 3 * sizeof(double), "reduction partials"));
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&d_res, RES_COUNT * sizeof(double), "reduction results"));
+        PGPU_CUDA(cudaMallocHost((void **)&h_res, RES_COUNT * sizeof(double)));
+        return PGPU_SUCCESS;
+    }
+    ~Reducer()
+    {
+        if (h_res) cudaFreeHost(h_res);
+    }
+    // The totals of the partials of `blocks` blocks into slot; FINAL_SHIFT
+    // also sets *shift (see final_kernel).
+    template <class T>
+    pgpu_status total(Env &env, size_t blocks, int slot, int mode = FINAL_STORE, double npts = 0, int singular = 0,
+                      T *shift = nullptr)
+    {
+        char *err = env.err;
+        final_kernel<T><<<1, FINAL_THREADS, 0, env.st>>>(d_part, blocks, d_res + slot, mode, npts, singular, shift);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
+    // Copies `count` results from slot on to the host and waits for them.
+    pgpu_status fetch(Env &env, int slot, int count)
+    {
+        char *err = env.err;
+        PGPU_CUDA(cudaMemcpyAsync(h_res + slot, d_res + slot, count * sizeof(double), cudaMemcpyDeviceToHost, env.st));
+        PGPU_CUDA(cudaStreamSynchronize(env.st));
+        return PGPU_SUCCESS;
+    }
+    // sum a*b (a's sum when b is NULL), sum a^2, max |a| over level g's
+    // interior into slot (on the device).
+    template <class T>
+    pgpu_status dot(Env &env, const Grid<T> &g, const ColLaunch &c, const T *a, const T *b, int slot)
+    {
+        char *err = env.err;
+        launch(c, 0, env.st, dot_kernel<T>, g, a, b, d_part);
+        PGPU_LAUNCHED();
+        return total<T>(env, blocks_of(c), slot);
+    }
+};
+
+// out = c + a x + b y (- the mean in mean_of) over g's interior.
+template <class T>
+static pgpu_status axpby(Env &env, const Grid<T> &g, const ColLaunch &cl, T c, T a, const T *x, T b, const T *y,
+                         T *out, const double *mean_of = nullptr, double npts = 0)
+{
+    char *err = env.err;
+    launch(cl, 0, env.st, axpby_kernel<T>, g, c, a, x, b, y, out, mean_of, npts);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+// ||f - shift - A u||_2 and max |f - shift - A u| over g's interior
+// (synchronises).
+template <class T>
+static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const ColLaunch &walk, const T *u,
+                                 const T *f, const T *shift, double &rn, double &rmax)
+{
+    char *err = env.err;
+    launch(walk, 0, env.st, residual_kernel<T, false, true>, g, u, f, shift, (T *)nullptr, red.d_part);
+    PGPU_LAUNCHED();
+    PGPU_FORWARD(red.total<T>(env, blocks_of(walk), RES_NORM));
+    PGPU_FORWARD(red.fetch(env, RES_NORM, 3));
+    rn = std::sqrt(red.h_res[RES_NORM + 1]);
+    rmax = red.h_res[RES_NORM + 2];
+    return PGPU_SUCCESS;
+}
+
+// The convergence test of the iterative methods.  judge() fills the
+// report's norms from a residual norm after `it` iterations (`unit`) of
+// `what` and sets stop when the tolerance is met, or with result =
+// PGPU_ERROR_BREAKDOWN (the residual not finite, or grown 1e8-fold over the
+// larger of ||b|| and its first value) or PGPU_ERROR_NOT_CONVERGED
+// (max_iterations reached).
+struct Convergence {
+    double rhs_norm = NAN, tol = 0, first = -1;
+    int max_it = 0;
+    void measured(double rn, double rmax, pgpu_report &r) const
+    {
+        r.residual_norm = rn;
+        r.residual_max = rmax;
+        r.relative_residual = rhs_norm > 0 ? rn / rhs_norm : rn;
+    }
+    void judge(char *err, double rn, double rmax, int it, const char *what, const char *unit, pgpu_report &r,
+               bool &stop, pgpu_status &result)
+    {
+        measured(rn, rmax, r);
+        if (first < 0) first = rn;
+        stop = true;
+        if (!std::isfinite(rn) || rn > 1e8 * std::max(rhs_norm, first)) {
+            result = record(err, PGPU_ERROR_BREAKDOWN, "%s: the residual became %g after %d %s", what, rn, it, unit);
+        } else if (r.relative_residual > tol) {
+            if (it >= max_it)
+                result = record(err, PGPU_ERROR_NOT_CONVERGED, "%s: relative residual %.3e after %d %s, tolerance %.3e",
+                                what, r.relative_residual, it, unit, tol);
+            else
+                stop = false;
+        }
+    }
+};
+
+// ============================================================================
+// >>smooth
+// ============================================================================
+// Smoothing passes over one level, src -> dst (never in place, so no block
+// depends on another and the result does not depend on scheduling):
+//  - jacobi_kernel: weighted Jacobi, the column walk of >>operator;
+//  - rbgs_tile_kernel: red-black Gauss-Seidel on uniform 3D levels without a
+//    periodic axis (the common case, the one that decides the smoother's
+//    speed), one or two iterations per pass;
+//  - rbgs_kernel: red-black on any level (periodic axes, odd periodic seams,
+//    non-uniform couplings).
+// Colours: the first colour of an iteration is red, (i+j+k) odd in 0-based
+// indices (even in 1-based ones), unless `flip` is set (black first: the
+// post-smoothing of a symmetric cycle).  All first-colour points are updated
+// from the old values, then the second colour from the new first-colour ones.
+// Each traffic is one read of src and f and one write of dst per pass: the
+// cost of a Jacobi sweep, where two colour sweeps would move every word twice.
+
+// Storage offset of plane m of a column (relative to the plane-0 element):
+// real planes 0..nz-1; on a periodic z axis every m wraps; otherwise -1 and nz
+// are the ghost planes and anything further is not a plane (ok = false).
+template <class T> __device__ __forceinline__ int64_t plane_off(const Grid<T> &g, int m, bool &ok)
+{
+    ok = true;
+    if (m >= 0 && m < g.nz) return (int64_t)m * g.sz;
+    if (!g.is3d) { ok = false; return 0; }
+    if (g.pz) return (int64_t)(((m % g.nz) + g.nz) % g.nz) * g.sz;
+    if (m == -1 || m == g.nz) return (int64_t)m * g.sz;
+    ok = false;
+    return 0;
+}
+
+template <class T> struct JacobiEmit {
+    T *dst;
+    T omega, keep, scale_interior, scale;
+    __device__ void uniform_diag(T diag, bool interior) { scale = interior ? scale_interior : omega / diag; }
+    __device__ void operator()(int64_t p, T centre, T rhs, T diag, bool uniform)
+    {
+        dst[p] = uniform ? relax_scaled(centre, rhs, keep, scale) : relax(centre, rhs, diag, omega);
+    }
+};
+
+// Weighted Jacobi sweep, one column piece per thread (column_walk).  On the
+// fast range the division by the diagonal is a multiplication by
+// omega / diag: scale_interior (interior_scale) for columns off the x/y
+// faces, computed once per column on the others.
+template <class T>
+__global__ void __launch_bounds__(WALK_THREADS, Tune<T>::sweep_blocks)
+    jacobi_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
+                  const T *__restrict__ shiftp, T omega, T scale_interior, int kchunk, int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    const T shift = shiftp ? *shiftp : T(0);
+    JacobiEmit<T> emit{dst, omega, T(1) - omega, scale_interior, T(0)};
+    column_walk<T, Tune<T>::sweep_group>(g, src, f, i, j, k0, k1, shift, emit);
+}
+
+template <class T> struct Pair;
+template <> struct Pair<float> { typedef float2 type; };
+template <> struct Pair<double> { typedef double2 type; };
+
+// Red-black on any level.  Each thread holds two neighbouring points of a row
+// -- one red and one black, except across the seam of an odd periodic axis --
+// so no lane idles while the other colour is computed.  A block (RB_TX pairs
+// x RB_BY rows) owns a RB_OX x RB_OY tile and walks a z chunk; the ring two
+// points wide around the tile is loaded too and its inner half recomputes its
+// first-colour values, so no block depends on another.  Old values go through
+// a register window into shared plane buffers two planes ahead, so no load is
+// waited for at a barrier.  Per plane m: first colour at m from the old-value
+// buffers, one barrier, then the second colour at m-1 from the half-updated
+// buffers.  Blocks without a seam pair, on uniform planes, take branch-free
+// updates with omega / diag precomputed.
+template <class T> constexpr size_t rbgs_smem_bytes() { return 8 * RB_BY * RB_TX * sizeof(typename Pair<T>::type); }
+
+template <class T>
+__global__ void __launch_bounds__(RB_TX *RB_BY, Tune<T>::rbg_blocks)
+    rbgs_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
+                const T *__restrict__ shiftp, T omega, int flip, int kchunk, int nyb, int nchunks)
+{
+    typedef typename Pair<T>::type P2;
+    constexpr int EX = 2 * RB_TX;
+    extern __shared__ __align__(16) unsigned char rb_smem[];
+    P2(*ob)[RB_BY][RB_TX] = reinterpret_cast<P2(*)[RB_BY][RB_TX]>(rb_smem); // old values, 4 planes
+    P2(*hb)[RB_BY][RB_TX] = ob + 4;                                          // half-updated, 4 planes
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int gx0 = blockIdx.x * RB_OX - 2 + 2 * tx, gj = yb * RB_OY - 2 + ty;
+
+    // Classify a coordinate: interior (periodic axes wrap), ghost, or out.
+    auto classify = [](int gidx, int n, int periodic, int &idx, int &store) {
+        if (gidx >= 0 && gidx < n) { idx = gidx; store = gidx; return 0; }
+        if (periodic) { idx = ((gidx % n) + n) % n; store = idx; return 0; }
+        if (gidx == -1 || gidx == n) { idx = -1; store = gidx; return 1; }
+        idx = -1; store = 0; return 2;
+    };
+    int yj, ys;
+    const int ky = classify(gj, g.ny, g.py, yj, ys);
+    int xi[2], xs[2];
+    bool loads[2], reds[2], owner[2];
+    int64_t col[2];
+    T vxl[2], vxh[2], vyl[2], vyh[2], dxy[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        const int kx = classify(gx0 + e, g.nx, g.px, xi[e], xs[e]);
+        const bool active = kx == 0 && ky == 0;
+        const bool ghost = (kx == 1 && ky == 0) || (kx == 0 && ky == 1);
+        const int ex = 2 * tx + e;
+        loads[e] = active || ghost;
+        reds[e] = active && ex >= 1 && ex <= EX - 2 && ty >= 1 && ty <= RB_BY - 2;
+        owner[e] = active && ex >= 2 && ex <= EX - 3 && ty >= 2 && ty <= RB_BY - 3 && gx0 + e < g.nx && gj < g.ny;
+        col[e] = g.base + xs[e] + (int64_t)ys * g.sy;
+        vxl[e] = vxh[e] = vyl[e] = vyh[e] = dxy[e] = T(0);
+        if (reds[e]) {
+            const ColXY<T> c = col_xy(g, xi[e], yj);
+            vxl[e] = c.vxl; vxh[e] = c.vxh; vyl[e] = c.vyl; vyh[e] = c.vyh; dxy[e] = c.dxy;
+        }
+    }
+    const T shift = shiftp ? *shiftp : T(0);
+    int k0, k1;
+    chunk_planes(zc, kchunk, g.nz, k0, k1);
+    const int mstart = g.is3d ? k0 - 1 : k0;
+    // Fast planes (g.fast, planes 2..nz-4: every plane touched is real and
+    // has the uniform z coefficients): one first-colour and one second-colour
+    // value per thread, which needs the two points of a pair to differ in
+    // colour; a block with a seam pair keeps the general path.
+    const int yf = yj + flip; // (x + y + flip + m) odd: first colour at plane m
+    const int par0 = (xi[0] + yf) & 1, par1 = (xi[1] + yf) & 1;
+    const bool pair_ok = !(reds[0] && reds[1]) || par0 != par1;
+    const bool fast = __syncthreads_and(pair_ok) && g.fast;
+    const T keep = T(1) - omega;
+    T sc[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) sc[e] = (fast && reds[e]) ? omega / (dxy[e] + (g.cz + g.cz)) : T(0);
+    const int txl = max(tx - 1, 0), txh = min(tx + 1, RB_TX - 1);
+    const int tyl = max(ty - 1, 0), tyh = min(ty + 1, RB_BY - 1);
+    // One point's update from its neighbours in buffer b: plane slot s (x/y
+    // neighbours), sm / sp (planes below / above); element e of the pair.
+    auto fast_update = [&](P2(*b)[RB_BY][RB_TX], int s, int sm, int sp, int e, T fe) {
+        const P2 cc = b[s][ty][tx], lf = b[s][ty][txl], rt = b[s][ty][txh];
+        const P2 dn = b[s][tyl][tx], up = b[s][tyh][tx], bl = b[sm][ty][tx], ab = b[sp][ty][tx];
+        const T xl = e ? cc.x : lf.y, xh = e ? rt.x : cc.y, c0 = e ? cc.y : cc.x;
+        const T off = neighbours_cz(e ? vxl[1] : vxl[0], xl, e ? vxh[1] : vxh[0], xh, e ? vyl[1] : vyl[0],
+                                    e ? dn.y : dn.x, e ? vyh[1] : vyh[0], e ? up.y : up.x, g.cz, e ? bl.y : bl.x,
+                                    e ? ab.y : ab.x);
+        return relax_scaled(c0, (fe - shift) + off, keep, e ? sc[1] : sc[0]);
+    };
+    const int mend = g.is3d ? k1 : k0 + 1;
+    auto old_at = [&](int m) {
+        bool ok = true;
+        const int64_t o = (m >= 0 && m < g.nz) ? (int64_t)m * g.sz : plane_off(g, m, ok);
+        P2 v;
+        v.x = (loads[0] && ok) ? src[col[0] + o] : T(0);
+        v.y = (loads[1] && ok) ? src[col[1] + o] : T(0);
+        return v;
+    };
+    auto f_at = [&](int m) {
+        bool ok = true;
+        const bool inside = m >= 0 && m < g.nz;
+        const int64_t o = inside ? (int64_t)m * g.sz : plane_off(g, m, ok);
+        const bool real = ok && (inside || g.pz);
+        P2 v;
+        v.x = (reds[0] && real) ? f[col[0] + o] : T(0);
+        v.y = (reds[1] && real) ? f[col[1] + o] : T(0);
+        return v;
+    };
+    auto get = [](const P2 &p, int e) { return e ? p.y : p.x; };
+    // The general update of element e from buffer b (plane slot s, planes
+    // below / above sm, sp) with the z couplings z.
+    auto general_update = [&](P2(*b)[RB_BY][RB_TX], int s, int sm, int sp, int e, const ColZ<T> &z, T centre, T fe) {
+        const T xl = e ? b[s][ty][tx].x : b[s][ty][tx - 1].y;
+        const T xh = e ? b[s][ty][tx + 1].x : b[s][ty][tx].y;
+        const T yl = get(b[s][ty - 1][tx], e), yh = get(b[s][ty + 1][tx], e);
+        const T off = g.is3d ? neighbours(vxl[e], xl, vxh[e], xh, vyl[e], yl, vyh[e], yh, z.vzl, get(b[sm][ty][tx], e),
+                                          z.vzh, get(b[sp][ty][tx], e))
+                             : neighbours_xy(vxl[e], xl, vxh[e], xh, vyl[e], yl, vyh[e], yh);
+        return relax(centre, (fe - shift) + off, dxy[e] + z.dz, omega);
+    };
+    ob[(mstart + 3) & 3][ty][tx] = old_at(mstart - 1);
+    ob[mstart & 3][ty][tx] = old_at(mstart);
+    ob[(mstart + 1) & 3][ty][tx] = old_at(mstart + 1);
+    // Loads run two planes ahead of their use: entering iteration m, ra and
+    // rb hold the old values of planes m+2 and m+3 (plane m+4 is loaded
+    // there) and fa holds f of plane m+1 (plane m+2 is loaded there).
+    P2 ra = old_at(mstart + 2), rb = old_at(mstart + 3);
+    P2 fq = f_at(mstart - 1), f0 = f_at(mstart), fa = f_at(mstart + 1);
+    __syncthreads();
+    for (int m = mstart; m <= mend; ++m) {
+        if (fast && m >= 2 && m + 5 <= g.nz) {
+            ob[(m + 2) & 3][ty][tx] = ra;
+            ra = rb;
+            const int64_t o4 = (int64_t)(m + 4) * g.sz, o2 = (int64_t)(m + 2) * g.sz;
+            rb.x = loads[0] ? src[col[0] + o4] : T(0);
+            rb.y = loads[1] ? src[col[1] + o4] : T(0);
+            const P2 fn = fa;
+            fa.x = reds[0] ? f[col[0] + o2] : T(0);
+            fa.y = reds[1] ? f[col[1] + o2] : T(0);
+            const int s0 = m & 3;
+            const bool r0 = reds[0] && ((par0 + m) & 1), r1 = reds[1] && ((par1 + m) & 1);
+            const T rv = fast_update(ob, s0, (m + 3) & 3, (m + 1) & 3, r1, r1 ? f0.y : f0.x);
+            P2 v = ob[s0][ty][tx];
+            if (r0) v.x = rv;
+            if (r1) v.y = rv;
+            hb[s0][ty][tx] = v;
+            __syncthreads();
+            const int q = m - 1;
+            if (q >= k0 && q < k1) {
+                const int hq = (m + 3) & 3;
+                const bool b0 = owner[0] && !((par0 + q) & 1), b1 = owner[1] && !((par1 + q) & 1);
+                const T bv = fast_update(hb, hq, (m + 2) & 3, s0, b1, b1 ? fq.y : fq.x);
+                P2 out = hb[hq][ty][tx];
+                if (b0) out.x = bv;
+                if (b1) out.y = bv;
+                const int64_t oq = (int64_t)q * g.sz;
+                if (owner[0]) dst[col[0] + oq] = out.x;
+                if (owner[1]) dst[col[1] + oq] = out.y;
+            }
+            fq = f0;
+            f0 = fn;
+            continue;
+        }
+        ob[(m + 2) & 3][ty][tx] = ra;
+        ra = rb;
+        rb = old_at(m + 4);
+        const P2 fn = fa;
+        fa = f_at(m + 2);
+        int km;
+        bool real = true;
+        if (m >= 0 && m < g.nz) km = m;
+        else if (g.is3d && g.pz) km = m < 0 ? g.nz - 1 : 0;
+        else { km = m < 0 ? -1 : g.nz; real = false; }
+        const int s0 = m & 3, sm = (m + 3) & 3, sp = (m + 1) & 3;
+        const P2 cc = ob[s0][ty][tx];
+        P2 v = cc; // second colour: old value; ghost column or z ghost plane: boundary data
+        if (real) {
+            const ColZ<T> z = col_z(g, km);
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                if (!reds[e] || !((xi[e] + yf + km) & 1)) continue; // first colour only
+                const T r = general_update(ob, s0, sm, sp, e, z, get(cc, e), get(f0, e));
+                if (e) v.y = r; else v.x = r;
+            }
+        }
+        hb[s0][ty][tx] = v;
+        __syncthreads();
+        const int q = m - 1;
+        if (q >= k0 && q < k1) {
+            const int hq = (m + 3) & 3, hqm = (m + 2) & 3; // slots of planes q and q-1
+            const ColZ<T> z = col_z(g, q);
+            const P2 hc = hb[hq][ty][tx];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                if (!owner[e]) continue;
+                T out = get(hc, e);
+                if (((xi[e] + yf + q) & 1) == 0) out = general_update(hb, hq, hqm, s0, e, z, out, get(fq, e));
+                dst[col[e] + (int64_t)q * g.sz] = out;
+            }
+        }
+        fq = f0;
+        f0 = fn;
+    }
+}
+
+// The thread setup of rbgs_tile_kernel: thread (tx, ty) of a tile of TX
+// pairs by BY rows holds the points x0, x0 + 1 (x0 even) of row y; the outer
+// RING points on each side of the tile are loaded, not owned.  Per element:
+// act, an interior point; ld, its u is loaded (interior, or an x or y ghost);
+// own, it is stored; fl, its f is needed (the outermost ring computes
+// nothing); cc, its x/y couplings.
+template <class T, int TX, int BY, int RING>
+__device__ __forceinline__ void rb_points(const Grid<T> &g, int x0, int y, int tx, int ty, bool (&act)[2],
+                                          bool (&ld)[2], bool (&own)[2], bool (&fl)[2], ColXY<T> (&cc)[2])
+{
+    const bool yin = y >= 0 && y < g.ny, ygh = y == -1 || y == g.ny;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        const int x = x0 + e, ex = 2 * tx + e;
+        const bool xin = x >= 0 && x < g.nx, xgh = x == -1 || x == g.nx;
+        act[e] = xin && yin;
+        ld[e] = act[e] || (xgh && yin) || (xin && ygh);
+        own[e] = act[e] && ex >= RING && ex <= 2 * TX - 1 - RING && ty >= RING && ty <= BY - 1 - RING;
+        fl[e] = act[e] && ex >= 1 && ex <= 2 * TX - 2 && ty >= 1 && ty <= BY - 2;
+        if (act[e]) cc[e] = col_xy(g, x, y);
+        else cc[e] = ColXY<T>{T(0), T(0), T(0), T(0), T(1), 0, 0, 0, 0};
+    }
+}
+
+// ... and per plane parity ph, for the element of the first colour on plane
+// ph (er0: that element on even planes): whether it is updated (ghosts are
+// not), its couplings to the pair's other element (own) and to the side
+// neighbour, its x/y diagonal, omega / diag on planes coupled by cz, and the
+// side neighbour's thread column in shared memory (one padding column on the
+// left).
+template <class T>
+__device__ __forceinline__ void rb_parity(const bool (&act)[2], const ColXY<T> (&cc)[2], int er0, int tx, T omega,
+                                          T cz, bool (&upd)[2], T (&cown)[2], T (&cside)[2], T (&dxyp)[2],
+                                          T (&scp)[2], int (&side)[2])
+{
+#pragma unroll
+    for (int ph = 0; ph < 2; ++ph) {
+        const int er = er0 ^ ph;
+        upd[ph] = er ? act[1] : act[0];
+        cown[ph] = er ? cc[1].vxl : cc[0].vxh;
+        cside[ph] = er ? cc[1].vxh : cc[0].vxl;
+        dxyp[ph] = er ? cc[1].dxy : cc[0].dxy;
+        scp[ph] = omega / (dxyp[ph] + (cz + cz));
+        side[ph] = tx + 1 + (er ? 1 : -1);
+    }
+}
+
+// Red-black on a uniform 3D level with no periodic axis (SmoothPlan::tile),
+// ITERS (1 or 2) iterations per pass.  Nothing is selected per point at run
+// time:
+//  - A thread keeps its pair in colour order and its own column in
+//    registers: the z neighbours of a point are the other-colour values of
+//    the same element in the planes above and below, and the other element of
+//    the pair is one of its x neighbours.  Shared memory holds only what the
+//    neighbouring threads need, one word per thread, stage and plane parity,
+//    read without bank conflicts.
+//  - The x side neighbour is thread tx-1 or tx+1, which alternates with the
+//    plane's parity; the loop runs in blocks of four planes, so the parity,
+//    the buffer slots and omega / diag are compile-time choices.
+//  - Step m runs S = 2 ITERS stages on the element A of the first colour at
+//    plane m, stage s at plane m - s + 1: first colour of iteration 1 at m
+//    (from the old values), second colour of iteration 1 at m - 1, (ITERS 2:)
+//    first colour of iteration 2 at m - 2, second at m - 3; the last stage's
+//    plane is stored with the other element's value of the stage before.
+//    Every stage reads its neighbours' values of the previous step and its
+//    own column from registers: one barrier per step.  Each stage loses one
+//    point of the tile on every side, so a block of TX pairs by BY rows owns
+//    (2 TX - 2 S) x (BY - 2 S) points, and a chunk starts S - 1 planes early.
+//  - Planes 1..nz-2 couple with cz (Grid::fast); the first and last steps
+//    of a chunk take the table form.
+// Two iterations per pass read u and f once and write u once, where two
+// passes move each word twice: 1.10 ms per pass at 512^3 in float, 2.08 in
+// double, against 2 x 0.77 and 2 x 1.48 ms (ncu), and the same arithmetic
+// and results bit for bit.
+template <class T, int ITERS> struct RbTile {
+    static constexpr int S = 2 * ITERS;
+    static constexpr int TX = Tune<T>::rbt_tx;
+    static constexpr int BY = ITERS == 1 ? Tune<T>::rbt_by : Tune<T>::rbt2_by;
+    static constexpr int OX = 2 * TX - 2 * S, OY = BY - 2 * S; // owned points per block
+    static constexpr int BLOCKS = ITERS == 1 ? Tune<T>::rbt_blocks : 1;
+    static constexpr int PER_SM = ITERS == 1 ? Tune<T>::rbt_per_sm : Tune<T>::rbt2_per_sm;
+};
+
+template <class T, int ITERS>
+__global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, RbTile<T, ITERS>::BLOCKS)
+    rbgs_tile_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
+                     const T *__restrict__ shiftp, T omega, int flip, int kchunk, int nyb, int nchunks)
+{
+    static_assert(ITERS == 1 || ITERS == 2, "one or two iterations per pass");
+    typedef RbTile<T, ITERS> Tl;
+    constexpr int S = Tl::S, TX = Tl::TX, BY = Tl::BY;
+    constexpr int W = TX + 2, H = BY + 2; // one padding word around the thread grid
+    // sb[0]: old values of the second colour (for stage 1); sb[s]: the values
+    // of stage s (for stage s + 1 of the next step); per plane parity.
+    __shared__ T sb[S][2][H][W];
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int q = ty * TX + tx; q < S * 2 * H * W; q += TX * BY) (&sb[0][0][0][0])[q] = T(0);
+    __syncthreads();
+    const int x0 = blockIdx.x * Tl::OX - S + 2 * tx, y = yb * Tl::OY - S + ty; // x0 is even
+    bool ld[2], act[2], own[2], fl[2];
+    ColXY<T> cc[2];
+    rb_points<T, TX, BY, S>(g, x0, y, tx, ty, act, ld, own, fl, cc);
+    const int64_t sz = g.sz;
+    const int64_t col = g.base + x0 + (int64_t)y * g.sy; // element 0; only dereferenced where ld / fl
+    const T *su = src + col, *sf = f + col;
+    T *du = dst + col;
+    const T shift = shiftp ? *shiftp : T(0), keep = T(1) - omega, cz = g.cz;
+    // The element of the first colour on even planes ((x + y + m + flip) odd),
+    // its couplings per plane parity.  The y couplings are the same for both
+    // elements of an active pair.
+    const int er0 = ((y & 1) ? 0 : 1) ^ (flip & 1);
+    bool upd[2];
+    T cown[2], cside[2], dxyp[2], scp[2];
+    int side[2];
+    rb_parity(act, cc, er0, tx, omega, cz, upd, cown, cside, dxyp, scp, side);
+    const T cyl = act[0] ? cc[0].vyl : cc[1].vyl, cyh = act[0] ? cc[0].vyh : cc[1].vyh;
+    int k0, k1;
+    chunk_planes(zc, kchunk, g.nz, k0, k1);
+    const int mstart = k0 - (S - 1);
+
+    // Raw pairs (x order) of plane p at s, as loaded; steps at the chunk ends
+    // check the plane.
+    auto load_u = [&](const T *s, int p, bool edge, T &v0, T &v1) {
+        v0 = v1 = T(0);
+        if (edge && (p < -1 || p > g.nz)) return;
+        if (ld[0]) v0 = s[0];
+        if (ld[1]) v1 = s[1];
+    };
+    auto load_f = [&](const T *s, int p, bool edge, T &v0, T &v1) {
+        v0 = v1 = T(0);
+        if (edge && (p < 0 || p >= g.nz)) return;
+        if (fl[0]) v0 = s[0];
+        if (fl[1]) v1 = s[1];
+    };
+    auto at = [&](const T *base, int p) { return base + (int64_t)p * sz; };
+    // Colour order of a raw pair whose first-colour element is er.
+    auto colour = [&](int er, T v0, T v1, T &r, T &b) {
+        r = er ? v1 : v0;
+        b = er ? v0 : v1;
+    };
+    // Window at step m (A: the first-colour element at m, B: its partner):
+    // ubk = old A at m-1; (rm, bm) old (A, B) at m; (rp, bp) old (B, A) at
+    // m+1; raw u of planes m+2 .. in flight (uq).  f in colour order, fr[d] /
+    // fk[d] of the first / second colour at plane m - d; raw f in flight (fw).
+    // Stage values: prev[s] of the step before (element B), prev2[s] of two
+    // steps before (element A).
+    constexpr int LA = Tune<T>::rbt_ahead; // planes loaded ahead
+    T ubk, rm, bm, rp, bp, fr[S], fk[S], prev[S], prev2[S];
+    T uq[LA][2], fw[LA][2];
+#pragma unroll
+    for (int s = 0; s < S; ++s) fr[s] = fk[s] = prev[s] = prev2[s] = T(0);
+    {
+        T v0, v1, dummy;
+        const int e_m = er0 ^ (mstart & 1);
+        load_u(at(su, mstart - 1), mstart - 1, true, v0, v1);
+        colour(e_m ^ 1, v0, v1, dummy, ubk);
+        load_u(at(su, mstart), mstart, true, v0, v1);
+        colour(e_m, v0, v1, rm, bm);
+        load_u(at(su, mstart + 1), mstart + 1, true, v0, v1);
+        colour(e_m ^ 1, v0, v1, rp, bp);
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) load_u(at(su, mstart + 2 + a), mstart + 2 + a, true, uq[a][0], uq[a][1]);
+        load_f(at(sf, mstart), mstart, true, v0, v1);
+        colour(e_m, v0, v1, fr[0], fk[0]);
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) load_f(at(sf, mstart + 1 + a), mstart + 1 + a, true, fw[a][0], fw[a][1]);
+        sb[0][mstart & 1][ty + 1][tx + 1] = bm;
+    }
+    __syncthreads();
+
+    // Running pointers of step m: the u and f planes it loads, the plane it
+    // stores (no 64-bit multiplications in the loop).
+    const T *pu = at(su, mstart + 1 + LA), *pf = at(sf, mstart + LA);
+    T *pd = du + (int64_t)(mstart - (S - 1)) * sz;
+    // The step for plane m; PH = m & 1.  Fast steps lie inside the chunk.
+    auto step = [&](int m, auto ph_c, auto fast_c) {
+        constexpr int PH = decltype(ph_c)::value;
+        constexpr bool FAST = decltype(fast_c)::value;
+        const bool edge = !FAST;
+        const int er = er0 ^ PH;
+        load_u(pu, m + 1 + LA, edge, uq[LA - 1][0], uq[LA - 1][1]); // in flight until the end of step m+LA-1
+        load_f(pf, m + LA, edge, fw[LA - 1][0], fw[LA - 1][1]);
+        pu += sz;
+        pf += sz;
+        // Element A's update at plane p: x side and y neighbours from buffer
+        // b, the partner (element B), the z neighbours zl / zh.
+        auto update = [&](T(*b)[W], T centre, T partner, T zl, T zh, T fv, int p) {
+            if (!FAST && (p < 0 || p >= g.nz)) return centre;
+            const T sd = b[ty + 1][side[PH]], lo = b[ty][tx + 1], hi = b[ty + 2][tx + 1];
+            T off, s = scp[PH];
+            if (FAST) {
+                off = neighbours_cz(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, cz, zl, zh);
+            } else {
+                const ColZ<T> z = col_z(g, p);
+                off = neighbours(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, z.vzl, zl, z.vzh, zh);
+                s = omega / (dxyp[PH] + z.dz);
+            }
+            const T v = relax_scaled(centre, (fv - shift) + off, keep, s);
+            return upd[PH] ? v : centre;
+        };
+        T v[S + 1]; // v[s]: stage s's value of element A
+        v[1] = update(sb[0][PH], rm, bm, ubk, bp, fr[0], m);
+        v[2] = update(sb[1][PH ^ 1], ubk, prev[1], prev2[1], v[1], fk[1], m - 1);
+        if constexpr (S == 4) {
+            v[3] = update(sb[2][PH ^ 1], prev2[1], prev[2], prev2[2], v[2], fr[2], m - 2);
+            v[4] = update(sb[3][PH ^ 1], prev2[2], prev[3], prev2[3], v[3], fk[3], m - 3);
+        }
+        const int q = m - (S - 1);
+        if (FAST || (q >= k0 && q < k1)) {
+            if (own[0]) pd[0] = er ? prev[S - 1] : v[S];
+            if (own[1]) pd[1] = er ? v[S] : prev[S - 1];
+        }
+        pd += sz;
+#pragma unroll
+        for (int s = 1; s < S; ++s) sb[s][PH][ty + 1][tx + 1] = v[s];
+        sb[0][PH ^ 1][ty + 1][tx + 1] = bp;
+        __syncthreads();
+        // Advance the window by one plane.
+#pragma unroll
+        for (int s = 1; s < S; ++s) {
+            prev2[s] = prev[s];
+            prev[s] = v[s];
+        }
+        ubk = bm;
+        rm = rp;
+        bm = bp;
+        colour(er, uq[0][0], uq[0][1], rp, bp); // plane m+2 has the parity of m
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) {
+            uq[a][0] = uq[a + 1][0];
+            uq[a][1] = uq[a + 1][1];
+        }
+#pragma unroll
+        for (int d = S - 1; d > 0; --d) {
+            fr[d] = fr[d - 1];
+            fk[d] = fk[d - 1];
+        }
+        colour(er ^ 1, fw[0][0], fw[0][1], fr[0], fk[0]); // plane m+1
+#pragma unroll
+        for (int a = 0; a + 1 < LA; ++a) {
+            fw[a][0] = fw[a + 1][0];
+            fw[a][1] = fw[a + 1][1];
+        }
+    };
+    constexpr int U = 4; // planes per fast block (even)
+    // A fast step m: planes m-S+1 .. m take cz, its loads stay inside, it stores.
+    const int fast_lo = max(S, k0 + S - 1), fast_end = min(k1 + S - 2, g.nz - 2 - LA);
+    int m = mstart;
+    while (m <= k1 + S - 2) {
+        if (m >= fast_lo && !(m & 1) && m + U - 1 <= fast_end) {
+#pragma unroll
+            for (int s = 0; s < U; s += 2) {
+                step(m + s, std::integral_constant<int, 0>{}, std::true_type{});
+                step(m + s + 1, std::integral_constant<int, 1>{}, std::true_type{});
+            }
+            m += U;
+        } else {
+            if (m & 1) step(m, std::integral_constant<int, 1>{}, std::false_type{});
+            else step(m, std::integral_constant<int, 0>{}, std::false_type{});
+            ++m;
+        }
+    }
+}
+
+// How a level is smoothed: which red-black kernel and the launch shapes.
+struct SmoothPlan {
+    bool tile = false;   // red-black through rbgs_tile_kernel
+    bool paired = false; // ... two iterations per pass where a smoothing asks for two or more
+    ColLaunch rb, rbt, rbt2, sweep;
+};
+
+template <class T> static SmoothPlan smooth_plan(const Grid<T> &g, double npts, int sms)
+{
+    SmoothPlan p;
+    const bool is3d = g.is3d != 0;
+    p.tile = g.fast && is3d && !g.px && !g.py && !g.pz && g.nz >= 4;
+    p.paired = p.tile && npts >= PAIRED_MIN;
+    p.rb = col_launch(g.nx, g.ny, g.nz, is3d, RB_OX, RB_OY, RB_TX, RB_BY, sms);
+    typedef RbTile<T, 1> T1;
+    typedef RbTile<T, 2> T2;
+    p.rbt = col_launch(g.nx, g.ny, g.nz, is3d, T1::OX, T1::OY, T1::TX, T1::BY, sms, T1::PER_SM);
+    p.rbt2 = col_launch(g.nx, g.ny, g.nz, is3d, T2::OX, T2::OY, T2::TX, T2::BY, sms, T2::PER_SM);
+    p.sweep = walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::sweep_group);
+    return p;
+}
+
+// The red-black kernels' shared-memory opt-in (once per handle).
+template <class T> static pgpu_status smooth_setup(Env &env)
+{
+    char *err = env.err;
+    PGPU_CUDA(cudaFuncSetAttribute(rbgs_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)rbgs_smem_bytes<T>()));
+    return PGPU_SUCCESS;
+}
+
+// One Jacobi sweep src -> dst.
+template <class T>
+static pgpu_status jacobi_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, const T *src, T *dst, const T *f,
+                               const T *shift, T w)
+{
+    char *err = env.err;
+    launch(p.sweep, 0, env.st, jacobi_kernel<T>, g, src, dst, f, shift, w, interior_scale(g, w));
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+// One pass of `iters` red-black iterations src -> dst (iters 2 only where
+// p.paired), first colour flipped by `flip`.
+template <class T>
+static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int iters, const T *src, T *dst,
+                           const T *f, const T *shift, T w, int flip)
+{
+    char *err = env.err;
+    if (iters == 2) launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2>, g, src, dst, f, shift, w, flip);
+    else if (p.tile) launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1>, g, src, dst, f, shift, w, flip);
+    else launch(p.rb, rbgs_smem_bytes<T>(), env.st, rbgs_kernel<T>, g, src, dst, f, shift, w, flip);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+// ============================================================================
+// >>transfer
+// ============================================================================
+// Restriction and interpolation between a level and the next coarser one.
+// Host: the per-axis tables (coarsening rule, interpolation weights, the
+// restriction as their width-weighted adjoint) and the conditions the tiled
+// kernels need.  Device, per transfer, a direct kernel that reads each
+// point's stencil from memory (any level: periodic rings included) and a
+// tiled one that reads each value once through shared memory (where the
+// taps of consecutive nodes move forward: every axis but a periodic one):
+//   restriction        restrict_kernel / restrict_tile_kernel
+//   residual + R       (double) restrict_residual_kernel, the residual formed
+//                      in the tiles (uniform 3D levels)
+//   prolongation + add interp_kernel<2, ADD> / interp_tile_kernel<2, ADD>
+//   FMG interpolation  interp_kernel<4> / interp_tile_kernel<4> (tricubic)
+//   FMG boundary data  ghost_restrict_kernel, ghost_edges_kernel
+// The single-block coarse cycle (>>cycle) sums with the direct kernels'
+// per-point functions (rs_column / rs_point, ip_column / ip_point).
+// Transfer<T> (end of the section) holds one level pair's tables, which
+// kernels are eligible, and their launches.
 
 // Fine-to-coarse transfer along one axis.  Prolongation: fine node i takes
 // q0[i] * coarse[p0[i]] + q1[i] * coarse[p1[i]], where p are storage indices
@@ -455,1285 +1931,174 @@ static bool coarsen_axis(const Axis &a, Axis &c, AxisTransfer &t)
     return true;
 }
 
-// The inverse of a level's operator (the finite-volume form above, on its
-// interior nodes i + nx (j + ny k)), transposed, for the dense coarse solve.
-// A singular level (no Dirichlet face; the constants span the null space
-// and the cell volumes w the left one) is inverted as A + s e w^T, which
-// solves A u = r with w^T u = 0 for every r with w^T r = 0.  Gauss-Jordan
-// elimination with partial pivoting, in double; false if a pivot vanishes.
-static bool dense_inverse(const Axis ax[3], bool singular, std::vector<double> &mt)
+// interp_tile_kernel's taps along one axis: fine node i's interpolation
+// (coarse storage indices idx, weights wt; NW per node) fitted into a window
+// of NT consecutive storage indices from s[i], inside the coarse interior or
+// on a Dirichlet ghost (the wall value; no weight falls on other ghosts,
+// though the kernel's tile may load them).  The windows must never move
+// back, and (tile > 0) those of a tile of `tile` fine nodes must lie within
+// `span` indices from the first one's start.
+static bool window_taps(int n, int nc, int lo_bc, int hi_bc, const std::vector<int> &idx,
+                        const std::vector<double> &wt, int NW, int NT, int tile, int span, std::vector<int> &s,
+                        std::vector<double> &w)
 {
-    const int nx = ax[0].n, ny = ax[1].n, nz = ax[2].n, n = nx * ny * nz;
-    const int nn[3] = {nx, ny, nz};
-    AxisCoef c[3];
-    for (int d = 0; d < 3; ++d) c[d] = axis_coef(ax[d]);
-    std::vector<double> a((size_t)n * n, 0.0), w(n, 1.0);
-    for (int k = 0; k < nz; ++k)
-        for (int j = 0; j < ny; ++j)
-            for (int i = 0; i < nx; ++i) {
-                const int idx[3] = {i, j, k}, p = i + nx * (j + ny * k);
-                for (int d = 0; d < 3; ++d) {
-                    if (!ax[d].active) continue;
-                    const int m = idx[d], nd = nn[d];
-                    const bool per = ax[d].lo == PGPU_BC_PERIODIC;
-                    auto at = [&](int mm) { // node p moved to mm along axis d
-                        int q[3] = {i, j, k};
-                        q[d] = mm;
-                        return q[0] + nx * (q[1] + ny * q[2]);
-                    };
-                    w[p] *= ax[d].w[m];
-                    a[(size_t)p * n + p] += c[d].c_lo[m] + c[d].c_hi[m];
-                    if (m > 0) a[(size_t)p * n + at(m - 1)] -= c[d].c_lo[m];
-                    else if (per && nd > 1) a[(size_t)p * n + at(nd - 1)] -= c[d].c_lo[0];
-                    if (m < nd - 1) a[(size_t)p * n + at(m + 1)] -= c[d].c_hi[m];
-                    else if (per && nd > 1) a[(size_t)p * n + at(0)] -= c[d].c_hi[nd - 1];
-                }
+    const int lo = lo_bc == PGPU_BC_DIRICHLET ? 0 : 1, hi = hi_bc == PGPU_BC_DIRICHLET ? nc + 1 : nc;
+    s.assign(n, lo);
+    w.assign((size_t)n * NT, 0.0);
+    bool ok = hi - lo + 1 >= NT;
+    for (int i = 0; i < n && ok; ++i) {
+        int mn = INT32_MAX, mx = -1;
+        for (int m = 0; m < NW; ++m)
+            if (wt[(size_t)i * NW + m] != 0.0) {
+                mn = std::min(mn, idx[(size_t)i * NW + m]);
+                mx = std::max(mx, idx[(size_t)i * NW + m]);
             }
-    if (singular) {
-        double dsum = 0, wsum = 0;
-        for (int p = 0; p < n; ++p) {
-            dsum += a[(size_t)p * n + p];
-            wsum += w[p];
-        }
-        const double sc = (dsum > 0 ? dsum / n : 1.0) / wsum;
-        for (int p = 0; p < n; ++p)
-            for (int q = 0; q < n; ++q) a[(size_t)p * n + q] += sc * w[q];
+        if (mx < 0) mn = mx = lo; // no weight at all: any window
+        // The lowest start that covers the taps and does not move back.
+        const int st = std::max({lo, i > 0 ? s[i - 1] : lo, mx - NT + 1});
+        if (st > mn || st > hi - NT + 1) { ok = false; break; }
+        s[i] = st;
+        for (int m = 0; m < NW; ++m)
+            if (wt[(size_t)i * NW + m] != 0.0) w[(size_t)i * NT + idx[(size_t)i * NW + m] - st] += wt[(size_t)i * NW + m];
+        if (tile > 0 && st - s[i - i % tile] + NT > span) ok = false;
     }
-    std::vector<double> inv((size_t)n * n, 0.0);
-    for (int p = 0; p < n; ++p) inv[(size_t)p * n + p] = 1.0;
-    for (int col = 0; col < n; ++col) {
-        int piv = col;
-        for (int r = col + 1; r < n; ++r)
-            if (std::fabs(a[(size_t)r * n + col]) > std::fabs(a[(size_t)piv * n + col])) piv = r;
-        const double pv = a[(size_t)piv * n + col];
-        if (!(std::fabs(pv) > 0) || !std::isfinite(pv)) return false;
-        if (piv != col)
-            for (int q = 0; q < n; ++q) {
-                std::swap(a[(size_t)piv * n + q], a[(size_t)col * n + q]);
-                std::swap(inv[(size_t)piv * n + q], inv[(size_t)col * n + q]);
-            }
-        const double rp = 1.0 / pv;
-        for (int q = 0; q < n; ++q) {
-            a[(size_t)col * n + q] *= rp;
-            inv[(size_t)col * n + q] *= rp;
-        }
-        for (int r = 0; r < n; ++r) {
-            const double f = a[(size_t)r * n + col];
-            if (r == col || f == 0.0) continue;
-            double *ar = &a[(size_t)r * n], *ir = &inv[(size_t)r * n];
-            const double *ac = &a[(size_t)col * n], *ic = &inv[(size_t)col * n];
-            for (int q = col; q < n; ++q) ar[q] -= f * ac[q];
-            for (int q = 0; q < n; ++q) ir[q] -= f * ic[q];
-        }
+    if (!ok) {
+        std::fill(s.begin(), s.end(), lo);
+        std::fill(w.begin(), w.end(), 0.0);
     }
-    mt.assign((size_t)n * n, 0.0);
-    for (int p = 0; p < n; ++p)
-        for (int q = 0; q < n; ++q) mt[(size_t)q * n + p] = inv[(size_t)p * n + q];
+    return ok;
+}
+
+// restrict_tile_kernel's conditions on an x or y transfer: at most 4 children
+// per coarse node, each a contiguous run of fine nodes whose ends never move
+// back, and the 4 fine nodes from each run's start inside the shared-memory
+// tile (`span` fine nodes from the first child of the tile's first coarse
+// node; tiles of `tile` coarse nodes).
+static bool runs_forward(const AxisTransfer &t, int tile, int span)
+{
+    const int nc = (int)t.rcnt.size();
+    auto first = [&](int I) { return t.ridx[(size_t)I * MAX_CHILDREN]; };
+    auto last = [&](int I) { return t.ridx[(size_t)I * MAX_CHILDREN + t.rcnt[I] - 1]; };
+    for (int I = 0; I < nc; ++I) {
+        if (t.rcnt[I] < 1 || t.rcnt[I] > 4) return false;
+        for (int m = 1; m < t.rcnt[I]; ++m)
+            if (t.ridx[(size_t)I * MAX_CHILDREN + m] != first(I) + m) return false;
+        if (I > 0 && (first(I) < first(I - 1) || last(I) < last(I - 1))) return false;
+    }
+    for (int I = 0; I < nc; ++I) // all 4 read slots of every coarse node inside its tile
+        if (first(I) - first(I - I % tile) + 4 > span) return false;
     return true;
 }
 
-// The hierarchy: level 0 is the user's grid; each next level coarsens the axes
-// whose coupling 1/h^2 is at least half the strongest (semicoarsening keeps
-// strongly anisotropic problems converging), until every axis has one node.
-struct HostLevel {
-    Axis ax[3];
-    AxisTransfer tr[3]; // to the next coarser level (unused on the coarsest)
-};
-
-static bool build_hierarchy(const Axis fine[3], std::vector<HostLevel> &levels)
+// The z side: per fine plane, the coarse planes whose children include it --
+// at most two, consecutive, never moving back (t0: the first, w0 / w1 the
+// weights there and in t0 + 1).  False where that does not hold.
+static bool plane_owners(const AxisTransfer &t, const std::vector<double> &rw, int nf, std::vector<int> &t0,
+                         std::vector<double> &w0, std::vector<double> &w1)
 {
-    levels.clear();
-    HostLevel l0;
-    for (int d = 0; d < 3; ++d) l0.ax[d] = fine[d];
-    levels.push_back(l0);
-    while ((int)levels.size() < MAX_LEVELS) {
-        HostLevel &cur = levels.back();
-        double smax = 0;
-        for (int d = 0; d < 3; ++d)
-            if (cur.ax[d].active && cur.ax[d].n > 1) smax = std::max(smax, 1.0 / (cur.ax[d].h * cur.ax[d].h));
-        if (smax == 0) return true; // one node: the coarsest level
-        HostLevel next;
-        for (int d = 0; d < 3; ++d) {
-            const Axis &a = cur.ax[d];
-            const bool strong = a.active && a.n > 1 && 1.0 / (a.h * a.h) >= 0.5 * smax;
-            if (strong) {
-                if (!coarsen_axis(a, next.ax[d], cur.tr[d])) return false;
-            } else {
-                next.ax[d] = a;
-                cur.tr[d] = identity_transfer(a);
-            }
-        }
-        levels.push_back(next);
-    }
-    return false;
-}
-
-// ============================================================================
-// >>kernels
-// ============================================================================
-
-// What a kernel needs to know of one level's grid.  Point (i,j,k), 0-based
-// interior indices, is stored at base + i + j*sy + k*sz (2D: k == 0).
-// o?? are the offsets from a face point to the value across the face: the
-// ghost (-1, +1 times the stride) or, on a periodic axis, the opposite plane.
-template <class T> struct Grid {
-    int nx, ny, nz;
-    int is3d;
-    int px, py, pz; // periodic axes
-    int64_t sy, sz, base;
-    const T *cxl, *cxh, *cyl, *cyh, *czl, *czh;
-    T gxl, gxh, gyl, gyh, gzl, gzh;
-    int64_t oxl, oxh, oyl, oyh, ozl, ozh;
-    int dxl, dxh, dyl, dyh, dzl, dzh; // face carries data (Dirichlet or Neumann)
-    int dirichlet;                    // bit f: face f (x-, x+, y-, y+, z-, z+) is Dirichlet
-    // Uniform levels (fast != 0): along each axis the nodes 1..n-2 couple to
-    // both neighbours with the same coefficient (cx, cy, cz; to 1e-12, the
-    // rounding of the node positions).  The end nodes may differ: on coarse
-    // levels of an even axis the cells at the walls are narrower.  So planes
-    // 1..nz-2 have the z couplings cz, and a column's x/y coefficients follow
-    // from whether it is an end node: fxl / fxh are node 0's coupling to node
-    // 1 and node n-1's to n-2, exl / exh the face parts of their diagonals
-    // (c_lo[0], c_hi[n-1]).  The x/y neighbour offsets fit in an int.
-    int fast;
-    T cx, cy, cz, fxl, fxh, fyl, fyh, exl, exh, eyl, eyh;
-};
-
-// Per-column (fixed i, j) part of the stencil: value coefficients, neighbour
-// offsets and the x/y share of the diagonal.
-template <class T> struct ColXY {
-    T vxl, vxh, vyl, vyh, dxy;
-    int64_t nxl, nxh, nyl, nyh;
-};
-template <class T> struct ColZ {
-    T vzl, vzh, dz;
-    int64_t nzl, nzh;
-};
-
-template <class T> __device__ __forceinline__ ColXY<T> col_xy(const Grid<T> &g, int i, int j)
-{
-    ColXY<T> c;
-    c.vxl = i > 0 ? g.cxl[i] : g.gxl;
-    c.nxl = i > 0 ? -1 : g.oxl;
-    c.vxh = i < g.nx - 1 ? g.cxh[i] : g.gxh;
-    c.nxh = i < g.nx - 1 ? 1 : g.oxh;
-    c.vyl = j > 0 ? g.cyl[j] : g.gyl;
-    c.nyl = j > 0 ? -g.sy : g.oyl;
-    c.vyh = j < g.ny - 1 ? g.cyh[j] : g.gyh;
-    c.nyh = j < g.ny - 1 ? g.sy : g.oyh;
-    c.dxy = (g.cxl[i] + g.cxh[i]) + (g.cyl[j] + g.cyh[j]);
-    return c;
-}
-
-template <class T> __device__ __forceinline__ ColZ<T> col_z(const Grid<T> &g, int k)
-{
-    ColZ<T> c;
-    if (!g.is3d) {
-        c.vzl = c.vzh = c.dz = T(0);
-        c.nzl = c.nzh = 0;
-        return c;
-    }
-    c.vzl = k > 0 ? g.czl[k] : g.gzl;
-    c.nzl = k > 0 ? -g.sz : g.ozl;
-    c.vzh = k < g.nz - 1 ? g.czh[k] : g.gzh;
-    c.nzh = k < g.nz - 1 ? g.sz : g.ozh;
-    c.dz = g.czl[k] + g.czh[k];
-    return c;
-}
-
-// Weighted update shared by Jacobi and red-black: the new value is
-// (1 - w) u + w (b + off) / diag.  A zero diagonal (a single node of a purely
-// periodic/Neumann grid) leaves u as it is.
-template <class T> __device__ __forceinline__ T relax(T u, T rhs, T diag, T w)
-{
-    return diag > T(0) ? (T(1) - w) * u + w * rhs / diag : u;
-}
-
-// Boundary terms of the right-hand side at a point: the ghost contributions
-// of its Dirichlet and Neumann faces (what off would be if the interior were 0).
-template <class T>
-__device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restrict__ u, int64_t p, int i, int j, int k)
-{
-    T s = T(0);
-    if (i == 0 && g.dxl) s += g.gxl * u[p + g.oxl];
-    if (i == g.nx - 1 && g.dxh) s += g.gxh * u[p + g.oxh];
-    if (j == 0 && g.dyl) s += g.gyl * u[p + g.oyl];
-    if (j == g.ny - 1 && g.dyh) s += g.gyh * u[p + g.oyh];
-    if (g.is3d) {
-        if (k == 0 && g.dzl) s += g.gzl * u[p + g.ozl];
-        if (k == g.nz - 1 && g.dzh) s += g.gzh * u[p + g.ozh];
-    }
-    return s;
-}
-
-// Column kernels run on a grid (ceil(nx/BX), yz) where the flattened yz index
-// covers nyb row blocks times nchunks z chunks; the y and z grid dimensions
-// split it so that any size fits the launch limits.  Returns false for the
-// spare blocks of that split.
-struct ColLaunch {
-    dim3 grid, block;
-    int nyb, nchunks, kchunk;
-};
-
-__device__ __forceinline__ bool block_yz(int nyb, int nchunks, int &yb, int &zc)
-{
-    if (gridDim.y == (unsigned)nyb) { // the common case: no split needed
-        yb = blockIdx.y;
-        zc = blockIdx.z;
-        return true;
-    }
-    const unsigned flat = blockIdx.y + gridDim.y * blockIdx.z; // < 2^32 by the launch limits
-    yb = (int)(flat % (unsigned)nyb);
-    zc = (int)(flat / (unsigned)nyb);
-    return zc < nchunks;
-}
-
-// A thread of a walk launch (walk_launch): its column (i, j) and its planes
-// [k0, k1).  Chunks of kchunk planes start at plane 1 (so that each is one
-// fast group of column_walk); the first also takes plane 0 and the last runs
-// to nz.  False for threads outside the grid.
-__device__ __forceinline__ bool walk_thread(int nx, int ny, int nz, int kchunk, int nyb, int nchunks, int &i, int &j,
-                                            int &k0, int &k1)
-{
-    int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return false;
-    i = blockIdx.x * blockDim.x + threadIdx.x;
-    j = yb * blockDim.y + threadIdx.y;
-    k0 = zc == 0 ? 0 : 1 + zc * kchunk;
-    k1 = zc == nchunks - 1 ? nz : 1 + (zc + 1) * kchunk;
-    return i < nx && j < ny;
-}
-
-// ---- reductions --------------------------------------------------------------
-// Three numbers per point: two sums and a maximum, reduced warp (shuffle) ->
-// block (shared memory) -> one partial per block; a single block then adds the
-// partials in a fixed order.  No atomics: results are bit-identical per run.
-struct Red3 {
-    double s0, s1, m;
-};
-
-__device__ __forceinline__ Red3 red_combine(Red3 a, Red3 b)
-{
-    // NaN must survive the maximum (fmax would drop it).
-    return Red3{a.s0 + b.s0, a.s1 + b.s1, (a.m >= b.m || a.m != a.m) ? a.m : b.m};
-}
-
-// Valid in thread 0 only.
-__device__ Red3 block_reduce(Red3 v)
-{
-    __shared__ Red3 warp_part[32];
-    const int lane = (threadIdx.x + threadIdx.y * blockDim.x) & 31;
-    const int warp = (threadIdx.x + threadIdx.y * blockDim.x) >> 5;
-    const int nwarps = (blockDim.x * blockDim.y + 31) >> 5;
-    for (int o = 16; o > 0; o >>= 1) {
-        Red3 w{__shfl_down_sync(0xffffffffu, v.s0, o), __shfl_down_sync(0xffffffffu, v.s1, o),
-               __shfl_down_sync(0xffffffffu, v.m, o)};
-        v = red_combine(v, w);
-    }
-    if (lane == 0) warp_part[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < nwarps ? warp_part[lane] : Red3{0, 0, 0};
-        for (int o = 16; o > 0; o >>= 1) {
-            Red3 w{__shfl_down_sync(0xffffffffu, v.s0, o), __shfl_down_sync(0xffffffffu, v.s1, o),
-                   __shfl_down_sync(0xffffffffu, v.m, o)};
-            v = red_combine(v, w);
+    const int nc = (int)t.rcnt.size();
+    t0.assign(nf, -1);
+    w0.assign(nf, 0.0);
+    w1.assign(nf, 0.0);
+    bool ok = true;
+    for (int K = 0; K < nc && ok; ++K) {
+        for (int m = 0; m < t.rcnt[K]; ++m) {
+            const int kf = t.ridx[(size_t)K * MAX_CHILDREN + m];
+            if (m > 0 && kf != t.ridx[(size_t)K * MAX_CHILDREN] + m) ok = false;
+            const double w = rw[(size_t)K * MAX_CHILDREN + m];
+            if (t0[kf] < 0) { t0[kf] = K; w0[kf] = w; }
+            else if (K == t0[kf] + 1 && w1[kf] == 0.0) w1[kf] = w;
+            else ok = false;
         }
     }
-    return v;
-}
-
-__device__ __forceinline__ void write_partial(double *partials, Red3 v)
-{
-    v = block_reduce(v);
-    if (threadIdx.x == 0 && threadIdx.y == 0) {
-        const size_t b = blockIdx.x + (size_t)gridDim.x * (blockIdx.y + (size_t)gridDim.y * blockIdx.z);
-        partials[3 * b + 0] = v.s0;
-        partials[3 * b + 1] = v.s1;
-        partials[3 * b + 2] = v.m;
-    }
-}
-
-// What the final pass does with the total besides storing it.
-enum FinalMode { FINAL_STORE = 0, FINAL_SHIFT = 1 };
-
-// out[0..2] = totals.  FINAL_SHIFT also sets *shift = singular ? s0 / npts : 0
-// (the mean of the right-hand side, removed from singular problems).
-template <class T>
-__global__ void __launch_bounds__(FINAL_THREADS) final_kernel(const double *__restrict__ partials, size_t nblocks,
-                                                              double *out, int mode, double npts, int singular,
-                                                              T *shift)
-{
-    Red3 v{0, 0, 0};
-    for (size_t b = threadIdx.x; b < nblocks; b += blockDim.x)
-        v = red_combine(v, Red3{partials[3 * b], partials[3 * b + 1], partials[3 * b + 2]});
-    v = block_reduce(v);
-    if (threadIdx.x == 0) {
-        out[0] = v.s0;
-        out[1] = v.s1;
-        out[2] = v.m;
-        if (mode == FINAL_SHIFT) *shift = singular ? T(v.s0 / npts) : T(0);
-    }
-}
-
-// ---- pointwise passes over the interior --------------------------------------
-
-// Right-hand side scan: c = f + boundary terms; sums c (or c - shift when
-// `centred`), c^2 and max |c|.  NaN/Inf anywhere in f or the boundary data
-// shows in the sums.
-template <class T>
-__global__ void __launch_bounds__(COL_BX *COL_BY)
-    scan_rhs_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f, const T *__restrict__ shiftp,
-                    int centred, double *partials, int kchunk, int nyb, int nchunks)
-{
-    int yb, zc;
-    const bool blk = block_yz(nyb, nchunks, yb, zc);
-    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
-    Red3 acc{0, 0, 0};
-    if (blk && i < g.nx && j < g.ny) {
-        const double shift = centred ? (double)*shiftp : 0.0;
-        const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
-        for (int k = k0; k < k1; ++k) {
-            const int64_t p = g.base + i + j * g.sy + (int64_t)k * g.sz;
-            const double c = (double)(f[p] + boundary_terms(g, u, p, i, j, k)) - shift;
-            acc.s0 += c;
-            acc.s1 += c * c;
-            const double a = fabs(c);
-            acc.m = (a >= acc.m || a != a) ? a : acc.m;
-        }
-    }
-    write_partial(partials, acc);
-}
-
-// The column walk shared by the Jacobi sweep and the residual.  For each
-// plane k in [k0, k1) of column (i, j) it calls
-//     emit(p, centre, rhs, diag, uniform)
-// with p the element index of the point, centre = u there, rhs = (f - shift)
-// + the neighbour terms, diag the diagonal; `uniform` (a compile-time
-// constant after inlining) says that diag is the column's value on the fast
-// range, announced once by emit.uniform_diag(diag, interior) before it
-// (interior: the column touches no x/y face, so diag is the level's interior
-// diagonal), so the caller may use a reciprocal it computed there.
-// Planes 1..nz-2 of a level with g.fast run in groups of G (walk_launch
-// gives each thread one group): the G+2 column values and G values of f a
-// group needs are all loaded before it computes, so they are in flight
-// together; x/y neighbours are the neighbouring threads' column values and
-// come from L1.  The remaining planes (the first, the last, a short tail)
-// take the general path, which handles ghosts, wrapped planes and
-// non-uniform coefficients.
-template <class T> __host__ __device__ constexpr int walk_group() { return sizeof(T) == 4 ? 4 : 2; }
-template <class T> __host__ __device__ constexpr int sweep_group() { return 2; } // see walk_blocks_sweep
-
-// The neighbours' part of the stencil at interior point (i, j, k), whose value
-// is s[0]; diag gets its diagonal (any level, any faces).
-template <class T>
-__device__ __forceinline__ T stencil_off(const Grid<T> &g, const T *s, int i, int j, int k, T &diag)
-{
-    const ColXY<T> c = col_xy(g, i, j);
-    T off = c.vxl * s[c.nxl] + c.vxh * s[c.nxh] + c.vyl * s[c.nyl] + c.vyh * s[c.nyh];
-    diag = c.dxy;
-    if (g.is3d) {
-        const ColZ<T> z = col_z(g, k);
-        off += z.vzl * s[z.nzl] + z.vzh * s[z.nzh];
-        diag += z.dz;
-    }
-    return off;
-}
-
-template <class T, int G, class Emit>
-__device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restrict__ u, const T *__restrict__ f,
-                                            int i, int j, int k0, int k1, T shift, Emit &emit)
-{
-    
-    const int64_t sz = g.sz;
-    const int64_t col = g.base + i + (int64_t)j * g.sy;
-    int kg0 = k1, kg1 = k1; // the grouped range [kg0, kg1)
-    if (g.fast) {
-        const int a = max(k0, 1), b = min(k1, g.nz - 1);
-        if (b - a >= G) {
-            kg0 = a;
-            kg1 = a + (b - a) / G * G;
-        }
-    }
-    // (Each part takes its own column coefficients, so that nothing of the
-    // general path stays live in registers across the fast loop.)
-    auto general = [&](int k) {
-        const int64_t p = col + (int64_t)k * sz;
-        const T *s = u + p;
-        T diag;
-        const T off = stencil_off(g, s, i, j, k, diag);
-        emit(p, s[0], (f[p] - shift) + off, diag, false);
-    };
-    for (int k = k0; k < kg0; ++k) general(k);
-    if (kg0 < kg1) {
-        // A uniform level's coefficients, without table loads.
-        const bool xlo = i > 0, xhi = i < g.nx - 1, ylo = j > 0, yhi = j < g.ny - 1;
-        const T axl = xhi ? g.cx : g.fxh, axh = xlo ? g.cx : g.fxl; // couplings to interior neighbours
-        const T ayl = yhi ? g.cy : g.fyh, ayh = ylo ? g.cy : g.fyl;
-        ColXY<T> c;
-        c.vxl = xlo ? axl : g.gxl;
-        c.vxh = xhi ? axh : g.gxh;
-        c.vyl = ylo ? ayl : g.gyl;
-        c.vyh = yhi ? ayh : g.gyh;
-        c.dxy = ((xlo ? axl : g.exl) + (xhi ? axh : g.exh)) + ((ylo ? ayl : g.eyl) + (yhi ? ayh : g.eyh));
-        const int nxl = xlo ? -1 : (int)g.oxl, nxh = xhi ? 1 : (int)g.oxh;
-        const int nyl = ylo ? -(int)g.sy : (int)g.oyl, nyh = yhi ? (int)g.sy : (int)g.oyh;
-        const T cz = g.cz;
-        const T diag = c.dxy + (cz + cz);
-        emit.uniform_diag(diag, i > 0 && i < g.nx - 1 && j > 0 && j < g.ny - 1);
-        // Without a periodic x axis the x neighbours are always the adjacent
-        // elements (ghosts at the faces): constant offsets, no address math.
-        auto groups = [&](auto x_adjacent) {
-            constexpr bool adj = decltype(x_adjacent)::value;
-            for (int64_t p = col + (int64_t)kg0 * sz, k = kg0; k < kg1; k += G, p += G * sz) {
-                const T *s = u + p, *fp = f + p;
-                T zw[G + 2], fw[G]; // planes k-1 .. k+G of the column; f at k .. k+G-1
-#pragma unroll
-                for (int q = 0; q < G + 2; ++q) zw[q] = s[(q - 1) * sz];
-#pragma unroll
-                for (int q = 0; q < G; ++q) fw[q] = fp[q * sz];
-#pragma unroll
-                for (int q = 0; q < G; ++q) {
-                    const T *sq = s + q * sz;
-                    T off = c.vxl * sq[adj ? -1 : nxl] + c.vxh * sq[adj ? 1 : nxh] + c.vyl * sq[nyl] +
-                            c.vyh * sq[nyh];
-                    off += cz * zw[q] + cz * zw[q + 2];
-                    emit(p + q * sz, zw[q + 1], (fw[q] - shift) + off, diag, true);
-                }
-            }
-        };
-        if (g.px) groups(std::false_type{});
-        else groups(std::true_type{});
-    }
-    for (int k = kg1; k < k1; ++k) general(k);
-}
-
-template <class T, bool WRITE, bool REDUCE> struct ResidualEmit {
-    T *r;
-    Red3 *acc;
-    __device__ void uniform_diag(T, bool) {}
-    __device__ void operator()(int64_t p, T centre, T rhs, T diag, bool)
-    {
-        const T res = rhs - diag * centre;
-        if (WRITE) r[p] = res;
-        if (REDUCE) {
-            const double dd = (double)res;
-            acc->s1 += dd * dd;
-            const double aa = fabs(dd);
-            acc->m = (aa >= acc->m || aa != aa) ? aa : acc->m;
-        }
-    }
-};
-
-// Residual r = b + off - diag * u with b = f - shift.  WRITE stores r (in the
-// layout of u) for the multigrid restriction; REDUCE sums r^2 and max |r|.
-template <class T, bool WRITE, bool REDUCE>
-__global__ void __launch_bounds__(WALK_THREADS, REDUCE ? walk_blocks<T>() - 1 : walk_blocks<T>())
-    residual_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
-                    const T *__restrict__ shiftp, T *__restrict__ r, double *partials, int kchunk, int nyb,
-                    int nchunks)
-{
-    int i, j, k0, k1;
-    Red3 acc{0, 0, 0};
-    if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
-        const T shift = shiftp ? *shiftp : T(0);
-        ResidualEmit<T, WRITE, REDUCE> emit{r, &acc};
-        column_walk<T, walk_group<T>()>(g, u, f, i, j, k0, k1, shift, emit);
-    }
-    if (REDUCE) write_partial(partials, acc);
-}
-
-// Sum of u over the interior (for the mean of a singular solution).
-template <class T>
-__global__ void __launch_bounds__(COL_BX *COL_BY)
-    sum_kernel(const Grid<T> g, const T *__restrict__ u, double *partials, int kchunk, int nyb, int nchunks)
-{
-    int yb, zc;
-    const bool blk = block_yz(nyb, nchunks, yb, zc);
-    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
-    Red3 acc{0, 0, 0};
-    if (blk && i < g.nx && j < g.ny) {
-        const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
-        for (int k = k0; k < k1; ++k) acc.s0 += (double)u[g.base + i + j * g.sy + (int64_t)k * g.sz];
-    }
-    write_partial(partials, acc);
-}
-
-// dst = src on the interior (src == NULL: dst = value); with `mean_of`,
-// dst = src - mean_of[0] / npts.
-template <class T>
-__global__ void __launch_bounds__(COL_BX *COL_BY)
-    interior_kernel(const Grid<T> g, const T *src, T *dst, T value,
-                    const double *__restrict__ mean_of, double npts, int kchunk, int nyb, int nchunks)
-{
-    int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return;
-    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
-    if (i >= g.nx || j >= g.ny) return;
-    const T sub = mean_of ? T(mean_of[0] / npts) : T(0);
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
-    for (int k = k0; k < k1; ++k) {
-        const int64_t p = g.base + i + j * g.sy + (int64_t)k * g.sz;
-        dst[p] = src ? src[p] - sub : value;
-    }
-}
-
-// ---- smoothers -----------------------------------------------------------------
-
-// Storage offset of plane m of a column (relative to the plane-0 element):
-// real planes 0..nz-1; on a periodic z axis every m wraps; otherwise -1 and nz
-// are the ghost planes and anything further is not a plane (ok = false).
-template <class T> __device__ __forceinline__ int64_t plane_off(const Grid<T> &g, int m, bool &ok)
-{
-    ok = true;
-    if (m >= 0 && m < g.nz) return (int64_t)m * g.sz;
-    if (!g.is3d) { ok = false; return 0; }
-    if (g.pz) return (int64_t)(((m % g.nz) + g.nz) % g.nz) * g.sz;
-    if (m == -1 || m == g.nz) return (int64_t)m * g.sz;
-    ok = false;
-    return 0;
-}
-
-template <class T> struct JacobiEmit {
-    T *dst;
-    T omega, keep, scale_interior, scale;
-    __device__ void uniform_diag(T diag, bool interior) { scale = interior ? scale_interior : omega / diag; }
-    __device__ void operator()(int64_t p, T centre, T rhs, T diag, bool uniform)
-    {
-        dst[p] = uniform ? keep * centre + rhs * scale : relax(centre, rhs, diag, omega);
-    }
-};
-
-// Weighted Jacobi sweep, src -> dst, one column piece per thread
-// (column_walk).  On the fast range the division by the diagonal is a
-// multiplication by omega / diag: scale_interior (interior_scale) for
-// columns off the x/y faces, computed once per column on the others.
-// Traffic: read src, read f, write dst -- three words per point.
-template <class T>
-__global__ void __launch_bounds__(WALK_THREADS, walk_blocks_sweep<T>())
-    jacobi_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
-                  const T *__restrict__ shiftp, T omega, T scale_interior, int kchunk, int nyb, int nchunks)
-{
-    int i, j, k0, k1;
-    if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    const T shift = shiftp ? *shiftp : T(0);
-    JacobiEmit<T> emit{dst, omega, T(1) - omega, scale_interior, T(0)};
-    column_walk<T, sweep_group<T>()>(g, src, f, i, j, k0, k1, shift, emit);
-}
-
-template <class T> struct Pair;
-template <> struct Pair<float> { typedef float2 type; };
-template <> struct Pair<double> { typedef double2 type; };
-
-// One red-black Gauss-Seidel iteration, both colours in one pass, src -> dst.
-// Red points ((i+j+k) odd in 0-based indices, i.e. even in 1-based ones) are
-// updated from the old values, black points from the new red values.
-// Each thread holds two neighbouring points of a row -- always one red and
-// one black -- so no lane idles while the other colour is computed.  A block
-// (32 pairs x 16 rows) owns a 60 x 12 tile and walks a z chunk; the ring two
-// points wide around the tile is loaded too and its inner half recomputes its
-// red values, so no block depends on another and the result does not depend
-// on scheduling.  Old values go through a register window into shared plane
-// buffers two planes ahead, so no load is waited for at a barrier.  Per plane
-// m: red values at m from the old-value buffers, one barrier, then black
-// values at m-1 from the half-updated buffers (red new, black old).
-// Traffic: read src, read f, write dst -- the cost of one Jacobi sweep, where
-// two separate colour sweeps would move every word twice.
-constexpr int RB_TX = 32;                       // threads (pairs) per row
-constexpr int RB_OX = 2 * RB_TX - 4, RB_OY = RB_BY - 4; // owned points per block
-// rbgs_uniform_kernel: pairs per row and blocks per SM (1024 threads per SM
-// in float, 512 in double, whose registers allow no more).  Double runs two
-// blocks of 16 pairs rather than one of 32, so that one block's barrier does
-// not stall the whole SM (H100, 512^3: 1.48 ms against 1.52 ms).
-template <class T> __host__ __device__ constexpr int rbu_tx() { return sizeof(T) == 4 ? 32 : 16; }
-template <class T> __host__ __device__ constexpr int rbu_blocks() { return (sizeof(T) == 4 ? 1024 : 512) / (rbu_tx<T>() * RB_BY); }
-template <class T> constexpr size_t rbgs_smem_bytes() { return 8 * RB_BY * RB_TX * sizeof(typename Pair<T>::type); }
-
-// (Two blocks per SM in float; one in double, whose registers would spill at
-// two and whose memory time leaves room for it.)
-template <class T>
-__global__ void __launch_bounds__(RB_TX *RB_BY, sizeof(T) == 4 ? 2 : 1)
-    rbgs_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
-                const T *__restrict__ shiftp, T omega, int kchunk, int nyb, int nchunks)
-{
-    typedef typename Pair<T>::type P2;
-    constexpr int EX = 2 * RB_TX;
-    extern __shared__ __align__(16) unsigned char rb_smem[];
-    P2(*ob)[RB_BY][RB_TX] = reinterpret_cast<P2(*)[RB_BY][RB_TX]>(rb_smem); // old values, 4 planes
-    P2(*hb)[RB_BY][RB_TX] = ob + 4;                                          // half-updated, 4 planes
-    int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int gx0 = blockIdx.x * RB_OX - 2 + 2 * tx, gj = yb * RB_OY - 2 + ty;
-
-    // Classify a coordinate: interior (periodic axes wrap), ghost, or out.
-    auto classify = [](int gidx, int n, int periodic, int &idx, int &store) {
-        if (gidx >= 0 && gidx < n) { idx = gidx; store = gidx; return 0; }
-        if (periodic) { idx = ((gidx % n) + n) % n; store = idx; return 0; }
-        if (gidx == -1 || gidx == n) { idx = -1; store = gidx; return 1; }
-        idx = -1; store = 0; return 2;
-    };
-    int yj, ys;
-    const int ky = classify(gj, g.ny, g.py, yj, ys);
-    int xi[2], xs[2];
-    bool loads[2], reds[2], owner[2];
-    int64_t col[2];
-    T vxl[2], vxh[2], vyl[2], vyh[2], dxy[2];
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-        const int kx = classify(gx0 + e, g.nx, g.px, xi[e], xs[e]);
-        const bool active = kx == 0 && ky == 0;
-        const bool ghost = (kx == 1 && ky == 0) || (kx == 0 && ky == 1);
-        const int ex = 2 * tx + e;
-        loads[e] = active || ghost;
-        reds[e] = active && ex >= 1 && ex <= EX - 2 && ty >= 1 && ty <= RB_BY - 2;
-        owner[e] = active && ex >= 2 && ex <= EX - 3 && ty >= 2 && ty <= RB_BY - 3 && gx0 + e < g.nx && gj < g.ny;
-        col[e] = g.base + xs[e] + (int64_t)ys * g.sy;
-        vxl[e] = vxh[e] = vyl[e] = vyh[e] = dxy[e] = T(0);
-        if (reds[e]) {
-            const ColXY<T> c = col_xy(g, xi[e], yj);
-            vxl[e] = c.vxl; vxh[e] = c.vxh; vyl[e] = c.vyl; vyh[e] = c.vyh; dxy[e] = c.dxy;
-        }
-    }
-    const T shift = shiftp ? *shiftp : T(0);
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
-    const int mstart = g.is3d ? k0 - 1 : k0;
-    // Fast planes (g.fast, planes 2..nz-4: every plane touched is real and
-    // has the uniform z coefficients): branch-free updates with omega / diag
-    // precomputed.  They compute one red and one black value per thread,
-    // which needs the two points of a pair to differ in colour; only a pair
-    // across the seam of an odd periodic axis does not, and a block with one
-    // keeps the general path.
-    const int par0 = (xi[0] + yj) & 1, par1 = (xi[1] + yj) & 1;
-    const bool pair_ok = !(reds[0] && reds[1]) || par0 != par1;
-    const bool fast = __syncthreads_and(pair_ok) && g.fast;
-    const T keep = T(1) - omega;
-    T sc[2];
-#pragma unroll
-    for (int e = 0; e < 2; ++e) sc[e] = (fast && reds[e]) ? omega / (dxy[e] + (g.cz + g.cz)) : T(0);
-    const int txl = max(tx - 1, 0), txh = min(tx + 1, RB_TX - 1);
-    const int tyl = max(ty - 1, 0), tyh = min(ty + 1, RB_BY - 1);
-    // One point's update from its neighbours in buffer b: plane slot s (x/y
-    // neighbours), sm / sp (planes below / above); element e of the pair.
-    auto fast_update = [&](P2(*b)[RB_BY][RB_TX], int s, int sm, int sp, int e, T fe) {
-        const P2 cc = b[s][ty][tx], lf = b[s][ty][txl], rt = b[s][ty][txh];
-        const P2 dn = b[s][tyl][tx], up = b[s][tyh][tx], bl = b[sm][ty][tx], ab = b[sp][ty][tx];
-        const T xl = e ? cc.x : lf.y, xh = e ? rt.x : cc.y, c0 = e ? cc.y : cc.x;
-        T off = (e ? vxl[1] : vxl[0]) * xl + (e ? vxh[1] : vxh[0]) * xh + (e ? vyl[1] : vyl[0]) * (e ? dn.y : dn.x) +
-                (e ? vyh[1] : vyh[0]) * (e ? up.y : up.x);
-        off += g.cz * (e ? bl.y : bl.x) + g.cz * (e ? ab.y : ab.x);
-        return keep * c0 + ((fe - shift) + off) * (e ? sc[1] : sc[0]);
-    };
-    const int mend = g.is3d ? k1 : k0 + 1;
-    auto old_at = [&](int m) {
-        bool ok = true;
-        const int64_t o = (m >= 0 && m < g.nz) ? (int64_t)m * g.sz : plane_off(g, m, ok);
-        P2 v;
-        v.x = (loads[0] && ok) ? src[col[0] + o] : T(0);
-        v.y = (loads[1] && ok) ? src[col[1] + o] : T(0);
-        return v;
-    };
-    auto f_at = [&](int m) {
-        bool ok = true;
-        const bool inside = m >= 0 && m < g.nz;
-        const int64_t o = inside ? (int64_t)m * g.sz : plane_off(g, m, ok);
-        const bool real = ok && (inside || g.pz);
-        P2 v;
-        v.x = (reds[0] && real) ? f[col[0] + o] : T(0);
-        v.y = (reds[1] && real) ? f[col[1] + o] : T(0);
-        return v;
-    };
-    auto get = [](const P2 &p, int e) { return e ? p.y : p.x; };
-    ob[(mstart + 3) & 3][ty][tx] = old_at(mstart - 1);
-    ob[mstart & 3][ty][tx] = old_at(mstart);
-    ob[(mstart + 1) & 3][ty][tx] = old_at(mstart + 1);
-    // Loads run two planes ahead of their use: entering iteration m, ra and
-    // rb hold the old values of planes m+2 and m+3 (plane m+4 is loaded
-    // there) and fa holds f of plane m+1 (plane m+2 is loaded there).
-    P2 ra = old_at(mstart + 2), rb = old_at(mstart + 3);
-    P2 fq = f_at(mstart - 1), f0 = f_at(mstart), fa = f_at(mstart + 1);
-    __syncthreads();
-    for (int m = mstart; m <= mend; ++m) {
-        if (fast && m >= 2 && m + 5 <= g.nz) {
-            ob[(m + 2) & 3][ty][tx] = ra;
-            ra = rb;
-            const int64_t o4 = (int64_t)(m + 4) * g.sz, o2 = (int64_t)(m + 2) * g.sz;
-            rb.x = loads[0] ? src[col[0] + o4] : T(0);
-            rb.y = loads[1] ? src[col[1] + o4] : T(0);
-            const P2 fn = fa;
-            fa.x = reds[0] ? f[col[0] + o2] : T(0);
-            fa.y = reds[1] ? f[col[1] + o2] : T(0);
-            const int s0 = m & 3;
-            const bool r0 = reds[0] && ((par0 + m) & 1), r1 = reds[1] && ((par1 + m) & 1);
-            const T rv = fast_update(ob, s0, (m + 3) & 3, (m + 1) & 3, r1, r1 ? f0.y : f0.x);
-            P2 v = ob[s0][ty][tx];
-            if (r0) v.x = rv;
-            if (r1) v.y = rv;
-            hb[s0][ty][tx] = v;
-            __syncthreads();
-            const int q = m - 1;
-            if (q >= k0 && q < k1) {
-                const int hq = (m + 3) & 3;
-                const bool b0 = owner[0] && !((par0 + q) & 1), b1 = owner[1] && !((par1 + q) & 1);
-                const T bv = fast_update(hb, hq, (m + 2) & 3, s0, b1, b1 ? fq.y : fq.x);
-                P2 out = hb[hq][ty][tx];
-                if (b0) out.x = bv;
-                if (b1) out.y = bv;
-                const int64_t oq = (int64_t)q * g.sz;
-                if (owner[0]) dst[col[0] + oq] = out.x;
-                if (owner[1]) dst[col[1] + oq] = out.y;
-            }
-            fq = f0;
-            f0 = fn;
-            continue;
-        }
-        ob[(m + 2) & 3][ty][tx] = ra;
-        ra = rb;
-        rb = old_at(m + 4);
-        const P2 fn = fa;
-        fa = f_at(m + 2);
-        int km;
-        bool real = true;
-        if (m >= 0 && m < g.nz) km = m;
-        else if (g.is3d && g.pz) km = m < 0 ? g.nz - 1 : 0;
-        else { km = m < 0 ? -1 : g.nz; real = false; }
-        const int s0 = m & 3, sm = (m + 3) & 3, sp = (m + 1) & 3;
-        const P2 cc = ob[s0][ty][tx];
-        P2 v = cc; // black: old value; ghost column or z ghost plane: boundary data
-        if (real) {
-            const ColZ<T> z = col_z(g, km);
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                if (!reds[e] || !((xi[e] + yj + km) & 1)) continue; // red points only
-                const T xl = e ? cc.x : ob[s0][ty][tx - 1].y;
-                const T xh = e ? ob[s0][ty][tx + 1].x : cc.y;
-                T off = vxl[e] * xl + vxh[e] * xh + vyl[e] * get(ob[s0][ty - 1][tx], e) +
-                        vyh[e] * get(ob[s0][ty + 1][tx], e);
-                if (g.is3d) off += z.vzl * get(ob[sm][ty][tx], e) + z.vzh * get(ob[sp][ty][tx], e);
-                const T r = relax(get(cc, e), (get(f0, e) - shift) + off, dxy[e] + z.dz, omega);
-                if (e) v.y = r; else v.x = r;
-            }
-        }
-        hb[s0][ty][tx] = v;
-        __syncthreads();
-        const int q = m - 1;
-        if (q >= k0 && q < k1) {
-            const int hq = (m + 3) & 3, hqm = (m + 2) & 3; // slots of planes q and q-1
-            const ColZ<T> z = col_z(g, q);
-            const P2 hc = hb[hq][ty][tx];
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                if (!owner[e]) continue;
-                T out = get(hc, e);
-                if (((xi[e] + yj + q) & 1) == 0) { // black
-                    const T xl = e ? hc.x : hb[hq][ty][tx - 1].y;
-                    const T xh = e ? hb[hq][ty][tx + 1].x : hc.y;
-                    T off = vxl[e] * xl + vxh[e] * xh + vyl[e] * get(hb[hq][ty - 1][tx], e) +
-                            vyh[e] * get(hb[hq][ty + 1][tx], e);
-                    if (g.is3d) off += z.vzl * get(hb[hqm][ty][tx], e) + z.vzh * get(hb[s0][ty][tx], e);
-                    out = relax(out, (get(fq, e) - shift) + off, dxy[e] + z.dz, omega);
-                }
-                dst[col[e] + (int64_t)q * g.sz] = out;
-            }
-        }
-        fq = f0;
-        f0 = fn;
-    }
-}
-
-// The thread setup shared by the uniform red-black kernels (rbgs_uniform_
-// kernel, rbgs2_kernel): thread (tx, ty) of a tile of TX pairs by BY rows
-// holds the points x0, x0 + 1 (x0 even) of row y; the outer RING points on
-// each side of the tile are loaded, not owned.  Per element: act, an
-// interior point; ld, its u is loaded (interior, or an x or y ghost); own,
-// it is stored; fl, its f is needed (the outermost ring computes nothing);
-// cc, its x/y couplings.
-template <class T, int TX, int BY, int RING>
-__device__ __forceinline__ void rb_points(const Grid<T> &g, int x0, int y, int tx, int ty, bool (&act)[2],
-                                          bool (&ld)[2], bool (&own)[2], bool (&fl)[2], ColXY<T> (&cc)[2])
-{
-    const bool yin = y >= 0 && y < g.ny, ygh = y == -1 || y == g.ny;
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-        const int x = x0 + e, ex = 2 * tx + e;
-        const bool xin = x >= 0 && x < g.nx, xgh = x == -1 || x == g.nx;
-        act[e] = xin && yin;
-        ld[e] = act[e] || (xgh && yin) || (xin && ygh);
-        own[e] = act[e] && ex >= RING && ex <= 2 * TX - 1 - RING && ty >= RING && ty <= BY - 1 - RING;
-        fl[e] = act[e] && ex >= 1 && ex <= 2 * TX - 2 && ty >= 1 && ty <= BY - 2;
-        if (act[e]) cc[e] = col_xy(g, x, y);
-        else cc[e] = ColXY<T>{T(0), T(0), T(0), T(0), T(1), 0, 0, 0, 0};
-    }
-}
-
-// ... and per plane parity ph, for the element red on plane ph (red is
-// (x + y + m) odd; er0 = the red element on even planes): whether it is
-// updated (ghosts are not), its couplings to the pair's other element (own)
-// and to the side neighbour, its x/y diagonal, omega / diag on planes coupled
-// by cz, and the side neighbour's thread column in shared memory (one
-// padding column on the left).
-template <class T>
-__device__ __forceinline__ void rb_parity(const bool (&act)[2], const ColXY<T> (&cc)[2], int er0, int tx, T omega,
-                                          T cz, bool (&upd)[2], T (&cown)[2], T (&cside)[2], T (&dxyp)[2],
-                                          T (&scp)[2], int (&side)[2])
-{
-#pragma unroll
-    for (int ph = 0; ph < 2; ++ph) {
-        const int er = er0 ^ ph;
-        upd[ph] = er ? act[1] : act[0];
-        cown[ph] = er ? cc[1].vxl : cc[0].vxh;
-        cside[ph] = er ? cc[1].vxh : cc[0].vxl;
-        dxyp[ph] = er ? cc[1].dxy : cc[0].dxy;
-        scp[ph] = omega / (dxyp[ph] + (cz + cz));
-        side[ph] = tx + 1 + (er ? 1 : -1);
-    }
-}
-
-// The same iteration on a uniform 3D level with no periodic axis (rbgs_uses_
-// uniform), the common case and the one that decides the smoother's speed.
-// Same ring and result as rbgs_kernel (tiles of rbu_tx pairs by RB_BY rows),
-// but nothing is selected per point at run time:
-//  - A thread keeps its pair in colour order (red value R, black value B) and
-//    its own column in registers: the z neighbours of a red point are the
-//    black values of the planes above and below, and the other element of the
-//    pair is one of its x neighbours.  Shared memory holds only what the
-//    neighbouring threads need: the old black value (for the red update) and
-//    the new red value (for the black one), one word each per thread and
-//    plane, read without bank conflicts.
-//  - The x side neighbour is thread tx-1 or tx+1, which alternates with the
-//    plane's parity; the loop runs in blocks of four planes, so the parity,
-//    the buffer slots and the 1/diag factor are compile-time choices.
-//  - The x/y couplings of the red element (the black one at the plane below
-//    is the same element) are per thread and parity, taken from the tables
-//    once; planes 1..nz-2 couple with cz (Grid::fast), the others take the
-//    general step below.
-// One barrier per plane: red at plane m and black at m-1 read what the
-// previous plane's step wrote.
-template <class T>
-__global__ void __launch_bounds__(rbu_tx<T>() * RB_BY, rbu_blocks<T>())
-    rbgs_uniform_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
-                        const T *__restrict__ shiftp, T omega, int kchunk, int nyb, int nchunks)
-{
-    constexpr int TX = rbu_tx<T>(), OX = 2 * TX - 4;
-    constexpr int W = TX + 2, H = RB_BY + 2; // one padding word around the thread grid
-    __shared__ T sb[2][H][W], sr[2][H][W];      // old black / new red, by thread, two planes
-    int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    for (int q = ty * TX + tx; q < 2 * H * W; q += TX * RB_BY) {
-        (&sb[0][0][0])[q] = T(0);
-        (&sr[0][0][0])[q] = T(0);
-    }
-    __syncthreads();
-    const int x0 = blockIdx.x * OX - 2 + 2 * tx, y = yb * RB_OY - 2 + ty; // x0 is even
-    bool ld[2], act[2], own[2], fl[2];
-    ColXY<T> cc[2];
-    rb_points<T, TX, RB_BY, 2>(g, x0, y, tx, ty, act, ld, own, fl, cc);
-    const int64_t sz = g.sz;
-    const int64_t col = g.base + x0 + (int64_t)y * g.sy; // element 0; only dereferenced where ld / act
-    const T *su = src + col, *sf = f + col;
-    T *du = dst + col;
-    const T shift = shiftp ? *shiftp : T(0), keep = T(1) - omega, cz = g.cz;
-    // Red element of the pair on even planes (red is (x + y + m) odd), its
-    // couplings per plane parity (rb_parity).  The y couplings are the same
-    // for both elements of an active pair.
-    const int er0 = (y & 1) ? 0 : 1;
-    bool upd[2];
-    T cown[2], cside[2], dxyp[2], scp[2];
-    int side[2];
-    rb_parity(act, cc, er0, tx, omega, cz, upd, cown, cside, dxyp, scp, side);
-    const T cyl = act[0] ? cc[0].vyl : cc[1].vyl, cyh = act[0] ? cc[0].vyh : cc[1].vyh;
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
-    const int mstart = k0 - 1;
-
-    // Raw pairs (x order) of plane p at s, as loaded; the general step checks
-    // the plane.
-    auto load_u = [&](const T *s, int p, bool edge, T &v0, T &v1) {
-        v0 = v1 = T(0);
-        if (edge && (p < -1 || p > g.nz)) return;
-        if (ld[0]) v0 = s[0];
-        if (ld[1]) v1 = s[1];
-    };
-    auto load_f = [&](const T *s, int p, bool edge, T &v0, T &v1) {
-        v0 = v1 = T(0);
-        if (edge && (p < 0 || p >= g.nz)) return;
-        if (fl[0]) v0 = s[0];
-        if (fl[1]) v1 = s[1];
-    };
-    auto at = [&](const T *base, int p) { return base + (int64_t)p * sz; };
-    // Colour order of plane p's raw pair: red first.
-    auto colour = [&](int er, T v0, T v1, T &r, T &b) {
-        r = er ? v1 : v0;
-        b = er ? v0 : v1;
-    };
-    // Window (colour order): ubk = black of m-1; (rm, bm) plane m; (rp, bp)
-    // plane m+1; raw u of planes m+2 .. m+LA in flight (uq, whose last slot
-    // step m fills with plane m+1+LA); f: fr red of m, fq black of m-1, fb
-    // black of m, raw f of planes m+1 .. m+LA-1 (fw, last slot: m+LA); rn1,
-    // rn2 = new red of m-1, m-2.  Double keeps two planes more in flight: it
-    // runs half the threads per SM, so each must carry more loads (H100,
-    // 512^3: look-ahead 2, 3, 4, 5 took 1.75, 1.61, 1.59, 1.63 ms).
-    T ubk, rm, bm, rp, bp, fr, fq = T(0), fb, rn1 = T(0), rn2 = T(0);
-    constexpr int LA = sizeof(T) == 4 ? 2 : 4; // look-ahead in planes
-    T uq[LA][2], fw[LA][2];
-    {
-        T v0, v1, dummy;
-        const int e_m = er0 ^ (mstart & 1);
-        load_u(at(su, mstart - 1), mstart - 1, true, v0, v1);
-        colour(e_m ^ 1, v0, v1, dummy, ubk);
-        load_u(at(su, mstart), mstart, true, v0, v1);
-        colour(e_m, v0, v1, rm, bm);
-        load_u(at(su, mstart + 1), mstart + 1, true, v0, v1);
-        colour(e_m ^ 1, v0, v1, rp, bp);
-#pragma unroll
-        for (int a = 0; a + 1 < LA; ++a) load_u(at(su, mstart + 2 + a), mstart + 2 + a, true, uq[a][0], uq[a][1]);
-        load_f(at(sf, mstart), mstart, true, v0, v1);
-        colour(e_m, v0, v1, fr, fb);
-#pragma unroll
-        for (int a = 0; a + 1 < LA; ++a) load_f(at(sf, mstart + 1 + a), mstart + 1 + a, true, fw[a][0], fw[a][1]);
-        sb[mstart & 1][ty + 1][tx + 1] = bm;
-    }
-    __syncthreads();
-
-    // Running pointers of step m: the u and f planes it loads, the plane it
-    // stores (no 64-bit multiplications in the loop).
-    const T *pu = at(su, mstart + 1 + LA), *pf = at(sf, mstart + LA);
-    T *pd = du + (int64_t)(mstart - 1) * sz;
-    // The step for plane m (red at m, black at m-1); PH = m & 1.  Fast steps
-    // lie inside the chunk (their black plane is always stored).
-    auto step = [&](int m, auto ph_c, auto fast_c) {
-        constexpr int PH = decltype(ph_c)::value;
-        constexpr bool FAST = decltype(fast_c)::value;
-        const bool edge = !FAST;
-        const int er = er0 ^ PH; // red element at m; black element at m-1
-        load_u(pu, m + 1 + LA, edge, uq[LA - 1][0], uq[LA - 1][1]); // in flight until the end of step m+LA-1
-        load_f(pf, m + LA, edge, fw[LA - 1][0], fw[LA - 1][1]);
-        pu += sz;
-        pf += sz;
-        // The update of the pair's element er (red at m, black at m-1: the same
-        // element) at plane p: x side and y neighbours from buffer b, the
-        // pair's other element, the z neighbours zl / zh.
-        auto update = [&](T(*b)[W], T centre, T partner, T zl, T zh, T fv, int p) {
-            const T sd = b[ty + 1][side[PH]], lo = b[ty][tx + 1], hi = b[ty + 2][tx + 1];
-            T off = (cown[PH] * partner + cside[PH] * sd) + (cyl * lo + cyh * hi);
-            T s = scp[PH];
-            if (FAST) {
-                off += cz * (zl + zh);
-            } else {
-                const ColZ<T> z = col_z(g, p);
-                off += z.vzl * zl + z.vzh * zh;
-                s = omega / (dxyp[PH] + z.dz);
-            }
-            return keep * centre + ((fv - shift) + off) * s;
-        };
-        // Red at m, from the old black values.
-        T rn = rm;
-        if (FAST || (m >= 0 && m < g.nz)) {
-            const T v = update(sb[PH], rm, bm, ubk, bp, fr, m);
-            rn = upd[PH] ? v : rm;
-        }
-        // Black at q = m - 1, from the new red values; stored with the red
-        // value there.
-        const int q = m - 1;
-        if (FAST || (q >= k0 && q < k1)) {
-            const T bn = update(sr[PH ^ 1], ubk, rn1, rn2, rn, fq, q);
-            if (own[0]) pd[0] = er ? rn1 : bn;
-            if (own[1]) pd[1] = er ? bn : rn1;
-        }
-        pd += sz;
-        sr[PH][ty + 1][tx + 1] = rn;
-        sb[PH ^ 1][ty + 1][tx + 1] = bp;
-        __syncthreads();
-        // Advance the window by one plane.
-        ubk = bm;
-        rm = rp;
-        bm = bp;
-        colour(er, uq[0][0], uq[0][1], rp, bp); // plane m+2 has the parity of m
-#pragma unroll
-        for (int a = 0; a + 1 < LA; ++a) {
-            uq[a][0] = uq[a + 1][0];
-            uq[a][1] = uq[a + 1][1];
-        }
-        fq = fb;
-        colour(er ^ 1, fw[0][0], fw[0][1], fr, fb); // plane m+1
-#pragma unroll
-        for (int a = 0; a + 1 < LA; ++a) {
-            fw[a][0] = fw[a + 1][0];
-            fw[a][1] = fw[a + 1][1];
-        }
-        rn2 = rn1;
-        rn1 = rn;
-    };
-    constexpr int U = 4; // planes per fast block (even)
-    const int fast_end = min(k1, g.nz - 2 - LA); // last plane a fast step may take (loads stay inside)
-    int m = mstart;
-    while (m <= k1) {
-        if (m >= 2 && m > k0 && !(m & 1) && m + U - 1 <= fast_end) {
-#pragma unroll
-            for (int s = 0; s < U; s += 2) {
-                step(m + s, std::integral_constant<int, 0>{}, std::true_type{});
-                step(m + s + 1, std::integral_constant<int, 1>{}, std::true_type{});
-            }
-            m += U;
-        } else {
-            if (m & 1) step(m, std::integral_constant<int, 1>{}, std::false_type{});
-            else step(m, std::integral_constant<int, 0>{}, std::false_type{});
-            ++m;
-        }
-    }
+    for (int kf = 0; kf < nf && ok; ++kf)
+        if (t0[kf] < 0 || (kf > 0 && t0[kf] < t0[kf - 1])) ok = false;
+    if (!ok) std::fill(t0.begin(), t0.end(), 0);
+    return ok;
 }
 
 
-// Two red-black iterations in one pass, on the levels rbgs_uniform_kernel
-// serves: read u and f once, write u once, where two passes move each word
-// twice.  The same thread layout and ring (pairs in colour order, the
-// neighbours' values through shared memory), with four stages per plane
-// step m instead of two, each on the element that is red at m (A):
-//   S1 red of iteration 1 at m        (old black values around it)
-//   S2 black of iteration 1 at m - 1  (S1's values)
-//   S3 red of iteration 2 at m - 2    (S2's values)
-//   S4 black of iteration 2 at m - 3  (S3's values), stored with the other
-//      element's S3 value from the step before.
-// Every stage reads its neighbours' values of the previous step and its own
-// column from registers, so one barrier per step still suffices.  Each stage
-// loses one point of the tile on every side: a block of TX pairs by BY rows
-// owns (2 TX - 8) x (BY - 8) points, and a chunk starts three planes early
-// (red of iteration 1 must be right from plane k0 - 3 on).  The arithmetic
-// of each update is rbgs_uniform_kernel's, so two of its passes give the
-// same values.  Blocks of 32 x 32 threads in float (one per SM: 64
-// registers, with 36 bytes of spill stores per thread) and 16 x 32 in double
-// (one per SM: 128 registers, 12 bytes spilled): 66% and 56% of the tile
-// owned.  H100, 512^3 (ncu, spills included): 1.10 ms in float and 2.08 ms
-// in double, against 2 x 0.77 and 2 x 1.48 ms for two passes of
-// rbgs_uniform_kernel; it pays on large levels only (PAIRED_MIN).  The
-// thread setup (rb_points, rb_parity) is rbgs_uniform_kernel's; a variant
-// that returned it as one struct spilled 48 bytes instead of 36 in float
-// and made a pass slower (an RBGS iteration at 512^3 0.55 -> 0.62 ms).
-template <class T> __host__ __device__ constexpr int rb2_tx() { return sizeof(T) == 4 ? 32 : 16; }
-constexpr int RB2_BY = 32;
-
-template <class T, int TX, int BY>
-__global__ void __launch_bounds__(TX *BY, 1)
-    rbgs2_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
-                 const T *__restrict__ shiftp, T omega, int kchunk, int nyb, int nchunks)
-{
-    constexpr int OX = 2 * TX - 8, OY = BY - 8;
-    constexpr int W = TX + 2, H = BY + 2; // one padding word around the thread grid
-    // Per thread and step parity: old black (for S1), then the values of S1,
-    // S2 and S3 (for S2, S3, S4 of the next step).
-    __shared__ T sb[2][H][W], s1[2][H][W], s2[2][H][W], s3[2][H][W];
-    int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    for (int q = ty * TX + tx; q < 2 * H * W; q += TX * BY) {
-        (&sb[0][0][0])[q] = T(0);
-        (&s1[0][0][0])[q] = T(0);
-        (&s2[0][0][0])[q] = T(0);
-        (&s3[0][0][0])[q] = T(0);
-    }
-    __syncthreads();
-    const int x0 = blockIdx.x * OX - 4 + 2 * tx, y = yb * OY - 4 + ty; // x0 is even
-    bool ld[2], act[2], own[2], fl[2];
-    ColXY<T> cc[2];
-    rb_points<T, TX, BY, 4>(g, x0, y, tx, ty, act, ld, own, fl, cc);
-    const int64_t sz = g.sz;
-    const int64_t col = g.base + x0 + (int64_t)y * g.sy; // element 0; only dereferenced where ld / fl
-    const T *su = src + col, *sf = f + col;
-    T *du = dst + col;
-    const T shift = shiftp ? *shiftp : T(0), keep = T(1) - omega, cz = g.cz;
-    const int er0 = (y & 1) ? 0 : 1; // red element on even planes
-    bool upd[2];
-    T cown[2], cside[2], dxyp[2], scp[2];
-    int side[2];
-    rb_parity(act, cc, er0, tx, omega, cz, upd, cown, cside, dxyp, scp, side);
-    const T cyl = act[0] ? cc[0].vyl : cc[1].vyl, cyh = act[0] ? cc[0].vyh : cc[1].vyh;
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
-    const int mstart = k0 - 3;
-
-    auto load_u = [&](const T *s, int p, bool edge, T &v0, T &v1) {
-        v0 = v1 = T(0);
-        if (edge && (p < -1 || p > g.nz)) return;
-        if (ld[0]) v0 = s[0];
-        if (ld[1]) v1 = s[1];
-    };
-    auto load_f = [&](const T *s, int p, bool edge, T &v0, T &v1) {
-        v0 = v1 = T(0);
-        if (edge && (p < 0 || p >= g.nz)) return;
-        if (fl[0]) v0 = s[0];
-        if (fl[1]) v1 = s[1];
-    };
-    auto at = [&](const T *base, int p) { return base + (int64_t)p * sz; };
-    auto colour = [&](int er, T v0, T v1, T &r, T &b) {
-        r = er ? v1 : v0;
-        b = er ? v0 : v1;
-    };
-    // Window at step m (A red at m, B its partner): ubk = old A at m-1;
-    // (rm, bm) old (A, B) at m; (rp, bp) old (B, A) at m+1; raw u of planes
-    // m+2 .. in flight (uq).  f in colour order: (fr0, fk0) plane m, (fr1,
-    // fk1) m-1, (fr2, fk2) m-2, fk3 m-3; raw f in flight (fw).  Stage values
-    // of the step before (element B): r1p = S1 at m-1, k1p = S2 at m-2,
-    // r2p = S3 at m-3; of two steps before (A): r1q = S1 at m-2, k1q = S2
-    // at m-3, r2q = S3 at m-4.
-    T ubk, rm, bm, rp, bp, fr0, fk0, fr1 = T(0), fk1 = T(0), fr2 = T(0), fk2 = T(0), fk3 = T(0);
-    T r1p = T(0), k1p = T(0), r2p = T(0), r1q = T(0), k1q = T(0), r2q = T(0);
-    constexpr int LA = sizeof(T) == 4 ? 2 : 4; // look-ahead in planes
-    T uq[LA][2], fw[LA][2];
-    {
-        T v0, v1, dummy;
-        const int e_m = er0 ^ (mstart & 1);
-        load_u(at(su, mstart - 1), mstart - 1, true, v0, v1);
-        colour(e_m ^ 1, v0, v1, dummy, ubk);
-        load_u(at(su, mstart), mstart, true, v0, v1);
-        colour(e_m, v0, v1, rm, bm);
-        load_u(at(su, mstart + 1), mstart + 1, true, v0, v1);
-        colour(e_m ^ 1, v0, v1, rp, bp);
-#pragma unroll
-        for (int a = 0; a + 1 < LA; ++a) load_u(at(su, mstart + 2 + a), mstart + 2 + a, true, uq[a][0], uq[a][1]);
-        load_f(at(sf, mstart), mstart, true, v0, v1);
-        colour(e_m, v0, v1, fr0, fk0);
-#pragma unroll
-        for (int a = 0; a + 1 < LA; ++a) load_f(at(sf, mstart + 1 + a), mstart + 1 + a, true, fw[a][0], fw[a][1]);
-        sb[mstart & 1][ty + 1][tx + 1] = bm;
-    }
-    __syncthreads();
-
-    const T *pu = at(su, mstart + 1 + LA), *pf = at(sf, mstart + LA);
-    T *pd = du + (int64_t)(mstart - 3) * sz;
-    auto step = [&](int m, auto ph_c, auto fast_c) {
-        constexpr int PH = decltype(ph_c)::value;
-        constexpr bool FAST = decltype(fast_c)::value;
-        const bool edge = !FAST;
-        const int er = er0 ^ PH;
-        load_u(pu, m + 1 + LA, edge, uq[LA - 1][0], uq[LA - 1][1]);
-        load_f(pf, m + LA, edge, fw[LA - 1][0], fw[LA - 1][1]);
-        pu += sz;
-        pf += sz;
-        // Element A's update at plane p: x side and y neighbours from buffer
-        // b, the partner (element B), the z neighbours zl / zh.
-        auto update = [&](T(*b)[W], T centre, T partner, T zl, T zh, T fv, int p) {
-            if (!FAST && (p < 0 || p >= g.nz)) return centre;
-            const T sd = b[ty + 1][side[PH]], lo = b[ty][tx + 1], hi = b[ty + 2][tx + 1];
-            T off = (cown[PH] * partner + cside[PH] * sd) + (cyl * lo + cyh * hi);
-            T s = scp[PH];
-            if (FAST) {
-                off += cz * (zl + zh);
-            } else {
-                const ColZ<T> z = col_z(g, p);
-                off += z.vzl * zl + z.vzh * zh;
-                s = omega / (dxyp[PH] + z.dz);
-            }
-            const T v = keep * centre + ((fv - shift) + off) * s;
-            return upd[PH] ? v : centre;
-        };
-        const T v1 = update(sb[PH], rm, bm, ubk, bp, fr0, m);          // S1
-        const T v2 = update(s1[PH ^ 1], ubk, r1p, r1q, v1, fk1, m - 1); // S2
-        const T v3 = update(s2[PH ^ 1], r1q, k1p, k1q, v2, fr2, m - 2); // S3
-        const T v4 = update(s3[PH ^ 1], k1q, r2p, r2q, v3, fk3, m - 3); // S4
-        const int q = m - 3;
-        if (FAST || (q >= k0 && q < k1)) {
-            if (own[0]) pd[0] = er ? r2p : v4;
-            if (own[1]) pd[1] = er ? v4 : r2p;
-        }
-        pd += sz;
-        s1[PH][ty + 1][tx + 1] = v1;
-        s2[PH][ty + 1][tx + 1] = v2;
-        s3[PH][ty + 1][tx + 1] = v3;
-        sb[PH ^ 1][ty + 1][tx + 1] = bp;
-        __syncthreads();
-        // Advance the window by one plane.
-        r1q = r1p;
-        k1q = k1p;
-        r2q = r2p;
-        r1p = v1;
-        k1p = v2;
-        r2p = v3;
-        ubk = bm;
-        rm = rp;
-        bm = bp;
-        colour(er, uq[0][0], uq[0][1], rp, bp); // plane m+2 has the parity of m
-#pragma unroll
-        for (int a = 0; a + 1 < LA; ++a) {
-            uq[a][0] = uq[a + 1][0];
-            uq[a][1] = uq[a + 1][1];
-        }
-        fk3 = fk2;
-        fr2 = fr1;
-        fk2 = fk1;
-        fr1 = fr0;
-        fk1 = fk0;
-        colour(er ^ 1, fw[0][0], fw[0][1], fr0, fk0); // plane m+1
-#pragma unroll
-        for (int a = 0; a + 1 < LA; ++a) {
-            fw[a][0] = fw[a + 1][0];
-            fw[a][1] = fw[a + 1][1];
-        }
-    };
-    constexpr int U = 4; // planes per fast block (even)
-    // A fast step m: planes m-3 .. m take cz, its loads stay inside, it stores.
-    const int fast_lo = max(4, k0 + 3), fast_end = min(k1 + 2, g.nz - 2 - LA);
-    int m = mstart;
-    while (m <= k1 + 2) {
-        if (m >= fast_lo && !(m & 1) && m + U - 1 <= fast_end) {
-#pragma unroll
-            for (int s = 0; s < U; s += 2) {
-                step(m + s, std::integral_constant<int, 0>{}, std::true_type{});
-                step(m + s + 1, std::integral_constant<int, 1>{}, std::true_type{});
-            }
-            m += U;
-        } else {
-            if (m & 1) step(m, std::integral_constant<int, 1>{}, std::false_type{});
-            else step(m, std::integral_constant<int, 0>{}, std::false_type{});
-            ++m;
-        }
-    }
-}
-// ---- ghost layers --------------------------------------------------------------
-
-// Copy (src != NULL) or zero the ghost layer of every face that carries data,
-// edges and corners included.  blockIdx.z = face; threads cover the face.
-template <class T>
-__global__ void ghost_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, int faces_mask)
-{
-    const int face = blockIdx.z;
-    if (!((faces_mask >> face) & 1)) return;
-    const int axis = face >> 1, hi = face & 1;
-    // Extents (ghosts included) along the two lateral axes.
-    const int64_t ext[3] = {g.nx + 2, g.ny + 2, g.is3d ? g.nz + 2 : 1};
-    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
-    const int64_t n1 = ext[a1], n2 = ext[a2];
-    const int64_t total = n1 * n2;
-    // Storage of (0,0,0) including ghosts: base - 1 - sy (- sz in 3D).
-    const int64_t origin = g.base - 1 - g.sy - (g.is3d ? g.sz : 0);
-    const int64_t str[3] = {1, g.sy, g.sz};
-    const int64_t fixed = (hi ? ext[axis] - 1 : 0) * str[axis];
-    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t c1 = t % n1, c2 = t / n1;
-        const int64_t p = origin + fixed + c1 * str[a1] + c2 * str[a2];
-        dst[p] = src ? src[p] : T(0);
-    }
-}
-
-// ---- multigrid transfers ---------------------------------------------------------
-
-// Per-axis transfer tables on the device (see AxisTransfer).
+// ---- device tables ----
+// Restriction rows per axis (see AxisTransfer): rcnt[I], ridx / rw[I *
+// MAX_CHILDREN + m]; tz0 / wz0 / wz1: per fine plane, the first coarse plane
+// it restricts to and its weights there and in the next one (tiles only).
 template <class T> struct Xfer {
-    const int *p0x, *p1x, *p0y, *p1y, *p0z, *p1z;
-    const T *q0x, *q1x, *q0y, *q1y, *q0z, *q1z;
     const int *cntx, *cnty, *cntz, *idxx, *idxy, *idxz;
     const T *rwx, *rwy, *rwz;
-    const int *c4x, *c4y, *c4z; // FMG interpolation (4 per fine node)
-    const T *w4x, *w4y, *w4z;
-    // Per fine plane: the first coarse plane it restricts to and its weights
-    // there and in the next one (restrict_tile_kernel only).
     const int *tz0;
     const T *wz0, *wz1;
 };
+// Interpolation taps per axis: tap a of fine node i is coarse storage index
+// i?[i * NW + a] with weight w?[i * NW + a] (NW = 2: trilinear, 4: tricubic).
+template <class T> struct Taps {
+    const int *ix, *iy, *iz;
+    const T *wx, *wy, *wz;
+};
+// The same fitted into windows for the tiles: tap a of fine node i is coarse
+// storage index s?[i] + a with weight w?[i * NT + a] (window_taps).
+template <class T> struct Windows {
+    const int *sx, *sy, *sz;
+    const T *wx, *wy, *wz;
+};
 
-// Restriction: fc = R (r) on the coarse interior, with r read from the fine
-// array in the fine layout.  `shiftp` (may be NULL) is subtracted from every
-// fine value first (FMG restricts f - mean for singular problems).  A walk
-// launch on the coarse grid: each thread takes a short column piece, with
-// its x and y children (indices, weights) in registers, so every load of r
-// is independent of the others.
+template <class T> __device__ __forceinline__ int64_t ghost_origin(const Grid<T> &g)
+{
+    return g.base - 1 - g.sy - (g.is3d ? g.sz : 0); // storage of (-1, -1, -1)
+}
+
+// ---- restriction, direct ----
+// The x/y children of coarse column (I, J): indices, row offsets, weights
+// (unused slots weight 0), in registers for the column's planes.
+template <class T> struct RsColumn {
+    int cx, cy;
+    int ix[MAX_CHILDREN];
+    int64_t oy[MAX_CHILDREN];
+    T wx[MAX_CHILDREN], wy[MAX_CHILDREN];
+};
+template <class T> __device__ __forceinline__ RsColumn<T> rs_column(const Xfer<T> &x, int64_t fsy, int I, int J)
+{
+    RsColumn<T> c;
+    c.cx = __ldg(x.cntx + I);
+    c.cy = __ldg(x.cnty + J);
+#pragma unroll
+    for (int a = 0; a < MAX_CHILDREN; ++a) {
+        c.ix[a] = a < c.cx ? __ldg(x.idxx + I * MAX_CHILDREN + a) : 0;
+        c.wx[a] = a < c.cx ? __ldg(x.rwx + I * MAX_CHILDREN + a) : T(0);
+        c.oy[a] = a < c.cy ? (int64_t)__ldg(x.idxy + J * MAX_CHILDREN + a) * fsy : 0;
+        c.wy[a] = a < c.cy ? __ldg(x.rwy + J * MAX_CHILDREN + a) : T(0);
+    }
+    return c;
+}
+// (R (r - shift)) at coarse plane K of the column.
+template <class T>
+__device__ __forceinline__ T rs_point(const RsColumn<T> &c, const Grid<T> &fine, const Xfer<T> &x, const T *r, int K,
+                                      T shift)
+{
+    const int cz = fine.is3d ? __ldg(x.cntz + K) : 1;
+    T acc = T(0);
+    for (int q = 0; q < cz; ++q) {
+        const int kf = fine.is3d ? __ldg(x.idxz + K * MAX_CHILDREN + q) : 0;
+        const T wz = fine.is3d ? __ldg(x.rwz + K * MAX_CHILDREN + q) : T(1);
+        const T *plane = r + fine.base + (int64_t)kf * fine.sz;
+        T accy = T(0);
+#pragma unroll
+        for (int b = 0; b < MAX_CHILDREN; ++b) {
+            if (b >= c.cy) break;
+            const T *row = plane + c.oy[b];
+            T accx = T(0);
+#pragma unroll
+            for (int a = 0; a < MAX_CHILDREN; ++a)
+                if (a < c.cx) accx += c.wx[a] * (row[c.ix[a]] - shift);
+            accy += c.wy[b] * accx;
+        }
+        acc += wz * accy;
+    }
+    return acc;
+}
+
+// fc = R (r - shift) on the coarse interior, r in the fine layout (shiftp
+// may be NULL; FMG restricts f minus the mean of a singular problem).  A walk
+// launch on the coarse grid: every load of r is independent of the others.
 template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
     restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ r,
@@ -1742,67 +2107,26 @@ __global__ void __launch_bounds__(WALK_THREADS)
     int I, J, k0, k1;
     if (!walk_thread(coarse.nx, coarse.ny, coarse.nz, kchunk, nyb, nchunks, I, J, k0, k1)) return;
     const T shift = shiftp ? *shiftp : T(0);
-    const int cx = __ldg(x.cntx + I), cy = __ldg(x.cnty + J);
-    int ix[MAX_CHILDREN];
-    int64_t oy[MAX_CHILDREN];
-    T wx[MAX_CHILDREN], wy[MAX_CHILDREN];
-#pragma unroll
-    for (int a = 0; a < MAX_CHILDREN; ++a) {
-        ix[a] = a < cx ? __ldg(x.idxx + I * MAX_CHILDREN + a) : 0;
-        wx[a] = a < cx ? __ldg(x.rwx + I * MAX_CHILDREN + a) : T(0);
-        oy[a] = a < cy ? (int64_t)__ldg(x.idxy + J * MAX_CHILDREN + a) * fine.sy : 0;
-        wy[a] = a < cy ? __ldg(x.rwy + J * MAX_CHILDREN + a) : T(0);
-    }
-    for (int K = k0; K < k1; ++K) {
-        const int cz = fine.is3d ? __ldg(x.cntz + K) : 1;
-        T acc = T(0);
-        for (int c = 0; c < cz; ++c) {
-            const int kf = fine.is3d ? __ldg(x.idxz + K * MAX_CHILDREN + c) : 0;
-            const T wz = fine.is3d ? __ldg(x.rwz + K * MAX_CHILDREN + c) : T(1);
-            const T *plane = r + fine.base + (int64_t)kf * fine.sz;
-            T accy = T(0);
-#pragma unroll
-            for (int b = 0; b < MAX_CHILDREN; ++b) {
-                if (b >= cy) break;
-                const T *row = plane + oy[b];
-                T accx = T(0);
-#pragma unroll
-                for (int a = 0; a < MAX_CHILDREN; ++a)
-                    if (a < cx) accx += wx[a] * (row[ix[a]] - shift);
-                accy += wy[b] * accx;
-            }
-            acc += wz * accy;
-        }
-        fc[coarse.base + I + (int64_t)J * coarse.sy + (int64_t)K * coarse.sz] = acc;
-    }
+    const RsColumn<T> c = rs_column(x, fine.sy, I, J);
+    for (int K = k0; K < k1; ++K) fc[at_point(coarse, I, J, K)] = rs_point(c, fine, x, r, K, shift);
 }
 
-// Restriction through shared memory, where the children of each coarse node
-// are a contiguous run of fine nodes that moves forward with the node (vertex
-// and cell-pair coarsening, identity axes; not periodic rings whose ends
-// wrap, except tiny ones where the runs still move forward).
-// A block owns a RS_TX x RS_TY patch of coarse columns and a chunk of coarse
-// planes; it walks the fine planes under the chunk, and each fine plane is
-// read from memory once, as a tile of RS_SX x RS_SY values in shared memory:
-// a ring of RS_STAGES tiles filled by asynchronous copies (cp.async), so the
-// next RS_STAGES - 1 planes are in flight while one is summed.  Against two
-// planes staged through registers, the ring took the 512^3 restriction from
-// 346 to 300 us in float and from 640 to 500 us in double (H100); 6 stages
-// gained nothing more in float (double cannot take 5: four tiles of 1360
-// doubles are 43.5 KB of the 48 KB of static shared memory), and 8 / 5
-// blocks per SM instead of 4 / 3 lost.
-// Each thread sums its x-y children from the tile and adds the result to the
-// (at most two) coarse planes the fine plane belongs to (x.tz0/wz0/wz1),
-// storing a coarse plane once no later fine plane reaches it.  The generic
-// kernel above reads every fine value once per coarse parent: 64 loads per
-// coarse point on even axes against about 9 here.
-constexpr int RS_TX = 32, RS_TY = 8, RS_SX = 2 * RS_TX + 4, RS_SY = 2 * RS_TY + 4;
-constexpr int RS_STAGES = 4;
+// ---- restriction through shared memory ----
+// Where the children of each coarse node are a contiguous run of fine nodes
+// that moves forward with the node (vertex and cell-pair coarsening, identity
+// axes; not periodic rings whose ends wrap, except tiny ones where the runs
+// still move forward).  A block owns a RS_TX x RS_TY patch of coarse columns
+// and a chunk of coarse planes; it walks the fine planes under the chunk, and
+// each fine plane is read from memory once, as a tile of RS_SX x RS_SY values
+// in a ring of RS_STAGES shared-memory tiles filled by cp.async, so the next
+// RS_STAGES - 1 planes are in flight while one is summed.  Each thread sums
+// its x-y children from the tile and adds the result to the (at most two)
+// coarse planes the fine plane belongs to (x.tz0/wz0/wz1), storing a coarse
+// plane once no later fine plane reaches it.  The direct kernel reads every
+// fine value once per coarse parent: 64 loads per coarse point on even axes
+// against about 9 here.
 static_assert(RS_STAGES >= 2, "restrict_tile_kernel waits for all but RS_STAGES - 2 copy groups");
 static_assert(RS_STAGES * RS_SX * RS_SY * sizeof(double) <= 48 * 1024, "restriction ring over 48 KB in double");
-
-// Blocks per SM restrict_tile_kernel is compiled for: in float 4, in double 3.
-template <class T> __host__ __device__ constexpr int rs_blocks() { return sizeof(T) == 4 ? 4 : 3; }
 
 // A thread of a restriction block (restrict_tile_kernel,
 // restrict_residual_kernel): its coarse column (I, J), the chunk's coarse
@@ -1882,7 +2206,7 @@ template <class T> struct RsPlanes {
 };
 
 template <class T>
-__global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
+__global__ void __launch_bounds__(RS_TX *RS_TY, Tune<T>::rs_blocks)
     restrict_tile_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ r,
                          const T *__restrict__ shiftp, T *__restrict__ fc, int kchunk, int nyb, int nchunks)
 {
@@ -1950,40 +2274,33 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rs_blocks<T>())
     acc.finish(flush);
 }
 
-// The residual's restriction in one pass: fc = R (f - shift - A u), the
-// residual_kernel + restrict_tile_kernel pair without the fine residual in
-// memory (the pair reads u and f, writes r and reads it back: four words
-// per fine point against two here).  Used in double: at 512^3 on an H100
-// it takes 1.51 ms against 1.12 + 0.50 for the pair.  In float it took
-// 1.02 ms against 0.94 (limited by its instructions and barriers, not by
-// memory), so float keeps the pair.  Same blocks, children and z accumulation as
-// restrict_tile_kernel; per fine plane the block computes the residual on
-// its RS_SX x RS_SY tile into shared memory from rings of u planes (the tile
-// and a one-point frame, ghosts included: the neighbours across a face are
-// the ghosts, so no periodic axis) and of f planes, copied asynchronously
-// rr_ahead planes ahead of need.  Uniform 3D levels only (Grid::fast: the
-// x / y couplings follow from a node's place on its axis).
+// The residual's restriction in one pass, double only (Tune::rr_fused): fc =
+// R (f - shift - A u) without the fine residual in memory (the residual
+// kernel and the restriction read u and f, write r and read it back: four
+// words per fine point against two here).  Same blocks, children and z
+// accumulation as restrict_tile_kernel; per fine plane the block computes the
+// residual on its RS_SX x RS_SY tile into shared memory from rings of u
+// planes (the tile and a one-point frame, ghosts included: the neighbours
+// across a face are the ghosts, so no periodic axis) and of f planes, copied
+// asynchronously.  Uniform 3D levels only (Grid::fast: the x / y couplings
+// follow from a node's place on its axis).
 constexpr int RR_UX = RS_SX + 2, RR_UY = RS_SY + 2, RR_UE = RR_UX * RR_UY, RR_FE = RS_SX * RS_SY;
-// Planes copied ahead of need, and blocks per SM the kernel is built for.
-template <class T> __host__ __device__ constexpr int rr_ahead() { return sizeof(T) == 4 ? 1 : 0; }
-template <class T> __host__ __device__ constexpr int rr_blocks() { return 2; }
 
 // Dynamic shared memory of restrict_residual_kernel: the u and f rings, two
 // residual planes, a word per thread.
 template <class T> constexpr size_t rr_smem_bytes()
 {
-    return sizeof(T) * ((size_t)(rr_ahead<T>() + 4) * RR_UE + (size_t)(rr_ahead<T>() + 2) * RR_FE + 2 * (size_t)RR_FE) +
-           sizeof(unsigned) * RS_TX * RS_TY;
+    return sizeof(T) * ((size_t)4 * RR_UE + (size_t)2 * RR_FE + 2 * (size_t)RR_FE) + sizeof(unsigned) * RS_TX * RS_TY;
 }
 
 template <class T>
-__global__ void __launch_bounds__(RS_TX *RS_TY, rr_blocks<T>())
+__global__ void __launch_bounds__(RS_TX *RS_TY, 2)
     restrict_residual_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ u,
                              const T *__restrict__ f, const T *__restrict__ shiftp, T *__restrict__ fc, int kchunk,
                              int nyb, int nchunks)
 {
     constexpr int NT = RS_TX * RS_TY, USL = (RR_UE + NT - 1) / NT, FSL = (RR_FE + NT - 1) / NT;
-    constexpr int D = rr_ahead<T>(), SU = D + 4, SF = D + 2; // look-ahead, ring slots
+    constexpr int SU = 4, SF = 2; // ring slots
     extern __shared__ __align__(16) unsigned char rr_smem[];
     T *ut = (T *)rr_smem;        // [SU][RR_UE]: u planes, tile plus frame
     T *ft = ut + SU * RR_UE;     // [SF][RR_FE]: f planes
@@ -1995,7 +2312,7 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rr_blocks<T>())
     const RsThread<T> th = rs_thread(coarse, x, yb, zc, kchunk);
     const int k0 = th.k0, k1 = th.k1, fx0 = th.fx0, fy0 = th.fy0;
     const T shift = shiftp ? *shiftp : T(0);
-        // u tile element e = tid + NT q: row e / RR_UX, column e % RR_UX, at
+    // u tile element e = tid + NT q: row e / RR_UX, column e % RR_UX, at
     // storage (fx0 - 1 + column, fy0 - 1 + row), ghosts included; past the
     // storage it is zeroed once in every slot and never copied to.  f tile
     // elements as restrict_tile_kernel's, interior only.
@@ -2050,7 +2367,7 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rr_blocks<T>())
     };
     RsPlanes<T> acc{k0};
 #pragma unroll
-    for (int g = 0; g < 3 + D; ++g) fetch(g);
+    for (int g = 0; g < 3; ++g) fetch(g);
     // This thread's residual elements' u at planes kf - 1 and kf (the centre
     // at kf + 1 is read from the ring each plane).
     T zlo[FSL], zce[FSL];
@@ -2065,9 +2382,9 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rr_blocks<T>())
         ends_s[tid] = ends;
     }
     for (int it = 0, kf = fz0; kf <= fz1; ++it, ++kf) {
-        __pipeline_wait_prior(D); // this thread's groups up to it + 2 are done
+        __pipeline_wait_prior(0); // this thread's groups up to it + 2 are done
         __syncthreads();          // everyone's are, and everyone is done with plane kf - 1's residual
-        fetch(it + 3 + D);        // into the slots of groups it - 1 (u) and it + 1 (f)
+        fetch(it + 3);            // into the slots of groups it - 1 (u) and it + 1 (f)
         {
             const T *U1 = ut + ((it + 1) % SU) * RR_UE, *U2 = ut + ((it + 2) % SU) * RR_UE,
                     *F = ft + ((it + 2) % SF) * RR_FE;
@@ -2091,18 +2408,14 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rr_blocks<T>())
             for (int q = 0; q < FSL; ++q) {
                 const int e = min(tid + NT * q, RR_FE - 1);
                 const int rr = e / RS_SX, cc = e - rr * RS_SX, c = (rr + 1) * RR_UX + cc + 1;
-                // x / y couplings of a uniform level (see Grid::fast) by the
-                // node's place on its axis.
-                const bool x0 = (ends >> (4 * q)) & 1, x1 = (ends >> (4 * q + 1)) & 1;
-                const bool y0 = (ends >> (4 * q + 2)) & 1, y1 = (ends >> (4 * q + 3)) & 1;
-                const T vxl = x0 ? fine.gxl : x1 ? fine.fxh : fine.cx, vxh = x1 ? fine.gxh : x0 ? fine.fxl : fine.cx;
-                const T vyl = y0 ? fine.gyl : y1 ? fine.fyh : fine.cy, vyh = y1 ? fine.gyh : y0 ? fine.fyl : fine.cy;
-                const T dx = (x0 ? fine.exl : x1 ? fine.fxh : fine.cx) + (x1 ? fine.exh : x0 ? fine.fxl : fine.cx);
-                const T dy = (y0 ? fine.eyl : y1 ? fine.fyh : fine.cy) + (y1 ? fine.eyh : y0 ? fine.fyl : fine.cy);
+                // x / y couplings of the uniform form by the node's place
+                T vxl, vxh, vyl, vyh, dxy;
+                uniform_xy(fine, (ends >> (4 * q)) & 1, (ends >> (4 * q + 1)) & 1, (ends >> (4 * q + 2)) & 1,
+                           (ends >> (4 * q + 3)) & 1, vxl, vxh, vyl, vyh, dxy);
                 const T zh = U2[c];
-                const T off = ((vxl * U1[c - 1] + vxh * U1[c + 1]) + (vyl * U1[c - RR_UX] + vyh * U1[c + RR_UX])) +
-                              (vzl * zlo[q] + vzh * zh);
-                const T res = (F[e] - shift) + off - ((dx + dy) + dz) * zce[q];
+                const T off = neighbours(vxl, U1[c - 1], vxh, U1[c + 1], vyl, U1[c - RR_UX], vyh, U1[c + RR_UX], vzl,
+                                         zlo[q], vzh, zh);
+                const T res = (F[e] - shift) + off - (dxy + dz) * zce[q];
                 if (tid + NT * q < RR_FE) R[e] = (fin >> q) & 1 ? res : T(0);
                 zlo[q] = zce[q];
                 zce[q] = zh;
@@ -2115,27 +2428,71 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, rr_blocks<T>())
     acc.finish(flush);
 }
 
-// Prolongation: out = in + P e (ADD) or out = P e, trilinear in the
-// per-axis weights (in == out is allowed).  e is read with its ghosts (the
-// wall values: zero for corrections).  A walk launch on the fine grid: a
-// thread loads everything its short column piece needs before it stores.
-template <class T, bool ADD>
-__global__ void __launch_bounds__(WALK_THREADS)
-    prolong_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ e,
-                   const T *in, T *out, int kchunk, int nyb, int nchunks)
+// ---- interpolation, direct ----
+// Fine column (i, j)'s x / y taps: coarse storage offsets and weights.
+template <class T, int NW> struct IpColumn {
+    int ox[NW];
+    int64_t oy[NW];
+    T wx[NW], wy[NW];
+};
+template <class T, int NW>
+__device__ __forceinline__ IpColumn<T, NW> ip_column(const Taps<T> &tp, int64_t csy, int i, int j)
 {
-    constexpr int G = walk_group<T>() + 1; // a piece is at most G planes (the first chunk's)
+    IpColumn<T, NW> c;
+#pragma unroll
+    for (int a = 0; a < NW; ++a) {
+        c.ox[a] = __ldg(tp.ix + NW * i + a);
+        c.wx[a] = __ldg(tp.wx + NW * i + a);
+        c.oy[a] = (int64_t)__ldg(tp.iy + NW * j + a) * csy;
+        c.wy[a] = __ldg(tp.wy + NW * j + a);
+    }
+    return c;
+}
+// (P e) at fine plane k of the column: e read with its ghosts (the wall
+// values; zero for corrections).  Every z tap is read whatever its weight
+// (unused taps point at a valid plane with weight 0): no load waits on a
+// branch.
+template <class T, int NW>
+__device__ __forceinline__ T ip_point(const IpColumn<T, NW> &c, const Taps<T> &tp, const Grid<T> &coarse, const T *e,
+                                      int k)
+{
+    const int64_t corigin = ghost_origin(coarse);
+    auto plane = [&](int64_t o) {
+        T v = T(0);
+#pragma unroll
+        for (int b = 0; b < NW; ++b) {
+            const T *row = e + o + c.oy[b];
+            T vx = T(0);
+#pragma unroll
+            for (int a = 0; a < NW; ++a) vx += c.wx[a] * row[c.ox[a]];
+            v += c.wy[b] * vx;
+        }
+        return v;
+    };
+    if (!coarse.is3d) return plane(corigin);
+    T v = T(0);
+#pragma unroll
+    for (int q = 0; q < NW; ++q)
+        v += __ldg(tp.wz + NW * k + q) * plane(corigin + (int64_t)__ldg(tp.iz + NW * k + q) * coarse.sz);
+    return v;
+}
+
+// out = (ADD: in +) P e with NW taps per axis (2: the trilinear
+// prolongation, 4: FMG's tricubic interpolation); in == out is allowed.  A
+// walk launch on the fine grid: a thread loads everything its short column
+// piece needs before it stores.
+template <class T, int NW, bool ADD>
+__global__ void __launch_bounds__(WALK_THREADS)
+    interp_kernel(const Grid<T> fine, const Grid<T> coarse, const Taps<T> tp, const T *__restrict__ e, const T *in,
+                  T *out, int kchunk, int nyb, int nchunks)
+{
+    // Planes interpolated together: the trilinear taps load a piece (at most
+    // walk_group + 1 planes, the first chunk's) at once; the tricubic ones
+    // issue 64 loads per point already.
+    constexpr int G = NW == 2 ? Tune<T>::walk_group + 1 : 1;
     int i, j, k0, k1;
     if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    // Coarse storage offsets of (p, 0, 0) relative to (0,0,0) incl. ghosts.
-    const int64_t corigin = coarse.base - 1 - coarse.sy - (coarse.is3d ? coarse.sz : 0);
-    const int64_t xa = __ldg(x.p0x + i), xb = __ldg(x.p1x + i);
-    const T wxa = __ldg(x.q0x + i), wxb = __ldg(x.q1x + i);
-    const int64_t ya = __ldg(x.p0y + j) * coarse.sy, yb2 = __ldg(x.p1y + j) * coarse.sy;
-    const T wya = __ldg(x.q0y + j), wyb = __ldg(x.q1y + j);
-    auto corner = [&](int64_t o) {
-        return wya * (wxa * e[o + ya + xa] + wxb * e[o + ya + xb]) + wyb * (wxa * e[o + yb2 + xa] + wxb * e[o + yb2 + xb]);
-    };
+    const IpColumn<T, NW> c = ip_column<T, NW>(tp, coarse.sy, i, j);
     const int64_t p0 = fine.base + i + (int64_t)j * fine.sy;
     for (int kb = k0; kb < k1; kb += G) {
         T v[G], old[G];
@@ -2145,13 +2502,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
             v[q] = old[q] = T(0);
             if (k >= k1) continue;
             if (ADD) old[q] = in[p0 + (int64_t)k * fine.sz];
-            if (fine.is3d) { // both z neighbours, also where one weight is 0: no branch between the loads
-                const int64_t za = __ldg(x.p0z + k), zb = __ldg(x.p1z + k);
-                const T wza = __ldg(x.q0z + k), wzb = __ldg(x.q1z + k);
-                v[q] = wza * corner(corigin + za * coarse.sz) + wzb * corner(corigin + zb * coarse.sz);
-            } else {
-                v[q] = corner(corigin);
-            }
+            v[q] = ip_point(c, tp, coarse, e, k);
         }
 #pragma unroll
         for (int q = 0; q < G; ++q)
@@ -2159,33 +2510,22 @@ __global__ void __launch_bounds__(WALK_THREADS)
     }
 }
 
-// Interpolation through shared memory: the prolongation with the correction
-// add (NT = 2 taps per axis) and the FMG interpolation (NT = 4), where every
-// fine node's taps along each axis are NT consecutive coarse storage indices
-// from s[i] on (tables built by window_taps; no periodic wrap).  A block
-// owns an IT_FX x IT_FY patch of fine columns and a chunk of fine planes.
-// Each coarse plane it needs is read once, as an IT_CX x IT_CY tile,
-// interpolated along x (one value per tile row and fine column) and then
-// along y; the last NT such planes stay in registers, and each fine plane is
-// their z combination.  prolong_kernel (above) and fmg_interp_kernel
-// (below) read 8 (64) coarse values per fine point; this one about 1/8 of one.
-// in == out is allowed (ADD reads each fine value in the thread that
-// writes it).  The next coarse tile's loads are in flight while one is
-// interpolated, and the old fine values are loaded eight planes at a time: the 512^3 float
-// prolongation went from 585 to 517 us (H200) against loading each tile
-// when it is needed and four old values at a time.
-constexpr int IT_FX = 32, IT_FY = 8, IT_CX = 24, IT_CY = 12;
-
-// Per-axis taps of an interpolation: tap a of fine node i is coarse storage
-// index s[i] + a with weight w[i * NT + a].
-template <class T> struct Taps {
-    const int *sx, *sy, *sz;
-    const T *wx, *wy, *wz;
-};
-
+// ---- interpolation through shared memory ----
+// The prolongation with the correction add (NT = 2 taps per axis) and the
+// FMG interpolation (NT = 4), where every fine node's taps along each axis
+// are NT consecutive coarse storage indices from s[i] on (window_taps; no
+// periodic wrap).  A block owns an IT_FX x IT_FY patch of fine columns and a
+// chunk of fine planes.  Each coarse plane it needs is read once, as an
+// IT_CX x IT_CY tile, interpolated along x (one value per tile row and fine
+// column) and then along y; the last NT such planes stay in registers, and
+// each fine plane is their z combination.  The direct kernel reads 8 (64)
+// coarse values per fine point; this one about 1/8 of one.  in == out is
+// allowed (ADD reads each fine value in the thread that writes it).  The next
+// coarse tile's loads are in flight while one is interpolated, and the old
+// fine values are loaded IT_OLD planes at a time.
 template <class T, int NT, bool ADD>
 __global__ void __launch_bounds__(IT_FX *IT_FY)
-    interp_tile_kernel(const Grid<T> fine, const Grid<T> coarse, const Taps<T> tp, const T *__restrict__ e,
+    interp_tile_kernel(const Grid<T> fine, const Grid<T> coarse, const Windows<T> tp, const T *__restrict__ e,
                        const T *in, T *out, int kchunk, int nyb, int nchunks)
 {
     constexpr int NTH = IT_FX * IT_FY, CT = IT_CX * IT_CY, SL = (CT + NTH - 1) / NTH;
@@ -2260,7 +2600,7 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
     fetch(cur);
 #pragma unroll
     for (int c = 0; c < NT; ++c) Pz[c] = plane(cur + c + 1);
-    constexpr int G = 8; // fine planes whose old values are loaded together
+    constexpr int G = IT_OLD; // fine planes whose old values are loaded together
     for (int kb = k0; kb < k1; kb += G) {
         T old[G];
 #pragma unroll
@@ -2282,271 +2622,6 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
             for (int c = 0; c < NT; ++c) v += __ldg(tp.wz + k * NT + c) * Pz[c];
             if (own) out[p0 + (int64_t)k * fine.sz] = old[q] + v;
         }
-    }
-}
-
-// FMG interpolation: u = the tricubic interpolant of the coarse solution e
-// (ghosts included: the boundary data).  64 reads per point, from L1/L2: it
-// runs once per level and pass.  A walk launch; the four z taps are read
-// whatever their weights (unused taps point at a valid plane with weight 0),
-// so no load waits on a branch.
-template <class T>
-__global__ void __launch_bounds__(WALK_THREADS)
-    fmg_interp_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x, const T *__restrict__ e,
-                      T *__restrict__ u, int kchunk, int nyb, int nchunks)
-{
-    int i, j, k0, k1;
-    if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    const int64_t corigin = coarse.base - 1 - coarse.sy - (coarse.is3d ? coarse.sz : 0);
-    int ox[4];
-    int64_t oy[4];
-    T wx[4], wy[4];
-#pragma unroll
-    for (int a = 0; a < 4; ++a) {
-        ox[a] = __ldg(x.c4x + 4 * i + a);
-        wx[a] = __ldg(x.w4x + 4 * i + a);
-        oy[a] = (int64_t)__ldg(x.c4y + 4 * j + a) * coarse.sy;
-        wy[a] = __ldg(x.w4y + 4 * j + a);
-    }
-    auto plane = [&](int64_t oz) {
-        T vy = T(0);
-#pragma unroll
-        for (int b = 0; b < 4; ++b) {
-            const T *row = e + oz + oy[b];
-            vy += wy[b] * (wx[0] * row[ox[0]] + wx[1] * row[ox[1]] + wx[2] * row[ox[2]] + wx[3] * row[ox[3]]);
-        }
-        return vy;
-    };
-    for (int k = k0; k < k1; ++k) {
-        T v;
-        if (fine.is3d) {
-            v = T(0);
-#pragma unroll
-            for (int cz = 0; cz < 4; ++cz)
-                v += __ldg(x.w4z + 4 * k + cz) * plane(corigin + (int64_t)__ldg(x.c4z + 4 * k + cz) * coarse.sz);
-        } else {
-            v = plane(corigin);
-        }
-        u[fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz] = v;
-    }
-}
-
-// The tiniest levels in one block.  Below TINY_PTS points a level's kernels
-// are latency-bound: each launch walks its few planes one after the other
-// and costs 5 to 15 us whatever it does, about 0.17 ms per 512^3 V-cycle
-// for the levels below 32^3 and several times that in an FMG pass, which
-// cycles on every level.  tiny_cycle_kernel runs the whole cycle from such
-// a level down to the coarsest in one block of TINY_THREADS threads, with
-// __syncthreads between the steps: the same red-black smoothing (red points
-// all from the old values, then black from the new red ones), residual,
-// restriction, zero start, prolongation with the correction and exact
-// coarsest solve as the kernels above, the iterate updated in place.
-// One point per thread (8^3, 32^2 and smaller): with four per thread (16^3)
-// the one SM issues every instruction of the 16^3 level, and a cycle from
-// there took 122 us against 49 us from 8^3, where the grid-wide kernels take
-// the 16^3 level in about 58 us; the FMG pass at 512^3 went from 9.06 to
-// 8.96 ms in float and at 128^3 from 1.37 to 1.30 ms (H100).
-constexpr int TINY_THREADS = 1024, TINY_PER = 1, TINY_PTS = TINY_THREADS * TINY_PER, TINY_LEVELS = 24;
-
-template <class T> struct TinyLevel {
-    Grid<T> g;
-    Xfer<T> x;   // to the next level (unused on the coarsest)
-    T *u, *t, *f; // iterate, scratch (residual), right-hand side
-    int64_t elems;
-    const T *dense; // the level's inverse operator, transposed (the dense level only), or NULL
-};
-
-// The dense coarse solve: on one tiny level of at most DENSE_MAX points the
-// cycle stops and solves exactly, u += A^-1 (f - A u), with A^-1 formed on
-// the host at create (dense_inverse).  A cycle from 8^3 down to one node
-// took about 50 us, most of it the 50-odd barrier-separated steps of the
-// levels below; the solve is two such steps and a matrix-vector product.
-constexpr int DENSE_MAX = 512;
-
-template <class T> __device__ __forceinline__ int64_t tiny_point(const Grid<T> &g, int e, int &i, int &j, int &k)
-{
-    i = e % g.nx;
-    const int r = e / g.nx;
-    j = r % g.ny;
-    k = r / g.ny;
-    return g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
-}
-
-// One colour of a red-black sweep (red: i+j+k odd, 0-based), in place: all
-// new values first, then the stores, so that two points of one colour that
-// are neighbours (across the seam of an odd periodic ring) both read the old
-// values, as in rbgs_kernel.
-template <class T> __device__ void tiny_colour(const Grid<T> &g, T *u, const T *f, int red, T omega)
-{
-    const int n = g.nx * g.ny * g.nz;
-    T nv[TINY_PER];
-    int64_t pp[TINY_PER];
-#pragma unroll
-    for (int q = 0; q < TINY_PER; ++q) {
-        const int e = threadIdx.x + q * TINY_THREADS;
-        pp[q] = -1;
-        if (e >= n) continue;
-        int i, j, k;
-        const int64_t p = tiny_point(g, e, i, j, k);
-        if (((i + j + k) & 1) != red) continue;
-        T diag;
-        const T off = stencil_off(g, u + p, i, j, k, diag);
-        nv[q] = relax(u[p], f[p] + off, diag, omega);
-        pp[q] = p;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int q = 0; q < TINY_PER; ++q)
-        if (pp[q] >= 0) u[pp[q]] = nv[q];
-    __syncthreads();
-}
-
-// r = f - A u on the interior.
-template <class T> __device__ void tiny_residual(const Grid<T> &g, const T *u, const T *f, T *r)
-{
-    const int n = g.nx * g.ny * g.nz;
-    for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
-        int i, j, k;
-        const int64_t p = tiny_point(g, e, i, j, k);
-        T diag;
-        const T off = stencil_off(g, u + p, i, j, k, diag);
-        r[p] = (f[p] + off) - diag * u[p];
-    }
-}
-
-// fc = R r (restrict_kernel's sums, in its order).
-template <class T> __device__ void tiny_restrict(const Grid<T> &fine, const Grid<T> &coarse, const Xfer<T> &x,
-                                                const T *r, T *fc)
-{
-    const int n = coarse.nx * coarse.ny * coarse.nz;
-    for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
-        int I, J, K;
-        const int64_t pc = tiny_point(coarse, e, I, J, K);
-        const int cx = x.cntx[I], cy = x.cnty[J], cz = fine.is3d ? x.cntz[K] : 1;
-        T acc = T(0);
-        for (int c = 0; c < cz; ++c) {
-            const int kf = fine.is3d ? x.idxz[K * MAX_CHILDREN + c] : 0;
-            const T wz = fine.is3d ? x.rwz[K * MAX_CHILDREN + c] : T(1);
-            T accy = T(0);
-            for (int b = 0; b < cy; ++b) {
-                const T *row = r + fine.base + (int64_t)kf * fine.sz + (int64_t)x.idxy[J * MAX_CHILDREN + b] * fine.sy;
-                T accx = T(0);
-                for (int a = 0; a < cx; ++a) accx += x.rwx[I * MAX_CHILDREN + a] * row[x.idxx[I * MAX_CHILDREN + a]];
-                accy += x.rwy[J * MAX_CHILDREN + b] * accx;
-            }
-            acc += wz * accy;
-        }
-        fc[pc] = acc;
-    }
-}
-
-// u += P e (prolong_kernel's sums, in its order).
-template <class T> __device__ void tiny_prolong(const Grid<T> &fine, const Grid<T> &coarse, const Xfer<T> &x,
-                                               const T *ec, T *u)
-{
-    const int n = fine.nx * fine.ny * fine.nz;
-    const int64_t corigin = coarse.base - 1 - coarse.sy - (coarse.is3d ? coarse.sz : 0);
-    for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
-        int i, j, k;
-        const int64_t p = tiny_point(fine, e, i, j, k);
-        const int64_t xa = x.p0x[i], xb = x.p1x[i];
-        const T wxa = x.q0x[i], wxb = x.q1x[i];
-        const int64_t ya = x.p0y[j] * coarse.sy, yb = x.p1y[j] * coarse.sy;
-        const T wya = x.q0y[j], wyb = x.q1y[j];
-        auto corner = [&](int64_t o) {
-            return wya * (wxa * ec[o + ya + xa] + wxb * ec[o + ya + xb]) +
-                   wyb * (wxa * ec[o + yb + xa] + wxb * ec[o + yb + xb]);
-        };
-        T v;
-        if (fine.is3d)
-            v = x.q0z[k] * corner(corigin + x.p0z[k] * coarse.sz) + x.q1z[k] * corner(corigin + x.p1z[k] * coarse.sz);
-        else
-            v = corner(corigin);
-        u[p] = u[p] + v;
-    }
-}
-
-// u += M r on the interior (M: the dense level's inverse, transposed, so that
-// the threads' loads of a column are contiguous).
-template <class T> __device__ void tiny_dense(const Grid<T> &g, const T *__restrict__ mt, const T *r, T *u)
-{
-    __shared__ T rs[DENSE_MAX];
-    const int n = g.nx * g.ny * g.nz;
-    int i, j, k;
-    for (int e = threadIdx.x; e < n; e += TINY_THREADS) rs[e] = r[tiny_point(g, e, i, j, k)];
-    __syncthreads();
-    for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
-        T acc = T(0);
-#pragma unroll 8
-        for (int q = 0; q < n; ++q) acc += mt[(int64_t)q * n + e] * rs[q];
-        const int64_t p = tiny_point(g, e, i, j, k);
-        u[p] = u[p] + acc;
-    }
-    __syncthreads();
-}
-
-// One cycle (V, or W with wcycle) from level s of the table down to level
-// nt-1, solved exactly (the dense level, else the single node): iterate u0
-// and right-hand side f0 on level s
-// (deeper levels use their own u, t, f), scratch t0 for its residual.
-template <class T>
-__global__ void __launch_bounds__(TINY_THREADS, 1)
-    tiny_cycle_kernel(const TinyLevel<T> *__restrict__ tab, int s, int nt, T *u0, T *t0, const T *f0, T omega,
-                      int pre, int post, int wcycle)
-{
-    int visits[TINY_LEVELS];
-    auto U = [&](int l) { return l == s ? u0 : tab[l].u; };
-    auto Fv = [&](int l) { return l == s ? f0 : (const T *)tab[l].f; };
-    int l = s;
-    bool down = true;
-    for (;;) {
-        const TinyLevel<T> &L = tab[l];
-        if (down) {
-            if (l == nt - 1) { // the last level, solved exactly
-                if (L.dense) { // the residual, then the inverse's product
-                    T *r = l == s ? t0 : L.t;
-                    tiny_residual(L.g, U(l), Fv(l), r);
-                    __syncthreads();
-                    tiny_dense(L.g, L.dense, r, U(l));
-                } else { // one node: weight 1 solves it
-                    tiny_colour(L.g, U(l), Fv(l), 0, T(1));
-                    tiny_colour(L.g, U(l), Fv(l), 1, T(1));
-                }
-                if (l == s) return;
-                down = false;
-                --l;
-                continue;
-            }
-            for (int it = 0; it < pre; ++it) {
-                tiny_colour(L.g, U(l), Fv(l), 1, omega);
-                tiny_colour(L.g, U(l), Fv(l), 0, omega);
-            }
-            T *r = l == s ? t0 : L.t;
-            tiny_residual(L.g, U(l), Fv(l), r);
-            const TinyLevel<T> &C = tab[l + 1];
-            for (int64_t e = threadIdx.x; e < C.elems; e += TINY_THREADS) C.u[e] = T(0); // ghosts too
-            __syncthreads();
-            tiny_restrict(L.g, C.g, L.x, r, C.f);
-            __syncthreads();
-            visits[l] = 0;
-            ++l;
-            continue;
-        }
-        // Back on level l from level l+1.
-        const int gamma = (wcycle && l + 2 < nt) ? 2 : 1;
-        if (++visits[l] < gamma) {
-            ++l;
-            down = true;
-            continue;
-        }
-        tiny_prolong(L.g, tab[l + 1].g, L.x, (const T *)tab[l + 1].u, U(l));
-        __syncthreads();
-        for (int it = 0; it < post; ++it) {
-            tiny_colour(L.g, U(l), Fv(l), 1, omega);
-            tiny_colour(L.g, U(l), Fv(l), 0, omega);
-        }
-        if (l == s) return;
-        --l;
     }
 }
 
@@ -2607,46 +2682,6 @@ __host__ __device__ inline int64_t edge_points(int nx, int ny, int nz, bool is3d
     return is3d ? 4 * ((int64_t)nx + ny + nz) + 8 : 4;
 }
 
-// Points of the ghost layer (faces, edges, corners): 3D, the two z planes
-// of the frame whole, then per interior plane the two y rows and the two x
-// ends; 2D the two y rows and the x ends.
-__host__ __device__ inline int64_t frame_points(int nx, int ny, int nz, bool is3d)
-{
-    const int64_t cap = is3d ? 2 * ((int64_t)nx + 2) * ((int64_t)ny + 2) : 0;
-    return cap + (int64_t)(is3d ? nz : 1) * (2 * ((int64_t)nx + 2) + 2 * (int64_t)ny);
-}
-
-// Zero the ghost layer of two arrays of a level, a and b, leaving the
-// interior alone; the points in frame_points' order.
-template <class T> __global__ void zero_ghosts_kernel(const Grid<T> g, T *__restrict__ a, T *__restrict__ b)
-{
-    const int64_t ex = g.nx + 2, ey = g.ny + 2;
-    const int64_t cap = g.is3d ? 2 * ex * ey : 0, per = 2 * ex + 2 * (int64_t)g.ny;
-    const int64_t total = frame_points(g.nx, g.ny, g.nz, g.is3d != 0);
-    const int64_t origin = g.base - 1 - g.sy - (g.is3d ? g.sz : 0); // (-1, -1, -1)
-    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        int64_t I, J, K;
-        if (t < cap) {
-            K = t < ex * ey ? 0 : g.nz + 1;
-            const int64_t r = t % (ex * ey);
-            I = r % ex;
-            J = r / ex;
-        } else {
-            const int64_t r = (t - cap) % per;
-            K = g.is3d ? 1 + (t - cap) / per : 0;
-            if (r < 2 * ex) {
-                I = r % ex;
-                J = r < ex ? 0 : ey - 1;
-            } else {
-                J = 1 + (r - 2 * ex) / 2;
-                I = ((r - 2 * ex) & 1) ? ex - 1 : 0;
-            }
-        }
-        const int64_t p = origin + I + J * g.sy + K * g.sz;
-        a[p] = T(0);
-        b[p] = T(0);
-    }
-}
 
 template <class T> __global__ void ghost_edges_kernel(const Grid<T> g, T *__restrict__ u, int pass)
 {
@@ -2697,286 +2732,1056 @@ template <class T> __global__ void ghost_edges_kernel(const Grid<T> g, T *__rest
     }
 }
 
-// ---- FFT direct solver passes -------------------------------------------------------
-// The solver works on a packed copy W (nx*ny*nz, no ghosts).  Each axis is
-// diagonalised by its own transform (Dirichlet-Dirichlet: DST-I, Neumann-
-// Neumann: DCT-II, periodic: DFT), built on cuFFT real transforms of about
-// the same length (except the all-Dirichlet 3D row kernels, further down); at most one axis (a mixed Dirichlet/Neumann one, or
-// else the slowest non-periodic one) is solved by tridiagonal systems instead.
-// A transform along axis a reads W by lines along a and writes a scratch
-// array in which lines along a are cuFFT batches: for a = 0 the lines are
-// contiguous (c + len*b), otherwise line b's element c sits at b + B*c, so
-// consecutive threads always touch consecutive addresses.
+// One level pair's transfers: the tables on the device, which kernels are
+// eligible, and their launches.  Built with the hierarchy (>>hierarchy).
+template <class T> struct Transfer {
+    Grid<T> fg{}, cg{};       // the fine level and the next coarser one
+    Xfer<T> rc{}, rf{};       // the cycle's restriction; FMG's data restriction (moment-free rows)
+    Taps<T> p2{}, p4{};       // direct interpolation: trilinear, tricubic
+    Windows<T> w2{}, w4{};    // the same in windows, for the tiles
+    ColLaunch fwalk{}, cwalk{}, rs{}, it{}; // walk launches over the fine / coarse level; the tiles'
+    bool rs_tile = false;     // restriction through restrict_tile_kernel
+    bool rr_fused = false;    // ... and the residual's through restrict_residual_kernel
+    bool pl_tile = false, fi_tile = false; // prolongation / FMG interpolation through interp_tile_kernel
 
-struct Lines {
-    int a;              // the axis
-    int n;              // its length in W
-    int64_t nx, ny, nz; // W's extents
-    int64_t P;          // W's plane stride (nx*ny, padded to even where cuFFT reads planes)
-    int64_t B;          // number of lines
+    enum Route { AUTO = 0, DIRECT = 1, TILED = 2 }; // AUTO: the tiles where eligible
+    static bool tiled(int route, bool eligible) { return route == AUTO ? eligible : route == TILED; }
+
+    // fc = R (r - shift) on the coarse interior (shift may be NULL); fmg:
+    // FMG's data rows.
+    pgpu_status restrict_(Env &env, const T *r, const T *shift, T *fc, bool fmg = false, int route = AUTO) const
+    {
+        char *err = env.err;
+        const Xfer<T> &x = fmg ? rf : rc;
+        if (tiled(route, rs_tile)) launch(rs, 0, env.st, restrict_tile_kernel<T>, fg, cg, x, r, shift, fc);
+        else launch(cwalk, 0, env.st, restrict_kernel<T>, fg, cg, x, r, shift, fc);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
+    // fc = R (f - shift - A u) in one pass (where rr_fused).
+    pgpu_status restrict_residual(Env &env, const T *u, const T *f, const T *shift, T *fc) const
+    {
+        char *err = env.err;
+        if constexpr (Tune<T>::rr_fused) {
+            launch(rs, rr_smem_bytes<T>(), env.st, restrict_residual_kernel<T>, fg, cg, rc, u, f, shift, fc);
+            PGPU_LAUNCHED();
+            return PGPU_SUCCESS;
+        } else {
+            (void)u, (void)f, (void)shift, (void)fc;
+            return record(err, PGPU_ERROR_UNSUPPORTED, "the one-pass residual restriction is built for double only");
+        }
+    }
+    // out = in + P e, the coarse-grid correction (in == out allowed).
+    pgpu_status prolong(Env &env, const T *e, const T *in, T *out, int route = AUTO) const
+    {
+        char *err = env.err;
+        if (tiled(route, pl_tile)) launch(it, 0, env.st, interp_tile_kernel<T, 2, true>, fg, cg, w2, e, in, out);
+        else launch(fwalk, 0, env.st, interp_kernel<T, 2, true>, fg, cg, p2, e, in, out);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
+    // u = the tricubic interpolant of e (FMG).
+    pgpu_status interpolate(Env &env, const T *e, T *u, int route = AUTO) const
+    {
+        char *err = env.err;
+        if (tiled(route, fi_tile))
+            launch(it, 0, env.st, interp_tile_kernel<T, 4, false>, fg, cg, w4, e, (const T *)nullptr, u);
+        else launch(fwalk, 0, env.st, interp_kernel<T, 4, false>, fg, cg, p4, e, (const T *)nullptr, u);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
+    // The coarse problem's boundary data (FMG), restricted from the fine
+    // ghosts of uf into the coarse ghosts of uc0 and uc1.
+    pgpu_status restrict_ghosts(Env &env, const T *uf, T *uc0, T *uc1) const
+    {
+        char *err = env.err;
+        const int64_t face = std::max<int64_t>({(int64_t)cg.nx * cg.ny, (int64_t)cg.nx * cg.nz, (int64_t)cg.ny * cg.nz});
+        const unsigned blocks = (unsigned)std::min<int64_t>((face + 255) / 256, 4096);
+        ghost_restrict_kernel<T><<<dim3(blocks, 1, cg.is3d ? 6 : 4), 256, 0, env.st>>>(fg, cg, rf, uf, uc0, uc1);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
 };
 
-__device__ __forceinline__ int64_t w_at(const Lines &L, int64_t b, int64_t c)
+// Edge and corner ghosts of u on level g from its face ghosts and interior
+// (FMG, before interpolating from g; see ghost_edges_kernel).
+template <class T> static pgpu_status edge_ghosts(Env &env, const Grid<T> &g, T *u)
 {
-    if (L.a == 0) return c + L.nx * (b % L.ny) + L.P * (b / L.ny);
-    if (L.a == 1) return (b % L.nx) + L.nx * c + L.P * (b / L.nx);
-    return (b % L.nx) + L.nx * (b / L.nx) + L.P * c;
-}
-__device__ __forceinline__ int64_t s_at(const Lines &L, int64_t b, int64_t c, int64_t len)
-{
-    return L.a == 0 ? c + len * b : b + L.B * c;
-}
-// Element t of a (B lines x len) scratch array -> (b, c), in memory order.
-__device__ __forceinline__ void line_coords(const Lines &L, int64_t t, int64_t len, int64_t &b, int64_t &c)
-{
-    if (L.a == 0) { c = t % len; b = t / len; }
-    else { b = t % L.B; c = t / L.B; }
+    char *err = env.err;
+    const int64_t all = edge_points(g.nx, g.ny, g.nz, g.is3d != 0);
+    const unsigned blocks = (unsigned)std::min<int64_t>((all + 255) / 256, 4096);
+    for (int pass = 0; pass < (g.is3d ? 2 : 1); ++pass) {
+        ghost_edges_kernel<T><<<blocks, 256, 0, env.st>>>(g, u, pass);
+        PGPU_LAUNCHED();
+    }
+    return PGPU_SUCCESS;
 }
 
-// The first forward pass reads the right-hand side straight from the user's
-// arrays (f plus boundary terms minus the mean), and the last inverse pass
-// writes the solution straight into u: no separate copy passes.
-template <class T> struct UserIO {
+// The transfers' shared-memory opt-in (once per handle).
+template <class T> static pgpu_status transfer_setup(Env &env)
+{
+    char *err = env.err;
+    if constexpr (Tune<T>::rr_fused)
+        if (rr_smem_bytes<T>() <= (size_t)env.optin)
+            PGPU_CUDA(cudaFuncSetAttribute(restrict_residual_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)rr_smem_bytes<T>()));
+    return PGPU_SUCCESS;
+}
+
+// ============================================================================
+// >>hierarchy
+// ============================================================================
+// The levels of a solve: level 0 is the user's grid (its arrays are bound
+// per solve); each next level coarsens the axes whose coupling 1/h^2 is at
+// least half the strongest (semicoarsening keeps strongly anisotropic
+// problems converging), until every axis has one node.  Jacobi, RBGS and FFT
+// use level 0 alone.  Every per-axis table of every level lives in one
+// device array of T and one of int; each level holds its grid, its smoothing
+// plan and its transfer to the next level.
+
+struct HostLevel {
+    Axis ax[3];
+    AxisTransfer tr[3]; // to the next coarser level (unused on the coarsest)
+};
+
+static bool build_hierarchy(const Axis fine[3], std::vector<HostLevel> &levels)
+{
+    levels.clear();
+    HostLevel l0;
+    for (int d = 0; d < 3; ++d) l0.ax[d] = fine[d];
+    levels.push_back(l0);
+    while ((int)levels.size() < MAX_LEVELS) {
+        HostLevel &cur = levels.back();
+        double smax = 0;
+        for (int d = 0; d < 3; ++d)
+            if (cur.ax[d].active && cur.ax[d].n > 1) smax = std::max(smax, 1.0 / (cur.ax[d].h * cur.ax[d].h));
+        if (smax == 0) return true; // one node: the coarsest level
+        HostLevel next;
+        for (int d = 0; d < 3; ++d) {
+            const Axis &a = cur.ax[d];
+            const bool strong = a.active && a.n > 1 && 1.0 / (a.h * a.h) >= 0.5 * smax;
+            if (strong) {
+                if (!coarsen_axis(a, next.ax[d], cur.tr[d])) return false;
+            } else {
+                next.ax[d] = a;
+                cur.tr[d] = identity_transfer(a);
+            }
+        }
+        levels.push_back(next);
+    }
+    return false;
+}
+
+template <class T> struct Level {
+    Grid<T> g{};
+    T *u = nullptr, *t = nullptr, *f = nullptr; // iterate, second iterate (and residuals), right-hand side
+    const T *shift = nullptr; // subtracted from f: the mean of a singular user problem (level 0 only)
+    int cur = 0;              // which of u (0) / t (1) holds the iterate
+    int64_t elems = 0;        // array length, ghosts included
+    double npts = 0;
+    ColLaunch col{}, walk{};  // column and walk launches over the level
+    SmoothPlan sm{};
+    Transfer<T> down{};       // to the next coarser level (unused on the coarsest)
+    T *iter() const { return cur ? t : u; }
+    T *other() const { return cur ? u : t; }
+};
+
+// ---- the ghost frame ----
+// Points of the ghost layer (faces, edges, corners), numbered: 3D, the two z
+// planes of the frame whole, then per interior plane the two y rows and the
+// two x ends; 2D the two y rows and the x ends.
+__host__ __device__ inline int64_t frame_points(int nx, int ny, int nz, bool is3d)
+{
+    const int64_t cap = is3d ? 2 * ((int64_t)nx + 2) * ((int64_t)ny + 2) : 0;
+    return cap + (int64_t)(is3d ? nz : 1) * (2 * ((int64_t)nx + 2) + 2 * (int64_t)ny);
+}
+
+// dst0 and dst1 (may be NULL) = src (NULL: 0) at the frame points that lie
+// on a face in `faces` (bit f: face f; edges and corners of such a face
+// included).  Copies a user's boundary data into the second iterate, zeroes
+// the ghosts of correction levels.
+template <class T>
+__global__ void frame_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst0, T *__restrict__ dst1,
+                             int faces)
+{
+    const int64_t ex = g.nx + 2, ey = g.ny + 2, ez = g.is3d ? g.nz + 2 : 1;
+    const int64_t cap = g.is3d ? 2 * ex * ey : 0, per = 2 * ex + 2 * (int64_t)g.ny;
+    const int64_t total = frame_points(g.nx, g.ny, g.nz, g.is3d != 0);
+    const int64_t origin = ghost_origin(g);
+    PGPU_GRID_STRIDE(t, total)
+    {
+        int64_t I, J, K;
+        if (t < cap) {
+            K = t < ex * ey ? 0 : g.nz + 1;
+            const int64_t r = t % (ex * ey);
+            I = r % ex;
+            J = r / ex;
+        } else {
+            const int64_t r = (t - cap) % per;
+            K = g.is3d ? 1 + (t - cap) / per : 0;
+            if (r < 2 * ex) {
+                I = r % ex;
+                J = r < ex ? 0 : ey - 1;
+            } else {
+                J = 1 + (r - 2 * ex) / 2;
+                I = ((r - 2 * ex) & 1) ? ex - 1 : 0;
+            }
+        }
+        const int on = (I == 0) | (I == ex - 1) << 1 | (J == 0) << 2 | (J == ey - 1) << 3 |
+                       (g.is3d ? (K == 0) << 4 | (K == ez - 1) << 5 : 0);
+        if (!(on & faces)) continue;
+        const int64_t p = origin + I + J * g.sy + K * g.sz;
+        const T v = src ? src[p] : T(0);
+        if (dst0) dst0[p] = v;
+        if (dst1) dst1[p] = v;
+    }
+}
+
+template <class T>
+static pgpu_status frame(Env &env, const Grid<T> &g, const T *src, T *dst0, T *dst1, int faces)
+{
+    char *err = env.err;
+    if (!faces) return PGPU_SUCCESS;
+    frame_kernel<T><<<grid_for(frame_points(g.nx, g.ny, g.nz, g.is3d != 0), env.sms), 256, 0, env.st>>>(g, src, dst0,
+                                                                                                         dst1, faces);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+// ---- smoothing a level ----
+// `iters` iterations of the smoother (Jacobi, or red-black with the colour
+// order `flip`) from the level's iterate, ping-ponging between u and t:
+// two red-black iterations per pass where the plan pairs them.
+template <class T>
+static pgpu_status smooth(Env &env, Level<T> &L, bool jacobi, int iters, T omega, int flip = 0)
+{
+    for (int s = 0; s < iters;) {
+        const int n = !jacobi && L.sm.paired && iters - s >= 2 ? 2 : 1;
+        if (jacobi) PGPU_FORWARD(jacobi_pass(env, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, omega));
+        else PGPU_FORWARD(rb_pass(env, L.g, L.sm, n, L.iter(), L.other(), L.f, L.shift, omega, flip));
+        L.cur ^= 1;
+        s += n;
+    }
+    return PGPU_SUCCESS;
+}
+
+// Passes over the arrays that smooth() makes for `iters` iterations.
+template <class T> static int smooth_passes(const Level<T> &L, bool jacobi, int iters)
+{
+    return !jacobi && L.sm.paired ? iters / 2 + iters % 2 : iters;
+}
+
+// r = f - shift - A u on a level (stored in the layout of u).
+template <class T> static pgpu_status residual(Env &env, const Level<T> &L, const T *u, T *r)
+{
+    char *err = env.err;
+    launch(L.walk, 0, env.st, residual_kernel<T, true, false>, L.g, u, (const T *)L.f, L.shift, r, (double *)nullptr);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+// ---- building the levels ----
+template <class T> class Hierarchy {
+  public:
+    std::vector<Level<T>> lv;
+    std::vector<HostLevel> hl; // the host description (axes, transfer tables)
+    int data_faces = 0;        // bit f: face f is Dirichlet or Neumann
+    bool singular = false;     // no Dirichlet face
+
+    // Level 0 only, or every level (multigrid); second: level 0's second
+    // iterate (the iterative methods ping-pong between two arrays).
+    pgpu_status build(Env &env, const pgpu_config &c, bool multigrid, bool second);
+    // Level 0 works on the user's (or a solver's) arrays: iterate u, right-
+    // hand side f, mean shift (NULL: none).
+    void bind(T *u, const T *f, const T *shift)
+    {
+        lv[0].u = u;
+        lv[0].f = const_cast<T *>(f);
+        lv[0].shift = shift;
+        lv[0].cur = 0;
+    }
+    // Leaves level 0's iterate in its u (it may have ended in t).
+    pgpu_status settle(Env &env)
+    {
+        Level<T> &L = lv[0];
+        if (!L.cur) return PGPU_SUCCESS;
+        L.cur = 0;
+        return axpby(env, L.g, L.col, T(0), T(1), (const T *)L.t, T(0), (const T *)nullptr, L.u);
+    }
+    // Level 0's norms ||f - shift - A u|| and max |.| (synchronises).
+    pgpu_status norm(Env &env, Reducer &red, double &rn, double &rmax)
+    {
+        const Level<T> &L = lv[0];
+        return residual_norm(env, red, L.g, L.walk, (const T *)L.iter(), (const T *)L.f, L.shift, rn, rmax);
+    }
+};
+
+template <class T>
+pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, bool second)
+{
+    char *err = env.err;
+    const bool is3d = c.nz > 1;
+    const int nfaces = is3d ? 6 : 4;
+    singular = true;
+    data_faces = 0;
+    for (int fc = 0; fc < nfaces; ++fc) {
+        if (c.bc[fc] == PGPU_BC_DIRICHLET) singular = false;
+        if (c.bc[fc] != PGPU_BC_PERIODIC) data_faces |= 1 << fc;
+    }
+    Axis fine[3] = {fine_axis(c.nx, c.hx, c.bc[0], c.bc[1], true), fine_axis(c.ny, c.hy, c.bc[2], c.bc[3], true),
+                    fine_axis(c.nz, is3d ? c.hz : 1.0, is3d ? c.bc[4] : PGPU_BC_NEUMANN,
+                              is3d ? c.bc[5] : PGPU_BC_NEUMANN, is3d)};
+    if (multigrid) {
+        PGPU_RETURN_IF(!build_hierarchy(fine, hl), PGPU_ERROR_UNSUPPORTED,
+                       "multigrid: could not build a level hierarchy for this grid");
+    } else {
+        hl.clear();
+        hl.resize(1);
+        for (int d = 0; d < 3; ++d) hl[0].ax[d] = fine[d];
+    }
+    const int nl = (int)hl.size();
+
+    // Every table in one array of T (tv) and one of int (iv); offsets first,
+    // pointers once the arrays are on the device.
+    std::vector<T> tv;
+    std::vector<int> iv;
+    auto putT = [&](const std::vector<double> &v) { size_t o = tv.size(); for (double d : v) tv.push_back((T)d); return o; };
+    auto putI = [&](const std::vector<int> &v) { size_t o = iv.size(); iv.insert(iv.end(), v.begin(), v.end()); return o; };
+    struct AxisOff { size_t cl, ch, rw, fw, cnt, idx, i2, w2, i4, w4, s2, ws2, s4, ws4; };
+    struct LevelOff { AxisOff a[3]; size_t tz0, wz0, wz1, fz0, fz1; };
+    std::vector<LevelOff> off(nl);
+    std::vector<AxisCoef> coefs((size_t)nl * 3);
+    std::vector<char> rs_tile(nl, 0), pl_tile(nl, 0), fi_tile(nl, 0);
+    for (int l = 0; l < nl; ++l) {
+        for (int d = 0; d < 3; ++d) {
+            AxisCoef &ac = coefs[(size_t)l * 3 + d];
+            ac = axis_coef(hl[l].ax[d]);
+            off[l].a[d].cl = putT(ac.c_lo);
+            off[l].a[d].ch = putT(ac.c_hi);
+        }
+        if (l + 1 == nl) continue;
+        const AxisTransfer *t = hl[l].tr;
+        bool ok2 = true, ok4 = true;
+        for (int d = 0; d < 3; ++d) {
+            AxisOff &o = off[l].a[d];
+            const Axis &a = hl[l].ax[d];
+            const int n = a.n, nc = hl[l + 1].ax[d].n;
+            std::vector<int> i2((size_t)n * 2);
+            std::vector<double> q2((size_t)n * 2);
+            for (int i = 0; i < n; ++i) {
+                i2[(size_t)2 * i] = t[d].p0[i];
+                i2[(size_t)2 * i + 1] = t[d].p1[i];
+                q2[(size_t)2 * i] = t[d].q0[i];
+                q2[(size_t)2 * i + 1] = t[d].q1[i];
+            }
+            o.rw = putT(t[d].rw);
+            o.fw = putT(t[d].fw);
+            o.cnt = putI(t[d].rcnt);
+            o.idx = putI(t[d].ridx);
+            o.i2 = putI(i2);
+            o.w2 = putT(q2);
+            o.i4 = putI(t[d].c4);
+            o.w4 = putT(t[d].w4);
+            // Windows for interp_tile_kernel: linear (prolongation), cubic (FMG).
+            const int tile = d == 0 ? IT_FX : (d == 1 ? IT_FY : 0), span = d == 0 ? IT_CX : IT_CY;
+            const bool live = d < 2 || is3d; // 2D: z is not read
+            std::vector<int> sw;
+            std::vector<double> ww;
+            const bool lin = window_taps(n, nc, a.lo, a.hi, i2, q2, 2, 2, tile, span, sw, ww);
+            ok2 = ok2 && (lin || !live);
+            o.s2 = putI(sw);
+            o.ws2 = putT(ww);
+            const bool cub = window_taps(n, nc, a.lo, a.hi, t[d].c4, t[d].w4, 4, 4, tile, span, sw, ww);
+            ok4 = ok4 && (cub || !live);
+            o.s4 = putI(sw);
+            o.ws4 = putT(ww);
+        }
+        std::vector<int> t0, f0;
+        std::vector<double> w0, w1, fz0, fz1;
+        const bool z = plane_owners(t[2], t[2].rw, hl[l].ax[2].n, t0, w0, w1) &&
+                       plane_owners(t[2], t[2].fw, hl[l].ax[2].n, f0, fz0, fz1);
+        const int64_t plane = (int64_t)(l == 0 ? c.stride_y : hl[l].ax[0].n + 2) * (hl[l].ax[1].n + 2);
+        rs_tile[l] = z && runs_forward(t[0], RS_TX, RS_SX) && runs_forward(t[1], RS_TY, RS_SY) && plane < INT32_MAX;
+        off[l].tz0 = putI(t0);
+        off[l].wz0 = putT(w0);
+        off[l].wz1 = putT(w1);
+        off[l].fz0 = putT(fz0);
+        off[l].fz1 = putT(fz1);
+        const int64_t cplane = (int64_t)(hl[l + 1].ax[0].n + 2) * (hl[l + 1].ax[1].n + 2);
+        pl_tile[l] = ok2 && cplane < INT32_MAX;
+        fi_tile[l] = ok4 && cplane < INT32_MAX;
+    }
+    T *dt = nullptr;
+    int *di = nullptr;
+    PGPU_FORWARD(env.upload(tv, &dt, "coefficient and transfer tables"));
+    PGPU_FORWARD(env.upload(iv, &di, "transfer tables"));
+
+    const bool rr_fits = Tune<T>::rr_fused && rr_smem_bytes<T>() <= (size_t)env.optin;
+    lv.clear();
+    lv.resize(nl);
+    for (int l = 0; l < nl; ++l) {
+        Level<T> &L = lv[l];
+        Grid<T> &g = L.g;
+        const Axis *ax = hl[l].ax;
+        g.nx = ax[0].n;
+        g.ny = ax[1].n;
+        g.nz = ax[2].n;
+        g.is3d = is3d;
+        g.px = c.bc[0] == PGPU_BC_PERIODIC;
+        g.py = c.bc[2] == PGPU_BC_PERIODIC;
+        g.pz = is3d && c.bc[4] == PGPU_BC_PERIODIC;
+        g.sy = l == 0 ? c.stride_y : g.nx + 2;
+        g.sz = l == 0 ? c.stride_z : g.sy * (g.ny + 2);
+        g.base = 1 + g.sy + (is3d ? g.sz : 0);
+        L.elems = is3d ? g.sz * (g.nz + 2) : g.sy * (g.ny + 2);
+        L.npts = (double)g.nx * g.ny * g.nz;
+        const AxisCoef *ac = &coefs[(size_t)l * 3];
+        const AxisOff *o = off[l].a;
+        g.cxl = dt + o[0].cl; g.cxh = dt + o[0].ch;
+        g.cyl = dt + o[1].cl; g.cyh = dt + o[1].ch;
+        g.czl = dt + o[2].cl; g.czh = dt + o[2].ch;
+        g.gxl = (T)ac[0].g_lo; g.gxh = (T)ac[0].g_hi;
+        g.gyl = (T)ac[1].g_lo; g.gyh = (T)ac[1].g_hi;
+        g.gzl = (T)ac[2].g_lo; g.gzh = (T)ac[2].g_hi;
+        g.oxl = g.px ? (int64_t)(g.nx - 1) : -1;
+        g.oxh = g.px ? -(int64_t)(g.nx - 1) : 1;
+        g.oyl = g.py ? (int64_t)(g.ny - 1) * g.sy : -g.sy;
+        g.oyh = g.py ? -(int64_t)(g.ny - 1) * g.sy : g.sy;
+        g.ozl = g.pz ? (int64_t)(g.nz - 1) * g.sz : -g.sz;
+        g.ozh = g.pz ? -(int64_t)(g.nz - 1) * g.sz : g.sz;
+        g.dxl = (data_faces >> 0) & 1; g.dxh = (data_faces >> 1) & 1;
+        g.dyl = (data_faces >> 2) & 1; g.dyh = (data_faces >> 3) & 1;
+        g.dzl = (data_faces >> 4) & 1; g.dzh = (data_faces >> 5) & 1;
+        g.dirichlet = 0;
+        for (int fc = 0; fc < nfaces; ++fc)
+            if (c.bc[fc] == PGPU_BC_DIRICHLET) g.dirichlet |= 1 << fc;
+        { // the uniform form (see Grid::fast)
+            T cu[3] = {T(0), T(0), T(0)};
+            bool uniform = true;
+            for (int d = 0; d < 3; ++d) {
+                if (d == 2 && !is3d) continue;
+                const std::vector<double> &lo = ac[d].c_lo, &hi = ac[d].c_hi;
+                const int n = (int)lo.size();
+                // Node positions carry rounding, so couplings of a uniform axis
+                // differ in the last bits; equal to 1e-12 counts as uniform.
+                // Only the nodes 1..n-2 count (see Grid::fast).
+                if (n > 1) cu[d] = (T)lo[1];
+                const double ref = n > 1 ? lo[1] : 0.0, tol = 1e-12 * std::fabs(ref);
+                for (int q = 1; q + 1 < n; ++q)
+                    uniform = uniform && std::fabs(hi[q] - ref) <= tol && std::fabs(lo[q] - ref) <= tol;
+            }
+            const bool fits = std::max<int64_t>(g.ny, 2) * g.sy < INT32_MAX && g.nx < INT32_MAX;
+            g.fast = uniform && fits;
+            g.cx = cu[0];
+            g.cy = cu[1];
+            g.cz = cu[2];
+            g.fxl = g.nx > 1 ? (T)ac[0].c_hi[0] : T(0);
+            g.fxh = g.nx > 1 ? (T)ac[0].c_lo[g.nx - 1] : T(0);
+            g.fyl = g.ny > 1 ? (T)ac[1].c_hi[0] : T(0);
+            g.fyh = g.ny > 1 ? (T)ac[1].c_lo[g.ny - 1] : T(0);
+            g.exl = (T)ac[0].c_lo[0];
+            g.exh = (T)ac[0].c_hi[g.nx - 1];
+            g.eyl = (T)ac[1].c_lo[0];
+            g.eyh = (T)ac[1].c_hi[g.ny - 1];
+        }
+        L.col = col_launch(g.nx, g.ny, g.nz, is3d, COL_BX, COL_BY, COL_BX, COL_BY, env.sms);
+        L.walk = walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::walk_group);
+        L.sm = smooth_plan(g, L.npts, env.sms);
+        const size_t bytes = (size_t)L.elems * sizeof(T);
+        if (l == 0) {
+            if (second) PGPU_FORWARD(env.mem.alloc(err, (void **)&L.t, bytes, "the second iterate"));
+        } else {
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&L.u, bytes, "a coarse level"));
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&L.t, bytes, "a coarse level"));
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&L.f, bytes, "a coarse level"));
+            // Ghosts of correction levels must read as zero.
+            PGPU_CUDA(cudaMemset(L.u, 0, bytes));
+            PGPU_CUDA(cudaMemset(L.t, 0, bytes));
+            PGPU_CUDA(cudaMemset(L.f, 0, bytes));
+        }
+    }
+    // The transfers, once both grids of each pair are known.
+    for (int l = 0; l + 1 < nl; ++l) {
+        Transfer<T> &x = lv[l].down;
+        const Level<T> &F = lv[l], &C = lv[l + 1];
+        const AxisOff *o = off[l].a;
+        x.fg = F.g;
+        x.cg = C.g;
+        Xfer<T> &r = x.rc;
+        r.cntx = di + o[0].cnt; r.idxx = di + o[0].idx; r.rwx = dt + o[0].rw;
+        r.cnty = di + o[1].cnt; r.idxy = di + o[1].idx; r.rwy = dt + o[1].rw;
+        r.cntz = di + o[2].cnt; r.idxz = di + o[2].idx; r.rwz = dt + o[2].rw;
+        r.tz0 = di + off[l].tz0; r.wz0 = dt + off[l].wz0; r.wz1 = dt + off[l].wz1;
+        x.rf = r; // FMG's data restriction: the same with moment-free rows
+        x.rf.rwx = dt + o[0].fw; x.rf.rwy = dt + o[1].fw; x.rf.rwz = dt + o[2].fw;
+        x.rf.wz0 = dt + off[l].fz0; x.rf.wz1 = dt + off[l].fz1;
+        x.p2 = Taps<T>{di + o[0].i2, di + o[1].i2, di + o[2].i2, dt + o[0].w2, dt + o[1].w2, dt + o[2].w2};
+        x.p4 = Taps<T>{di + o[0].i4, di + o[1].i4, di + o[2].i4, dt + o[0].w4, dt + o[1].w4, dt + o[2].w4};
+        x.w2 = Windows<T>{di + o[0].s2, di + o[1].s2, di + o[2].s2, dt + o[0].ws2, dt + o[1].ws2, dt + o[2].ws2};
+        x.w4 = Windows<T>{di + o[0].s4, di + o[1].s4, di + o[2].s4, dt + o[0].ws4, dt + o[1].ws4, dt + o[2].ws4};
+        x.fwalk = F.walk;
+        x.cwalk = C.walk;
+        x.rs_tile = rs_tile[l] != 0;
+        x.rr_fused = x.rs_tile && rr_fits && is3d && F.g.fast && !F.g.px && !F.g.py && !F.g.pz;
+        x.pl_tile = pl_tile[l] != 0;
+        x.fi_tile = fi_tile[l] != 0;
+        x.it = col_launch(F.g.nx, F.g.ny, F.g.nz, is3d, IT_FX, IT_FY, IT_FX, IT_FY, env.sms);
+        x.rs = col_launch(C.g.nx, C.g.ny, C.g.nz, is3d, RS_TX, RS_TY, RS_TX, RS_TY, env.sms);
+    }
+    return PGPU_SUCCESS;
+}
+
+// ============================================================================
+// >>cycle
+// ============================================================================
+// A cycle from level s solves A e = f_s approximately from the level's
+// current iterate: pre-smooth, restrict the residual to s+1 (whose
+// correction starts from zero), gamma cycles of s+1, prolong and add the
+// correction, post-smooth; the level where cycles stop (last_level: the dense
+// level, else the single node) is solved exactly.  gamma is 2 for W-cycles
+// where s+1 is not that level, else 1.  build_schedule lists these steps once
+// per start level; that list is the only statement of the cycle.  The host
+// runs the steps of the large levels as kernel launches and hands every run
+// of steps on the tiny levels (at most TINY_THREADS points) to
+// tiny_cycle_kernel, which runs the same steps in one block with barriers
+// between them: below that size each launch costs several microseconds
+// whatever its grid, about 0.17 ms per 512^3 V-cycle for the levels below
+// 32^3 and several times that in an FMG pass.
+// Level 0 is whatever the hierarchy has bound (Hierarchy::bind): the user's
+// problem (its mean shift passed in), or a correction problem in workspace.
+// post_flip reverses the colour order of post-smoothing (a symmetric cycle,
+// with pre == post).
+
+enum StepOp { STEP_PRE = 0, STEP_DOWN = 1, STEP_SOLVE = 2, STEP_UP = 3, STEP_POST = 4 };
+struct Step {
+    int op, level;
+};
+
+static void build_schedule(int s, int last, bool wcycle, std::vector<Step> &out)
+{
+    if (s == last) {
+        out.push_back(Step{STEP_SOLVE, s});
+        return;
+    }
+    out.push_back(Step{STEP_PRE, s});
+    out.push_back(Step{STEP_DOWN, s});
+    const int gamma = wcycle && s + 1 < last ? 2 : 1;
+    for (int k = 0; k < gamma; ++k) build_schedule(s + 1, last, wcycle, out);
+    out.push_back(Step{STEP_UP, s});
+    out.push_back(Step{STEP_POST, s});
+}
+
+// ---- the dense coarse solve ----
+// The inverse of a small level's operator, transposed (so that the threads'
+// loads of a column are contiguous).  A singular level (no Dirichlet face;
+// the constants span the null space and the cell volumes w the left one) is
+// inverted as A + s e w^T, which solves A u = r with w^T u = 0 for every r
+// with w^T r = 0.  Gauss-Jordan elimination with partial pivoting, in
+// double; false if a pivot vanishes.
+static bool dense_inverse(const Axis ax[3], bool singular, std::vector<double> &mt)
+{
+    std::vector<double> a, w;
+    assemble_dense(ax, a, w);
+    const int n = (int)w.size();
+    if (singular) {
+        double dsum = 0, wsum = 0;
+        for (int p = 0; p < n; ++p) {
+            dsum += a[(size_t)p * n + p];
+            wsum += w[p];
+        }
+        const double sc = (dsum > 0 ? dsum / n : 1.0) / wsum;
+        for (int p = 0; p < n; ++p)
+            for (int q = 0; q < n; ++q) a[(size_t)p * n + q] += sc * w[q];
+    }
+    std::vector<double> inv((size_t)n * n, 0.0);
+    for (int p = 0; p < n; ++p) inv[(size_t)p * n + p] = 1.0;
+    for (int col = 0; col < n; ++col) {
+        int piv = col;
+        for (int r = col + 1; r < n; ++r)
+            if (std::fabs(a[(size_t)r * n + col]) > std::fabs(a[(size_t)piv * n + col])) piv = r;
+        const double pv = a[(size_t)piv * n + col];
+        if (!(std::fabs(pv) > 0) || !std::isfinite(pv)) return false;
+        if (piv != col)
+            for (int q = 0; q < n; ++q) {
+                std::swap(a[(size_t)piv * n + q], a[(size_t)col * n + q]);
+                std::swap(inv[(size_t)piv * n + q], inv[(size_t)col * n + q]);
+            }
+        const double rp = 1.0 / pv;
+        for (int q = 0; q < n; ++q) {
+            a[(size_t)col * n + q] *= rp;
+            inv[(size_t)col * n + q] *= rp;
+        }
+        for (int r = 0; r < n; ++r) {
+            const double f = a[(size_t)r * n + col];
+            if (r == col || f == 0.0) continue;
+            double *ar = &a[(size_t)r * n], *ir = &inv[(size_t)r * n];
+            const double *ac = &a[(size_t)col * n], *ic = &inv[(size_t)col * n];
+            for (int q = col; q < n; ++q) ar[q] -= f * ac[q];
+            for (int q = 0; q < n; ++q) ir[q] -= f * ic[q];
+        }
+    }
+    mt.assign((size_t)n * n, 0.0);
+    for (int p = 0; p < n; ++p)
+        for (int q = 0; q < n; ++q) mt[(size_t)q * n + p] = inv[(size_t)p * n + q];
+    return true;
+}
+
+
+// ---- the single-block executor ----
+template <class T> struct TinyLevel {
     Grid<T> g;
-    const T *u_in, *f, *shift; // read == 1: the right-hand side comes from here
-    T *u_out;                  // write == 1: the result goes here
-    int read, write;
+    Xfer<T> x;      // restriction to the next level (unused on the last)
+    Taps<T> p2;     // its trilinear prolongation
+    T *u, *t, *f;   // iterate, residual, right-hand side
+    int64_t elems;
+    const T *dense; // the level's inverse (the dense level only), or NULL
 };
 
-__device__ __forceinline__ void line_ijk(const Lines &L, int64_t b, int64_t c, int &i, int &j, int &k)
+template <class T> __device__ __forceinline__ int64_t tiny_point(const Grid<T> &g, int e, int &i, int &j, int &k)
 {
-    if (L.a == 0) { i = (int)c; j = (int)(b % L.ny); k = (int)(b / L.ny); }
-    else if (L.a == 1) { i = (int)(b % L.nx); j = (int)c; k = (int)(b / L.nx); }
-    else { i = (int)(b % L.nx); j = (int)(b / L.nx); k = (int)c; }
+    i = e % g.nx;
+    const int r = e / g.nx;
+    j = r % g.ny;
+    k = r / g.ny;
+    return at_point(g, i, j, k);
 }
+
+// One colour (parity of i+j+k) of a red-black sweep, in place: all new
+// values first, then the stores, so that two points of one colour that are
+// neighbours (across the seam of an odd periodic ring) both read the old
+// values, as in rbgs_kernel.
+template <class T> __device__ void tiny_colour(const Grid<T> &g, T *u, const T *f, int parity, T omega)
+{
+    const int n = g.nx * g.ny * g.nz;
+    const int e = threadIdx.x;
+    T nv = T(0);
+    int64_t pp = -1;
+    if (e < n) {
+        int i, j, k;
+        const int64_t p = tiny_point(g, e, i, j, k);
+        if (((i + j + k) & 1) == parity) {
+            T diag;
+            const T off = stencil_off(g, u + p, i, j, k, diag);
+            nv = relax(u[p], f[p] + off, diag, omega);
+            pp = p;
+        }
+    }
+    __syncthreads();
+    if (pp >= 0) u[pp] = nv;
+    __syncthreads();
+}
+
+// r = f - A u on the interior.
+template <class T> __device__ void tiny_residual(const Grid<T> &g, const T *u, const T *f, T *r)
+{
+    const int n = g.nx * g.ny * g.nz;
+    for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
+        int i, j, k;
+        const int64_t p = tiny_point(g, e, i, j, k);
+        T diag;
+        const T off = stencil_off(g, u + p, i, j, k, diag);
+        r[p] = (f[p] + off) - diag * u[p];
+    }
+}
+
+// u += M r on the interior (M: the dense level's inverse, transposed).
+template <class T> __device__ void tiny_dense(const Grid<T> &g, const T *__restrict__ mt, const T *r, T *u)
+{
+    __shared__ T rs[DENSE_MAX];
+    const int n = g.nx * g.ny * g.nz;
+    int i, j, k;
+    for (int e = threadIdx.x; e < n; e += TINY_THREADS) rs[e] = r[tiny_point(g, e, i, j, k)];
+    __syncthreads();
+    for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
+        T acc = T(0);
+#pragma unroll 8
+        for (int q = 0; q < n; ++q) acc += mt[(int64_t)q * n + e] * rs[q];
+        const int64_t p = tiny_point(g, e, i, j, k);
+        u[p] = u[p] + acc;
+    }
+    __syncthreads();
+}
+
+// The steps steps[0 .. n) of a cycle on the tiny levels, level l being
+// tab[l - first]; every level's iterate is its u (updated in place).
+template <class T>
+__global__ void __launch_bounds__(TINY_THREADS, 1)
+    tiny_cycle_kernel(const TinyLevel<T> *__restrict__ tab, int first, const Step *__restrict__ steps, int nsteps,
+                      T omega, int pre, int post, int post_flip)
+{
+    for (int q = 0; q < nsteps; ++q) {
+        const int l = steps[q].level;
+        const TinyLevel<T> &L = tab[l - first];
+        switch (steps[q].op) {
+        case STEP_PRE:
+        case STEP_POST: {
+            const int first_parity = steps[q].op == STEP_POST ? 1 ^ post_flip : 1;
+            for (int it = 0, n = steps[q].op == STEP_POST ? post : pre; it < n; ++it) {
+                tiny_colour(L.g, L.u, L.f, first_parity, omega);
+                tiny_colour(L.g, L.u, L.f, first_parity ^ 1, omega);
+            }
+            break;
+        }
+        case STEP_DOWN: {
+            const TinyLevel<T> &C = tab[l + 1 - first];
+            tiny_residual(L.g, L.u, L.f, L.t);
+            for (int64_t e = threadIdx.x; e < C.elems; e += TINY_THREADS) C.u[e] = T(0); // ghosts too
+            __syncthreads();
+            for (int e = threadIdx.x; e < C.g.nx * C.g.ny * C.g.nz; e += TINY_THREADS) {
+                int I, J, K;
+                const int64_t pc = tiny_point(C.g, e, I, J, K);
+                C.f[pc] = rs_point(rs_column(L.x, L.g.sy, I, J), L.g, L.x, L.t, K, T(0));
+            }
+            __syncthreads();
+            break;
+        }
+        case STEP_SOLVE:
+            if (L.dense) { // the residual, then the inverse's product
+                tiny_residual(L.g, L.u, L.f, L.t);
+                __syncthreads();
+                tiny_dense(L.g, L.dense, L.t, L.u);
+            } else { // one node: weight 1 solves it
+                tiny_colour(L.g, L.u, L.f, 0, T(1));
+                tiny_colour(L.g, L.u, L.f, 1, T(1));
+            }
+            break;
+        case STEP_UP: {
+            const TinyLevel<T> &C = tab[l + 1 - first];
+            for (int e = threadIdx.x; e < L.g.nx * L.g.ny * L.g.nz; e += TINY_THREADS) {
+                int i, j, k;
+                const int64_t p = tiny_point(L.g, e, i, j, k);
+                L.u[p] = L.u[p] + ip_point(ip_column<T, 2>(L.p2, C.g.sy, i, j), L.p2, C.g, (const T *)C.u, k);
+            }
+            __syncthreads();
+            break;
+        }
+        }
+    }
+}
+
+// ---- the host side ----
+template <class T> class Multigrid {
+  public:
+    int pre = 2, post = 1, post_flip = 0;
+    bool wcycle = false;
+    T omega = T(1);
+
+    pgpu_status init(Env &env, Hierarchy<T> &h, const pgpu_config &c);
+    // One cycle on level l (V, or W).  gamma_top > 0 (FMG's finest cycle)
+    // solves level l's own coarse-grid correction more accurately: one cycle
+    // two levels down, interpolated, then one on l+1 where l+1 has
+    // FMG_START_MIN points or more, else gamma_top cycles of l+1.
+    pgpu_status cycle(int l, int gamma_top = 0);
+    // Full multigrid, one pass, for the problem bound to level 0.
+    pgpu_status fmg_pass();
+    int last_level() const { return dense_level >= 0 ? dense_level : (int)h->lv.size() - 1; }
+    int tiny_first = 0;   // levels from here on run in tiny_cycle_kernel (never level 0)
+    int dense_level = -1; // the level solved by its inverse, or -1
+
+  private:
+    Env *env = nullptr;
+    Hierarchy<T> *h = nullptr;
+    std::vector<std::vector<Step>> sched; // per start level
+    std::vector<int> dsched;              // offset of sched[s] in d_steps (tiny levels)
+    Step *d_steps = nullptr;
+    TinyLevel<T> *d_tiny = nullptr;
+    pgpu_status run(int l, int op);
+    pgpu_status down(int l, bool zero);
+    pgpu_status tiny(int s);
+};
+
+template <class T> pgpu_status Multigrid<T>::init(Env &e, Hierarchy<T> &hh, const pgpu_config &c)
+{
+    env = &e;
+    h = &hh;
+    pre = c.pre_smooth;
+    post = c.post_smooth;
+    wcycle = (c.flags & PGPU_WCYCLE) != 0;
+    omega = (T)c.omega;
+    std::vector<Level<T>> &lv = h->lv;
+    const int nl = (int)lv.size();
+    // The tail of levels that tiny_cycle_kernel runs (never level 0: the
+    // user's arrays, strides and mean shift stay with the general kernels).
+    tiny_first = nl;
+    while (tiny_first > 1 && lv[tiny_first - 1].npts <= TINY_THREADS && nl - (tiny_first - 1) <= TINY_LEVELS)
+        --tiny_first;
+    const T *d_dense = nullptr;
+    if (tiny_first < nl) {
+        // The dense level: the finest tiny one (not the single node) of at
+        // most DENSE_MAX points whose inverse takes at most a quarter word
+        // per point of level 0.
+        for (int l = tiny_first; l + 1 < nl && dense_level < 0; ++l) {
+            const double n = lv[l].npts;
+            if (n > DENSE_MAX || n * n > lv[0].npts / 4) continue;
+            std::vector<double> mt;
+            if (!dense_inverse(h->hl[l].ax, h->singular, mt)) break;
+            T *dd = nullptr;
+            PGPU_FORWARD(e.upload(std::vector<T>(mt.begin(), mt.end()), &dd, "the dense coarse inverse"));
+            d_dense = dd;
+            dense_level = l;
+        }
+        std::vector<TinyLevel<T>> tl;
+        for (int l = tiny_first; l < nl; ++l)
+            tl.push_back(TinyLevel<T>{lv[l].g, lv[l].down.rc, lv[l].down.p2, lv[l].u, lv[l].t, lv[l].f, lv[l].elems,
+                                      l == dense_level ? d_dense : nullptr});
+        PGPU_FORWARD(e.upload(tl, &d_tiny, "the tiny levels' table"));
+    }
+    const int last = last_level();
+    sched.assign(last + 1, std::vector<Step>{});
+    dsched.assign(last + 1, -1);
+    std::vector<Step> all;
+    for (int s = 0; s <= last; ++s) {
+        build_schedule(s, last, wcycle, sched[s]);
+        if (s >= tiny_first) {
+            dsched[s] = (int)all.size();
+            all.insert(all.end(), sched[s].begin(), sched[s].end());
+        }
+    }
+    PGPU_FORWARD(e.upload(all, &d_steps, "the cycle schedule"));
+    return PGPU_SUCCESS;
+}
+
+// A cycle from tiny level s in one block.
+template <class T> pgpu_status Multigrid<T>::tiny(int s)
+{
+    char *err = env->err;
+    PGPU_RETURN_IF(h->lv[s].cur != 0, PGPU_ERROR_CUDA, "internal: a tiny level's iterate is not in its u");
+    tiny_cycle_kernel<T><<<1, TINY_THREADS, 0, env->st>>>(d_tiny, tiny_first, d_steps + dsched[s],
+                                                          (int)sched[s].size(), omega, pre, post, post_flip);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+// Level l's residual restricted into level l+1's right-hand side; zero:
+// the correction on l+1 starts from zero.
+template <class T> pgpu_status Multigrid<T>::down(int l, bool zero)
+{
+    Env &e = *env;
+    char *err = e.err;
+    Level<T> &L = h->lv[l], &C = h->lv[l + 1];
+    if (L.down.rr_fused) {
+        PGPU_FORWARD(L.down.restrict_residual(e, L.iter(), L.f, L.shift, C.f));
+    } else {
+        PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
+        PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
+    }
+    if (zero) {
+        PGPU_CUDA(cudaMemsetAsync(C.u, 0, (size_t)C.elems * sizeof(T), e.st));
+        C.cur = 0;
+    }
+    return PGPU_SUCCESS;
+}
+
+// One step of a schedule on a level the host launches for.
+template <class T> pgpu_status Multigrid<T>::run(int l, int op)
+{
+    Env &e = *env;
+    Level<T> &L = h->lv[l];
+    switch (op) {
+    case STEP_PRE: return smooth(e, L, false, pre, omega);
+    case STEP_DOWN: return down(l, true);
+    case STEP_SOLVE: // one node (the tiny levels hold every other last level): weight 1 solves it
+        PGPU_FORWARD(jacobi_pass(e, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, T(1)));
+        L.cur ^= 1;
+        return PGPU_SUCCESS;
+    case STEP_UP: {
+        // Out of place where that makes the cycle's passes over L even (it
+        // then ends in the array it started in: u on level 0), else in place.
+        const Level<T> &C = h->lv[l + 1];
+        const bool in_place = (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
+        PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other()));
+        if (!in_place) L.cur ^= 1;
+        return PGPU_SUCCESS;
+    }
+    default: return smooth(e, L, false, post, omega, post_flip);
+    }
+}
+
+template <class T> pgpu_status Multigrid<T>::cycle(int l, int gamma_top)
+{
+    std::vector<Level<T>> &lv = h->lv;
+    if (l >= tiny_first) return tiny(l);
+    if (gamma_top == 0) {
+        const std::vector<Step> &s = sched[l];
+        for (size_t q = 0; q < s.size();) {
+            if (s[q].level >= tiny_first) { // a cycle of the tiny levels
+                PGPU_FORWARD(tiny(s[q].level));
+                q += sched[s[q].level].size();
+            } else {
+                PGPU_FORWARD(run(s[q].level, s[q].op));
+                ++q;
+            }
+        }
+        return PGPU_SUCCESS;
+    }
+    Env &e = *env;
+    char *err = e.err;
+    Level<T> &C = lv[l + 1];
+    PGPU_FORWARD(run(l, STEP_PRE));
+    if (l + 2 <= last_level() && C.npts >= FMG_START_MIN) {
+        // The correction on l+1 starts from the interpolated solution of its
+        // own restriction on l+2 (one cycle there), then one cycle on l+1.
+        // C's ghosts are zero (a correction level), its interior is all
+        // written by the interpolation.
+        PGPU_FORWARD(down(l, false));
+        Level<T> &D = lv[l + 2];
+        PGPU_FORWARD(C.down.restrict_(e, C.f, nullptr, D.f));
+        PGPU_CUDA(cudaMemsetAsync(D.u, 0, (size_t)D.elems * sizeof(T), e.st));
+        D.cur = 0;
+        PGPU_FORWARD(cycle(l + 2));
+        C.cur = 0;
+        PGPU_FORWARD(C.down.interpolate(e, D.iter(), C.u));
+        PGPU_FORWARD(cycle(l + 1));
+    } else {
+        PGPU_FORWARD(down(l, true));
+        for (int k = 0; k < gamma_top; ++k) PGPU_FORWARD(cycle(l + 1));
+    }
+    PGPU_FORWARD(run(l, STEP_UP));
+    return run(l, STEP_POST);
+}
+
+// Full multigrid, one pass: restrict f and the boundary data (FMG's rows,
+// see moment_free) down to last_level, solve it exactly, then on each finer
+// level interpolate the coarser solution (tricubic) and improve it by one
+// cycle.  The finest level's cycle solves its coarse-grid correction more
+// accurately than one cycle does (gamma_top 2, see cycle): with one, the
+// algebraic error left on the 3D test grids reached half the discretisation
+// error and moved the observed order to 2.25-2.48.
+template <class T> pgpu_status Multigrid<T>::fmg_pass()
+{
+    Env &e = *env;
+    std::vector<Level<T>> &lv = h->lv;
+    const int nl = (int)lv.size();
+    const int top = last_level(); // FMG's coarsest level, solved exactly
+    const int all_faces = lv[0].g.is3d ? 63 : 15;
+    // Right-hand sides and boundary data of the coarse problems.
+    for (int l = 1; l <= top; ++l) {
+        Level<T> &F = lv[l - 1], &C = lv[l];
+        PGPU_FORWARD(F.down.restrict_(e, F.f, F.shift, C.f, true));
+        if (h->data_faces) PGPU_FORWARD(F.down.restrict_ghosts(e, F.u, C.u, C.t));
+    }
+    Level<T> &B = lv[top];
+    B.cur = 0;
+    if (nl == 1) return cycle(0);
+    // The coarsest interior starts from zero; its ghosts hold the data.
+    PGPU_FORWARD(axpby(e, B.g, B.col, T(0), T(0), (const T *)nullptr, T(0), (const T *)nullptr, B.u));
+    PGPU_FORWARD(cycle(top));
+    for (int l = top - 1; l >= 0; --l) {
+        Level<T> &L = lv[l], &C = lv[l + 1];
+        L.cur = 0;
+        if (C.g.dirichlet) PGPU_FORWARD(edge_ghosts(e, C.g, C.iter()));
+        PGPU_FORWARD(L.down.interpolate(e, C.iter(), L.u));
+        // Level l+1 becomes a correction level: zero ghosts from here on.
+        // (Its interiors are written before they are read: the cycle zeroes
+        // u or interpolates into it; t takes residuals and prolongations.)
+        if (h->data_faces) PGPU_FORWARD(frame(e, C.g, (const T *)nullptr, C.u, C.t, all_faces));
+        PGPU_FORWARD(cycle(l, l == 0 ? 2 : 0));
+    }
+    return PGPU_SUCCESS;
+}
+
+// The V/W-cycle and FMG methods on the problem bound to level 0: FMG (one
+// pass, then cycles while a tolerance asks for them), or cycles from the
+// iterate; checks every `interval` cycles (cv), none with `fixed` (FMG then
+// max_iterations - 1 cycles).  The result ends in level 0's u.
+template <class T>
+static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigrid<T> &mg, Convergence &cv, bool fmg,
+                                 bool fixed, int interval, pgpu_report &r)
+{
+    char *err = e.err;
+    Level<T> &L = h.lv[0];
+    PGPU_FORWARD(frame(e, L.g, (const T *)L.u, L.t, (T *)nullptr, h.data_faces)); // boundary data in both iterates
+    const int maxit = cv.max_it;
+    int it = 0;
+    pgpu_status result = PGPU_SUCCESS;
+    bool iterate = true;
+    if (fmg) {
+        PGPU_FORWARD(mg.fmg_pass());
+        iterate = cv.tol > 0 && !fixed;
+        if (fixed) {
+            for (int k = 1; k < maxit; ++k) PGPU_FORWARD(mg.cycle(0));
+            it = maxit - 1;
+        }
+    } else if (fixed) {
+        for (int k = 0; k < maxit; ++k) PGPU_FORWARD(mg.cycle(0));
+        it = maxit;
+        iterate = false;
+    }
+    for (bool stop = !iterate; !stop;) {
+        double rn = 0, rmax = 0;
+        PGPU_FORWARD(h.norm(e, red, rn, rmax));
+        cv.judge(err, rn, rmax, it, "multigrid", "cycles", r, stop, result);
+        if (stop) break;
+        const int n = std::min(interval, maxit - it);
+        for (int k = 0; k < n; ++k) PGPU_FORWARD(mg.cycle(0));
+        it += n;
+    }
+    if (fmg && !iterate && !fixed) { // one pass: measure what it reached
+        double rn = 0, rmax = 0;
+        PGPU_FORWARD(h.norm(e, red, rn, rmax));
+        cv.measured(rn, rmax, r);
+        if (!std::isfinite(rn)) result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", rn);
+    }
+    r.iterations = it;
+    PGPU_FORWARD(h.settle(e));
+    return result;
+}
+
+// ============================================================================
+// >>stationary
+// ============================================================================
+// Weighted Jacobi and red-black Gauss-Seidel / SOR on level 0: smoothing
+// passes (>>smooth) ping-ponging between the user's u and the handle's
+// second iterate, checked every `interval` iterations (none with `fixed`).
 
 template <class T>
-__device__ __forceinline__ T load_w(const Lines &L, const UserIO<T> &io, const T *__restrict__ W, int64_t b, int64_t c)
+static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Convergence &cv, bool jacobi, T omega,
+                                  bool fixed, int interval, pgpu_report &r)
 {
-    if (!io.read) return W[w_at(L, b, c)];
-    int i, j, k;
-    line_ijk(L, b, c, i, j, k);
-    const int64_t p = io.g.base + i + (int64_t)j * io.g.sy + (int64_t)k * io.g.sz;
-    return io.f[p] + boundary_terms(io.g, io.u_in, p, i, j, k) - *io.shift;
+    char *err = e.err;
+    Level<T> &L = h.lv[0];
+    PGPU_FORWARD(frame(e, L.g, (const T *)L.u, L.t, (T *)nullptr, h.data_faces)); // boundary data in both iterates
+    const int maxit = cv.max_it;
+    int it = 0;
+    pgpu_status result = PGPU_SUCCESS;
+    for (bool stop = false; !stop;) {
+        const int n = fixed ? maxit : std::min(interval, maxit - it);
+        PGPU_FORWARD(smooth(e, L, jacobi, n, omega));
+        it += n;
+        if (fixed) break;
+        double rn = 0, rmax = 0;
+        PGPU_FORWARD(h.norm(e, red, rn, rmax));
+        cv.judge(err, rn, rmax, it, jacobi ? "Jacobi" : "RBGS", "iterations", r, stop, result);
+    }
+    r.iterations = it;
+    PGPU_FORWARD(h.settle(e));
+    return result;
 }
 
-template <class T>
-__device__ __forceinline__ void store_w(const Lines &L, const UserIO<T> &io, T *__restrict__ W, int64_t b, int64_t c, T v)
-{
-    if (!io.write) { W[w_at(L, b, c)] = v; return; }
-    int i, j, k;
-    line_ijk(L, b, c, i, j, k);
-    io.u_out[io.g.base + i + (int64_t)j * io.g.sy + (int64_t)k * io.g.sz] = v;
-}
-
-#define PGPU_GRID_STRIDE(t, total)                                                                 \
-    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < (total);                 \
-         t += (int64_t)gridDim.x * blockDim.x)
+// ============================================================================
+// >>fft
+// ============================================================================
+// The direct solver.  Each axis is diagonalised by its own transform
+// (Dirichlet-Dirichlet: DST-I, Neumann-Neumann: DCT-II, periodic: DFT), the
+// eigenvalues divide the spectrum, and the inverse transforms give u; at most
+// one axis (a mixed Dirichlet/Neumann one, or else the slowest non-periodic
+// one) is solved by tridiagonal systems instead.  Three routes:
+//  - all-periodic, nx a power of two: our row kernels take x (and z when nz
+//    is one), straight from f and into u; cuFFT takes y (lf_* kernels);
+//  - 3D all-Dirichlet, every n+1 a product of primes up to 19: six passes of
+//    our DST-I row kernels, no cuFFT (dr_kernel);
+//  - otherwise the cuFFT route: per axis a pre-processing pass, a cuFFT real
+//    transform and a post-processing pass, on a packed copy.
+// The two row engines share one Stockham pass (row_pass) and the in-register
+// DFTs.
 
 template <class T> struct Cplx;
 template <> struct Cplx<float> { typedef float2 type; };
 template <> struct Cplx<double> { typedef double2 type; };
 
-// W = f + boundary terms - shift over the interior (packed, x fastest).
-template <class T>
-__global__ void __launch_bounds__(COL_BX *COL_BY)
-    fft_load_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f, const T *__restrict__ shiftp,
-                    T *__restrict__ W, int64_t wp, int kchunk, int nyb, int nchunks)
-{
-    int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return;
-    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
-    if (i >= g.nx || j >= g.ny) return;
-    const T shift = shiftp ? *shiftp : T(0);
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
-    for (int k = k0; k < k1; ++k) {
-        const int64_t p = g.base + i + j * g.sy + (int64_t)k * g.sz;
-        W[i + (int64_t)g.nx * j + wp * k] = f[p] + boundary_terms(g, u, p, i, j, k) - shift;
-    }
-}
-
-// u interior = W.
-template <class T>
-__global__ void __launch_bounds__(COL_BX *COL_BY)
-    fft_store_kernel(const Grid<T> g, const T *__restrict__ W, int64_t wp, T *__restrict__ u, int kchunk, int nyb,
-                     int nchunks)
-{
-    int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return;
-    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
-    if (i >= g.nx || j >= g.ny) return;
-    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
-    for (int k = k0; k < k1; ++k)
-        u[g.base + i + j * g.sy + (int64_t)k * g.sz] = W[i + (int64_t)g.nx * j + wp * k];
-}
-
-// DST-I of length n through a real FFT of length M = n+1 (the same length, no
-// odd extension): y_0 = 0, y_j = sin(pi j/M)(x_j + x_{M-j}) + (x_j - x_{M-j})/2
-// (1-based x, x_M = 0); then with Y = FFT(y) = A - iB the transform is
-// X_{2k} = B_k, X_{2k+1} = X_{2k-1} + A_k, X_1 = A_0/2.  DST-I is its own
-// inverse up to 2/(n+1), so the same three passes serve both directions.
-template <class T>
-__global__ void dst1_pre_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ W, T *__restrict__ S)
-{
-    const int64_t M = L.n + 1;
-    PGPU_GRID_STRIDE(t, L.B * M)
-    {
-        int64_t b, c;
-        line_coords(L, t, M, b, c);
-        T y = T(0);
-        if (c > 0) {
-            const T xj = load_w(L, io, W, b, c - 1);
-            const T xm = load_w(L, io, W, b, M - c - 1);
-            y = (T)sinpi((double)c / (double)M) * (xj + xm) + T(0.5) * (xj - xm);
-        }
-        S[s_at(L, b, c, M)] = y;
-    }
-}
-
-// Lines along y or z: one thread per line walks the half spectrum carrying
-// the running sum (consecutive threads read consecutive addresses).
-template <class T>
-__global__ void dst1_post_kernel(const Lines L, const UserIO<T> io, const typename Cplx<T>::type *__restrict__ C,
-                                 T *__restrict__ W)
-{
-    const int64_t M = L.n + 1, H = M / 2 + 1;
-    PGPU_GRID_STRIDE(b, L.B)
-    {
-        T odd = T(0);
-#pragma unroll 8
-        for (int64_t k = 0; k < H; ++k) {
-            const typename Cplx<T>::type y = C[s_at(L, b, k, H)];
-            if (k == 0) odd = T(0.5) * y.x;
-            else odd += y.x;
-            if (k > 0 && 2 * k <= L.n) store_w(L, io, W, b, 2 * k - 1, -y.y);
-            if (2 * k + 1 <= L.n) store_w(L, io, W, b, 2 * k, odd);
-        }
-    }
-}
-
-// Lines along x (contiguous): one warp per line, 32 modes at a time, the
-// running sum as a warp scan carried from chunk to chunk.
-template <class T>
-__global__ void dst1_post_x_kernel(const Lines L, const UserIO<T> io, const typename Cplx<T>::type *__restrict__ C,
-                                   T *__restrict__ W)
-{
-    const int64_t M = L.n + 1, H = M / 2 + 1;
-    const int lane = threadIdx.x & 31;
-    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
-    for (int64_t b = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; b < L.B; b += warps) {
-        const typename Cplx<T>::type *line = C + b * H;
-        T carry = T(0);
-        for (int64_t base = 0; base < H; base += 32) {
-            const int64_t k = base + lane;
-            typename Cplx<T>::type y;
-            y.x = y.y = T(0);
-            if (k < H) y = line[k];
-            T s = k == 0 ? T(0.5) * y.x : y.x; // inclusive scan of A'_k
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const T t = __shfl_up_sync(0xffffffffu, s, o);
-                if (lane >= o) s += t;
-            }
-            s += carry;
-            if (k > 0 && 2 * k <= L.n) store_w(L, io, W, b, 2 * k - 1, -y.y);
-            if (k < H && 2 * k + 1 <= L.n) store_w(L, io, W, b, 2 * k, s);
-            carry = __shfl_sync(0xffffffffu, s, 31);
-        }
-    }
-}
-
-// DCT-II (X_k = sum_j x_j cos(pi k (2j+1) / 2n)) by Makhoul's reordering:
-// v = (x_0, x_2, x_4, ..., x_5, x_3, x_1), V = FFT(v), X_k = Re(e^{-i pi k/2n} V_k).
-template <class T>
-__global__ void dct2_pre_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ W, T *__restrict__ S)
-{
-    const int64_t n = L.n;
-    PGPU_GRID_STRIDE(t, L.B * n)
-    {
-        int64_t b, c;
-        line_coords(L, t, n, b, c);
-        const int64_t src = c < (n + 1) / 2 ? 2 * c : 2 * n - 1 - 2 * c;
-        S[s_at(L, b, c, n)] = load_w(L, io, W, b, src);
-    }
-}
-
-template <class T>
-__global__ void dct2_post_kernel(const Lines L, const typename Cplx<T>::type *__restrict__ C, T *__restrict__ W)
-{
-    const int64_t n = L.n, H = n / 2 + 1;
-    PGPU_GRID_STRIDE(t, L.B * n)
-    {
-        int64_t b, k;
-        line_coords(L, t, n, b, k);
-        typename Cplx<T>::type v = C[s_at(L, b, k <= n / 2 ? k : n - k, H)];
-        if (k > n / 2) v.y = -v.y; // V_k = conj(V_{n-k})
-        double s, c;
-        sincospi((double)k / (double)(2 * n), &s, &c);
-        W[w_at(L, b, k)] = (T)c * v.x + (T)s * v.y; // Re(e^{-i pi k/2n} V_k)
-    }
-}
-
-// Inverse DCT-II: V_k = e^{i pi k/2n} (X_k - i X_{n-k}) (X_n = 0) for k <= n/2,
-// an inverse real FFT (scaled by 1/n elsewhere), then undo the reordering.
-template <class T>
-__global__ void dct3_pre_kernel(const Lines L, const T *__restrict__ W, typename Cplx<T>::type *__restrict__ C)
-{
-    const int64_t n = L.n, H = n / 2 + 1;
-    PGPU_GRID_STRIDE(t, L.B * H)
-    {
-        int64_t b, k;
-        line_coords(L, t, H, b, k);
-        const T a = W[w_at(L, b, k)];
-        const T m = k > 0 ? W[w_at(L, b, n - k)] : T(0);
-        double s, c;
-        sincospi((double)k / (double)(2 * n), &s, &c);
-        typename Cplx<T>::type v;
-        v.x = (T)c * a + (T)s * m; // (c + i s)(a - i m)
-        v.y = (T)s * a - (T)c * m;
-        C[s_at(L, b, k, H)] = v;
-    }
-}
-
-template <class T>
-__global__ void dct3_post_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ S, T *__restrict__ W)
-{
-    const int64_t n = L.n;
-    PGPU_GRID_STRIDE(t, L.B * n)
-    {
-        int64_t b, c;
-        line_coords(L, t, n, b, c); // c: position in W
-        const int64_t src = (c % 2 == 0) ? c / 2 : n - 1 - (c - 1) / 2;
-        store_w(L, io, W, b, c, S[s_at(L, b, src, n)]);
-    }
-}
-
-// ---- Row FFTs in shared memory (all-periodic grids, nx a power of two) -------------------
-// cuFFT reads and writes only arrays aligned to its complex type, which the
-// ghosted layout is not (rows start at odd offsets), so with cuFFT alone an
-// all-periodic solve pays a copy in and a copy out.  When every axis is
-// periodic and nx = 2N is a power of two (LF_MIN ... LF_MAX), two kernels of
-// ours take the x axis instead: the forward one reads f's rows straight from
-// the user's layout and writes their half spectra (N+1 modes each) to C,
-// transposed: C[kx][z][y], so that a block's rows (consecutive y) store each
-// mode as one contiguous run; the inverse one reads them back and writes u's
-// rows.  In between, cuFFT transforms y and z as contiguous batched 2D
-// transforms, one per x mode (the same over x-strided data, one execution,
-// ran 8x slower), and the division by the eigenvalues is one pass over C.
-//
-// A row of 2N reals is N complex numbers z_j = x_{2j} + i x_{2j+1}.  Their
-// FFT Z runs in shared memory in Stockham passes of radix 16 (the last one
-// smaller), each thread holding 16 values in registers; then
-// X_k = (Z_k + conj Z_{N-k})/2 - i e^{-i pi k/N} (Z_k - conj Z_{N-k})/2, k = 0..N.
-// The inverse rebuilds 2Z from X, transforms it (conjugated) and unpacks.
-// Shared indices carry one spare slot per 16 (lf_pad) so that the strided
-// stores of a pass spread over the banks.
-
-// Complex values per thread and pass: 16 in float; 8 in double, which
-// leaves registers for more resident warps.
-template <class T> struct LfVals { static const int v = sizeof(T) == 8 ? 8 : 16; };
-constexpr int LF_T = 256; // threads per block
-constexpr int LF_MIN = 32, LF_MAX = 4096; // row lengths (reals) the kernels take
-constexpr int LF_ZMIN = 16, LF_ZMAX = 2048; // z lengths the z kernel takes
+// ---- the row-FFT core ----
+// Rows live in shared memory with one spare slot per 16 values (lf_pad), so
+// that the strided stores of a pass spread over the banks.
 
 __device__ __forceinline__ int lf_pad(int i) { return i + (i >> 4); }
 
@@ -3079,316 +3884,7 @@ template <int R, class C> __device__ __forceinline__ void lf_dft(C *v)
     }
 }
 
-// One Stockham pass of radix R over the N-point row s (padded indices) whose
-// sub-transforms have length ns so far; tw[q] = e^{-i pi q/N}, so that
-// e^{-2 pi i q/N} = tw[2q].  Thread t of the row's tpl = N/16 threads owns
-// 16/R butterflies.  Every thread of the block calls it (barriers inside).
-template <int R, int V, class C> __device__ __forceinline__ void lf_pass(C *s, int N, int ns, int t, int tpl, const C *tw)
-{
-    constexpr int G = V / R;
-    C v[V];
-    const int m = N / R;
-#pragma unroll
-    for (int g = 0; g < G; ++g)
-#pragma unroll
-        for (int r = 0; r < R; ++r) v[g * R + r] = s[lf_pad(t + g * tpl + r * m)];
-    __syncthreads();
-    const int step = 2 * (N / (ns * R));
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-        const int j = t + g * tpl, k = j & (ns - 1);
-#pragma unroll
-        for (int r = 1; r < R; ++r) v[g * R + r] = c_mul(v[g * R + r], tw[r * k * step]);
-        lf_dft<R>(v + g * R);
-        const int d = (j - k) * R + k;
-#pragma unroll
-        for (int r = 0; r < R; ++r) s[lf_pad(d + r * ns)] = v[g * R + r];
-    }
-    __syncthreads();
-}
 
-// Forward complex FFT of the N-point row s, in place (N a power of two,
-// >= V), in passes of radix V and a smaller last one.
-template <int V, class C> __device__ void lf_fft(C *s, int N, int t, int tpl, const C *tw)
-{
-    int ns = 1;
-    for (; ns * V <= N; ns *= V) lf_pass<V, V>(s, N, ns, t, tpl, tw);
-    const int rest = N / ns;
-    if (V > 8 && rest == 8) lf_pass<(V > 8 ? 8 : 2), V>(s, N, ns, t, tpl, tw);
-    else if (V > 4 && rest == 4) lf_pass<(V > 4 ? 4 : 2), V>(s, N, ns, t, tpl, tw);
-    else if (rest == 2) lf_pass<2, V>(s, N, ns, t, tpl, tw);
-}
-
-// Shared memory of the row kernels: lpb rows, then in float the x kernels'
-// copy of the twiddles (measured: 0.91 against 1.10 ms for the forward
-// kernel at 512^3); elsewhere they are read from global memory through L1
-// (the z kernel and double: equal or faster that way).
-struct LfShape {
-    int n, N, tpl, lpb, ls, ln, lb; // row length, N = n/2, threads per row, rows per block, row stride,
-                                    // log2 n, log2 lpb
-};
-__host__ __device__ inline LfShape lf_shape(int n, int threads, int vals)
-{
-    LfShape s;
-    s.n = n;
-    s.N = n / 2;
-    s.tpl = s.N / vals;
-    s.lpb = threads / s.tpl;
-    s.ls = s.N + (s.N >> 4) + 1;
-    s.ln = 0;
-    while ((1 << s.ln) < n) ++s.ln;
-    s.lb = 0;
-    while ((1 << s.lb) < s.lpb) ++s.lb;
-    return s;
-}
-template <class T> struct LfTw { static const bool shared = sizeof(T) == 4; };
-template <class T> size_t lf_smem_bytes(int n, bool x_kernel);
-// The kernels' dynamic shared memory limit is a property of the kernel, not
-// of a solver: every solver sets the same value, the most any eligible size
-// needs (within what the device allows), so that none lowers it under another.
-template <class T> size_t lf_smem_most(bool x_kernel)
-{
-    size_t m = 0;
-    for (int n = x_kernel ? LF_MIN : 2 * LF_ZMIN; n <= (x_kernel ? LF_MAX : 2 * LF_ZMAX); n *= 2)
-        m = std::max(m, lf_smem_bytes<T>(n, x_kernel));
-    return m;
-}
-template <class T> size_t lf_smem_bytes(int n, bool x_kernel)
-{
-    const LfShape s = lf_shape(n, LF_T, LfVals<T>::v);
-    return (size_t)(s.lpb * s.ls + (x_kernel && LfTw<T>::shared ? 2 * s.N : 0)) * sizeof(typename Cplx<T>::type);
-}
-
-// The row kernels' common start: the twiddles (in float copied to shared
-// memory after the rows), the block's rows and where each starts in the
-// user's layout (rb; r < here).
-template <class T> struct LfRows {
-    const typename Cplx<T>::type *tw;
-    int64_t nrows, row0;
-    int here;
-};
-template <class T>
-__device__ __forceinline__ LfRows<T> lf_rows_begin(const Grid<T> &g, const LfShape &sh,
-                                                   const typename Cplx<T>::type *__restrict__ twg,
-                                                   typename Cplx<T>::type *rows, int64_t *rb)
-{
-    LfRows<T> b;
-    b.tw = twg;
-    if (LfTw<T>::shared) {
-        typename Cplx<T>::type *cp = rows + sh.lpb * sh.ls;
-        for (int q = threadIdx.x; q < 2 * sh.N; q += LF_T) cp[q] = twg[q];
-        b.tw = cp;
-    }
-    b.nrows = (int64_t)g.ny * g.nz;
-    b.row0 = (int64_t)blockIdx.x * sh.lpb;
-    b.here = (int)min((int64_t)sh.lpb, b.nrows - b.row0);
-    for (int r = threadIdx.x; r < b.here; r += LF_T) {
-        const int64_t row = b.row0 + r, j = row % g.ny, k = row / g.ny;
-        rb[r] = g.base + j * g.sy + k * g.sz;
-    }
-    return b;
-}
-
-// f's rows (minus the shift) -> their half spectra, C[kx * ny * nz + row].
-template <class T>
-__global__ void __launch_bounds__(LF_T)
-    lf_forward_kernel(const Grid<T> g, const T *__restrict__ f, const T *__restrict__ shiftp,
-                      const typename Cplx<T>::type *__restrict__ twg, typename Cplx<T>::type *__restrict__ C)
-{
-    typedef typename Cplx<T>::type C2;
-    extern __shared__ __align__(16) unsigned char lf_smem[];
-    __shared__ int64_t rb[LF_T];
-    const LfShape sh = lf_shape(g.nx, LF_T, LfVals<T>::v);
-    const int N = sh.N;
-    C2 *rows = (C2 *)lf_smem;
-    const LfRows<T> blk = lf_rows_begin(g, sh, twg, rows, rb);
-    const C2 *tw = blk.tw;
-    const int64_t nrows = blk.nrows, row0 = blk.row0;
-    const int here = blk.here;
-    T *re = (T *)rows;
-    const T shift = shiftp ? *shiftp : T(0);
-    __syncthreads();
-    for (int e = threadIdx.x; e < sh.lpb * sh.n; e += LF_T) {
-        const int r = e >> sh.ln, i = e & (sh.n - 1);
-        re[2 * (r * sh.ls + lf_pad(i >> 1)) + (i & 1)] = r < here ? f[rb[r] + i] - shift : T(0);
-    }
-    __syncthreads();
-    const int r = threadIdx.x / sh.tpl, t = threadIdx.x - r * sh.tpl;
-    lf_fft<LfVals<T>::v>(rows + r * sh.ls, N, t, sh.tpl, tw);
-    for (int e = threadIdx.x; e < sh.lpb * (N + 1); e += LF_T) {
-        const int q = e & (sh.lpb - 1), k = e >> sh.lb;
-        if (q >= here) continue;
-        const C2 *s = rows + q * sh.ls;
-        const C2 a = s[lf_pad(k == N ? 0 : k)], b = c_conj(s[lf_pad(k == 0 ? 0 : N - k)]);
-        const C2 ev = c_half(c_add(a, b)), od = c_half(c_sub(a, b)); // od = i O_k
-        C[k * nrows + row0 + q] = c_sub(ev, c_muli(c_mul(tw[k], od)));
-    }
-}
-
-// Half spectra in C -> u's rows (unnormalised, as cuFFT's C2R).
-template <class T>
-__global__ void __launch_bounds__(LF_T)
-    lf_inverse_kernel(const Grid<T> g, const typename Cplx<T>::type *__restrict__ C,
-                      const typename Cplx<T>::type *__restrict__ twg, T *__restrict__ u)
-{
-    typedef typename Cplx<T>::type C2;
-    extern __shared__ __align__(16) unsigned char lf_smem[];
-    __shared__ int64_t rb[LF_T];
-    const LfShape sh = lf_shape(g.nx, LF_T, LfVals<T>::v);
-    const int N = sh.N;
-    C2 *rows = (C2 *)lf_smem;
-    const LfRows<T> blk = lf_rows_begin(g, sh, twg, rows, rb);
-    const C2 *tw = blk.tw;
-    const int64_t nrows = blk.nrows, row0 = blk.row0;
-    const int here = blk.here;
-    const T *re = (const T *)rows;
-    for (int e = threadIdx.x; e < sh.lpb * (N + 1); e += LF_T) {
-        const int q = e & (sh.lpb - 1), k = e >> sh.lb;
-        C2 v;
-        v.x = v.y = 0;
-        if (q < here) v = C[k * nrows + row0 + q];
-        rows[q * sh.ls + lf_pad(k)] = v;
-    }
-    __syncthreads();
-    const int r = threadIdx.x / sh.tpl, t = threadIdx.x - r * sh.tpl;
-    C2 *s = rows + r * sh.ls;
-    // 2 Z_k = (X_k + conj X_{N-k}) + i e^{i pi k/N} (X_k - conj X_{N-k}), k < N,
-    // stored conjugated; each thread owns the pairs (k, N-k).
-    for (int k = t; k <= N / 2; k += sh.tpl) {
-        const C2 a = s[lf_pad(k)], b = s[lf_pad(N - k)];
-        const C2 zk = c_add(c_add(a, c_conj(b)), c_muli(c_mul(c_conj(tw[k]), c_sub(a, c_conj(b)))));
-        s[lf_pad(k)] = c_conj(zk);
-        if (k != 0 && k != N - k) {
-            const C2 zm = c_add(c_add(b, c_conj(a)), c_muli(c_mul(c_conj(tw[N - k]), c_sub(b, c_conj(a)))));
-            s[lf_pad(N - k)] = c_conj(zm);
-        }
-    }
-    __syncthreads();
-    lf_fft<LfVals<T>::v>(s, N, t, sh.tpl, tw);
-    for (int e = threadIdx.x; e < here * sh.n; e += LF_T) {
-        const int q = e >> sh.ln, i = e & (sh.n - 1);
-        const T v = re[2 * (q * sh.ls + lf_pad(i >> 1)) + (i & 1)];
-        u[rb[q] + i] = (i & 1) ? -v : v;
-    }
-}
-
-// Eigenvalues of the transformed axes, per mode index (see fft_eigen).
-template <class T> struct Spectrum {
-    int64_t e0, e1, e2;  // extents of the spectral array (natural layout)
-    const T *ev0, *ev1, *ev2; // eigenvalues per axis; NULL for the tridiagonal axis
-    T scale;             // normalisation of all inverse transforms
-};
-
-__device__ __forceinline__ void scale_by(float &v, float s) { v *= s; }
-__device__ __forceinline__ void scale_by(double &v, double s) { v *= s; }
-__device__ __forceinline__ void scale_by(float2 &v, float s) { v.x *= s; v.y *= s; }
-__device__ __forceinline__ void scale_by(double2 &v, double s) { v.x *= s; v.y *= s; }
-__device__ __forceinline__ void zero(float &v) { v = 0; }
-__device__ __forceinline__ void zero(double &v) { v = 0; }
-__device__ __forceinline__ void zero(float2 &v) { v.x = v.y = 0; }
-__device__ __forceinline__ void zero(double2 &v) { v.x = v.y = 0; }
-__device__ __forceinline__ void axpy(float &y, float a, float x) { y += a * x; }
-__device__ __forceinline__ void axpy(double &y, double a, double x) { y += a * x; }
-__device__ __forceinline__ void axpy(float2 &y, float a, float2 x) { y.x += a * x.x; y.y += a * x.y; }
-__device__ __forceinline__ void axpy(double2 &y, double a, double2 x) { y.x += a * x.x; y.y += a * x.y; }
-
-// Every axis transformed: divide each mode by its eigenvalue (the zero mode
-// of a singular problem becomes 0).
-template <class T, class V>
-__global__ void spectral_divide_kernel(const Spectrum<T> sp, V *__restrict__ Z)
-{
-    PGPU_GRID_STRIDE(t, sp.e0 * sp.e1 * sp.e2)
-    {
-        const int64_t i0 = t % sp.e0, i1 = (t / sp.e0) % sp.e1, i2 = t / (sp.e0 * sp.e1);
-        const T lam = sp.ev0[i0] + sp.ev1[i1] + (sp.ev2 ? sp.ev2[i2] : T(0));
-        V v = Z[t];
-        if (lam > T(0)) scale_by(v, sp.scale / lam);
-        else zero(v);
-        Z[t] = v;
-    }
-}
-
-// The z axis too, when nz is a power of two (LF_ZMIN ... LF_ZMAX; 3D): after
-// cuFFT's y transforms, one kernel per block of columns (a kx, lpb
-// consecutive ky) loads their z lines, transforms them, divides by the
-// eigenvalues and transforms back, so that the spectrum makes one round trip
-// instead of three (z forward, division, z inverse).
-
-template <class T>
-__global__ void __launch_bounds__(LF_T)
-    lf_zsolve_kernel(const Spectrum<T> sp, const typename Cplx<T>::type *__restrict__ twg,
-                     typename Cplx<T>::type *__restrict__ C)
-{
-    typedef typename Cplx<T>::type C2;
-    extern __shared__ __align__(16) unsigned char lf_smem[];
-    const int M = (int)sp.e1, ny = (int)sp.e0;
-    const LfShape sh = lf_shape(2 * M, LF_T, LfVals<T>::v); // rows of M complex values
-    const C2 *tw = twg;
-    C2 *rows = (C2 *)lf_smem;
-    const int kx = blockIdx.y, y0 = blockIdx.x * sh.lpb, here = min(sh.lpb, ny - y0);
-    C2 *col = C + (int64_t)kx * ny * M + y0; // element (z, y0 + q) at col[z * ny + q]
-    for (int e = threadIdx.x; e < sh.lpb * M; e += LF_T) {
-        const int q = e & (sh.lpb - 1), z = e >> sh.lb;
-        C2 v;
-        v.x = v.y = 0;
-        if (q < here) v = col[(int64_t)z * ny + q];
-        rows[q * sh.ls + lf_pad(z)] = v;
-    }
-    __syncthreads();
-    const int r = threadIdx.x / sh.tpl, t = threadIdx.x - r * sh.tpl;
-    C2 *s = rows + r * sh.ls;
-    lf_fft<LfVals<T>::v>(s, M, t, sh.tpl, tw);
-    // Divide, conjugated for the inverse (conj FFT conj).
-    const T lxy = sp.ev2[kx] + sp.ev0[min(y0 + r, ny - 1)];
-    for (int kz = t; kz < M; kz += sh.tpl) {
-        const T lam = lxy + sp.ev1[kz];
-        C2 v = s[lf_pad(kz)];
-        const T w = lam > T(0) ? sp.scale / lam : T(0);
-        v.x *= w;
-        v.y *= -w;
-        s[lf_pad(kz)] = v;
-    }
-    __syncthreads();
-    lf_fft<LfVals<T>::v>(s, M, t, sh.tpl, tw);
-    for (int e = threadIdx.x; e < sh.lpb * M; e += LF_T) {
-        const int q = e & (sh.lpb - 1), z = e >> sh.lb;
-        if (q < here) col[(int64_t)z * ny + q] = c_conj(rows[q * sh.ls + lf_pad(z)]);
-    }
-}
-
-// ---- all-Dirichlet rows: DST-I by our own mixed-radix FFT -------------------------
-//
-// When every face is Dirichlet (3D) and each n+1 factors into primes up to
-// 19 (n <= 4096; dr_plan says which rows fit), the solve is six passes over the data, each a row kernel (dr_kernel):
-//   x forward  f's rows (plus boundary terms)  -> T1[kx][z][y]  (transposed)
-//   y forward  T1's rows                       -> T2[ky][kx][z]
-//   z forward  T2's rows, divided by the eigenvalues, in place
-//   z inverse  T2's rows, in place
-//   y inverse  T2 (transposed)                 -> T1's rows
-//   x inverse  T1 (transposed)                 -> u's rows
-// against about fourteen for the cuFFT route (pre-processing, transform and
-// post-processing per axis, copies).  A row of n values is transformed in
-// shared memory: DST-I of length n is the real FFT of its odd extension of
-// length 2N (N = n+1), computed as a complex FFT of length N of the packed
-// pairs w_m = z_2m + i z_2m+1 (the extension lives in shared memory only,
-// never in global memory) and the usual split; X_k = -Im(Z_k)/2.  The
-// complex FFT is a Stockham transform of radices 2, 4, 8, 16, 9, 27 and the
-// odd primes to 19 (513 = 27 x 19: two passes), in place: every thread loads
-// its butterflies' values into registers, the row's threads synchronise, and
-// the results go back.  A row of up to 32 threads is one warp and
-// synchronises as one.  DST-I is its own inverse up to 2/N.
-//
-// Measured at 512^3 on an H100 (ncu, per kernel): 1.5-1.7 ms per pass in
-// float and 3.0-3.5 ms in double, the first pass 2.5 / 5.1 ms.  Each pass
-// is far from the copy bandwidth (0.36 / 0.72 ms): at 128 registers per
-// thread (float) two blocks of 256 threads fit an SM, at ~240 (double) one,
-// too few warps to hide the passes' shared memory latency.  Capping the registers
-// (launch bounds for 3 or 4 blocks) made them spill and ran 1.4-3x slower;
-// the passes inlined rather than called ran 1.3-1.8x slower.
-
-constexpr int DR_T = 256;   // threads per block
-constexpr int DR_MAXP = 8;  // passes at most (N <= DR_NMAX)
-constexpr int DR_NMAX = 4097;
 
 // sin (s = 1) or cos (s = 0) of 2 pi m/R, R an odd prime <= 19, 9 or 27, 1 <= m <= (R-1)/2.
 __host__ __device__ constexpr double dr_trig_table(int key, int s)
@@ -3546,51 +4042,47 @@ __host__ __device__ constexpr int dr_g(int R)
     return R == 2 ? 12 : R == 3 ? 8 : R == 4 ? 6 : R == 5 ? 4 : R <= 8 ? 3 : R <= 11 ? 2 : 1;
 }
 
-// One row's transform: its length, the radices, threads per row and rows per
-// block (powers of two, tpr * rpb = DR_T), the strides of a row in shared
-// memory (ls complex values for the FFT, lx reals for the result) and the
-// twiddles tw[q] = e^{-i pi q/N}, q < 2N.
-template <class T> struct DrAxis {
-    int n, N, np, tpr_log, rpb_log, ls, lx;
-    unsigned long long rad; // radix of pass p in bits 5p .. 5p+4
-    const typename Cplx<T>::type *tw;
-};
 
 // Rows of at most 32 threads lie within a warp: a warp barrier suffices.
-__device__ __forceinline__ void dr_sync(int tpr)
+template <bool BLOCK> __device__ __forceinline__ void row_sync(int tpr)
 {
-    if (tpr <= 32) __syncwarp();
-    else __syncthreads();
+    if (BLOCK || tpr > 32) __syncthreads();
+    else __syncwarp();
 }
 
-// One Stockham pass of radix R over the N-point row s whose sub-transforms
-// have length ns so far (any N divisible by R; see lf_pass).  Twiddles: the
-// first pass needs none; later ones take every fourth power of w from the
-// table and the others by one to three products.  Not inlined: each radix
-// then gets its own registers (inlined, the kernel held those of all radices
-// at once: 128 -> 216 in float, and spilled).
-
-template <int R, class C>
-__device__ __noinline__ void dr_pass(C *s, int N, int ns, int t, int tpr, const C *__restrict__ tw)
+// One Stockham pass of radix R over the N-point row s (padded indices) whose
+// sub-transforms have length ns so far; tw[q] = e^{-i pi q/N}, so that
+// e^{-2 pi i q/N} = tw[2q].  Thread t of the row's tpr threads owns the
+// butterflies j = t + g tpr < N / R, g < G.  Every thread of the block calls
+// it (barriers inside).  Two modes:
+//  - POW2 (the all-periodic rows: N a power of two, every thread exactly G
+//    butterflies): every twiddle from the table, block barriers;
+//  - general (any N divisible by R): the first pass needs no twiddles, later
+//    ones take every fourth power of w from the table and the others by one
+//    to three products; a row of at most 32 threads synchronises as a warp.
+template <int R, int G, bool POW2, class C>
+__device__ __forceinline__ void row_pass(C *s, int N, int ns, int t, int tpr, const C *tw)
 {
-    constexpr int G = dr_g(R);
     const int m = N / R;
     C v[G * R];
 #pragma unroll
     for (int g = 0; g < G; ++g) {
         const int j = t + g * tpr;
-        if (j < m)
+        if (POW2 || j < m)
 #pragma unroll
             for (int r = 0; r < R; ++r) v[g * R + r] = s[lf_pad(j + r * m)];
     }
-    dr_sync(tpr);
+    row_sync<POW2>(tpr);
     const int step = 2 * (N / (ns * R));
 #pragma unroll
     for (int g = 0; g < G; ++g) {
         const int j = t + g * tpr;
-        if (j < m) {
-            const int k = ns == 1 ? 0 : j % ns;
-            if (k != 0) { // w^r: every fourth from the table, the others by one to three products
+        if (POW2 || j < m) {
+            const int k = POW2 ? j & (ns - 1) : ns == 1 ? 0 : j % ns;
+            if (POW2) {
+#pragma unroll
+                for (int r = 1; r < R; ++r) v[g * R + r] = c_mul(v[g * R + r], tw[r * k * step]);
+            } else if (k != 0) { // w^r: every fourth from the table, the others by one to three products
                 const C w = tw[k * step];
                 C wr = w;
 #pragma unroll
@@ -3605,7 +4097,329 @@ __device__ __noinline__ void dr_pass(C *s, int N, int ns, int t, int tpr, const 
             for (int r = 0; r < R; ++r) s[lf_pad(d + r * ns)] = v[g * R + r];
         }
     }
-    dr_sync(tpr);
+    row_sync<POW2>(tpr);
+}
+
+// ---- all-periodic rows ----
+// cuFFT reads and writes only arrays aligned to its complex type, which the
+// ghosted layout is not (rows start at odd offsets), so with cuFFT alone an
+// all-periodic solve pays a copy in and a copy out.  When every axis is
+// periodic and nx = 2N is a power of two (LF_MIN ... LF_MAX), two kernels of
+// ours take the x axis instead: the forward one reads f's rows straight from
+// the user's layout and writes their half spectra (N+1 modes each) to C,
+// transposed: C[kx][z][y], so that a block's rows (consecutive y) store each
+// mode as one contiguous run; the inverse one reads them back and writes u's
+// rows.  In between, cuFFT transforms y and z as contiguous batched 2D
+// transforms, one per x mode (the same over x-strided data, one execution,
+// ran 8x slower), and the division by the eigenvalues is one pass over C.
+//
+// A row of 2N reals is N complex numbers z_j = x_{2j} + i x_{2j+1}.  Their
+// FFT Z runs in shared memory in Stockham passes of radix 16 (the last one
+// smaller), each thread holding 16 values in registers; then
+// X_k = (Z_k + conj Z_{N-k})/2 - i e^{-i pi k/N} (Z_k - conj Z_{N-k})/2, k = 0..N.
+// The inverse rebuilds 2Z from X, transforms it (conjugated) and unpacks.
+// Shared indices carry one spare slot per 16 (lf_pad) so that the strided
+// stores of a pass spread over the banks.
+
+
+// Forward complex FFT of the N-point row s, in place (N a power of two,
+// >= V), in passes of radix V and a smaller last one.
+template <int V, class C> __device__ void lf_fft(C *s, int N, int t, int tpl, const C *tw)
+{
+    int ns = 1;
+    for (; ns * V <= N; ns *= V) row_pass<V, 1, true>(s, N, ns, t, tpl, tw);
+    const int rest = N / ns;
+    if (V > 8 && rest == 8) row_pass<(V > 8 ? 8 : 2), V / (V > 8 ? 8 : 2), true>(s, N, ns, t, tpl, tw);
+    else if (V > 4 && rest == 4) row_pass<(V > 4 ? 4 : 2), V / (V > 4 ? 4 : 2), true>(s, N, ns, t, tpl, tw);
+    else if (rest == 2) row_pass<2, V / 2, true>(s, N, ns, t, tpl, tw);
+}
+
+
+// Shared memory of the row kernels: lpb rows, then in float the x kernels'
+// copy of the twiddles (measured: 0.91 against 1.10 ms for the forward
+// kernel at 512^3); elsewhere they are read from global memory through L1
+// (the z kernel and double: equal or faster that way).
+struct LfShape {
+    int n, N, tpl, lpb, ls, ln, lb; // row length, N = n/2, threads per row, rows per block, row stride,
+                                    // log2 n, log2 lpb
+};
+__host__ __device__ inline LfShape lf_shape(int n, int threads, int vals)
+{
+    LfShape s;
+    s.n = n;
+    s.N = n / 2;
+    s.tpl = s.N / vals;
+    s.lpb = threads / s.tpl;
+    s.ls = s.N + (s.N >> 4) + 1;
+    s.ln = 0;
+    while ((1 << s.ln) < n) ++s.ln;
+    s.lb = 0;
+    while ((1 << s.lb) < s.lpb) ++s.lb;
+    return s;
+}
+template <class T> size_t lf_smem_bytes(int n, bool x_kernel);
+// The kernels' dynamic shared memory limit is a property of the kernel, not
+// of a solver: every solver sets the same value, the most any eligible size
+// needs (within what the device allows), so that none lowers it under another.
+template <class T> size_t lf_smem_most(bool x_kernel)
+{
+    size_t m = 0;
+    for (int n = x_kernel ? LF_MIN : 2 * LF_ZMIN; n <= (x_kernel ? LF_MAX : 2 * LF_ZMAX); n *= 2)
+        m = std::max(m, lf_smem_bytes<T>(n, x_kernel));
+    return m;
+}
+template <class T> size_t lf_smem_bytes(int n, bool x_kernel)
+{
+    const LfShape s = lf_shape(n, LF_T, Tune<T>::lf_vals);
+    return (size_t)(s.lpb * s.ls + (x_kernel && Tune<T>::lf_shared_tw ? 2 * s.N : 0)) * sizeof(typename Cplx<T>::type);
+}
+
+// The row kernels' common start: the twiddles (in float copied to shared
+// memory after the rows), the block's rows and where each starts in the
+// user's layout (rb; r < here).
+template <class T> struct LfRows {
+    const typename Cplx<T>::type *tw;
+    int64_t nrows, row0;
+    int here;
+};
+template <class T>
+__device__ __forceinline__ LfRows<T> lf_rows_begin(const Grid<T> &g, const LfShape &sh,
+                                                   const typename Cplx<T>::type *__restrict__ twg,
+                                                   typename Cplx<T>::type *rows, int64_t *rb)
+{
+    LfRows<T> b;
+    b.tw = twg;
+    if (Tune<T>::lf_shared_tw) {
+        typename Cplx<T>::type *cp = rows + sh.lpb * sh.ls;
+        for (int q = threadIdx.x; q < 2 * sh.N; q += LF_T) cp[q] = twg[q];
+        b.tw = cp;
+    }
+    b.nrows = (int64_t)g.ny * g.nz;
+    b.row0 = (int64_t)blockIdx.x * sh.lpb;
+    b.here = (int)min((int64_t)sh.lpb, b.nrows - b.row0);
+    for (int r = threadIdx.x; r < b.here; r += LF_T) {
+        const int64_t row = b.row0 + r, j = row % g.ny, k = row / g.ny;
+        rb[r] = g.base + j * g.sy + k * g.sz;
+    }
+    return b;
+}
+
+// f's rows (minus the shift) -> their half spectra, C[kx * ny * nz + row].
+template <class T>
+__global__ void __launch_bounds__(LF_T)
+    lf_forward_kernel(const Grid<T> g, const T *__restrict__ f, const T *__restrict__ shiftp,
+                      const typename Cplx<T>::type *__restrict__ twg, typename Cplx<T>::type *__restrict__ C)
+{
+    typedef typename Cplx<T>::type C2;
+    extern __shared__ __align__(16) unsigned char lf_smem[];
+    __shared__ int64_t rb[LF_T];
+    const LfShape sh = lf_shape(g.nx, LF_T, Tune<T>::lf_vals);
+    const int N = sh.N;
+    C2 *rows = (C2 *)lf_smem;
+    const LfRows<T> blk = lf_rows_begin(g, sh, twg, rows, rb);
+    const C2 *tw = blk.tw;
+    const int64_t nrows = blk.nrows, row0 = blk.row0;
+    const int here = blk.here;
+    T *re = (T *)rows;
+    const T shift = shiftp ? *shiftp : T(0);
+    __syncthreads();
+    for (int e = threadIdx.x; e < sh.lpb * sh.n; e += LF_T) {
+        const int r = e >> sh.ln, i = e & (sh.n - 1);
+        re[2 * (r * sh.ls + lf_pad(i >> 1)) + (i & 1)] = r < here ? f[rb[r] + i] - shift : T(0);
+    }
+    __syncthreads();
+    const int r = threadIdx.x / sh.tpl, t = threadIdx.x - r * sh.tpl;
+    lf_fft<Tune<T>::lf_vals>(rows + r * sh.ls, N, t, sh.tpl, tw);
+    for (int e = threadIdx.x; e < sh.lpb * (N + 1); e += LF_T) {
+        const int q = e & (sh.lpb - 1), k = e >> sh.lb;
+        if (q >= here) continue;
+        const C2 *s = rows + q * sh.ls;
+        const C2 a = s[lf_pad(k == N ? 0 : k)], b = c_conj(s[lf_pad(k == 0 ? 0 : N - k)]);
+        const C2 ev = c_half(c_add(a, b)), od = c_half(c_sub(a, b)); // od = i O_k
+        C[k * nrows + row0 + q] = c_sub(ev, c_muli(c_mul(tw[k], od)));
+    }
+}
+
+// Half spectra in C -> u's rows (unnormalised, as cuFFT's C2R).
+template <class T>
+__global__ void __launch_bounds__(LF_T)
+    lf_inverse_kernel(const Grid<T> g, const typename Cplx<T>::type *__restrict__ C,
+                      const typename Cplx<T>::type *__restrict__ twg, T *__restrict__ u)
+{
+    typedef typename Cplx<T>::type C2;
+    extern __shared__ __align__(16) unsigned char lf_smem[];
+    __shared__ int64_t rb[LF_T];
+    const LfShape sh = lf_shape(g.nx, LF_T, Tune<T>::lf_vals);
+    const int N = sh.N;
+    C2 *rows = (C2 *)lf_smem;
+    const LfRows<T> blk = lf_rows_begin(g, sh, twg, rows, rb);
+    const C2 *tw = blk.tw;
+    const int64_t nrows = blk.nrows, row0 = blk.row0;
+    const int here = blk.here;
+    const T *re = (const T *)rows;
+    for (int e = threadIdx.x; e < sh.lpb * (N + 1); e += LF_T) {
+        const int q = e & (sh.lpb - 1), k = e >> sh.lb;
+        C2 v;
+        v.x = v.y = 0;
+        if (q < here) v = C[k * nrows + row0 + q];
+        rows[q * sh.ls + lf_pad(k)] = v;
+    }
+    __syncthreads();
+    const int r = threadIdx.x / sh.tpl, t = threadIdx.x - r * sh.tpl;
+    C2 *s = rows + r * sh.ls;
+    // 2 Z_k = (X_k + conj X_{N-k}) + i e^{i pi k/N} (X_k - conj X_{N-k}), k < N,
+    // stored conjugated; each thread owns the pairs (k, N-k).
+    for (int k = t; k <= N / 2; k += sh.tpl) {
+        const C2 a = s[lf_pad(k)], b = s[lf_pad(N - k)];
+        const C2 zk = c_add(c_add(a, c_conj(b)), c_muli(c_mul(c_conj(tw[k]), c_sub(a, c_conj(b)))));
+        s[lf_pad(k)] = c_conj(zk);
+        if (k != 0 && k != N - k) {
+            const C2 zm = c_add(c_add(b, c_conj(a)), c_muli(c_mul(c_conj(tw[N - k]), c_sub(b, c_conj(a)))));
+            s[lf_pad(N - k)] = c_conj(zm);
+        }
+    }
+    __syncthreads();
+    lf_fft<Tune<T>::lf_vals>(s, N, t, sh.tpl, tw);
+    for (int e = threadIdx.x; e < here * sh.n; e += LF_T) {
+        const int q = e >> sh.ln, i = e & (sh.n - 1);
+        const T v = re[2 * (q * sh.ls + lf_pad(i >> 1)) + (i & 1)];
+        u[rb[q] + i] = (i & 1) ? -v : v;
+    }
+}
+
+// Eigenvalues of the transformed axes, per mode index (see fft_eigen).
+template <class T> struct Spectrum {
+    int64_t e0, e1, e2;  // extents of the spectral array (natural layout)
+    const T *ev0, *ev1, *ev2; // eigenvalues per axis; NULL for the tridiagonal axis
+    T scale;             // normalisation of all inverse transforms
+};
+
+__device__ __forceinline__ void scale_by(float &v, float s) { v *= s; }
+__device__ __forceinline__ void scale_by(double &v, double s) { v *= s; }
+__device__ __forceinline__ void scale_by(float2 &v, float s) { v.x *= s; v.y *= s; }
+__device__ __forceinline__ void scale_by(double2 &v, double s) { v.x *= s; v.y *= s; }
+__device__ __forceinline__ void zero(float &v) { v = 0; }
+__device__ __forceinline__ void zero(double &v) { v = 0; }
+__device__ __forceinline__ void zero(float2 &v) { v.x = v.y = 0; }
+__device__ __forceinline__ void zero(double2 &v) { v.x = v.y = 0; }
+__device__ __forceinline__ void axpy(float &y, float a, float x) { y += a * x; }
+__device__ __forceinline__ void axpy(double &y, double a, double x) { y += a * x; }
+__device__ __forceinline__ void axpy(float2 &y, float a, float2 x) { y.x += a * x.x; y.y += a * x.y; }
+__device__ __forceinline__ void axpy(double2 &y, double a, double2 x) { y.x += a * x.x; y.y += a * x.y; }
+
+// Every axis transformed: divide each mode by its eigenvalue (the zero mode
+// of a singular problem becomes 0).
+template <class T, class V>
+__global__ void spectral_divide_kernel(const Spectrum<T> sp, V *__restrict__ Z)
+{
+    PGPU_GRID_STRIDE(t, sp.e0 * sp.e1 * sp.e2)
+    {
+        const int64_t i0 = t % sp.e0, i1 = (t / sp.e0) % sp.e1, i2 = t / (sp.e0 * sp.e1);
+        const T lam = sp.ev0[i0] + sp.ev1[i1] + (sp.ev2 ? sp.ev2[i2] : T(0));
+        V v = Z[t];
+        if (lam > T(0)) scale_by(v, sp.scale / lam);
+        else zero(v);
+        Z[t] = v;
+    }
+}
+
+// The z axis too, when nz is a power of two (LF_ZMIN ... LF_ZMAX; 3D): after
+// cuFFT's y transforms, one kernel per block of columns (a kx, lpb
+// consecutive ky) loads their z lines, transforms them, divides by the
+// eigenvalues and transforms back, so that the spectrum makes one round trip
+// instead of three (z forward, division, z inverse).
+
+template <class T>
+__global__ void __launch_bounds__(LF_T)
+    lf_zsolve_kernel(const Spectrum<T> sp, const typename Cplx<T>::type *__restrict__ twg,
+                     typename Cplx<T>::type *__restrict__ C)
+{
+    typedef typename Cplx<T>::type C2;
+    extern __shared__ __align__(16) unsigned char lf_smem[];
+    const int M = (int)sp.e1, ny = (int)sp.e0;
+    const LfShape sh = lf_shape(2 * M, LF_T, Tune<T>::lf_vals); // rows of M complex values
+    const C2 *tw = twg;
+    C2 *rows = (C2 *)lf_smem;
+    const int kx = blockIdx.y, y0 = blockIdx.x * sh.lpb, here = min(sh.lpb, ny - y0);
+    C2 *col = C + (int64_t)kx * ny * M + y0; // element (z, y0 + q) at col[z * ny + q]
+    for (int e = threadIdx.x; e < sh.lpb * M; e += LF_T) {
+        const int q = e & (sh.lpb - 1), z = e >> sh.lb;
+        C2 v;
+        v.x = v.y = 0;
+        if (q < here) v = col[(int64_t)z * ny + q];
+        rows[q * sh.ls + lf_pad(z)] = v;
+    }
+    __syncthreads();
+    const int r = threadIdx.x / sh.tpl, t = threadIdx.x - r * sh.tpl;
+    C2 *s = rows + r * sh.ls;
+    lf_fft<Tune<T>::lf_vals>(s, M, t, sh.tpl, tw);
+    // Divide, conjugated for the inverse (conj FFT conj).
+    const T lxy = sp.ev2[kx] + sp.ev0[min(y0 + r, ny - 1)];
+    for (int kz = t; kz < M; kz += sh.tpl) {
+        const T lam = lxy + sp.ev1[kz];
+        C2 v = s[lf_pad(kz)];
+        const T w = lam > T(0) ? sp.scale / lam : T(0);
+        v.x *= w;
+        v.y *= -w;
+        s[lf_pad(kz)] = v;
+    }
+    __syncthreads();
+    lf_fft<Tune<T>::lf_vals>(s, M, t, sh.tpl, tw);
+    for (int e = threadIdx.x; e < sh.lpb * M; e += LF_T) {
+        const int q = e & (sh.lpb - 1), z = e >> sh.lb;
+        if (q < here) col[(int64_t)z * ny + q] = c_conj(rows[q * sh.ls + lf_pad(z)]);
+    }
+}
+
+
+// ---- all-Dirichlet rows: DST-I by our own mixed-radix FFT -------------------------
+//
+// When every face is Dirichlet (3D) and each n+1 factors into primes up to
+// 19 (n <= 4096; dr_plan says which rows fit), the solve is six passes over the data, each a row kernel (dr_kernel):
+//   x forward  f's rows (plus boundary terms)  -> T1[kx][z][y]  (transposed)
+//   y forward  T1's rows                       -> T2[ky][kx][z]
+//   z forward  T2's rows, divided by the eigenvalues, in place
+//   z inverse  T2's rows, in place
+//   y inverse  T2 (transposed)                 -> T1's rows
+//   x inverse  T1 (transposed)                 -> u's rows
+// against about fourteen for the cuFFT route (pre-processing, transform and
+// post-processing per axis, copies).  A row of n values is transformed in
+// shared memory: DST-I of length n is the real FFT of its odd extension of
+// length 2N (N = n+1), computed as a complex FFT of length N of the packed
+// pairs w_m = z_2m + i z_2m+1 (the extension lives in shared memory only,
+// never in global memory) and the usual split; X_k = -Im(Z_k)/2.  The
+// complex FFT is a Stockham transform of radices 2, 4, 8, 16, 9, 27 and the
+// odd primes to 19 (513 = 27 x 19: two passes), in place: every thread loads
+// its butterflies' values into registers, the row's threads synchronise, and
+// the results go back.  A row of up to 32 threads is one warp and
+// synchronises as one.  DST-I is its own inverse up to 2/N.
+//
+// Measured at 512^3 on an H100 (ncu, per kernel): 1.5-1.7 ms per pass in
+// float and 3.0-3.5 ms in double, the first pass 2.5 / 5.1 ms.  Each pass
+// is far from the copy bandwidth (0.36 / 0.72 ms): at 128 registers per
+// thread (float) two blocks of 256 threads fit an SM, at ~240 (double) one,
+// too few warps to hide the passes' shared memory latency.  Capping the registers
+// (launch bounds for 3 or 4 blocks) made them spill and ran 1.4-3x slower;
+// the passes inlined rather than called ran 1.3-1.8x slower.
+
+// One row's transform: its length, the radices, threads per row and rows per
+// block (powers of two, tpr * rpb = DR_T), the strides of a row in shared
+// memory (ls complex values for the FFT, lx reals for the result) and the
+// twiddles tw[q] = e^{-i pi q/N}, q < 2N.
+template <class T> struct DrAxis {
+    int n, N, np, tpr_log, rpb_log, ls, lx;
+    unsigned long long rad; // radix of pass p in bits 5p .. 5p+4
+    const typename Cplx<T>::type *tw;
+};
+
+
+// The general pass, not inlined: each radix then gets its own registers
+// (inlined, the kernel held those of all radices at once: 128 -> 216 in
+// float, and spilled).
+template <int R, class C>
+__device__ __noinline__ void dr_pass(C *s, int N, int ns, int t, int tpr, const C *__restrict__ tw)
+{
+    row_pass<R, dr_g(R), false>(s, N, ns, t, tpr, tw);
 }
 
 // Forward complex FFT of the row s in place; every thread of the block calls
@@ -3805,6 +4619,253 @@ template <class T> size_t dr_smem_bytes(const DrAxis<T> &a)
     return ((size_t)a.ls * sizeof(typename Cplx<T>::type) + (size_t)a.lx * sizeof(T)) << a.rpb_log;
 }
 
+// ---- the cuFFT route ----
+// The solver works on a packed copy W (nx*ny*nz, no ghosts).  Each axis is
+// diagonalised by its own transform (Dirichlet-Dirichlet: DST-I, Neumann-
+// Neumann: DCT-II, periodic: DFT), built on cuFFT real transforms of about
+// the same length (except the all-Dirichlet 3D row kernels, further down); at most one axis (a mixed Dirichlet/Neumann one, or
+// else the slowest non-periodic one) is solved by tridiagonal systems instead.
+// A transform along axis a reads W by lines along a and writes a scratch
+// array in which lines along a are cuFFT batches: for a = 0 the lines are
+// contiguous (c + len*b), otherwise line b's element c sits at b + B*c, so
+// consecutive threads always touch consecutive addresses.
+
+struct Lines {
+    int a;              // the axis
+    int n;              // its length in W
+    int64_t nx, ny, nz; // W's extents
+    int64_t P;          // W's plane stride (nx*ny, padded to even where cuFFT reads planes)
+    int64_t B;          // number of lines
+};
+
+__device__ __forceinline__ int64_t w_at(const Lines &L, int64_t b, int64_t c)
+{
+    if (L.a == 0) return c + L.nx * (b % L.ny) + L.P * (b / L.ny);
+    if (L.a == 1) return (b % L.nx) + L.nx * c + L.P * (b / L.nx);
+    return (b % L.nx) + L.nx * (b / L.nx) + L.P * c;
+}
+__device__ __forceinline__ int64_t s_at(const Lines &L, int64_t b, int64_t c, int64_t len)
+{
+    return L.a == 0 ? c + len * b : b + L.B * c;
+}
+// Element t of a (B lines x len) scratch array -> (b, c), in memory order.
+__device__ __forceinline__ void line_coords(const Lines &L, int64_t t, int64_t len, int64_t &b, int64_t &c)
+{
+    if (L.a == 0) { c = t % len; b = t / len; }
+    else { b = t % L.B; c = t / L.B; }
+}
+
+// The first forward pass reads the right-hand side straight from the user's
+// arrays (f plus boundary terms minus the mean), and the last inverse pass
+// writes the solution straight into u: no separate copy passes.
+template <class T> struct UserIO {
+    Grid<T> g;
+    const T *u_in, *f, *shift; // read == 1: the right-hand side comes from here
+    T *u_out;                  // write == 1: the result goes here
+    int read, write;
+};
+
+__device__ __forceinline__ void line_ijk(const Lines &L, int64_t b, int64_t c, int &i, int &j, int &k)
+{
+    if (L.a == 0) { i = (int)c; j = (int)(b % L.ny); k = (int)(b / L.ny); }
+    else if (L.a == 1) { i = (int)(b % L.nx); j = (int)c; k = (int)(b / L.nx); }
+    else { i = (int)(b % L.nx); j = (int)(b / L.nx); k = (int)c; }
+}
+
+template <class T>
+__device__ __forceinline__ T load_w(const Lines &L, const UserIO<T> &io, const T *__restrict__ W, int64_t b, int64_t c)
+{
+    if (!io.read) return W[w_at(L, b, c)];
+    int i, j, k;
+    line_ijk(L, b, c, i, j, k);
+    const int64_t p = io.g.base + i + (int64_t)j * io.g.sy + (int64_t)k * io.g.sz;
+    return io.f[p] + boundary_terms(io.g, io.u_in, p, i, j, k) - *io.shift;
+}
+
+template <class T>
+__device__ __forceinline__ void store_w(const Lines &L, const UserIO<T> &io, T *__restrict__ W, int64_t b, int64_t c, T v)
+{
+    if (!io.write) { W[w_at(L, b, c)] = v; return; }
+    int i, j, k;
+    line_ijk(L, b, c, i, j, k);
+    io.u_out[io.g.base + i + (int64_t)j * io.g.sy + (int64_t)k * io.g.sz] = v;
+}
+
+
+// W = f + boundary terms - shift over the interior (packed, x fastest).
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    fft_load_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f, const T *__restrict__ shiftp,
+                    T *__restrict__ W, int64_t wp, int kchunk, int nyb, int nchunks)
+{
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return;
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    if (i >= g.nx || j >= g.ny) return;
+    const T shift = shiftp ? *shiftp : T(0);
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+    for (int k = k0; k < k1; ++k) {
+        const int64_t p = g.base + i + j * g.sy + (int64_t)k * g.sz;
+        W[i + (int64_t)g.nx * j + wp * k] = f[p] + boundary_terms(g, u, p, i, j, k) - shift;
+    }
+}
+
+// u interior = W.
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    fft_store_kernel(const Grid<T> g, const T *__restrict__ W, int64_t wp, T *__restrict__ u, int kchunk, int nyb,
+                     int nchunks)
+{
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return;
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    if (i >= g.nx || j >= g.ny) return;
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+    for (int k = k0; k < k1; ++k)
+        u[g.base + i + j * g.sy + (int64_t)k * g.sz] = W[i + (int64_t)g.nx * j + wp * k];
+}
+
+// DST-I of length n through a real FFT of length M = n+1 (the same length, no
+// odd extension): y_0 = 0, y_j = sin(pi j/M)(x_j + x_{M-j}) + (x_j - x_{M-j})/2
+// (1-based x, x_M = 0); then with Y = FFT(y) = A - iB the transform is
+// X_{2k} = B_k, X_{2k+1} = X_{2k-1} + A_k, X_1 = A_0/2.  DST-I is its own
+// inverse up to 2/(n+1), so the same three passes serve both directions.
+template <class T>
+__global__ void dst1_pre_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ W, T *__restrict__ S)
+{
+    const int64_t M = L.n + 1;
+    PGPU_GRID_STRIDE(t, L.B * M)
+    {
+        int64_t b, c;
+        line_coords(L, t, M, b, c);
+        T y = T(0);
+        if (c > 0) {
+            const T xj = load_w(L, io, W, b, c - 1);
+            const T xm = load_w(L, io, W, b, M - c - 1);
+            y = (T)sinpi((double)c / (double)M) * (xj + xm) + T(0.5) * (xj - xm);
+        }
+        S[s_at(L, b, c, M)] = y;
+    }
+}
+
+// Lines along y or z: one thread per line walks the half spectrum carrying
+// the running sum (consecutive threads read consecutive addresses).
+template <class T>
+__global__ void dst1_post_kernel(const Lines L, const UserIO<T> io, const typename Cplx<T>::type *__restrict__ C,
+                                 T *__restrict__ W)
+{
+    const int64_t M = L.n + 1, H = M / 2 + 1;
+    PGPU_GRID_STRIDE(b, L.B)
+    {
+        T odd = T(0);
+#pragma unroll 8
+        for (int64_t k = 0; k < H; ++k) {
+            const typename Cplx<T>::type y = C[s_at(L, b, k, H)];
+            if (k == 0) odd = T(0.5) * y.x;
+            else odd += y.x;
+            if (k > 0 && 2 * k <= L.n) store_w(L, io, W, b, 2 * k - 1, -y.y);
+            if (2 * k + 1 <= L.n) store_w(L, io, W, b, 2 * k, odd);
+        }
+    }
+}
+
+// Lines along x (contiguous): one warp per line, 32 modes at a time, the
+// running sum as a warp scan carried from chunk to chunk.
+template <class T>
+__global__ void dst1_post_x_kernel(const Lines L, const UserIO<T> io, const typename Cplx<T>::type *__restrict__ C,
+                                   T *__restrict__ W)
+{
+    const int64_t M = L.n + 1, H = M / 2 + 1;
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    for (int64_t b = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; b < L.B; b += warps) {
+        const typename Cplx<T>::type *line = C + b * H;
+        T carry = T(0);
+        for (int64_t base = 0; base < H; base += 32) {
+            const int64_t k = base + lane;
+            typename Cplx<T>::type y;
+            y.x = y.y = T(0);
+            if (k < H) y = line[k];
+            T s = k == 0 ? T(0.5) * y.x : y.x; // inclusive scan of A'_k
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const T t = __shfl_up_sync(0xffffffffu, s, o);
+                if (lane >= o) s += t;
+            }
+            s += carry;
+            if (k > 0 && 2 * k <= L.n) store_w(L, io, W, b, 2 * k - 1, -y.y);
+            if (k < H && 2 * k + 1 <= L.n) store_w(L, io, W, b, 2 * k, s);
+            carry = __shfl_sync(0xffffffffu, s, 31);
+        }
+    }
+}
+
+// DCT-II (X_k = sum_j x_j cos(pi k (2j+1) / 2n)) by Makhoul's reordering:
+// v = (x_0, x_2, x_4, ..., x_5, x_3, x_1), V = FFT(v), X_k = Re(e^{-i pi k/2n} V_k).
+template <class T>
+__global__ void dct2_pre_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ W, T *__restrict__ S)
+{
+    const int64_t n = L.n;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, c;
+        line_coords(L, t, n, b, c);
+        const int64_t src = c < (n + 1) / 2 ? 2 * c : 2 * n - 1 - 2 * c;
+        S[s_at(L, b, c, n)] = load_w(L, io, W, b, src);
+    }
+}
+
+template <class T>
+__global__ void dct2_post_kernel(const Lines L, const typename Cplx<T>::type *__restrict__ C, T *__restrict__ W)
+{
+    const int64_t n = L.n, H = n / 2 + 1;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, k;
+        line_coords(L, t, n, b, k);
+        typename Cplx<T>::type v = C[s_at(L, b, k <= n / 2 ? k : n - k, H)];
+        if (k > n / 2) v.y = -v.y; // V_k = conj(V_{n-k})
+        double s, c;
+        sincospi((double)k / (double)(2 * n), &s, &c);
+        W[w_at(L, b, k)] = (T)c * v.x + (T)s * v.y; // Re(e^{-i pi k/2n} V_k)
+    }
+}
+
+// Inverse DCT-II: V_k = e^{i pi k/2n} (X_k - i X_{n-k}) (X_n = 0) for k <= n/2,
+// an inverse real FFT (scaled by 1/n elsewhere), then undo the reordering.
+template <class T>
+__global__ void dct3_pre_kernel(const Lines L, const T *__restrict__ W, typename Cplx<T>::type *__restrict__ C)
+{
+    const int64_t n = L.n, H = n / 2 + 1;
+    PGPU_GRID_STRIDE(t, L.B * H)
+    {
+        int64_t b, k;
+        line_coords(L, t, H, b, k);
+        const T a = W[w_at(L, b, k)];
+        const T m = k > 0 ? W[w_at(L, b, n - k)] : T(0);
+        double s, c;
+        sincospi((double)k / (double)(2 * n), &s, &c);
+        typename Cplx<T>::type v;
+        v.x = (T)c * a + (T)s * m; // (c + i s)(a - i m)
+        v.y = (T)s * a - (T)c * m;
+        C[s_at(L, b, k, H)] = v;
+    }
+}
+
+template <class T>
+__global__ void dct3_post_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ S, T *__restrict__ W)
+{
+    const int64_t n = L.n;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, c;
+        line_coords(L, t, n, b, c); // c: position in W
+        const int64_t src = (c % 2 == 0) ? c / 2 : n - 1 - (c - 1) / 2;
+        store_w(L, io, W, b, c, S[s_at(L, b, src, n)]);
+    }
+}
+
+// ---- line solves ----
 // One axis left: per line along it, solve (A_axis + lambda I) x = rhs by the
 // Thomas algorithm, lambda being the other axes' eigenvalue sum.  cl / ch are
 // the axis operator's coefficients (level-0 tables); the pivots go to S.  A
@@ -3871,7 +4932,6 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
 // shared memory (n <= PCR_MAX): log2(n) steps, each eliminating the
 // neighbours at distance s = 1, 2, 4, ...  Used when there are too few lines
 // for one thread per line to fill the GPU (2D problems).
-constexpr int PCR_MAX = 512;
 template <class T, class V>
 __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int axis, const T *__restrict__ cl,
                                                        const T *__restrict__ ch, int neumann_both, V *__restrict__ Z)
@@ -3954,1067 +5014,7 @@ __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int 
     }
 }
 
-} // namespace pgpu
-
-// ============================================================================
-// >>solvers
-// ============================================================================
-
-namespace pgpu {
-
-static int method_of(unsigned flags) { return (int)(flags & PGPU_METHOD_MASK); }
-static bool is_multigrid(int m) { return m == PGPU_VCYCLE || m == PGPU_FMG; }
-
-// Makes the handle's device current for the duration of a call.
-struct DeviceGuard {
-    int prev = -1, want = -1;
-    cudaError_t status = cudaSuccess;
-    explicit DeviceGuard(int dev) : want(dev)
-    {
-        status = cudaGetDevice(&prev);
-        if (status == cudaSuccess && prev != want) status = cudaSetDevice(want);
-    }
-    ~DeviceGuard()
-    {
-        if (prev >= 0 && prev != want) cudaSetDevice(prev);
-    }
-};
-
-// Device allocations of one handle, freed together.
-struct DeviceMem {
-    std::vector<void *> ptrs;
-    size_t bytes = 0;
-    pgpu_status alloc(char *err, void **p, size_t n, const char *what)
-    {
-        *p = nullptr;
-        if (n == 0) n = 1;
-        cudaError_t e = cudaMalloc(p, n);
-        if (e != cudaSuccess) {
-            *p = nullptr;
-            cudaGetLastError(); // clear the (non-sticky) allocation error
-            return record(err, e == cudaErrorMemoryAllocation ? PGPU_ERROR_OUT_OF_MEMORY : PGPU_ERROR_CUDA,
-                          "cudaMalloc of %zu bytes for %s failed: %s", n, what, cudaGetErrorString(e));
-        }
-        ptrs.push_back(*p);
-        bytes += n;
-        return PGPU_SUCCESS;
-    }
-    ~DeviceMem()
-    {
-        for (void *p : ptrs) cudaFree(p);
-    }
-};
-
-// The launch grid for gx x-blocks and nyb x nchunks (y block, z chunk)
-// pairs: (gx, nyb, nchunks) when that fits the limits, else the pairs
-// flattened over y and z (block_yz undoes either).
-static void set_grid(ColLaunch &L, int64_t gx)
-{
-    const int64_t flat = (int64_t)L.nyb * L.nchunks;
-    const int64_t gy = L.nyb <= 65535 && L.nchunks <= 65535 ? L.nyb : std::min<int64_t>(flat, 65535);
-    L.grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)((flat + gy - 1) / gy));
-}
-
-constexpr int64_t SMALL_GRID_PTS = 1 << 17;
-
-static ColLaunch col_launch(int nx, int ny, int nz, bool is3d, int tile_x, int tile_y, int bx, int by, int sms,
-                            int per_sm = 32)
-{
-    ColLaunch L;
-    L.block = dim3(bx, by, 1);
-    const int64_t gx = (nx + tile_x - 1) / tile_x;
-    L.nyb = (ny + tile_y - 1) / tile_y;
-    const int64_t xy = gx * L.nyb;
-    const int64_t target = (int64_t)sms * per_sm; // enough blocks to fill the GPU a few times over
-    int64_t chunks = is3d ? std::max<int64_t>(1, std::min<int64_t>(nz, (target + xy - 1) / xy)) : 1;
-    L.kchunk = is3d ? (int)((nz + chunks - 1) / chunks) : 1;
-    // A chunk's halo planes cost 2 / kchunk: at least 8 planes, except on
-    // small grids (below SMALL_GRID_PTS points), whose kernels are latency-
-    // bound, a block's walk down its planes one step after another; there
-    // more blocks of 2 planes finish sooner (H100, FMG at 512^3 in float,
-    // per pass: red-black sweeps on 16^3 and 32^3 487 -> 310 us,
-    // restrictions to 32^3 and below 265 -> 150 us; on 64^3 and 128^3 the
-    // shorter chunks were slower).
-    const int kmin = (int64_t)nx * ny * nz < SMALL_GRID_PTS ? 2 : 8;
-    if (is3d && L.kchunk < kmin) L.kchunk = std::min(kmin, nz);
-    L.nchunks = is3d ? (nz + L.kchunk - 1) / L.kchunk : 1;
-    set_grid(L, gx);
-    return L;
-}
-
-// interp_tile_kernel's taps along one axis: fine node i's interpolation
-// (coarse storage indices idx, weights wt; NW per node) fitted into a window
-// of NT consecutive storage indices from s[i], inside the coarse interior or
-// on a Dirichlet ghost (the wall value; no weight falls on other ghosts,
-// though the kernel's tile may load them).  The windows must never move
-// back, and (tile > 0) those of a tile of `tile` fine nodes must lie within
-// `span` indices from the first one's start.
-static bool window_taps(int n, int nc, int lo_bc, int hi_bc, const std::vector<int> &idx,
-                        const std::vector<double> &wt, int NW, int NT, int tile, int span, std::vector<int> &s,
-                        std::vector<double> &w)
-{
-    const int lo = lo_bc == PGPU_BC_DIRICHLET ? 0 : 1, hi = hi_bc == PGPU_BC_DIRICHLET ? nc + 1 : nc;
-    s.assign(n, lo);
-    w.assign((size_t)n * NT, 0.0);
-    bool ok = hi - lo + 1 >= NT;
-    for (int i = 0; i < n && ok; ++i) {
-        int mn = INT32_MAX, mx = -1;
-        for (int m = 0; m < NW; ++m)
-            if (wt[(size_t)i * NW + m] != 0.0) {
-                mn = std::min(mn, idx[(size_t)i * NW + m]);
-                mx = std::max(mx, idx[(size_t)i * NW + m]);
-            }
-        if (mx < 0) mn = mx = lo; // no weight at all: any window
-        // The lowest start that covers the taps and does not move back.
-        const int st = std::max({lo, i > 0 ? s[i - 1] : lo, mx - NT + 1});
-        if (st > mn || st > hi - NT + 1) { ok = false; break; }
-        s[i] = st;
-        for (int m = 0; m < NW; ++m)
-            if (wt[(size_t)i * NW + m] != 0.0) w[(size_t)i * NT + idx[(size_t)i * NW + m] - st] += wt[(size_t)i * NW + m];
-        if (tile > 0 && st - s[i - i % tile] + NT > span) ok = false;
-    }
-    if (!ok) {
-        std::fill(s.begin(), s.end(), lo);
-        std::fill(w.begin(), w.end(), 0.0);
-    }
-    return ok;
-}
-
-// restrict_tile_kernel's conditions on an x or y transfer: at most 4 children
-// per coarse node, each a contiguous run of fine nodes whose ends never move
-// back, and the 4 fine nodes from each run's start inside the shared-memory
-// tile (`span` fine nodes from the first child of the tile's first coarse
-// node; tiles of `tile` coarse nodes).
-static bool runs_forward(const AxisTransfer &t, int tile, int span)
-{
-    const int nc = (int)t.rcnt.size();
-    auto first = [&](int I) { return t.ridx[(size_t)I * MAX_CHILDREN]; };
-    auto last = [&](int I) { return t.ridx[(size_t)I * MAX_CHILDREN + t.rcnt[I] - 1]; };
-    for (int I = 0; I < nc; ++I) {
-        if (t.rcnt[I] < 1 || t.rcnt[I] > 4) return false;
-        for (int m = 1; m < t.rcnt[I]; ++m)
-            if (t.ridx[(size_t)I * MAX_CHILDREN + m] != first(I) + m) return false;
-        if (I > 0 && (first(I) < first(I - 1) || last(I) < last(I - 1))) return false;
-    }
-    for (int I = 0; I < nc; ++I) // all 4 read slots of every coarse node inside its tile
-        if (first(I) - first(I - I % tile) + 4 > span) return false;
-    return true;
-}
-
-// The z side: per fine plane, the coarse planes whose children include it --
-// at most two, consecutive, never moving back (t0: the first, w0 / w1 the
-// weights there and in t0 + 1).  False where that does not hold.
-static bool plane_owners(const AxisTransfer &t, const std::vector<double> &rw, int nf, std::vector<int> &t0,
-                         std::vector<double> &w0, std::vector<double> &w1)
-{
-    const int nc = (int)t.rcnt.size();
-    t0.assign(nf, -1);
-    w0.assign(nf, 0.0);
-    w1.assign(nf, 0.0);
-    bool ok = true;
-    for (int K = 0; K < nc && ok; ++K) {
-        for (int m = 0; m < t.rcnt[K]; ++m) {
-            const int kf = t.ridx[(size_t)K * MAX_CHILDREN + m];
-            if (m > 0 && kf != t.ridx[(size_t)K * MAX_CHILDREN] + m) ok = false;
-            const double w = rw[(size_t)K * MAX_CHILDREN + m];
-            if (t0[kf] < 0) { t0[kf] = K; w0[kf] = w; }
-            else if (K == t0[kf] + 1 && w1[kf] == 0.0) w1[kf] = w;
-            else ok = false;
-        }
-    }
-    for (int kf = 0; kf < nf && ok; ++kf)
-        if (t0[kf] < 0 || (kf > 0 && t0[kf] < t0[kf - 1])) ok = false;
-    if (!ok) std::fill(t0.begin(), t0.end(), 0);
-    return ok;
-}
-
-// omega / the interior diagonal of a uniform level, rounded as the kernels
-// form the diagonal (0 when the level is not uniform: then unused).
-template <class T> static T interior_scale(const Grid<T> &g, T omega)
-{
-    if (!g.fast) return T(0);
-    const T d = ((g.cx + g.cx) + (g.cy + g.cy)) + (g.cz + g.cz);
-    return omega / d;
-}
-
-// Launch of the walk kernels (see WALK_THREADS): chunks of one fast group of
-// planes, numbered as walk_thread does.
-static ColLaunch walk_launch(int nx, int ny, int nz, bool is3d, int group)
-{
-    ColLaunch L;
-    const int bx = nx > 64 ? 128 : 32, by = WALK_THREADS / bx;
-    L.block = dim3(bx, by, 1);
-    const int64_t gx = (nx + bx - 1) / bx;
-    L.nyb = (ny + by - 1) / by;
-    L.kchunk = group;
-    L.nchunks = is3d ? std::max(1, (nz - 1 + group - 1) / group) : 1;
-    set_grid(L, gx);
-    return L;
-}
-
-static size_t blocks_of(const ColLaunch &L) { return (size_t)L.grid.x * L.grid.y * L.grid.z; }
-
-// FMG's finest cycle starts its coarse-grid correction from the level below
-// (see Solver::cycle) where the next level has at least this many points;
-// on smaller ones the extra launches cost more than the cycle they save
-// (128^3 FMG in float: 1.31 -> 1.45 ms with it, H100).
-constexpr double FMG_START_MIN = 1 << 20;
-
-// Red-black smoothing runs two iterations per pass (rbgs2_kernel) on uniform
-// levels of at least this many points.  On smaller ones its blocks of 1024
-// threads are too few to fill the GPU and their walk down the planes is
-// longer: H100, float, one pass against two of rbgs_uniform_kernel: 512^3
-// 1.10 against 1.54 ms, 256^3 0.23 against 0.25 ms, 128^3 89 against 58 us;
-// FMG at 512^3 took 7.72 ms without pairs, 7.56 with them on every level,
-// 7.24 with this bound (2^22: the 256^3 level and up).
-constexpr double PAIRED_MIN = 1 << 22;
-
-// One level of the solver's grid hierarchy on the device.
-template <class T> struct Level {
-    Grid<T> g{};
-    T *u = nullptr, *t = nullptr, *f = nullptr; // level 0: t only (u, f are the user's)
-    int cur = 0;                                // which of u (0) / t (1) holds the iterate
-    Xfer<T> x{};                                // to the next coarser level
-    Xfer<T> xf{};                               // ... FMG's restriction of f and the boundary data
-    ColLaunch col{}, rb{}, rbu{}, rb2{}, walk{}, sweep{}; // sweep: jacobi_kernel's walk launch
-    ColLaunch rs{};          // restriction to the next level: restrict_tile_kernel over its grid
-    ColLaunch it{};          // interp_tile_kernel over this level
-    Taps<T> tp2{}, tp4{};    // its taps from the next level: prolongation, FMG interpolation
-    bool rb_uniform = false; // red-black through rbgs_uniform_kernel
-    bool paired = false;     // ... and two iterations per pass through rbgs2_kernel
-    bool rs_tile = false;    // restriction to the next level through restrict_tile_kernel
-    bool rr_fused = false;   // ... and the residual's through restrict_residual_kernel
-    bool pl_tile = false, fi_tile = false; // prolongation / FMG interpolation through interp_tile_kernel
-    int64_t elems = 0; // array length, ghosts included
-    double npts = 0;
-    T *iter() const { return cur ? t : u; }
-    T *other() const { return cur ? u : t; }
-};
-
-// fc = R (r - shift) from level F to the next level C: the shared-memory
-// kernel where F's transfer allows it (tile), else the generic one.
-template <class T>
-static void launch_restrict(const Level<T> &F, const Level<T> &C, const Xfer<T> &x, const T *r, const T *shift, T *fc,
-                            cudaStream_t st, bool tile)
-{
-    if (tile) {
-        const ColLaunch &c = F.rs;
-        restrict_tile_kernel<T><<<c.grid, c.block, 0, st>>>(F.g, C.g, x, r, shift, fc, c.kchunk, c.nyb, c.nchunks);
-    } else {
-        const ColLaunch &c = C.walk;
-        restrict_kernel<T><<<c.grid, c.block, 0, st>>>(F.g, C.g, x, r, shift, fc, c.kchunk, c.nyb, c.nchunks);
-    }
-}
-
-// fc = R (f - shift - A u) from level F to the next level C in one pass
-// (F.rr_fused).
-template <class T>
-static void launch_restrict_residual(const Level<T> &F, const Level<T> &C, const T *u, const T *f, const T *shift,
-                                     T *fc, cudaStream_t st)
-{
-    const ColLaunch &c = F.rs;
-    restrict_residual_kernel<T><<<c.grid, c.block, rr_smem_bytes<T>(), st>>>(F.g, C.g, F.x, u, f, shift, fc,
-                                                                             c.kchunk, c.nyb, c.nchunks);
-}
-
-// out = in + P e from level C to the next finer level F (the correction).
-template <class T>
-static void launch_prolong(const Level<T> &F, const Level<T> &C, const T *e, const T *in, T *out, cudaStream_t st,
-                           bool tile)
-{
-    if (tile) {
-        const ColLaunch &c = F.it;
-        interp_tile_kernel<T, 2, true><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.tp2, e, in, out, c.kchunk, c.nyb,
-                                                                   c.nchunks);
-    } else {
-        const ColLaunch &c = F.walk;
-        prolong_kernel<T, true><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.x, e, in, out, c.kchunk, c.nyb, c.nchunks);
-    }
-}
-
-// u = the FMG (tricubic) interpolant of e from level C on level F.
-template <class T>
-static void launch_fmg_interp(const Level<T> &F, const Level<T> &C, const T *e, T *u, cudaStream_t st, bool tile)
-{
-    if (tile) {
-        const ColLaunch &c = F.it;
-        interp_tile_kernel<T, 4, false><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.tp4, e, nullptr, u, c.kchunk, c.nyb,
-                                                                    c.nchunks);
-    } else {
-        const ColLaunch &c = F.walk;
-        fmg_interp_kernel<T><<<c.grid, c.block, 0, st>>>(F.g, C.g, F.x, e, u, c.kchunk, c.nyb, c.nchunks);
-    }
-}
-
-struct SolverBase {
-    pgpu_config cfg{};
-    char err[ERR_LEN] = {0};
-    int device = 0;
-    DeviceMem mem;
-    virtual ~SolverBase() {}
-    virtual pgpu_status solve(void *u, const void *f, pgpu_report *rep) = 0;
-    virtual pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) = 0;
-    virtual pgpu_status residual(const void *u, const void *f, double *rel) = 0;
-};
-
-// Slots of the small result buffer (doubles).
-enum { RES_SCAN = 0, RES_CENTRED = 3, RES_NORM = 6, RES_SUM = 9, RES_COUNT = 12 };
-
-// Tests that include this file reach the internals through TestHook (the
-// library itself never defines it).
-template <class T> struct TestHook;
-
-template <class T> class Solver : public SolverBase {
-    friend struct TestHook<T>;
-
-  public:
-    pgpu_status init(const pgpu_config &c);
-    pgpu_status solve(void *u, const void *f, pgpu_report *rep) override;
-    pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) override;
-    pgpu_status residual(const void *u, const void *f, double *rel) override;
-    ~Solver() override;
-
-  private:
-    cudaStream_t st = nullptr;
-    // PGPU_FIXED multigrid solves replay a CUDA graph of their launches, one
-    // per (u, f) pair (the last REPLAY_MAX pairs), captured on cap_st.
-    static constexpr int REPLAY_MAX = 4;
-    struct Replay {
-        const void *u, *f;
-        cudaGraphExec_t exec;
-        int iterations;
-        unsigned long long used;
-    };
-    cudaStream_t cap_st = nullptr;
-    std::vector<Replay> replays;
-    unsigned long long replay_clock = 0;
-    pgpu_status run_method(T *u, const T *f, double rhs_norm, pgpu_report &r);
-    pgpu_status fixed_launches(T *u, const T *f, pgpu_report &r);
-    pgpu_status run_fixed_graph(T *u, const T *f, pgpu_report &r);
-    int method = 0;
-    bool fixed = false, wcycle = false, singular = false;
-    T omega = T(1);
-    std::vector<Level<T>> lv;
-    double *d_part = nullptr, *d_res = nullptr, *h_res = nullptr;
-    size_t nparts = 0;
-    T *d_shift = nullptr;
-    T *d_host_u = nullptr, *d_host_f = nullptr; // pgpu_solve_host's copies, made on first use
-    cudaEvent_t ev0 = nullptr, ev1 = nullptr;
-    int data_faces = 0; // bit f: face f is Dirichlet or Neumann
-    TinyLevel<T> *d_tiny = nullptr; // levels tiny_first.. for tiny_cycle_kernel
-    int tiny_first = 0;
-    int dense_level = -1; // the level solved by its inverse (tiny_dense), or -1
-    // Where cycles stop, solving exactly: the dense level, else the last.
-    int last_level() const { return dense_level >= 0 ? dense_level : (int)lv.size() - 1; }
-
-    // building blocks
-    pgpu_status check_arrays(const void *u, const void *f);
-    pgpu_status scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite);
-    pgpu_status norm(const T *u, const T *f, double &rn, double &rmax);
-    pgpu_status measure(const T *f, double rhs_norm, pgpu_report &r);
-    pgpu_status check(const T *f, double rhs_norm, int it, const char *what, const char *unit, double &first,
-                      pgpu_report &r, bool &stop, pgpu_status &result);
-    pgpu_status settle(T *u);
-    pgpu_status fetch(int slot, int count);
-    pgpu_status sweep(Level<T> &L, const T *f, T w);
-    pgpu_status smooth(int l, const T *f, int iters);
-    bool paired(const Level<T> &L) const;
-    int smooth_passes(const Level<T> &L, int iters) const { return paired(L) ? iters / 2 + iters % 2 : iters; }
-    pgpu_status cycle(int l, const T *f, int gamma_top = 0);
-    pgpu_status remove_mean(T *u);
-    pgpu_status ghosts(const Grid<T> &g, const T *src, T *dst, int mask);
-    // FFT direct solver
-    typedef typename Cplx<T>::type C2;
-    struct FftAxis {
-        int kind;      // FFT_DST1 or FFT_DCT2
-        Lines L;
-        cufftHandle r2c = 0, c2r = 0;
-    };
-    std::vector<FftAxis> fax;     // real-to-real axes, in forward order
-    std::vector<cufftHandle> plans;
-    int tri = -1;                 // axis solved by tridiagonal systems
-    bool tri_nn = false;          // ... with Neumann at both ends
-    int pmask = 0;                // periodic axes
-    cufftHandle p_r2c = 0, p_c2r = 0;
-    int p_loops = 1;              // executions of the periodic plans (one per z plane in one case)
-    int64_t wp = 0;               // W's plane stride
-    int64_t p_in_step = 0, p_out_step = 0;
-    bool rows_x = false;          // x by our row kernels, y and z by p_c2c (see lf_forward_kernel)
-    bool rows_z = false;          // ... and z by lf_zsolve_kernel, y alone by p_c2c
-    cufftHandle p_c2c = 0;
-    C2 *lf_tw = nullptr, *lf_twz = nullptr; // e^{-i pi q/N}, q < 2N = nx (for z: 2 nz)
-    size_t lf_smem = 0, lf_zsmem = 0;
-    T *W = nullptr, *S = nullptr;
-    C2 *C = nullptr, *Z = nullptr;
-    Spectrum<T> spec{};
-    bool rows_d = false;          // all Dirichlet by dr_kernel (see there)
-    DrAxis<T> dra[3] = {};        // the row plans of x, y, z
-    T *T1 = nullptr, *T2 = nullptr; // its transposed spectra
-    const T *dr_ev[3] = {};       // eigenvalues per axis
-    T dr_scale = 1;
-    pgpu_status init_dr(int optin);
-    pgpu_status row_twiddles(int64_t m, C2 **d);
-    pgpu_status run_dr(T *u, const T *f);
-    int sms = 0;
-    pgpu_status init_fft();
-    pgpu_status axis_transform(const FftAxis &fa, bool inverse, const UserIO<T> &io);
-    pgpu_status run_fft(T *u, const T *f);
-    unsigned grid_for(int64_t total) const
-    {
-        return (unsigned)std::max<int64_t>(1, std::min<int64_t>((total + 255) / 256, (int64_t)sms * 32));
-    }
-    // methods
-    pgpu_status run_stationary(T *u, const T *f, double rhs_norm, pgpu_report &r);
-    pgpu_status run_multigrid(T *u, const T *f, double rhs_norm, pgpu_report &r);
-    pgpu_status run_fmg_pass(T *u, const T *f);
-};
-
-template <class T> Solver<T>::~Solver()
-{
-    for (Replay &p : replays) cudaGraphExecDestroy(p.exec);
-    if (cap_st) cudaStreamDestroy(cap_st);
-    for (cufftHandle p : plans) cufftDestroy(p);
-    if (h_res) cudaFreeHost(h_res);
-    if (ev0) cudaEventDestroy(ev0);
-    if (ev1) cudaEventDestroy(ev1);
-}
-
-// ---- construction ----------------------------------------------------------------
-
-template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
-{
-    cfg = c;
-    st = (cudaStream_t)c.stream;
-    method = method_of(c.flags);
-    fixed = (c.flags & PGPU_FIXED) != 0;
-    wcycle = (c.flags & PGPU_WCYCLE) != 0;
-    omega = (T)c.omega;
-    const bool is3d = c.nz > 1;
-    const int nfaces = is3d ? 6 : 4;
-    singular = true;
-    for (int fc = 0; fc < nfaces; ++fc) {
-        if (c.bc[fc] == PGPU_BC_DIRICHLET) singular = false;
-        if (c.bc[fc] != PGPU_BC_PERIODIC) data_faces |= 1 << fc;
-    }
-    PGPU_CUDA(cudaGetDevice(&device));
-    PGPU_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    int optin = 0;
-    PGPU_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    // The one-pass residual restriction in double only: in float the pair
-    // of kernels was faster (see restrict_residual_kernel).
-    const bool rr_fits = sizeof(T) == 8 && rr_smem_bytes<T>() <= (size_t)optin;
-    if (rr_fits)
-        PGPU_CUDA(cudaFuncSetAttribute(restrict_residual_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)rr_smem_bytes<T>()));
-    PGPU_CUDA(cudaFuncSetAttribute(rbgs_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)rbgs_smem_bytes<T>()));
-
-    // Geometry: the user's level, and the coarse ones for multigrid.
-    Axis fine[3] = {fine_axis(c.nx, c.hx, c.bc[0], c.bc[1], true), fine_axis(c.ny, c.hy, c.bc[2], c.bc[3], true),
-                    fine_axis(c.nz, is3d ? c.hz : 1.0, is3d ? c.bc[4] : PGPU_BC_NEUMANN,
-                              is3d ? c.bc[5] : PGPU_BC_NEUMANN, is3d)};
-    std::vector<HostLevel> hl;
-    if (is_multigrid(method)) {
-        PGPU_RETURN_IF(!build_hierarchy(fine, hl), PGPU_ERROR_UNSUPPORTED,
-                       "multigrid: could not build a level hierarchy for this grid");
-    } else {
-        HostLevel l0;
-        for (int d = 0; d < 3; ++d) l0.ax[d] = fine[d];
-        hl.push_back(l0);
-    }
-    const int nl = (int)hl.size();
-
-    // Every per-axis table of every level in one array of T and one of int.
-    std::vector<T> tv;
-    std::vector<int> iv;
-    struct Off { size_t cl[3], ch[3], q0[3], q1[3], rw[3], fw[3], p0[3], p1[3], cnt[3], idx[3], c4[3], w4[3], tz0, wz0, wz1, fz0, fz1, s2[3], w2[3], s4[3], w4t[3]; };
-    std::vector<Off> offs(nl);
-    std::vector<AxisCoef> coefs((size_t)nl * 3);
-    auto putT = [&](const std::vector<double> &v) { size_t o = tv.size(); for (double d : v) tv.push_back((T)d); return o; };
-    auto putI = [&](const std::vector<int> &v) { size_t o = iv.size(); iv.insert(iv.end(), v.begin(), v.end()); return o; };
-    for (int l = 0; l < nl; ++l)
-        for (int d = 0; d < 3; ++d) {
-            const Axis &a = hl[l].ax[d];
-            AxisCoef &ac = coefs[(size_t)l * 3 + d];
-            ac = axis_coef(a);
-            offs[l].cl[d] = putT(ac.c_lo);
-            offs[l].ch[d] = putT(ac.c_hi);
-            if (l + 1 < nl) {
-                const AxisTransfer &t = hl[l].tr[d];
-                offs[l].q0[d] = putT(t.q0);
-                offs[l].q1[d] = putT(t.q1);
-                offs[l].rw[d] = putT(t.rw);
-                offs[l].fw[d] = putT(t.fw);
-                offs[l].p0[d] = putI(t.p0);
-                offs[l].p1[d] = putI(t.p1);
-                offs[l].cnt[d] = putI(t.rcnt);
-                offs[l].idx[d] = putI(t.ridx);
-                offs[l].c4[d] = putI(t.c4);
-                offs[l].w4[d] = putT(t.w4);
-            }
-        }
-    std::vector<char> rs_tile(nl, 0), pl_tile(nl, 0), fi_tile(nl, 0);
-    for (int l = 0; l + 1 < nl; ++l) {
-        std::vector<int> t0;
-        std::vector<double> w0, w1;
-        const AxisTransfer *t = hl[l].tr;
-        std::vector<int> f0;
-        std::vector<double> fz0, fz1;
-        const bool z = plane_owners(t[2], t[2].rw, hl[l].ax[2].n, t0, w0, w1) &&
-                       plane_owners(t[2], t[2].fw, hl[l].ax[2].n, f0, fz0, fz1);
-        const int64_t plane = (int64_t)(l == 0 ? c.stride_y : hl[l].ax[0].n + 2) * (hl[l].ax[1].n + 2);
-        rs_tile[l] = z && runs_forward(t[0], RS_TX, RS_SX) && runs_forward(t[1], RS_TY, RS_SY) && plane < INT32_MAX;
-        offs[l].tz0 = putI(t0);
-        offs[l].wz0 = putT(w0);
-        offs[l].wz1 = putT(w1);
-        offs[l].fz0 = putT(fz0);
-        offs[l].fz1 = putT(fz1);
-        // Windowed taps for interp_tile_kernel: linear (prolongation), cubic (FMG).
-        bool ok2 = true, ok4 = true;
-        for (int d = 0; d < 3; ++d) {
-            const Axis &a = hl[l].ax[d];
-            const int nc = hl[l + 1].ax[d].n, n = a.n;
-            const int tile = d == 0 ? IT_FX : (d == 1 ? IT_FY : 0), span = d == 0 ? IT_CX : IT_CY;
-            std::vector<int> i2((size_t)n * 2), sw;
-            std::vector<double> q2((size_t)n * 2), ww;
-            for (int i = 0; i < n; ++i) {
-                i2[(size_t)2 * i] = t[d].p0[i];
-                i2[(size_t)2 * i + 1] = t[d].p1[i];
-                q2[(size_t)2 * i] = t[d].q0[i];
-                q2[(size_t)2 * i + 1] = t[d].q1[i];
-            }
-            const bool live = d < 2 || is3d; // 2D: z is not read
-            const bool lin = window_taps(n, nc, a.lo, a.hi, i2, q2, 2, 2, tile, span, sw, ww);
-            ok2 = ok2 && (lin || !live);
-            offs[l].s2[d] = putI(sw);
-            offs[l].w2[d] = putT(ww);
-            const bool c4ok = window_taps(n, nc, a.lo, a.hi, t[d].c4, t[d].w4, 4, 4, tile, span, sw, ww);
-            ok4 = ok4 && (c4ok || !live);
-            offs[l].s4[d] = putI(sw);
-            offs[l].w4t[d] = putT(ww);
-        }
-        const int64_t cplane = (int64_t)(hl[l + 1].ax[0].n + 2) * (hl[l + 1].ax[1].n + 2);
-        pl_tile[l] = ok2 && cplane < INT32_MAX;
-        fi_tile[l] = ok4 && cplane < INT32_MAX;
-    }
-    T *d_tab = nullptr;
-    int *d_itab = nullptr;
-    PGPU_FORWARD(mem.alloc(err, (void **)&d_tab, tv.size() * sizeof(T), "coefficient tables"));
-    PGPU_FORWARD(mem.alloc(err, (void **)&d_itab, std::max<size_t>(1, iv.size()) * sizeof(int), "transfer tables"));
-    PGPU_CUDA(cudaMemcpy(d_tab, tv.data(), tv.size() * sizeof(T), cudaMemcpyHostToDevice));
-    if (!iv.empty()) PGPU_CUDA(cudaMemcpy(d_itab, iv.data(), iv.size() * sizeof(int), cudaMemcpyHostToDevice));
-
-    lv.resize(nl);
-    for (int l = 0; l < nl; ++l) {
-        Level<T> &L = lv[l];
-        Grid<T> &g = L.g;
-        const Axis *ax = hl[l].ax;
-        g.nx = ax[0].n;
-        g.ny = ax[1].n;
-        g.nz = ax[2].n;
-        g.is3d = is3d;
-        g.px = c.bc[0] == PGPU_BC_PERIODIC;
-        g.py = c.bc[2] == PGPU_BC_PERIODIC;
-        g.pz = is3d && c.bc[4] == PGPU_BC_PERIODIC;
-        if (l == 0) {
-            g.sy = c.stride_y;
-            g.sz = c.stride_z;
-        } else {
-            g.sy = g.nx + 2;
-            g.sz = g.sy * (g.ny + 2);
-        }
-        g.base = 1 + g.sy + (is3d ? g.sz : 0);
-        L.elems = is3d ? g.sz * (g.nz + 2) : g.sy * (g.ny + 2);
-        L.npts = (double)g.nx * g.ny * g.nz;
-        const AxisCoef *ac = &coefs[(size_t)l * 3];
-        g.cxl = d_tab + offs[l].cl[0]; g.cxh = d_tab + offs[l].ch[0];
-        g.cyl = d_tab + offs[l].cl[1]; g.cyh = d_tab + offs[l].ch[1];
-        g.czl = d_tab + offs[l].cl[2]; g.czh = d_tab + offs[l].ch[2];
-        g.gxl = (T)ac[0].g_lo; g.gxh = (T)ac[0].g_hi;
-        g.gyl = (T)ac[1].g_lo; g.gyh = (T)ac[1].g_hi;
-        g.gzl = (T)ac[2].g_lo; g.gzh = (T)ac[2].g_hi;
-        g.oxl = g.px ? (int64_t)(g.nx - 1) : -1;
-        g.oxh = g.px ? -(int64_t)(g.nx - 1) : 1;
-        g.oyl = g.py ? (int64_t)(g.ny - 1) * g.sy : -g.sy;
-        g.oyh = g.py ? -(int64_t)(g.ny - 1) * g.sy : g.sy;
-        g.ozl = g.pz ? (int64_t)(g.nz - 1) * g.sz : -g.sz;
-        g.ozh = g.pz ? -(int64_t)(g.nz - 1) * g.sz : g.sz;
-        g.dxl = (data_faces >> 0) & 1; g.dxh = (data_faces >> 1) & 1;
-        g.dyl = (data_faces >> 2) & 1; g.dyh = (data_faces >> 3) & 1;
-        g.dzl = (data_faces >> 4) & 1; g.dzh = (data_faces >> 5) & 1;
-        { // see Grid::fast
-            T cu[3] = {T(0), T(0), T(0)};
-            bool uniform = true;
-            for (int d = 0; d < 3; ++d) {
-                if (d == 2 && !is3d) continue;
-                const std::vector<double> &lo = ac[d].c_lo, &hi = ac[d].c_hi;
-                const int n = (int)lo.size();
-                // Node positions carry rounding, so couplings of a uniform axis
-                // differ in the last bits; equal to 1e-12 counts as uniform.
-                // Only the nodes 1..n-2 count (see Grid::fast).
-                if (n > 1) cu[d] = (T)lo[1];
-                const double ref = n > 1 ? lo[1] : 0.0, tol = 1e-12 * std::fabs(ref);
-                for (int q = 1; q + 1 < n; ++q)
-                    uniform = uniform && std::fabs(hi[q] - ref) <= tol && std::fabs(lo[q] - ref) <= tol;
-            }
-            const bool fits = std::max<int64_t>(g.ny, 2) * g.sy < INT32_MAX && g.nx < INT32_MAX;
-            g.fast = uniform && fits;
-            g.cx = cu[0];
-            g.cy = cu[1];
-            g.cz = cu[2];
-            g.fxl = g.nx > 1 ? (T)ac[0].c_hi[0] : T(0);
-            g.fxh = g.nx > 1 ? (T)ac[0].c_lo[g.nx - 1] : T(0);
-            g.fyl = g.ny > 1 ? (T)ac[1].c_hi[0] : T(0);
-            g.fyh = g.ny > 1 ? (T)ac[1].c_lo[g.ny - 1] : T(0);
-            g.exl = (T)ac[0].c_lo[0];
-            g.exh = (T)ac[0].c_hi[g.nx - 1];
-            g.eyl = (T)ac[1].c_lo[0];
-            g.eyh = (T)ac[1].c_hi[g.ny - 1];
-            L.rb_uniform = g.fast && is3d && !g.px && !g.py && !g.pz && g.nz >= 4;
-            L.paired = L.rb_uniform && L.npts >= PAIRED_MIN;
-        }
-        g.dirichlet = 0;
-        for (int fc = 0; fc < nfaces; ++fc)
-            if (c.bc[fc] == PGPU_BC_DIRICHLET) g.dirichlet |= 1 << fc;
-        L.col = col_launch(g.nx, g.ny, g.nz, is3d, COL_BX, COL_BY, COL_BX, COL_BY, sms);
-        L.walk = walk_launch(g.nx, g.ny, g.nz, is3d, walk_group<T>());
-        L.rb = col_launch(g.nx, g.ny, g.nz, is3d, RB_OX, RB_OY, RB_TX, RB_BY, sms);
-        // rbgs_uniform_kernel in float: fewer, longer chunks than the other
-        // column launches (its pipeline takes four planes to fill).  Measured
-        // on an H200 with 1..32 blocks per SM as the target: 8 (V-cycle
-        // 4.70 -> 4.41 ms at 512^3, 1.11 -> 0.95 ms at 256^3).  Double gained
-        // about 1% at 16 and lost at fewer, so it keeps 32.
-        L.rbu = col_launch(g.nx, g.ny, g.nz, is3d, 2 * rbu_tx<T>() - 4, RB_OY, rbu_tx<T>(), RB_BY, sms,
-                           sizeof(T) == 4 ? 8 : 32);
-        // rbgs2_kernel: one block of 1024 (float) or 512 (double) threads per
-        // SM, so few blocks per SM as the target: 4 (FMG at 512^3 in float,
-        // H100: 2, 4, 8 took 7.56, 7.57, 7.76 ms).
-        L.rb2 = col_launch(g.nx, g.ny, g.nz, is3d, 2 * rb2_tx<T>() - 8, RB2_BY - 8, rb2_tx<T>(), RB2_BY, sms, 4);
-        L.sweep = walk_launch(g.nx, g.ny, g.nz, is3d, sweep_group<T>());
-        if (l + 1 < nl) {
-            Xfer<T> &x = L.x;
-            x.q0x = d_tab + offs[l].q0[0]; x.q1x = d_tab + offs[l].q1[0]; x.rwx = d_tab + offs[l].rw[0];
-            x.q0y = d_tab + offs[l].q0[1]; x.q1y = d_tab + offs[l].q1[1]; x.rwy = d_tab + offs[l].rw[1];
-            x.q0z = d_tab + offs[l].q0[2]; x.q1z = d_tab + offs[l].q1[2]; x.rwz = d_tab + offs[l].rw[2];
-            x.p0x = d_itab + offs[l].p0[0]; x.p1x = d_itab + offs[l].p1[0];
-            x.p0y = d_itab + offs[l].p0[1]; x.p1y = d_itab + offs[l].p1[1];
-            x.p0z = d_itab + offs[l].p0[2]; x.p1z = d_itab + offs[l].p1[2];
-            x.cntx = d_itab + offs[l].cnt[0]; x.idxx = d_itab + offs[l].idx[0];
-            x.cnty = d_itab + offs[l].cnt[1]; x.idxy = d_itab + offs[l].idx[1];
-            x.cntz = d_itab + offs[l].cnt[2]; x.idxz = d_itab + offs[l].idx[2];
-            x.c4x = d_itab + offs[l].c4[0]; x.w4x = d_tab + offs[l].w4[0];
-            x.c4y = d_itab + offs[l].c4[1]; x.w4y = d_tab + offs[l].w4[1];
-            x.c4z = d_itab + offs[l].c4[2]; x.w4z = d_tab + offs[l].w4[2];
-            x.tz0 = d_itab + offs[l].tz0; x.wz0 = d_tab + offs[l].wz0; x.wz1 = d_tab + offs[l].wz1;
-            L.xf = x; // FMG's data restriction: the same with moment-free rows
-            L.xf.rwx = d_tab + offs[l].fw[0]; L.xf.rwy = d_tab + offs[l].fw[1]; L.xf.rwz = d_tab + offs[l].fw[2];
-            L.xf.wz0 = d_tab + offs[l].fz0; L.xf.wz1 = d_tab + offs[l].fz1;
-            L.rs_tile = rs_tile[l] != 0;
-            L.rr_fused = L.rs_tile && rr_fits && is3d && g.fast && !g.px && !g.py && !g.pz;
-            L.pl_tile = pl_tile[l] != 0;
-            L.fi_tile = fi_tile[l] != 0;
-            L.tp2 = Taps<T>{d_itab + offs[l].s2[0], d_itab + offs[l].s2[1], d_itab + offs[l].s2[2],
-                            d_tab + offs[l].w2[0], d_tab + offs[l].w2[1], d_tab + offs[l].w2[2]};
-            L.tp4 = Taps<T>{d_itab + offs[l].s4[0], d_itab + offs[l].s4[1], d_itab + offs[l].s4[2],
-                            d_tab + offs[l].w4t[0], d_tab + offs[l].w4t[1], d_tab + offs[l].w4t[2]};
-            L.it = col_launch(g.nx, g.ny, g.nz, is3d, IT_FX, IT_FY, IT_FX, IT_FY, sms);
-            L.rs = col_launch(hl[l + 1].ax[0].n, hl[l + 1].ax[1].n, hl[l + 1].ax[2].n, is3d, RS_TX, RS_TY, RS_TX,
-                              RS_TY, sms);
-        }
-        const size_t bytes = (size_t)L.elems * sizeof(T);
-        if (l == 0) {
-            if (method == PGPU_JACOBI || method == PGPU_RBGS || is_multigrid(method))
-                PGPU_FORWARD(mem.alloc(err, (void **)&L.t, bytes, "the second iterate"));
-        } else {
-            PGPU_FORWARD(mem.alloc(err, (void **)&L.u, bytes, "a coarse level"));
-            PGPU_FORWARD(mem.alloc(err, (void **)&L.t, bytes, "a coarse level"));
-            PGPU_FORWARD(mem.alloc(err, (void **)&L.f, bytes, "a coarse level"));
-            // Ghosts of correction levels must read as zero.
-            PGPU_CUDA(cudaMemset(L.u, 0, bytes));
-            PGPU_CUDA(cudaMemset(L.t, 0, bytes));
-            PGPU_CUDA(cudaMemset(L.f, 0, bytes));
-        }
-    }
-    // The tail of levels that tiny_cycle_kernel runs (never level 0: the
-    // user's arrays, strides and mean shift stay with the general kernels).
-    tiny_first = nl;
-    while (tiny_first > 1 && lv[tiny_first - 1].npts <= TINY_PTS && nl - (tiny_first - 1) <= TINY_LEVELS) --tiny_first;
-    if (is_multigrid(method) && tiny_first < nl) {
-        // The dense level: the finest tiny one (not the single node) of at
-        // most DENSE_MAX points whose inverse takes at most a quarter word
-        // per point of level 0.
-        T *d_dense = nullptr;
-        for (int l = tiny_first; l + 1 < nl && dense_level < 0; ++l) {
-            const double n = lv[l].npts;
-            if (n > DENSE_MAX || n * n > lv[0].npts / 4) continue;
-            std::vector<double> mt;
-            if (!dense_inverse(hl[l].ax, singular, mt)) break;
-            std::vector<T> mtt(mt.begin(), mt.end());
-            PGPU_FORWARD(mem.alloc(err, (void **)&d_dense, mtt.size() * sizeof(T), "the dense coarse inverse"));
-            PGPU_CUDA(cudaMemcpy(d_dense, mtt.data(), mtt.size() * sizeof(T), cudaMemcpyHostToDevice));
-            dense_level = l;
-        }
-        std::vector<TinyLevel<T>> tl;
-        for (int l = tiny_first; l < nl; ++l)
-            tl.push_back(TinyLevel<T>{lv[l].g, lv[l].x, lv[l].u, lv[l].t, lv[l].f, lv[l].elems,
-                                      l == dense_level ? d_dense : nullptr});
-        PGPU_FORWARD(mem.alloc(err, (void **)&d_tiny, tl.size() * sizeof(TinyLevel<T>), "the tiny levels' table"));
-        PGPU_CUDA(cudaMemcpy(d_tiny, tl.data(), tl.size() * sizeof(TinyLevel<T>), cudaMemcpyHostToDevice));
-    } else {
-        tiny_first = nl;
-    }
-    nparts = std::max(blocks_of(lv[0].col), blocks_of(lv[0].walk));
-    PGPU_FORWARD(mem.alloc(err, (void **)&d_part, nparts * 3 * sizeof(double), "reduction partials"));
-    PGPU_FORWARD(mem.alloc(err, (void **)&d_res, RES_COUNT * sizeof(double), "reduction results"));
-    PGPU_FORWARD(mem.alloc(err, (void **)&d_shift, sizeof(T), "the right-hand side mean"));
-    PGPU_CUDA(cudaMemset(d_shift, 0, sizeof(T)));
-    PGPU_CUDA(cudaMallocHost((void **)&h_res, RES_COUNT * sizeof(double)));
-    PGPU_CUDA(cudaEventCreate(&ev0));
-    PGPU_CUDA(cudaEventCreate(&ev1));
-    if (fixed && is_multigrid(method)) PGPU_CUDA(cudaStreamCreateWithFlags(&cap_st, cudaStreamNonBlocking));
-    if (method == PGPU_FFT) PGPU_FORWARD(init_fft());
-    PGPU_CUDA(cudaDeviceSynchronize());
-    return PGPU_SUCCESS;
-}
-
-// ---- building blocks -------------------------------------------------------------
-
-template <class T> pgpu_status Solver<T>::fetch(int slot, int count)
-{
-    PGPU_CUDA(cudaMemcpyAsync(h_res + slot, d_res + slot, count * sizeof(double), cudaMemcpyDeviceToHost, st));
-    PGPU_CUDA(cudaStreamSynchronize(st));
-    return PGPU_SUCCESS;
-}
-
-// Scan f and the boundary data: sets the device mean (shift) and, with
-// readback, reads back ||b|| and whether everything is finite.
-template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite)
-{
-    const Level<T> &L = lv[0];
-    const ColLaunch &c = L.col;
-    scan_rhs_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, f, d_shift, 0, d_part, c.kchunk, c.nyb, c.nchunks);
-    PGPU_LAUNCHED();
-    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, blocks_of(c), d_res + RES_SCAN, FINAL_SHIFT, L.npts, singular, d_shift);
-    PGPU_LAUNCHED();
-    rhs_norm = NAN;
-    finite = true;
-    if (!readback) return PGPU_SUCCESS;
-    int slot = RES_SCAN;
-    if (singular) { // ||b - mean||, summed again rather than by the cancelling formula
-        scan_rhs_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, f, d_shift, 1, d_part, c.kchunk, c.nyb, c.nchunks);
-        PGPU_LAUNCHED();
-        final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, blocks_of(c), d_res + RES_CENTRED, FINAL_STORE, L.npts, 0, (T *)nullptr);
-        PGPU_LAUNCHED();
-        PGPU_FORWARD(fetch(RES_SCAN, 6));
-        slot = RES_CENTRED;
-    } else {
-        PGPU_FORWARD(fetch(RES_SCAN, 3));
-    }
-    finite = std::isfinite(h_res[RES_SCAN]) && std::isfinite(h_res[RES_SCAN + 1]);
-    rhs_norm = std::sqrt(h_res[slot + 1]);
-    return PGPU_SUCCESS;
-}
-
-// ||b - A u||_2 and max |b - A u| on level 0 (synchronises).
-template <class T> pgpu_status Solver<T>::norm(const T *u, const T *f, double &rn, double &rmax)
-{
-    const Level<T> &L = lv[0];
-    const ColLaunch &c = L.walk;
-    residual_kernel<T, false, true><<<c.grid, c.block, 0, st>>>(L.g, u, f, d_shift, (T *)nullptr, d_part, c.kchunk,
-                                                                c.nyb, c.nchunks);
-    PGPU_LAUNCHED();
-    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, blocks_of(c), d_res + RES_NORM, FINAL_STORE, L.npts, 0, (T *)nullptr);
-    PGPU_LAUNCHED();
-    PGPU_FORWARD(fetch(RES_NORM, 3));
-    rn = std::sqrt(h_res[RES_NORM + 1]);
-    rmax = h_res[RES_NORM + 2];
-    return PGPU_SUCCESS;
-}
-
-// One sweep of the method's smoother on level L, iterate -> other, then swap.
-template <class T> pgpu_status Solver<T>::sweep(Level<T> &L, const T *f, T w)
-{
-    const T *sh = (&L == &lv[0]) ? d_shift : nullptr;
-    if (method == PGPU_JACOBI) {
-        const ColLaunch &c = L.sweep;
-        jacobi_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, sh, w, interior_scale(L.g, w),
-                                                     c.kchunk, c.nyb, c.nchunks);
-    } else {
-        const ColLaunch &c = L.rb;
-        if (L.rb_uniform)
-            rbgs_uniform_kernel<T><<<L.rbu.grid, L.rbu.block, 0, st>>>(L.g, L.iter(), L.other(), f, sh, w,
-                                                                        L.rbu.kchunk, L.rbu.nyb, L.rbu.nchunks);
-        else
-            rbgs_kernel<T><<<c.grid, c.block, rbgs_smem_bytes<T>(), st>>>(L.g, L.iter(), L.other(), f, sh, w, c.kchunk,
-                                                                       c.nyb, c.nchunks);
-    }
-    PGPU_LAUNCHED();
-    L.cur ^= 1;
-    return PGPU_SUCCESS;
-}
-
-// Red-black runs two iterations per pass (rbgs2_kernel) on the levels that
-// allow it (Level::paired).
-template <class T> bool Solver<T>::paired(const Level<T> &L) const { return method != PGPU_JACOBI && L.paired; }
-
-template <class T> pgpu_status Solver<T>::smooth(int l, const T *f, int iters)
-{
-    Level<T> &L = lv[l];
-    int s = 0;
-    if (paired(L)) {
-        const T *sh = l == 0 ? d_shift : nullptr;
-        const ColLaunch &c = L.rb2;
-        for (; s + 2 <= iters; s += 2) {
-            rbgs2_kernel<T, rb2_tx<T>(), RB2_BY><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, sh, omega,
-                                                                            c.kchunk, c.nyb, c.nchunks);
-            PGPU_LAUNCHED();
-            L.cur ^= 1;
-        }
-    }
-    for (; s < iters; ++s) PGPU_FORWARD(sweep(L, f, omega));
-    return PGPU_SUCCESS;
-}
-
-template <class T> pgpu_status Solver<T>::ghosts(const Grid<T> &g, const T *src, T *dst, int mask)
-{
-    if (!mask) return PGPU_SUCCESS;
-    const int64_t face = std::max<int64_t>({(int64_t)(g.nx + 2) * (g.ny + 2), (int64_t)(g.nx + 2) * (g.nz + 2),
-                                            (int64_t)(g.ny + 2) * (g.nz + 2)});
-    const unsigned blocks = (unsigned)std::min<int64_t>((face + 255) / 256, 4096);
-    ghost_kernel<T><<<dim3(blocks, 1, g.is3d ? 6 : 4), 256, 0, st>>>(g, src, dst, mask);
-    PGPU_LAUNCHED();
-    return PGPU_SUCCESS;
-}
-
-// u -= mean(u) over the interior (singular problems).
-template <class T> pgpu_status Solver<T>::remove_mean(T *u)
-{
-    const Level<T> &L = lv[0];
-    const ColLaunch &c = L.col;
-    sum_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, d_part, c.kchunk, c.nyb, c.nchunks);
-    PGPU_LAUNCHED();
-    final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_part, blocks_of(c), d_res + RES_SUM, FINAL_STORE, L.npts, 0, (T *)nullptr);
-    PGPU_LAUNCHED();
-    interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, u, u, T(0), d_res + RES_SUM, L.npts, c.kchunk, c.nyb, c.nchunks);
-    PGPU_LAUNCHED();
-    return PGPU_SUCCESS;
-}
-
-// ---- the stationary methods ------------------------------------------------------
-
-// The report's norms for the iterate on level 0 (synchronises).
-template <class T> pgpu_status Solver<T>::measure(const T *f, double rhs_norm, pgpu_report &r)
-{
-    double rn, rmax;
-    PGPU_FORWARD(norm(lv[0].iter(), f, rn, rmax));
-    r.residual_norm = rn;
-    r.residual_max = rmax;
-    r.relative_residual = rhs_norm > 0 ? rn / rhs_norm : rn;
-    return PGPU_SUCCESS;
-}
-
-// Convergence check after `it` iterations (`unit`) of method `what`: fills
-// the report's norms and sets stop when the tolerance is reached, or with
-// result = PGPU_ERROR_BREAKDOWN (the residual not finite, or grown 1e8-fold
-// over the larger of ||b|| and its first value) or PGPU_ERROR_NOT_CONVERGED
-// (max_iterations reached).
-template <class T>
-pgpu_status Solver<T>::check(const T *f, double rhs_norm, int it, const char *what, const char *unit, double &first,
-                             pgpu_report &r, bool &stop, pgpu_status &result)
-{
-    PGPU_FORWARD(measure(f, rhs_norm, r));
-    const double rn = r.residual_norm;
-    if (first < 0) first = rn;
-    stop = true;
-    if (!std::isfinite(rn) || rn > 1e8 * std::max(rhs_norm, first)) {
-        result = record(err, PGPU_ERROR_BREAKDOWN, "%s: the residual became %g after %d %s", what, rn, it, unit);
-    } else if (r.relative_residual > cfg.tolerance) {
-        if (it >= cfg.max_iterations)
-            result = record(err, PGPU_ERROR_NOT_CONVERGED, "%s: relative residual %.3e after %d %s, tolerance %.3e",
-                            what, r.relative_residual, it, unit, cfg.tolerance);
-        else
-            stop = false;
-    }
-    return PGPU_SUCCESS;
-}
-
-// Leaves the level-0 iterate in u (it may have ended in the work array).
-template <class T> pgpu_status Solver<T>::settle(T *u)
-{
-    Level<T> &L = lv[0];
-    if (L.cur) {
-        const ColLaunch &c = L.col;
-        interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.t, u, T(0), nullptr, 0, c.kchunk, c.nyb, c.nchunks);
-        PGPU_LAUNCHED();
-        L.cur = 0;
-    }
-    return PGPU_SUCCESS;
-}
-
-template <class T> pgpu_status Solver<T>::run_stationary(T *u, const T *f, double rhs_norm, pgpu_report &r)
-{
-    Level<T> &L = lv[0];
-    L.u = u;
-    L.cur = 0;
-    PGPU_FORWARD(ghosts(L.g, u, L.t, data_faces));
-    const int maxit = cfg.max_iterations;
-    int it = 0;
-    double first = -1;
-    pgpu_status result = PGPU_SUCCESS;
-    for (bool stop = false; !stop;) {
-        const int n = fixed ? maxit : std::min(cfg.check_interval, maxit - it);
-        PGPU_FORWARD(smooth(0, f, n));
-        it += n;
-        if (fixed) break;
-        PGPU_FORWARD(check(f, rhs_norm, it, method == PGPU_JACOBI ? "Jacobi" : "RBGS", "iterations", first, r, stop,
-                           result));
-    }
-    r.iterations = it;
-    PGPU_FORWARD(settle(u));
-    return result;
-}
-
-// ---- multigrid -------------------------------------------------------------------
-
-// One cycle on level l for A e = f_l (level 0: the user's problem), starting
-// from the level's current iterate.  V-cycle, or W with PGPU_WCYCLE;
-// gamma_top > 0 (FMG's finest cycle) solves level l's own coarse-grid
-// correction more accurately: one cycle two levels down, interpolated, then
-// one on l+1 where l+1 has FMG_START_MIN points or more, else gamma_top
-// cycles of l+1 (FMG: 2).
-template <class T> pgpu_status Solver<T>::cycle(int l, const T *f, int gamma_top)
-{
-    Level<T> &L = lv[l];
-    const int nl = (int)lv.size();
-    if (l >= tiny_first) { // this level and all below in one block, in place
-        tiny_cycle_kernel<T><<<1, TINY_THREADS, 0, st>>>(d_tiny, l - tiny_first, last_level() + 1 - tiny_first,
-                                                        L.iter(), L.other(), f, omega, cfg.pre_smooth,
-                                                        cfg.post_smooth, wcycle ? 1 : 0);
-        PGPU_LAUNCHED();
-        return PGPU_SUCCESS;
-    }
-    if (l == nl - 1) { // one node: a Jacobi step with weight 1 solves it exactly
-        const ColLaunch &c = L.sweep;
-        jacobi_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), L.other(), f, l == 0 ? d_shift : nullptr, T(1),
-                                                     interior_scale(L.g, T(1)),
-                                                    c.kchunk, c.nyb, c.nchunks);
-        PGPU_LAUNCHED();
-        L.cur ^= 1;
-        return PGPU_SUCCESS;
-    }
-    PGPU_FORWARD(smooth(l, f, cfg.pre_smooth));
-    Level<T> &C = lv[l + 1];
-    if (L.rr_fused) {
-        launch_restrict_residual(L, C, L.iter(), f, l == 0 ? d_shift : nullptr, C.f, st);
-        PGPU_LAUNCHED();
-    } else {
-        const ColLaunch &c = L.walk;
-        residual_kernel<T, true, false><<<c.grid, c.block, 0, st>>>(L.g, L.iter(), f, l == 0 ? d_shift : nullptr,
-                                                                    L.other(), d_part, c.kchunk, c.nyb, c.nchunks);
-        PGPU_LAUNCHED();
-        launch_restrict(L, C, L.x, L.other(), (const T *)nullptr, C.f, st, L.rs_tile);
-        PGPU_LAUNCHED();
-    }
-    if (gamma_top > 0 && l + 2 <= last_level() && C.npts >= FMG_START_MIN) {
-        // FMG's finest cycle: the correction on level l+1 starts from the
-        // interpolated solution of its own restriction on level l+2 (one
-        // cycle there), then one cycle on l+1.  C's ghosts are zero (a
-        // correction level), its interior is all written by the interpolation.
-        Level<T> &D = lv[l + 2];
-        launch_restrict(C, D, C.x, (const T *)C.f, (const T *)nullptr, D.f, st, C.rs_tile);
-        PGPU_LAUNCHED();
-        PGPU_CUDA(cudaMemsetAsync(D.u, 0, (size_t)D.elems * sizeof(T), st));
-        D.cur = 0;
-        PGPU_FORWARD(cycle(l + 2, D.f));
-        C.cur = 0;
-        launch_fmg_interp(C, D, D.iter(), C.u, st, C.fi_tile);
-        PGPU_LAUNCHED();
-        PGPU_FORWARD(cycle(l + 1, C.f));
-    } else {
-        PGPU_CUDA(cudaMemsetAsync(C.u, 0, (size_t)C.elems * sizeof(T), st));
-        C.cur = 0;
-        const int gamma = gamma_top > 0 ? gamma_top : (wcycle && l + 1 < last_level()) ? 2 : 1;
-        for (int k = 0; k < gamma; ++k) PGPU_FORWARD(cycle(l + 1, C.f));
-    }
-    // Out of place where that makes the cycle's passes over L even (it then
-    // ends in the array it started in: u on level 0), else in place (both
-    // prolongation kernels allow in == out).
-    const bool in_place = (smooth_passes(L, cfg.pre_smooth) + smooth_passes(L, cfg.post_smooth)) % 2 == 0;
-    launch_prolong(L, C, C.iter(), L.iter(), in_place ? L.iter() : L.other(), st, L.pl_tile);
-    PGPU_LAUNCHED();
-    if (!in_place) L.cur ^= 1;
-    return smooth(l, f, cfg.post_smooth);
-}
-
-// Full multigrid, one pass: restrict f and the boundary data (moment-free
-// rows, see moment_free) down to the level cycles stop at (last_level), solve
-// it exactly, then on
-// each finer level interpolate the coarser solution (tricubic) and improve it
-// by one cycle.  The finest level's cycle solves its coarse-grid correction
-// more accurately than one cycle does: with one, the algebraic error left on
-// our 3D test grids reached half the discretisation error and moved the
-// observed order to 2.25-2.48 (H200).  Two cycles of the next level bring it
-// within 6%; so does one cycle there started from the interpolated solution
-// of one cycle two levels down (see cycle), which costs less where the next
-// level is large.  Either costs a fraction of a second finest cycle (what
-// the pass did before).
-template <class T> pgpu_status Solver<T>::run_fmg_pass(T *u, const T *f)
-{
-    const int nl = (int)lv.size();
-    lv[0].u = u;
-    lv[0].cur = 0;
-    const int top = last_level(); // FMG's coarsest level, solved exactly
-    // Right-hand sides and boundary data of the coarse problems.
-    for (int l = 1; l <= top; ++l) {
-        Level<T> &F = lv[l - 1], &C = lv[l];
-        launch_restrict(F, C, F.xf, l == 1 ? f : F.f, l == 1 ? d_shift : nullptr, C.f, st, F.rs_tile);
-        PGPU_LAUNCHED();
-        if (data_faces) {
-            const int64_t face = std::max<int64_t>({(int64_t)C.g.nx * C.g.ny, (int64_t)C.g.nx * C.g.nz,
-                                                    (int64_t)C.g.ny * C.g.nz});
-            const unsigned blocks = (unsigned)std::min<int64_t>((face + 255) / 256, 4096);
-            ghost_restrict_kernel<T><<<dim3(blocks, 1, C.g.is3d ? 6 : 4), 256, 0, st>>>(F.g, C.g, F.xf, l == 1 ? u : F.u,
-                                                                                       C.u, C.t);
-            PGPU_LAUNCHED();
-        }
-    }
-    // Coarsest level: exact.
-    Level<T> &B = lv[top];
-    B.cur = 0;
-    if (nl == 1) return cycle(0, f);
-    {
-        // The coarsest interior starts from zero; its ghosts hold the data.
-        const ColLaunch &c = B.col;
-        interior_kernel<T><<<c.grid, c.block, 0, st>>>(B.g, nullptr, B.u, T(0), nullptr, 0, c.kchunk, c.nyb, c.nchunks);
-        PGPU_LAUNCHED();
-        PGPU_FORWARD(cycle(top, B.f));
-    }
-    for (int l = top - 1; l >= 0; --l) {
-        Level<T> &L = lv[l], &C = lv[l + 1];
-        L.cur = 0;
-        if (C.g.dirichlet) { // edge and corner values for the interpolation, from the solution
-            const int64_t all = edge_points(C.g.nx, C.g.ny, C.g.nz, C.g.is3d != 0);
-            const unsigned blocks = (unsigned)std::min<int64_t>((all + 255) / 256, 4096);
-            for (int pass = 0; pass < (C.g.is3d ? 2 : 1); ++pass) {
-                ghost_edges_kernel<T><<<blocks, 256, 0, st>>>(C.g, C.iter(), pass);
-                PGPU_LAUNCHED();
-            }
-        }
-        launch_fmg_interp(L, C, C.iter(), L.u, st, L.fi_tile);
-        PGPU_LAUNCHED();
-        // Level l+1 becomes a correction level: zero ghosts from here on.
-        // (Its interiors are written before they are read: the cycle zeroes
-        // u or interpolates into it; t takes residuals and prolongations.)
-        if (data_faces) {
-            const int64_t frame = frame_points(C.g.nx, C.g.ny, C.g.nz, C.g.is3d != 0);
-            zero_ghosts_kernel<T><<<grid_for(frame), 256, 0, st>>>(C.g, C.u, C.t);
-            PGPU_LAUNCHED();
-        }
-        PGPU_FORWARD(cycle(l, l == 0 ? f : L.f, l == 0 ? 2 : 0));
-    }
-    return PGPU_SUCCESS;
-}
-
-// ---- FFT direct solver -------------------------------------------------------------
+// ---- the host side ----
 
 enum { FFT_DST1 = 0, FFT_DCT2 = 1 };
 
@@ -5065,8 +5065,67 @@ static double fft_eigen(int kind_or_dft, int64_t n, double h, int64_t k)
     return 4.0 * s * s / (h * h);
 }
 
-template <class T> pgpu_status Solver<T>::init_fft()
+template <class T> class FftSolver {
+  public:
+    ~FftSolver()
+    {
+        for (cufftHandle p : plans) cufftDestroy(p);
+    }
+    pgpu_status init(Env &env, const pgpu_config &cfg, const Level<T> &L0);
+    // u = the solution for f + boundary terms - *shift (a device pointer);
+    // every launch on env.st, none waited for.
+    pgpu_status run(T *u, const T *f, const T *shift);
+    // A tridiagonal axis with Neumann faces at both ends leaves the constant
+    // undetermined: the caller removes u's mean; and the shift must be the
+    // mean of a singular right-hand side (the other routes drop the zero mode).
+    bool line_solve() const { return tri >= 0; }
+
+  private:
+    typedef typename Cplx<T>::type C2;
+    struct FftAxis {
+        int kind; // FFT_DST1 or FFT_DCT2
+        Lines L;
+        cufftHandle r2c = 0, c2r = 0;
+    };
+    Env *env = nullptr;
+    pgpu_config cfg{};
+    const Level<T> *lv0 = nullptr; // the level-0 grid and launches
+    std::vector<FftAxis> fax; // real-to-real axes, in forward order
+    std::vector<cufftHandle> plans;
+    int tri = -1;             // axis solved by tridiagonal systems
+    bool tri_nn = false;      // ... with Neumann at both ends
+    int pmask = 0;            // periodic axes
+    cufftHandle p_r2c = 0, p_c2r = 0;
+    int p_loops = 1;          // executions of the periodic plans (one per z plane in one case)
+    int64_t wp = 0;           // W's plane stride
+    int64_t p_in_step = 0, p_out_step = 0;
+    bool rows_x = false;      // x by our row kernels, y and z by p_c2c (see lf_forward_kernel)
+    bool rows_z = false;      // ... and z by lf_zsolve_kernel, y alone by p_c2c
+    cufftHandle p_c2c = 0;
+    C2 *lf_tw = nullptr, *lf_twz = nullptr; // e^{-i pi q/N}, q < 2N = nx (for z: 2 nz)
+    size_t lf_smem = 0, lf_zsmem = 0;
+    T *W = nullptr, *S = nullptr;
+    C2 *C = nullptr, *Z = nullptr;
+    Spectrum<T> spec{};
+    bool rows_d = false;            // all Dirichlet by dr_kernel (see there)
+    DrAxis<T> dra[3] = {};          // the row plans of x, y, z
+    T *T1 = nullptr, *T2 = nullptr; // its transposed spectra
+    const T *dr_ev[3] = {};         // eigenvalues per axis
+    T dr_scale = 1;
+    pgpu_status init_dr();
+    pgpu_status row_twiddles(int64_t m, C2 **d);
+    pgpu_status run_dr(T *u, const T *f);
+    pgpu_status axis_transform(const FftAxis &fa, bool inverse, const UserIO<T> &io);
+};
+
+template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c, const Level<T> &l0)
 {
+    env = &en;
+    cfg = c;
+    lv0 = &l0;
+    char *err = en.err;
+    const cudaStream_t st = en.st;
+    const int optin = en.optin;
     const bool is3d = cfg.nz > 1;
     const int dims = is3d ? 3 : 2;
     const int64_t n[3] = {cfg.nx, cfg.ny, is3d ? cfg.nz : 1};
@@ -5083,9 +5142,7 @@ template <class T> pgpu_status Solver<T>::init_fft()
                    "PGPU_FMG or PGPU_VCYCLE", nmixed);
     const int all = is3d ? 7 : 3;
     // The row kernels, where the size fits them and their shared memory the device.
-    int optin = 0;
-    PGPU_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    PGPU_FORWARD(init_dr(optin));
+    PGPU_FORWARD(init_dr());
     if (rows_d) return PGPU_SUCCESS;
     const size_t x_room = (size_t)optin - sizeof(int64_t) * LF_T; // less the static row starts
     rows_x = pmask == all && cfg.nx >= LF_MIN && cfg.nx <= LF_MAX && (cfg.nx & (cfg.nx - 1)) == 0 &&
@@ -5192,7 +5249,7 @@ template <class T> pgpu_status Solver<T>::init_fft()
         for (int64_t k = 0; k < e[a]; ++k) ev.push_back((T)fft_eigen(kind, n[a], h[a], k));
     }
     T *d_ev = nullptr;
-    PGPU_FORWARD(mem.alloc(err, (void **)&d_ev, std::max<size_t>(1, ev.size()) * sizeof(T), "FFT eigenvalues"));
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&d_ev, std::max<size_t>(1, ev.size()) * sizeof(T), "FFT eigenvalues"));
     PGPU_CUDA(cudaMemcpy(d_ev, ev.data(), ev.size() * sizeof(T), cudaMemcpyHostToDevice));
     spec.e0 = e[0];
     spec.e1 = e[1];
@@ -5211,11 +5268,11 @@ template <class T> pgpu_status Solver<T>::init_fft()
     }
     // Buffers: W (real data), S (real scratch, also the tridiagonal pivots),
     // C / Z (complex scratch and spectrum; one array serves both).
-    if (!rows_x) PGPU_FORWARD(mem.alloc(err, (void **)&W, (size_t)wsize * sizeof(T), "FFT data"));
+    if (!rows_x) PGPU_FORWARD(env->mem.alloc(err, (void **)&W, (size_t)wsize * sizeof(T), "FFT data"));
     if (!fax.empty() || tri >= 0)
-        PGPU_FORWARD(mem.alloc(err, (void **)&S, (size_t)std::max<int64_t>(s_elems, c_elems) * sizeof(T), "FFT scratch"));
+        PGPU_FORWARD(env->mem.alloc(err, (void **)&S, (size_t)std::max<int64_t>(s_elems, c_elems) * sizeof(T), "FFT scratch"));
     if (!fax.empty() || pmask)
-        PGPU_FORWARD(mem.alloc(err, (void **)&C, (size_t)c_elems * sizeof(C2), "FFT spectrum"));
+        PGPU_FORWARD(env->mem.alloc(err, (void **)&C, (size_t)c_elems * sizeof(C2), "FFT spectrum"));
     Z = C;
     // Twiddles of the row kernels (row_twiddles): m = nx for x; 2 nz for z.
     if (rows_x) {
@@ -5233,7 +5290,7 @@ template <class T> pgpu_status Solver<T>::init_fft()
     }
     void *wa = nullptr;
     if (work) {
-        PGPU_FORWARD(mem.alloc(err, &wa, work, "cuFFT work area"));
+        PGPU_FORWARD(env->mem.alloc(err, &wa, work, "cuFFT work area"));
         for (cufftHandle p : plans) PGPU_CUFFT(cufftSetWorkArea(p, wa));
     }
     return PGPU_SUCCESS;
@@ -5241,23 +5298,26 @@ template <class T> pgpu_status Solver<T>::init_fft()
 
 // Twiddles of the row kernels: e^{-2 pi i q/m}, q < m (for a row FFT of
 // length N, m = 2N: tw[q] = e^{-i pi q/N}).
-template <class T> pgpu_status Solver<T>::row_twiddles(int64_t m, C2 **d)
+template <class T> pgpu_status FftSolver<T>::row_twiddles(int64_t m, C2 **d)
 {
+    char *err = env->err;
     std::vector<C2> tw((size_t)m);
     for (int64_t q = 0; q < m; ++q) {
         const double a = -2.0 * M_PI * (double)q / (double)m;
         tw[(size_t)q].x = (T)std::cos(a);
         tw[(size_t)q].y = (T)std::sin(a);
     }
-    PGPU_FORWARD(mem.alloc(err, (void **)d, tw.size() * sizeof(C2), "FFT row twiddles"));
+    PGPU_FORWARD(env->mem.alloc(err, (void **)d, tw.size() * sizeof(C2), "FFT row twiddles"));
     PGPU_CUDA(cudaMemcpy(*d, tw.data(), tw.size() * sizeof(C2), cudaMemcpyHostToDevice));
     return PGPU_SUCCESS;
 }
 
 // All Dirichlet, every n+1 a product of primes up to 19 and its rows within
 // the device's shared memory: the row kernels of dr_kernel take the solve.
-template <class T> pgpu_status Solver<T>::init_dr(int optin)
+template <class T> pgpu_status FftSolver<T>::init_dr()
 {
+    char *err = env->err;
+    const int optin = env->optin;
     // 3D only: in 2D the rows are too few to fill the device (65 x 65 took
     // 48 us this way against 20 us through cuFFT).
     if (cfg.nz <= 1) return PGPU_SUCCESS;
@@ -5285,12 +5345,12 @@ template <class T> pgpu_status Solver<T>::init_dr(int optin)
         scale *= 2.0 / (double)dra[a].N;
     }
     T *d_ev = nullptr;
-    PGPU_FORWARD(mem.alloc(err, (void **)&d_ev, ev.size() * sizeof(T), "FFT eigenvalues"));
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&d_ev, ev.size() * sizeof(T), "FFT eigenvalues"));
     PGPU_CUDA(cudaMemcpy(d_ev, ev.data(), ev.size() * sizeof(T), cudaMemcpyHostToDevice));
     for (int a = 0; a < dims; ++a) dr_ev[a] = d_ev + eoff[a];
     dr_scale = (T)scale;
-    PGPU_FORWARD(mem.alloc(err, (void **)&T1, (size_t)N * sizeof(T), "FFT spectrum"));
-    PGPU_FORWARD(mem.alloc(err, (void **)&T2, (size_t)N * sizeof(T), "FFT spectrum (second)"));
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&T1, (size_t)N * sizeof(T), "FFT spectrum"));
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&T2, (size_t)N * sizeof(T), "FFT spectrum (second)"));
     // The limit is a property of the kernel: every solver sets the same one.
     void (*kernels[])(DrArgs<T>) = {dr_kernel<T, DR_USER, DR_TRANS, false>, dr_kernel<T, DR_ROWS, DR_TRANS, false>,
                                     dr_kernel<T, DR_ROWS, DR_ROWS, true>,   dr_kernel<T, DR_ROWS, DR_ROWS, false>,
@@ -5300,9 +5360,11 @@ template <class T> pgpu_status Solver<T>::init_dr(int optin)
 }
 
 // Six row passes; see dr_kernel.
-template <class T> pgpu_status Solver<T>::run_dr(T *u, const T *f)
+template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f)
 {
-    const Grid<T> &g = lv[0].g;
+    char *err = env->err;
+    const cudaStream_t st = env->st;
+    const Grid<T> &g = lv0->g;
     const int64_t nx = g.nx, ny = g.ny, nz = g.nz;
     DrArgs<T> A{};
     A.g = g;
@@ -5334,28 +5396,31 @@ template <class T> pgpu_status Solver<T>::run_dr(T *u, const T *f)
     return pass(dr_kernel<T, DR_TRANS, DR_USER, false>, 0, T1, nullptr, ny * nz);
 }
 
-template <class T> pgpu_status Solver<T>::axis_transform(const FftAxis &fa, bool inverse, const UserIO<T> &io)
+template <class T> pgpu_status FftSolver<T>::axis_transform(const FftAxis &fa, bool inverse, const UserIO<T> &io)
 {
+    char *err = env->err;
+    const cudaStream_t st = env->st;
+    const int sms = env->sms;
     const Lines &L = fa.L;
     const int64_t len = fa.kind == FFT_DST1 ? L.n + 1 : L.n;
     if (fa.kind == FFT_DST1) {
-        dst1_pre_kernel<T><<<grid_for(L.B * len), 256, 0, st>>>(L, io, W, S);
+        dst1_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
         PGPU_LAUNCHED();
         PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
-        if (L.a == 0) dst1_post_x_kernel<T><<<grid_for(L.B * 32), 256, 0, st>>>(L, io, C, W);
-        else dst1_post_kernel<T><<<grid_for(L.B), 256, 0, st>>>(L, io, C, W);
+        if (L.a == 0) dst1_post_x_kernel<T><<<grid_for(L.B * 32, sms), 256, 0, st>>>(L, io, C, W);
+        else dst1_post_kernel<T><<<grid_for(L.B, sms), 256, 0, st>>>(L, io, C, W);
         PGPU_LAUNCHED();
     } else if (!inverse) {
-        dct2_pre_kernel<T><<<grid_for(L.B * len), 256, 0, st>>>(L, io, W, S);
+        dct2_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
         PGPU_LAUNCHED();
         PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
-        dct2_post_kernel<T><<<grid_for(L.B * len), 256, 0, st>>>(L, C, W);
+        dct2_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, C, W);
         PGPU_LAUNCHED();
     } else {
-        dct3_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1)), 256, 0, st>>>(L, W, C);
+        dct3_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1), sms), 256, 0, st>>>(L, W, C);
         PGPU_LAUNCHED();
         PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, S));
-        dct3_post_kernel<T><<<grid_for(L.B * len), 256, 0, st>>>(L, io, S, W);
+        dct3_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, S, W);
         PGPU_LAUNCHED();
     }
     return PGPU_SUCCESS;
@@ -5365,9 +5430,12 @@ template <class T> pgpu_status Solver<T>::axis_transform(const FftAxis &fa, bool
 // sequence of launches on the stream (capturable in a CUDA graph).  cuFFT
 // needs its arrays aligned to the complex type, which the user's ghosted
 // layout is not, hence the copies in and out of W.
-template <class T> pgpu_status Solver<T>::run_fft(T *u, const T *f)
+template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_shift)
 {
-    const Level<T> &L0 = lv[0];
+    char *err = env->err;
+    const cudaStream_t st = env->st;
+    const int sms = env->sms;
+    const Level<T> &L0 = *lv0;
     const int64_t E = spec.e0 * spec.e1 * spec.e2;
     const ColLaunch &c = L0.col;
     UserIO<T> none{L0.g, nullptr, nullptr, nullptr, nullptr, 0, 0};
@@ -5376,17 +5444,17 @@ template <class T> pgpu_status Solver<T>::run_fft(T *u, const T *f)
     in.u_in = u; in.f = f; in.shift = d_shift; in.read = 1;
     out.u_out = u; out.write = 1;
     if (rows_x) {
-        const LfShape sh = lf_shape(L0.g.nx, LF_T, LfVals<T>::v);
+        const LfShape sh = lf_shape(L0.g.nx, LF_T, Tune<T>::lf_vals);
         const unsigned blocks = (unsigned)((L0.g.ny * (int64_t)L0.g.nz + sh.lpb - 1) / sh.lpb);
         lf_forward_kernel<T><<<blocks, LF_T, lf_smem, st>>>(L0.g, f, d_shift, lf_tw, C);
         PGPU_LAUNCHED();
         PGPU_CUFFT(FftTypes<T>::c2c(p_c2c, C, CUFFT_FORWARD));
         if (rows_z) {
-            const LfShape zs = lf_shape(2 * (int)spec.e1, LF_T, LfVals<T>::v);
+            const LfShape zs = lf_shape(2 * (int)spec.e1, LF_T, Tune<T>::lf_vals);
             const dim3 zg((unsigned)((spec.e0 + zs.lpb - 1) / zs.lpb), (unsigned)spec.e2);
             lf_zsolve_kernel<T><<<zg, LF_T, lf_zsmem, st>>>(spec, lf_twz, C);
         } else {
-            spectral_divide_kernel<T, C2><<<grid_for(E), 256, 0, st>>>(spec, C);
+            spectral_divide_kernel<T, C2><<<grid_for(E, sms), 256, 0, st>>>(spec, C);
         }
         PGPU_LAUNCHED();
         PGPU_CUFFT(FftTypes<T>::c2c(p_c2c, C, CUFFT_INVERSE));
@@ -5407,20 +5475,20 @@ template <class T> pgpu_status Solver<T>::run_fft(T *u, const T *f)
         const T *ch = tri == 0 ? L0.g.cxh : (tri == 1 ? L0.g.cyh : L0.g.czh);
         const int64_t e[3] = {spec.e0, spec.e1, spec.e2};
         const int64_t lines = E / e[tri];
-        if (e[tri] <= PCR_MAX && lines < 32768) { // few lines: a block per line
+        if (e[tri] <= PCR_MAX && lines < PCR_MAX_LINES) { // few lines: a block per line
             int P = 32;
             while (P < e[tri]) P <<= 1;
             if (pmask) pcr_kernel<T, C2><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, Z);
             else pcr_kernel<T, T><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, W);
         } else if (pmask) {
-            tri_kernel<T, C2><<<grid_for(lines), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, S);
+            tri_kernel<T, C2><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, S);
         } else {
-            tri_kernel<T, T><<<grid_for(lines), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, S);
+            tri_kernel<T, T><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, S);
         }
     } else if (pmask) {
-        spectral_divide_kernel<T, C2><<<grid_for(E), 256, 0, st>>>(spec, Z);
+        spectral_divide_kernel<T, C2><<<grid_for(E, sms), 256, 0, st>>>(spec, Z);
     } else {
-        spectral_divide_kernel<T, T><<<grid_for(E), 256, 0, st>>>(spec, W);
+        spectral_divide_kernel<T, T><<<grid_for(E, sms), 256, 0, st>>>(spec, W);
     }
     PGPU_LAUNCHED();
     if (pmask)
@@ -5430,64 +5498,262 @@ template <class T> pgpu_status Solver<T>::run_fft(T *u, const T *f)
         fft_store_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, W, wp, u, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
     }
-    // A Neumann-Neumann tridiagonal axis leaves the constant undetermined.
-    if (singular && tri >= 0) PGPU_FORWARD(remove_mean(u));
+    return PGPU_SUCCESS;
+}
+// ============================================================================
+// >>graph
+// ============================================================================
+// PGPU_FIXED multigrid solves replay a CUDA graph of their launches: a
+// multigrid pass is a few hundred launches, many on small levels, and the
+// graph removes most of the gaps between them (FMG at 512^3: 7.95 -> 7.62 ms
+// in float).  The first solve with a (u, f) pair captures its launches on a
+// stream of the handle's (thread-local capture mode) and instantiates the
+// graph (host time, once); later solves with that pair only launch it.  The
+// graphs of the last REPLAY_MAX pairs are kept.  Where the caller's stream is
+// itself being captured, the launches go there directly.
+
+class Replay {
+  public:
+    ~Replay()
+    {
+        for (Graph &p : graphs) cudaGraphExecDestroy(p.exec);
+        if (cap_st) cudaStreamDestroy(cap_st);
+    }
+    pgpu_status init(Env &env)
+    {
+        char *err = env.err;
+        PGPU_CUDA(cudaStreamCreateWithFlags(&cap_st, cudaStreamNonBlocking));
+        return PGPU_SUCCESS;
+    }
+    // Runs launches() -- which puts its work on env.st and sets
+    // `iterations` -- as the graph of the pair (u, f), on env.st.
+    template <class F> pgpu_status run(Env &env, const void *u, const void *f, int &iterations, F &&launches)
+    {
+        char *err = env.err;
+        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        PGPU_CUDA(cudaStreamIsCapturing(env.st, &cs));
+        if (cs != cudaStreamCaptureStatusNone) return launches();
+        for (Graph &p : graphs)
+            if (p.u == u && p.f == f) {
+                p.used = ++clock;
+                iterations = p.iterations;
+                PGPU_CUDA(cudaGraphLaunch(p.exec, env.st));
+                return PGPU_SUCCESS;
+            }
+        cudaError_t ce = cudaStreamBeginCapture(cap_st, cudaStreamCaptureModeThreadLocal);
+        if (ce != cudaSuccess) return cuda_status(err, ce, "cudaStreamBeginCapture", __LINE__);
+        const cudaStream_t user = env.st;
+        env.st = cap_st;
+        const pgpu_status s = launches();
+        env.st = user;
+        cudaGraph_t graph = nullptr;
+        ce = cudaStreamEndCapture(cap_st, &graph);
+        if (s != PGPU_SUCCESS || ce != cudaSuccess) {
+            if (graph) cudaGraphDestroy(graph);
+            if (s != PGPU_SUCCESS) return s;
+            return cuda_status(err, ce, "cudaStreamEndCapture", __LINE__);
+        }
+        cudaGraphExec_t exec = nullptr;
+        ce = cudaGraphInstantiateWithFlags(&exec, graph, 0);
+        cudaGraphDestroy(graph);
+        if (ce != cudaSuccess) return cuda_status(err, ce, "cudaGraphInstantiateWithFlags", __LINE__);
+        if ((int)graphs.size() == REPLAY_MAX) { // the least recently used pair makes room
+            size_t old = 0;
+            for (size_t k = 1; k < graphs.size(); ++k)
+                if (graphs[k].used < graphs[old].used) old = k;
+            cudaGraphExecDestroy(graphs[old].exec);
+            graphs.erase(graphs.begin() + (std::ptrdiff_t)old);
+        }
+        graphs.push_back(Graph{u, f, exec, iterations, ++clock});
+        PGPU_CUDA(cudaGraphLaunch(exec, env.st));
+        return PGPU_SUCCESS;
+    }
+
+  private:
+    struct Graph {
+        const void *u, *f;
+        cudaGraphExec_t exec;
+        int iterations;
+        unsigned long long used;
+    };
+    cudaStream_t cap_st = nullptr;
+    std::vector<Graph> graphs;
+    unsigned long long clock = 0;
+};
+
+// ============================================================================
+// >>handle
+// ============================================================================
+// The solver behind a handle: the resolved config, the environment (stream,
+// error text, allocations), the reductions, the levels, and the method's
+// machinery (multigrid, FFT, graph replay).  One solve: check the arrays,
+// scan the right-hand side (finite? its norm, and its mean when singular),
+// run the method, report.
+
+static int method_of(unsigned flags) { return (int)(flags & PGPU_METHOD_MASK); }
+static bool is_multigrid(int m) { return m == PGPU_VCYCLE || m == PGPU_FMG; }
+
+// Makes the handle's device current for the duration of a call.
+struct DeviceGuard {
+    int prev = -1, want = -1;
+    cudaError_t status = cudaSuccess;
+    explicit DeviceGuard(int dev) : want(dev)
+    {
+        status = cudaGetDevice(&prev);
+        if (status == cudaSuccess && prev != want) status = cudaSetDevice(want);
+    }
+    ~DeviceGuard()
+    {
+        if (prev >= 0 && prev != want) cudaSetDevice(prev);
+    }
+};
+
+struct SolverBase {
+    pgpu_config cfg{};
+    Env env;
+    virtual ~SolverBase() {}
+    virtual pgpu_status solve(void *u, const void *f, pgpu_report *rep) = 0;
+    virtual pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) = 0;
+    virtual pgpu_status residual(const void *u, const void *f, double *rel) = 0;
+};
+
+template <class T> struct Solver : SolverBase {
+    pgpu_status init(const pgpu_config &c);
+    pgpu_status solve(void *u, const void *f, pgpu_report *rep) override;
+    pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) override;
+    pgpu_status residual(const void *u, const void *f, double *rel) override;
+    ~Solver() override
+    {
+        if (ev0) cudaEventDestroy(ev0);
+        if (ev1) cudaEventDestroy(ev1);
+    }
+
+    int method = 0;
+    bool fixed = false;
+    Hierarchy<T> h;  // level 0 alone for Jacobi, RBGS and FFT
+    Multigrid<T> mg; // V/W-cycles and FMG
+    FftSolver<T> fft;
+    Replay replay;   // PGPU_FIXED multigrid
+    Reducer red;
+    T *d_shift = nullptr;                        // the mean of a singular right-hand side (0 otherwise)
+    T *d_host_u = nullptr, *d_host_f = nullptr; // pgpu_solve_host's copies, made on first use
+    cudaEvent_t ev0 = nullptr, ev1 = nullptr;
+
+    pgpu_status check_arrays(const void *u, const void *f);
+    pgpu_status scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite);
+    pgpu_status remove_mean(T *u);
+    pgpu_status run_method(T *u, const T *f, double rhs_norm, pgpu_report &r);
+    pgpu_status fixed_launches(T *u, const T *f, pgpu_report &r);
+};
+
+template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
+{
+    char *err = env.err;
+    cfg = c;
+    env.st = (cudaStream_t)c.stream;
+    method = method_of(c.flags);
+    fixed = (c.flags & PGPU_FIXED) != 0;
+    PGPU_CUDA(cudaGetDevice(&env.device));
+    PGPU_CUDA(cudaDeviceGetAttribute(&env.sms, cudaDevAttrMultiProcessorCount, env.device));
+    PGPU_CUDA(cudaDeviceGetAttribute(&env.optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, env.device));
+    PGPU_FORWARD(smooth_setup<T>(env));
+    PGPU_FORWARD(transfer_setup<T>(env));
+    PGPU_FORWARD(h.build(env, c, is_multigrid(method), method != PGPU_FFT));
+    if (is_multigrid(method)) PGPU_FORWARD(mg.init(env, h, c));
+    const Level<T> &L0 = h.lv[0];
+    PGPU_FORWARD(red.init(env, std::max(blocks_of(L0.col), blocks_of(L0.walk))));
+    PGPU_FORWARD(env.mem.alloc(err, (void **)&d_shift, sizeof(T), "the right-hand side mean"));
+    PGPU_CUDA(cudaMemset(d_shift, 0, sizeof(T)));
+    PGPU_CUDA(cudaEventCreate(&ev0));
+    PGPU_CUDA(cudaEventCreate(&ev1));
+    if (fixed && is_multigrid(method)) PGPU_FORWARD(replay.init(env));
+    if (method == PGPU_FFT) PGPU_FORWARD(fft.init(env, c, L0));
+    PGPU_CUDA(cudaDeviceSynchronize());
     return PGPU_SUCCESS;
 }
 
-template <class T> pgpu_status Solver<T>::run_multigrid(T *u, const T *f, double rhs_norm, pgpu_report &r)
+// Scan f and the boundary data: sets the device mean (shift) and, with
+// readback, reads back ||b|| and whether everything is finite.
+template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite)
 {
-    Level<T> &L = lv[0];
-    L.u = u;
-    L.cur = 0;
-    PGPU_FORWARD(ghosts(L.g, u, L.t, data_faces));
-    const int maxit = cfg.max_iterations;
-    int it = 0;
-    pgpu_status result = PGPU_SUCCESS;
-    bool iterate = true;
-    if (method == PGPU_FMG) {
-        PGPU_FORWARD(run_fmg_pass(u, f));
-        iterate = cfg.tolerance > 0 && !fixed;
-        if (fixed) { // FMG then max_iterations - 1 further cycles
-            for (int k = 1; k < maxit; ++k) PGPU_FORWARD(cycle(0, f));
-            it = maxit - 1;
-        }
-    } else if (fixed) {
-        for (int k = 0; k < maxit; ++k) PGPU_FORWARD(cycle(0, f));
-        it = maxit;
-        iterate = false;
+    char *err = env.err;
+    const Level<T> &L = h.lv[0];
+    const ColLaunch &c = L.col;
+    launch(c, 0, env.st, scan_rhs_kernel<T>, L.g, u, f, (const T *)d_shift, 0, red.d_part);
+    PGPU_LAUNCHED();
+    PGPU_FORWARD(red.total<T>(env, blocks_of(c), RES_SCAN, FINAL_SHIFT, L.npts, h.singular, d_shift));
+    rhs_norm = NAN;
+    finite = true;
+    if (!readback) return PGPU_SUCCESS;
+    int slot = RES_SCAN;
+    if (h.singular) { // ||b - mean||, summed again rather than by the cancelling formula
+        launch(c, 0, env.st, scan_rhs_kernel<T>, L.g, u, f, (const T *)d_shift, 1, red.d_part);
+        PGPU_LAUNCHED();
+        PGPU_FORWARD(red.total<T>(env, blocks_of(c), RES_CENTRED));
+        PGPU_FORWARD(red.fetch(env, RES_SCAN, 6));
+        slot = RES_CENTRED;
+    } else {
+        PGPU_FORWARD(red.fetch(env, RES_SCAN, 3));
     }
-    double first = -1;
-    for (bool stop = !iterate; !stop;) {
-        PGPU_FORWARD(check(f, rhs_norm, it, "multigrid", "cycles", first, r, stop, result));
-        if (stop) break;
-        const int n = std::min(cfg.check_interval, maxit - it);
-        for (int k = 0; k < n; ++k) PGPU_FORWARD(cycle(0, f));
-        it += n;
+    finite = std::isfinite(red.h_res[RES_SCAN]) && std::isfinite(red.h_res[RES_SCAN + 1]);
+    rhs_norm = std::sqrt(red.h_res[slot + 1]);
+    return PGPU_SUCCESS;
+}
+
+// u -= mean(u) over the interior (singular problems).
+template <class T> pgpu_status Solver<T>::remove_mean(T *u)
+{
+    const Level<T> &L = h.lv[0];
+    PGPU_FORWARD(red.dot(env, L.g, L.col, (const T *)u, (const T *)nullptr, RES_SUM));
+    return axpby(env, L.g, L.col, T(0), T(1), (const T *)u, T(0), (const T *)nullptr, u, red.d_res + RES_SUM, L.npts);
+}
+
+// The method, then, where the problem is singular, the mean taken out of u.
+// NOT_CONVERGED and BREAKDOWN leave u as reached and are returned after
+// that; other errors at once.
+template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rhs_norm, pgpu_report &r)
+{
+    h.bind(u, f, d_shift);
+    Convergence cv;
+    cv.rhs_norm = rhs_norm;
+    cv.tol = cfg.tolerance;
+    cv.max_it = cfg.max_iterations;
+    pgpu_status result;
+    switch (method) {
+    case PGPU_JACOBI:
+    case PGPU_RBGS:
+        result = run_stationary(env, red, h, cv, method == PGPU_JACOBI, (T)cfg.omega, fixed, cfg.check_interval, r);
+        break;
+    case PGPU_VCYCLE:
+    case PGPU_FMG:
+        result = run_multigrid(env, red, h, mg, cv, method == PGPU_FMG, fixed, cfg.check_interval, r);
+        break;
+    default: result = fft.run(u, f, d_shift); break;
     }
-    if (method == PGPU_FMG && !iterate && !fixed) { // one pass: measure what it reached
-        PGPU_FORWARD(measure(f, rhs_norm, r));
-        if (!std::isfinite(r.residual_norm))
-            result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", r.residual_norm);
-    }
-    r.iterations = it;
-    PGPU_FORWARD(settle(u));
+    if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
+        return result;
+    if (h.singular && (method != PGPU_FFT || fft.line_solve())) PGPU_FORWARD(remove_mean(u));
     return result;
 }
 
-} // namespace pgpu
-
-namespace pgpu {
-
-// ---- one solve -------------------------------------------------------------------
+// A PGPU_FIXED solve: every launch on the stream, nothing waited for (the
+// mean of a singular right-hand side is scanned on the device).
+template <class T> pgpu_status Solver<T>::fixed_launches(T *u, const T *f, pgpu_report &r)
+{
+    double rhs_norm = NAN;
+    bool finite = true;
+    if (h.singular && (method != PGPU_FFT || fft.line_solve())) PGPU_FORWARD(scan(u, f, false, rhs_norm, finite));
+    return run_method(u, f, rhs_norm, r);
+}
 
 template <class T> pgpu_status Solver<T>::check_arrays(const void *u, const void *f)
 {
+    char *err = env.err;
     PGPU_RETURN_IF(!u, PGPU_ERROR_INVALID_ARGUMENT, "u is NULL");
     PGPU_RETURN_IF(!f, PGPU_ERROR_INVALID_ARGUMENT, "f is NULL");
     PGPU_RETURN_IF((uintptr_t)u % sizeof(T) || (uintptr_t)f % sizeof(T), PGPU_ERROR_INVALID_ARGUMENT,
                    "u and f must be aligned to their element size (%zu bytes)", sizeof(T));
-    const uintptr_t bytes = (uintptr_t)lv[0].elems * sizeof(T);
+    const uintptr_t bytes = (uintptr_t)h.lv[0].elems * sizeof(T);
     const uintptr_t a = (uintptr_t)u, b = (uintptr_t)f;
     PGPU_RETURN_IF(a < b + bytes && b < a + bytes, PGPU_ERROR_INVALID_ARGUMENT,
                    "u and f overlap (each spans %zu bytes)", (size_t)bytes);
@@ -5500,100 +5766,23 @@ template <class T> pgpu_status Solver<T>::check_arrays(const void *u, const void
             return record(err, PGPU_ERROR_INVALID_ARGUMENT, "%s is not a pointer the CUDA runtime knows (%s)",
                           k ? "f" : "u", cudaGetErrorString(e));
         }
-        const bool ok = at.type == cudaMemoryTypeManaged || (at.type == cudaMemoryTypeDevice && at.device == device);
+        const bool ok =
+            at.type == cudaMemoryTypeManaged || (at.type == cudaMemoryTypeDevice && at.device == env.device);
         PGPU_RETURN_IF(!ok, PGPU_ERROR_INVALID_ARGUMENT,
                        "%s is not device memory of device %d (pgpu_solve takes device pointers; use "
-                       "pgpu_solve_host for host arrays)", k ? "f" : "u", device);
+                       "pgpu_solve_host for host arrays)", k ? "f" : "u", env.device);
     }
-    return PGPU_SUCCESS;
-}
-
-// The method, then, where the problem is singular, the mean taken out of u
-// (the FFT solver sets the zero mode itself).  NOT_CONVERGED and BREAKDOWN
-// leave u as reached and are returned after that; other errors at once.
-template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rhs_norm, pgpu_report &r)
-{
-    pgpu_status result;
-    switch (method) {
-    case PGPU_JACOBI:
-    case PGPU_RBGS: result = run_stationary(u, f, rhs_norm, r); break;
-    case PGPU_VCYCLE:
-    case PGPU_FMG: result = run_multigrid(u, f, rhs_norm, r); break;
-    default: result = run_fft(u, f); break;
-    }
-    if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
-        return result;
-    if (singular && method != PGPU_FFT) PGPU_FORWARD(remove_mean(u));
-    return result;
-}
-
-// A PGPU_FIXED solve: every launch on st, nothing waited for (the mean of a
-// singular right-hand side is scanned on the device).
-template <class T> pgpu_status Solver<T>::fixed_launches(T *u, const T *f, pgpu_report &r)
-{
-    double rhs_norm = NAN;
-    bool finite = true;
-    if (singular && !(method == PGPU_FFT && tri < 0)) PGPU_FORWARD(scan(u, f, false, rhs_norm, finite));
-    return run_method(u, f, rhs_norm, r);
-}
-
-// A PGPU_FIXED multigrid solve, replayed from a CUDA graph of its launches:
-// a multigrid pass is a few hundred launches, many of them on small levels,
-// and the graph removes most of the gaps between them (FMG at 512^3 on an
-// H100: 7.95 -> 7.62 ms in float; in double 13.05 -> 12.78 ms with the pass
-// captured by the caller, the same launches).  The first solve with a
-// (u, f) pair captures its launches on cap_st and instantiates the graph
-// (host time, once); later ones with that pair only launch it on st.  Where
-// st is itself being captured (the caller builds a graph), the launches go
-// there.
-template <class T> pgpu_status Solver<T>::run_fixed_graph(T *u, const T *f, pgpu_report &r)
-{
-    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    PGPU_CUDA(cudaStreamIsCapturing(st, &cs));
-    if (cs != cudaStreamCaptureStatusNone) return fixed_launches(u, f, r);
-    for (Replay &p : replays)
-        if (p.u == u && p.f == f) {
-            p.used = ++replay_clock;
-            r.iterations = p.iterations;
-            PGPU_CUDA(cudaGraphLaunch(p.exec, st));
-            return PGPU_SUCCESS;
-        }
-    cudaError_t ce = cudaStreamBeginCapture(cap_st, cudaStreamCaptureModeThreadLocal);
-    if (ce != cudaSuccess) return cuda_status(err, ce, "cudaStreamBeginCapture", __LINE__);
-    const cudaStream_t user = st;
-    st = cap_st;
-    const pgpu_status s = fixed_launches(u, f, r);
-    st = user;
-    cudaGraph_t graph = nullptr;
-    ce = cudaStreamEndCapture(cap_st, &graph);
-    if (s != PGPU_SUCCESS || ce != cudaSuccess) {
-        if (graph) cudaGraphDestroy(graph);
-        if (s != PGPU_SUCCESS) return s;
-        return cuda_status(err, ce, "cudaStreamEndCapture", __LINE__);
-    }
-    cudaGraphExec_t exec = nullptr;
-    ce = cudaGraphInstantiateWithFlags(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    if (ce != cudaSuccess) return cuda_status(err, ce, "cudaGraphInstantiateWithFlags", __LINE__);
-    if ((int)replays.size() == REPLAY_MAX) { // the least recently used pair makes room
-        size_t old = 0;
-        for (size_t k = 1; k < replays.size(); ++k)
-            if (replays[k].used < replays[old].used) old = k;
-        cudaGraphExecDestroy(replays[old].exec);
-        replays.erase(replays.begin() + (std::ptrdiff_t)old);
-    }
-    replays.push_back(Replay{u, f, exec, r.iterations, ++replay_clock});
-    PGPU_CUDA(cudaGraphLaunch(exec, st));
     return PGPU_SUCCESS;
 }
 
 template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_report *rep)
 {
+    char *err = env.err;
     pgpu_report r;
     r.iterations = 0;
     r.residual_norm = r.residual_max = r.relative_residual = r.rhs_norm = r.seconds = NAN;
     r.status = PGPU_SUCCESS;
-    r.singular = singular;
+    r.singular = h.singular;
     r.rhs_mean = 0;
     err[0] = 0;
     auto finish = [&](pgpu_status s) {
@@ -5601,13 +5790,16 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
         if (rep) *rep = r;
         return s;
     };
-    DeviceGuard guard(device);
+    DeviceGuard guard(env.device);
     if (guard.status != cudaSuccess) return finish(cuda_status(err, guard.status, "cudaSetDevice", __LINE__));
     PGPU_FORWARD(finish(check_arrays(uv, fv)));
     T *u = (T *)uv;
     const T *f = (const T *)fv;
-    if (fixed) return finish(is_multigrid(method) ? run_fixed_graph(u, f, r) : fixed_launches(u, f, r));
-    PGPU_CUDA(cudaEventRecord(ev0, st));
+    if (fixed) {
+        if (!is_multigrid(method)) return finish(fixed_launches(u, f, r));
+        return finish(replay.run(env, u, f, r.iterations, [&] { return fixed_launches(u, f, r); }));
+    }
+    PGPU_CUDA(cudaEventRecord(ev0, env.st));
     // 1. The right-hand side: finite?  its norm, and its mean when singular.
     double rhs_norm = NAN;
     bool finite = true;
@@ -5616,14 +5808,11 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
         return finish(record(err, PGPU_ERROR_NONFINITE_INPUT,
                              "f or the boundary data in u's ghost layer hold NaN or Inf; u is unchanged"));
     r.rhs_norm = rhs_norm;
-    r.rhs_mean = singular ? h_res[RES_SCAN] / lv[0].npts : 0.0;
+    r.rhs_mean = h.singular ? red.h_res[RES_SCAN] / h.lv[0].npts : 0.0;
     if (rhs_norm == 0) { // b = 0: the solution is 0
-        const Level<T> &L = lv[0];
-        const ColLaunch &c = L.col;
-        interior_kernel<T><<<c.grid, c.block, 0, st>>>(L.g, nullptr, u, T(0), nullptr, 0, c.kchunk, c.nyb,
-                                                        c.nchunks);
-        PGPU_LAUNCHED();
-        PGPU_CUDA(cudaStreamSynchronize(st));
+        const Level<T> &L = h.lv[0];
+        PGPU_FORWARD(finish(axpby(env, L.g, L.col, T(0), T(0), (const T *)nullptr, T(0), (const T *)nullptr, u)));
+        PGPU_CUDA(cudaStreamSynchronize(env.st));
         r.residual_norm = r.residual_max = r.relative_residual = 0;
         r.seconds = 0;
         return finish(PGPU_SUCCESS);
@@ -5633,14 +5822,15 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
         return finish(result);
     if (method == PGPU_FFT) {
-        double rn, rmax;
-        PGPU_FORWARD(finish(norm(u, f, rn, rmax)));
-        r.residual_norm = rn;
-        r.residual_max = rmax;
-        r.relative_residual = rhs_norm > 0 ? rn / rhs_norm : rn;
+        double rn = 0, rmax = 0;
+        const Level<T> &L = h.lv[0];
+        PGPU_FORWARD(finish(residual_norm(env, red, L.g, L.walk, (const T *)u, f, (const T *)d_shift, rn, rmax)));
+        Convergence cv;
+        cv.rhs_norm = rhs_norm;
+        cv.measured(rn, rmax, r);
         if (!std::isfinite(rn)) result = record(err, PGPU_ERROR_BREAKDOWN, "FFT: the residual is %g", rn);
     }
-    PGPU_CUDA(cudaEventRecord(ev1, st));
+    PGPU_CUDA(cudaEventRecord(ev1, env.st));
     PGPU_CUDA(cudaEventSynchronize(ev1));
     float ms = 0;
     PGPU_CUDA(cudaEventElapsedTime(&ms, ev0, ev1));
@@ -5650,47 +5840,50 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
 
 template <class T> pgpu_status Solver<T>::solve_host(void *u, const void *f, pgpu_report *rep)
 {
+    char *err = env.err;
     err[0] = 0;
     PGPU_RETURN_IF(!u, PGPU_ERROR_INVALID_ARGUMENT, "u is NULL");
     PGPU_RETURN_IF(!f, PGPU_ERROR_INVALID_ARGUMENT, "f is NULL");
-    const size_t bytes = (size_t)lv[0].elems * sizeof(T);
+    const size_t bytes = (size_t)h.lv[0].elems * sizeof(T);
     const uintptr_t a = (uintptr_t)u, b = (uintptr_t)f;
     PGPU_RETURN_IF(a < b + bytes && b < a + bytes, PGPU_ERROR_INVALID_ARGUMENT,
                    "u and f overlap (each spans %zu bytes)", bytes);
-    DeviceGuard guard(device);
+    DeviceGuard guard(env.device);
     if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
     if (!d_host_u) {
-        PGPU_FORWARD(mem.alloc(err, (void **)&d_host_u, bytes, "pgpu_solve_host's copy of u"));
-        PGPU_FORWARD(mem.alloc(err, (void **)&d_host_f, bytes, "pgpu_solve_host's copy of f"));
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&d_host_u, bytes, "pgpu_solve_host's copy of u"));
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&d_host_f, bytes, "pgpu_solve_host's copy of f"));
     }
-    PGPU_CUDA(cudaMemcpyAsync(d_host_u, u, bytes, cudaMemcpyHostToDevice, st));
-    PGPU_CUDA(cudaMemcpyAsync(d_host_f, f, bytes, cudaMemcpyHostToDevice, st));
+    PGPU_CUDA(cudaMemcpyAsync(d_host_u, u, bytes, cudaMemcpyHostToDevice, env.st));
+    PGPU_CUDA(cudaMemcpyAsync(d_host_f, f, bytes, cudaMemcpyHostToDevice, env.st));
     const pgpu_status s = solve(d_host_u, d_host_f, rep);
     if (s == PGPU_SUCCESS || s == PGPU_ERROR_NOT_CONVERGED || s == PGPU_ERROR_BREAKDOWN) {
-        PGPU_CUDA(cudaMemcpyAsync(u, d_host_u, bytes, cudaMemcpyDeviceToHost, st));
+        PGPU_CUDA(cudaMemcpyAsync(u, d_host_u, bytes, cudaMemcpyDeviceToHost, env.st));
     }
-    PGPU_CUDA(cudaStreamSynchronize(st));
+    PGPU_CUDA(cudaStreamSynchronize(env.st));
     return s;
 }
 
 template <class T> pgpu_status Solver<T>::residual(const void *uv, const void *fv, double *rel)
 {
+    char *err = env.err;
     err[0] = 0;
     PGPU_RETURN_IF(!rel, PGPU_ERROR_INVALID_ARGUMENT, "rel_norm is NULL");
-    DeviceGuard guard(device);
+    DeviceGuard guard(env.device);
     if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
     PGPU_FORWARD(check_arrays(uv, fv));
     const T *u = (const T *)uv, *f = (const T *)fv;
     double bn = 0, rn = 0, rmax = 0;
     bool finite = true;
     PGPU_FORWARD(scan(u, f, true, bn, finite));
-    PGPU_FORWARD(norm(u, f, rn, rmax));
+    const Level<T> &L = h.lv[0];
+    PGPU_FORWARD(residual_norm(env, red, L.g, L.walk, u, f, (const T *)d_shift, rn, rmax));
     PGPU_RETURN_IF(!finite, PGPU_ERROR_NONFINITE_INPUT, "f or the boundary data hold NaN or Inf");
     *rel = bn > 0 ? rn / bn : rn;
     return PGPU_SUCCESS;
 }
 
-// ---- configuration -------------------------------------------------------------
+// ---- the config: validation and defaults, in one place ----
 
 static bool mul_ok(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
 
@@ -5854,6 +6047,12 @@ struct pgpu_solver {
     pgpu::SolverBase *impl;
 };
 
+namespace pgpu {
+// For tests that include this file (not part of the API): the solver behind a
+// handle of precision T.
+template <class T> Solver<T> *solver_of(pgpu_solver *s) { return static_cast<Solver<T> *>(s->impl); }
+} // namespace pgpu
+
 extern "C" {
 
 int pgpu_version(void) { return PGPU_VERSION; }
@@ -5908,7 +6107,7 @@ pgpu_status pgpu_create(const pgpu_config *cfg, pgpu_solver **out)
         st = record(err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted while building the solver");
     }
     if (st != PGPU_SUCCESS || !s) {
-        if (impl && impl->err[0]) snprintf(err, ERR_LEN, "%s", impl->err);
+        if (impl && impl->env.err[0]) snprintf(err, ERR_LEN, "%s", impl->env.err);
         delete impl;
         return st;
     }
@@ -5922,7 +6121,7 @@ pgpu_status pgpu_solve(pgpu_solver *s, void *u, const void *f, pgpu_report *repo
     try {
         return s->impl->solve(u, f, report);
     } catch (const std::bad_alloc &) {
-        return pgpu::record(s->impl->err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted");
+        return pgpu::record(s->impl->env.err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted");
     }
 }
 
@@ -5932,7 +6131,7 @@ pgpu_status pgpu_solve_host(pgpu_solver *s, void *u, const void *f, pgpu_report 
     try {
         return s->impl->solve_host(u, f, report);
     } catch (const std::bad_alloc &) {
-        return pgpu::record(s->impl->err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted");
+        return pgpu::record(s->impl->env.err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted");
     }
 }
 
@@ -5942,7 +6141,7 @@ pgpu_status pgpu_residual(pgpu_solver *s, const void *u, const void *f, double *
     try {
         return s->impl->residual(u, f, rel_norm);
     } catch (const std::bad_alloc &) {
-        return pgpu::record(s->impl->err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted");
+        return pgpu::record(s->impl->env.err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted");
     }
 }
 
@@ -5953,13 +6152,13 @@ pgpu_status pgpu_get_config(const pgpu_solver *s, pgpu_config *out)
     return PGPU_SUCCESS;
 }
 
-size_t pgpu_workspace_bytes(const pgpu_solver *s) { return s ? s->impl->mem.bytes : 0; }
+size_t pgpu_workspace_bytes(const pgpu_solver *s) { return s ? s->impl->env.mem.bytes : 0; }
 
 void pgpu_destroy(pgpu_solver *s)
 {
     if (!s) return;
     {
-        pgpu::DeviceGuard guard(s->impl->device);
+        pgpu::DeviceGuard guard(s->impl->env.device);
         delete s->impl;
     }
     delete s;
@@ -5967,6 +6166,6 @@ void pgpu_destroy(pgpu_solver *s)
 
 const char *pgpu_status_string(pgpu_status st) { return pgpu::status_text(st); }
 
-const char *pgpu_last_error(const pgpu_solver *s) { return s ? s->impl->err : pgpu::tls_create_error; }
+const char *pgpu_last_error(const pgpu_solver *s) { return s ? s->impl->env.err : pgpu::tls_create_error; }
 
 } // extern "C"

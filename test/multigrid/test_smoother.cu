@@ -1,7 +1,8 @@
 /* test_smoother.cu -- red-black smoothing two iterations per pass
- * (rbgs2_kernel).  The library runs it on uniform 3D levels of at least
- * PAIRED_MIN points; here it is switched on, through the levels' `paired`
- * flag (TestHook), on grids small enough for the host reference.
+ * (rbgs_tile_kernel<T, 2>).  The library runs it on uniform 3D levels of
+ * at least PAIRED_MIN points; here it is switched on, through the levels'
+ * smoothing plans (pgpu::solver_of), on grids small enough for the host
+ * reference.
  *  - PGPU_RBGS with 2, 3 and 4 fixed iterations (one pass, one pass and a
  *    single iteration, two passes) against the host reference
  *    (t_check_stationary: per point within the reference's rounding bound,
@@ -31,19 +32,12 @@ extern "C" {
 #include <cstring>
 #include <vector>
 
-namespace pgpu {
-// The friend that the solver declares for tests: its levels.
-template <class T> struct TestHook {
-    static std::vector<Level<T>> &levels(pgpu_solver *s) { return static_cast<Solver<T> *>(s->impl)->lv; }
-};
-} // namespace pgpu
-
 /* Pairs every level that allows it; *ctx counts them. */
 template <class T> static void pair_all(pgpu_solver *s, void *ctx)
 {
-    for (pgpu::Level<T> &L : pgpu::TestHook<T>::levels(s))
-        if (L.rb_uniform) {
-            L.paired = true;
+    for (pgpu::Level<T> &L : pgpu::solver_of<T>(s)->h.lv)
+        if (L.sm.tile) {
+            L.sm.paired = true;
             ++*(int *)ctx;
         }
 }
@@ -156,13 +150,13 @@ template <class T> static void check_choice(unsigned method)
         pgpu_solver *s = t_create(&cfg, what);
         if (!s)
             continue;
-        const std::vector<pgpu::Level<T>> &lv = pgpu::TestHook<T>::levels(s);
+        const std::vector<pgpu::Level<T>> &lv = pgpu::solver_of<T>(s)->h.lv;
         const bool want = c == 0; /* 2^22 points, uniform, no periodic axis */
         int below = 0;
         for (size_t l = 1; l < lv.size(); ++l)
-            below += lv[l].paired;
-        CHECK(lv[0].paired == want && below == 0, "%s: level 0 paired %d (expected %d), levels below paired: %d",
-              what, (int)lv[0].paired, (int)want, below);
+            below += lv[l].sm.paired;
+        CHECK(lv[0].sm.paired == want && below == 0, "%s: level 0 paired %d (expected %d), levels below paired: %d",
+              what, (int)lv[0].sm.paired, (int)want, below);
         pgpu_destroy(s);
     }
 }

@@ -4,15 +4,15 @@
  *
  * For each grid below and each precision, pgpu_create(PGPU_VCYCLE) builds
  * the solver; its levels (grids, transfer tables and launch shapes) are
- * reached through TestHook.  For every pair of consecutive levels, on random
+ * reached through pgpu::solver_of.  For every pair of consecutive levels, on random
  * data:
- *  - restrict_kernel and, where a level allows it, restrict_tile_kernel,
+ *  - the direct restriction and, where a level allows it, the tiled one,
  *    with the cycle's R and, with a subtracted shift, in the FMG form (its
  *    tables Rf, the rows without a first moment):
  *        fc(I,J,K) = sum Rx(I,i) Ry(J,j) Rz(K,k) (r(i,j,k) - shift)
- *  - prolong_kernel, ADD (u += P e, the coarse-grid correction) and set
- *    (u = P e), e read with its ghosts, and the tiled ADD kernel
- *    (interp_tile_kernel) where the level allows it:
+ *  - the direct trilinear interpolation, ADD (u += P e, the coarse-grid
+ *    correction) and set (u = P e), e read with its ghosts, and the tiled
+ *    ADD kernel (interp_tile_kernel) where the level allows it:
  *        u(i,j,k) = sum Px(i,p) Py(j,q) Pz(k,s) e(p,q,s)
  *    (p, q, s coarse storage indices, 0 and n+1 the ghosts).
  *  - the tiled FMG (tricubic) interpolation against the generic kernel,
@@ -49,13 +49,6 @@ extern "C" {
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-namespace pgpu {
-// The friend that the solver declares for tests: its levels.
-template <class T> struct TestHook {
-    static const std::vector<Level<T>> &levels(pgpu_solver *s) { return static_cast<Solver<T> *>(s->impl)->lv; }
-};
-} // namespace pgpu
 
 typedef struct xfer_case {
     const char *name;
@@ -160,7 +153,7 @@ template <class T> static void round_all(std::vector<double> &v)
 /* ---- one pair of levels ------------------------------------------------------------ */
 
 template <class T>
-static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const pgpu::Level<T> &Lc,
+static void test_pair(pgpu::Env &env, const char *name, int l, const pgpu::Level<T> &Lf, const pgpu::Level<T> &Lc,
                       const mg_level *ref)
 {
     const layout F = layout_of(Lf), C = layout_of(Lc);
@@ -264,7 +257,7 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
      * level allows it (and then the solver uses it). */
     for (int v = 0; v < 4 && d_r && d_fc && d_shift; ++v) {
         const int with_shift = v & 1, tile = v >> 1;
-        if (tile && !Lf.rs_tile)
+        if (tile && !Lf.down.rs_tile)
             break;
         tiled_pairs += tile && !with_shift;
         if (v > 0) { /* the sentinels back */
@@ -274,8 +267,8 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
                 break;
         }
         const rows *RR = with_shift ? Rf : R;
-        pgpu::launch_restrict<T>(Lf, Lc, with_shift ? Lf.xf : Lf.x, d_r, with_shift ? d_shift : nullptr, d_fc, 0,
-                                 tile != 0);
+        Lf.down.restrict_(env, d_r, with_shift ? d_shift : nullptr, d_fc, with_shift != 0,
+                          tile ? pgpu::Transfer<T>::TILED : pgpu::Transfer<T>::DIRECT);
         if (!t_sync(what))
             break;
         const std::vector<T> got = download_raw(d_fc, (size_t)C.elems);
@@ -298,7 +291,7 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
      * coupling tables (as the kernels read them), u random on the interior
      * and the face ghosts, NaN on edge and corner ghosts and padding (never
      * read into a used residual), f NaN outside the interior. */
-    if (Lf.rr_fused) {
+    if (Lf.down.rr_fused) {
         ++fused_pairs;
         const pgpu::Grid<T> &g = Lf.g;
         const T *dl[3] = {g.cxl, g.cyl, g.czl}, *dh[3] = {g.cxh, g.cyh, g.czh};
@@ -365,7 +358,7 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
         T *d_u = upload<T>(uh), *d_f = upload<T>(fh), *d_fc = upload<T>(fcs);
         T *d_shift = (T *)t_dev_upload(&shift_value, sizeof(T));
         if (d_u && d_f && d_fc && d_shift) {
-            pgpu::launch_restrict_residual<T>(Lf, Lc, d_u, d_f, d_shift, d_fc, 0);
+            Lf.down.restrict_residual(env, d_u, d_f, d_shift, d_fc);
             if (t_sync(what)) {
                 /* The residual and a bound of its rounding per fine interior point. */
                 std::vector<double> rr(F.elems, 0.0), rb(F.elems, 0.0);
@@ -428,7 +421,7 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
      * u = P e by the generic one. */
     for (int v = 0; v < 3 && d_e; ++v) {
         const int add = v < 2, tile = v == 1;
-        if (tile && !Lf.pl_tile)
+        if (tile && !Lf.down.pl_tile)
             continue;
         tiled_prolong += tile;
         std::vector<double> u0(F.elems, NAN);
@@ -440,12 +433,11 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
         if (!d_u)
             break;
         const std::vector<T> before = download_raw(d_u, (size_t)F.elems);
-        const pgpu::ColLaunch &cl = Lf.walk;
         if (add)
-            pgpu::launch_prolong<T>(Lf, Lc, d_e, d_u, d_u, 0, tile != 0);
-        else
-            pgpu::prolong_kernel<T, false><<<cl.grid, cl.block>>>(Lf.g, Lc.g, Lf.x, d_e, d_u, d_u, cl.kchunk,
-                                                                   cl.nyb, cl.nchunks);
+            Lf.down.prolong(env, d_e, d_u, d_u, tile ? pgpu::Transfer<T>::TILED : pgpu::Transfer<T>::DIRECT);
+        else /* the direct kernel's set variant, which the library itself does not use */
+            pgpu::launch(Lf.walk, 0, (cudaStream_t)0, pgpu::interp_kernel<T, 2, false>, Lf.g, Lc.g, Lf.down.p2,
+                         (const T *)d_e, (const T *)d_u, d_u);
         if (t_sync(what)) {
             const std::vector<T> got = download_raw(d_u, (size_t)F.elems);
             double worst = 0.0;
@@ -484,13 +476,13 @@ static void test_pair(const char *name, int l, const pgpu::Level<T> &Lf, const p
     }
 
     /* ---- FMG interpolation: the tiled kernel against the generic one ---- */
-    if (Lf.fi_tile && d_e) {
+    if (Lf.down.fi_tile && d_e) {
         std::vector<double> u0(F.elems, NAN);
         round_all<T>(u0);
         T *d_a = upload<T>(u0), *d_b = upload<T>(u0);
         if (d_a && d_b) {
-            pgpu::launch_fmg_interp<T>(Lf, Lc, d_e, d_a, 0, false);
-            pgpu::launch_fmg_interp<T>(Lf, Lc, d_e, d_b, 0, true);
+            Lf.down.interpolate(env, d_e, d_a, pgpu::Transfer<T>::DIRECT);
+            Lf.down.interpolate(env, d_e, d_b, pgpu::Transfer<T>::TILED);
             ++tiled_fmg;
             tiled_fmg_z += F.is3d && C.n[2] < F.n[2]; /* the z planes step too */
         }
@@ -534,7 +526,8 @@ template <class T> static void run_case(const xfer_case *xc)
     pgpu_solver *s = t_create(&cfg, what);
     if (!s)
         return;
-    const std::vector<pgpu::Level<T>> &lv = pgpu::TestHook<T>::levels(s);
+    pgpu::Solver<T> *sol = pgpu::solver_of<T>(s);
+    const std::vector<pgpu::Level<T>> &lv = sol->h.lv;
     int bc[6];
     for (int f = 0; f < 6; ++f)
         bc[f] = cfg.bc[f];
@@ -542,7 +535,7 @@ template <class T> static void run_case(const xfer_case *xc)
     const int built = mg_build(H, xc->n, xc->h, bc, dims);
     if (CHECK(built && H->count == (int)lv.size(), "%s: %d levels, reference %d", what, (int)lv.size(), H->count)) {
         for (int l = 0; l + 1 < H->count; ++l)
-            test_pair<T>(xc->name, l, lv[l], lv[l + 1], &H->lv[l]);
+            test_pair<T>(sol->env, xc->name, l, lv[l], lv[l + 1], &H->lv[l]);
     }
     mg_free_hierarchy(H);
     free(H);
