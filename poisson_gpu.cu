@@ -150,6 +150,10 @@ template <class T> struct Tune {
     // them through L1 (equal or faster).
     static constexpr int lf_vals = F32 ? 16 : 8;
     static constexpr bool lf_shared_tw = F32;
+    // The cuFFT route's DST-I: float by the odd extension (twice the
+    // transform length: the running sum of the half-length form loses the
+    // high modes in float), double by the running sum (>>fft).
+    static constexpr bool dst_extension = F32;
 };
 
 // Red-black general kernel: 32 pairs by 16 rows; a block owns 60 x 12 points.
@@ -624,37 +628,41 @@ __device__ __forceinline__ void uniform_xy(const Grid<T> &g, bool x0, bool x1, b
 }
 
 // The neighbour sum, in one association order for every kernel: (x pair +
-// y pair) + z pair.  neighbours_cz: the z couplings are one constant.
-template <class T> __device__ __forceinline__ T neighbours_xy(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh)
+// y pair) + z pair, in the arithmetic A (the solver's precision, or double
+// where a residual of float values is formed: its products are exact there).
+// neighbours_cz: the z couplings are one constant.
+template <class A, class T>
+__device__ __forceinline__ A neighbours_xy(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh)
 {
-    return (cxl * uxl + cxh * uxh) + (cyl * uyl + cyh * uyh);
+    return (A(cxl) * A(uxl) + A(cxh) * A(uxh)) + (A(cyl) * A(uyl) + A(cyh) * A(uyh));
 }
-template <class T>
-__device__ __forceinline__ T neighbours(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh, T czl, T uzl, T czh,
+template <class A, class T>
+__device__ __forceinline__ A neighbours(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh, T czl, T uzl, T czh,
                                         T uzh)
 {
-    return neighbours_xy(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + (czl * uzl + czh * uzh);
+    return neighbours_xy<A>(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + (A(czl) * A(uzl) + A(czh) * A(uzh));
 }
-template <class T>
-__device__ __forceinline__ T neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh, T cz, T uzl, T uzh)
+template <class A, class T>
+__device__ __forceinline__ A neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh, T cz, T uzl, T uzh)
 {
-    return neighbours_xy(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + cz * (uzl + uzh);
+    return neighbours_xy<A>(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + A(cz) * (A(uzl) + A(uzh));
 }
 
 // The neighbours' part of the operator at interior point (i, j, k) of the
-// table form, whose value is s[0]; diag gets its diagonal.
-template <class T>
-__device__ __forceinline__ T stencil_off(const Grid<T> &g, const T *s, int i, int j, int k, T &diag)
+// table form, whose value is s[0]; diag gets its diagonal.  A: the
+// arithmetic (T, or double for a residual of float values).
+template <class A, class T>
+__device__ __forceinline__ A stencil_off(const Grid<T> &g, const T *s, int i, int j, int k, A &diag)
 {
     const ColXY<T> c = col_xy(g, i, j);
+    const A xy = neighbours_xy<A>(c.vxl, s[c.nxl], c.vxh, s[c.nxh], c.vyl, s[c.nyl], c.vyh, s[c.nyh]);
     if (!g.is3d) {
         diag = c.dxy;
-        return neighbours_xy(c.vxl, s[c.nxl], c.vxh, s[c.nxh], c.vyl, s[c.nyl], c.vyh, s[c.nyh]);
+        return xy;
     }
     const ColZ<T> z = col_z(g, k);
-    diag = c.dxy + z.dz;
-    return neighbours(c.vxl, s[c.nxl], c.vxh, s[c.nxh], c.vyl, s[c.nyl], c.vyh, s[c.nyh], z.vzl, s[z.nzl], z.vzh,
-                      s[z.nzh]);
+    diag = A(c.dxy) + A(z.dz);
+    return xy + (A(z.vzl) * A(s[z.nzl]) + A(z.vzh) * A(s[z.nzh]));
 }
 
 // The update shared by Jacobi and red-black: (1 - w) u + w (b + off) / diag.
@@ -700,11 +708,12 @@ __device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restric
 // plane k in [k0, k1) of column (i, j) it calls
 //     emit(p, centre, rhs, diag, uniform)
 // with p the element index of the point, centre = u there, rhs = (f - shift)
-// + the neighbour sum, diag the diagonal; `uniform` (a compile-time
-// constant after inlining) says that diag is the column's value on the fast
-// range, announced once by emit.uniform_diag(diag, interior) before it
-// (interior: the column touches no x/y face, so diag is the level's interior
-// diagonal), so the caller may use a reciprocal it computed there.
+// + the neighbour sum, diag the diagonal, all in the arithmetic A; `uniform`
+// (a compile-time constant after inlining) says that diag is the column's
+// value on the fast range, announced once by emit.uniform_diag(diag,
+// interior) before it (interior: the column touches no x/y face, so diag is
+// the level's interior diagonal), so the caller may use a reciprocal it
+// computed there.
 // Planes 1..nz-2 of a level with g.fast run in groups of G (walk_launch
 // gives each thread one group): the G+2 column values and G values of f a
 // group needs are all loaded before it computes, so they are in flight
@@ -712,7 +721,7 @@ __device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restric
 // come from L1.  The remaining planes (the first, the last, a short tail)
 // take the table form, which handles ghosts, wrapped planes and non-uniform
 // coefficients.
-template <class T, int G, class Emit>
+template <class T, class A, int G, class Emit>
 __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restrict__ u, const T *__restrict__ f,
                                             int i, int j, int k0, int k1, T shift, Emit &emit)
 {
@@ -731,9 +740,9 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
     auto general = [&](int k) {
         const int64_t p = col + (int64_t)k * sz;
         const T *s = u + p;
-        T diag;
-        const T off = stencil_off(g, s, i, j, k, diag);
-        emit(p, s[0], (f[p] - shift) + off, diag, false);
+        A diag;
+        const A off = stencil_off<A>(g, s, i, j, k, diag);
+        emit(p, A(s[0]), (A(f[p]) - A(shift)) + off, diag, false);
     };
     for (int k = k0; k < kg0; ++k) general(k);
     if (kg0 < kg1) {
@@ -743,7 +752,7 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
         const int nxl = x0 ? (int)g.oxl : -1, nxh = x1 ? (int)g.oxh : 1;
         const int nyl = y0 ? (int)g.oyl : -(int)g.sy, nyh = y1 ? (int)g.oyh : (int)g.sy;
         const T cz = g.cz;
-        const T diag = dxy + (cz + cz);
+        const A diag = A(dxy) + (A(cz) + A(cz));
         emit.uniform_diag(diag, !x0 && !x1 && !y0 && !y1);
         // Without a periodic x axis the x neighbours are always the adjacent
         // elements (ghosts at the faces): constant offsets, no address math.
@@ -759,9 +768,9 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
 #pragma unroll
                 for (int q = 0; q < G; ++q) {
                     const T *sq = s + q * sz;
-                    const T off = neighbours_cz(vxl, sq[adj ? -1 : nxl], vxh, sq[adj ? 1 : nxh], vyl, sq[nyl], vyh,
-                                                sq[nyh], cz, zw[q], zw[q + 2]);
-                    emit(p + q * sz, zw[q + 1], (fw[q] - shift) + off, diag, true);
+                    const A off = neighbours_cz<A>(vxl, sq[adj ? -1 : nxl], vxh, sq[adj ? 1 : nxh], vyl, sq[nyl], vyh,
+                                                   sq[nyh], cz, zw[q], zw[q + 2]);
+                    emit(p + q * sz, A(zw[q + 1]), (A(fw[q]) - A(shift)) + off, diag, true);
                 }
             }
         };
@@ -777,18 +786,23 @@ struct Red3 {
     double s0, s1, m;
 };
 
+// The residual is formed in double whatever the precision: f - A u nearly
+// cancels once u is close to the solution, and in float the rounding of the
+// sum (eps diag |u|) would then be all the residual holds, limiting the
+// solution's accuracy to about eps times the condition number instead of
+// float's rounding of u.  The products of float values are exact in double;
+// the kernels stay memory-bound.
 template <class T, bool WRITE, bool REDUCE> struct ResidualEmit {
     T *r;
     Red3 *acc;
-    __device__ void uniform_diag(T, bool) {}
-    __device__ void operator()(int64_t p, T centre, T rhs, T diag, bool)
+    __device__ void uniform_diag(double, bool) {}
+    __device__ void operator()(int64_t p, double centre, double rhs, double diag, bool)
     {
-        const T res = rhs - diag * centre;
-        if (WRITE) r[p] = res;
+        const double res = rhs - diag * centre;
+        if (WRITE) r[p] = T(res);
         if (REDUCE) {
-            const double dd = (double)res;
-            acc->s1 += dd * dd;
-            const double aa = fabs(dd);
+            acc->s1 += res * res;
+            const double aa = fabs(res);
             acc->m = (aa >= acc->m || aa != aa) ? aa : acc->m;
         }
     }
@@ -810,7 +824,7 @@ __global__ void __launch_bounds__(WALK_THREADS, REDUCE ? Tune<T>::norm_blocks : 
     if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
         const T shift = shiftp ? *shiftp : T(0);
         ResidualEmit<T, WRITE, REDUCE> emit{r, &acc};
-        column_walk<T, Tune<T>::walk_group>(g, u, f, i, j, k0, k1, shift, emit);
+        column_walk<T, double, Tune<T>::walk_group>(g, u, f, i, j, k0, k1, shift, emit);
     }
     if (REDUCE) write_partial(partials, acc);
 }
@@ -1136,7 +1150,7 @@ __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::sweep_blocks)
     if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
     const T shift = shiftp ? *shiftp : T(0);
     JacobiEmit<T> emit{dst, omega, T(1) - omega, scale_interior, T(0)};
-    column_walk<T, Tune<T>::sweep_group>(g, src, f, i, j, k0, k1, shift, emit);
+    column_walk<T, T, Tune<T>::sweep_group>(g, src, f, i, j, k0, k1, shift, emit);
 }
 
 template <class T> struct Pair;
@@ -1224,7 +1238,7 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, Tune<T>::rbg_blocks)
         const P2 cc = b[s][ty][tx], lf = b[s][ty][txl], rt = b[s][ty][txh];
         const P2 dn = b[s][tyl][tx], up = b[s][tyh][tx], bl = b[sm][ty][tx], ab = b[sp][ty][tx];
         const T xl = e ? cc.x : lf.y, xh = e ? rt.x : cc.y, c0 = e ? cc.y : cc.x;
-        const T off = neighbours_cz(e ? vxl[1] : vxl[0], xl, e ? vxh[1] : vxh[0], xh, e ? vyl[1] : vyl[0],
+        const T off = neighbours_cz<T>(e ? vxl[1] : vxl[0], xl, e ? vxh[1] : vxh[0], xh, e ? vyl[1] : vyl[0],
                                     e ? dn.y : dn.x, e ? vyh[1] : vyh[0], e ? up.y : up.x, g.cz, e ? bl.y : bl.x,
                                     e ? ab.y : ab.x);
         return relax_scaled(c0, (fe - shift) + off, keep, e ? sc[1] : sc[0]);
@@ -1255,9 +1269,9 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, Tune<T>::rbg_blocks)
         const T xl = e ? b[s][ty][tx].x : b[s][ty][tx - 1].y;
         const T xh = e ? b[s][ty][tx + 1].x : b[s][ty][tx].y;
         const T yl = get(b[s][ty - 1][tx], e), yh = get(b[s][ty + 1][tx], e);
-        const T off = g.is3d ? neighbours(vxl[e], xl, vxh[e], xh, vyl[e], yl, vyh[e], yh, z.vzl, get(b[sm][ty][tx], e),
+        const T off = g.is3d ? neighbours<T>(vxl[e], xl, vxh[e], xh, vyl[e], yl, vyh[e], yh, z.vzl, get(b[sm][ty][tx], e),
                                           z.vzh, get(b[sp][ty][tx], e))
-                             : neighbours_xy(vxl[e], xl, vxh[e], xh, vyl[e], yl, vyh[e], yh);
+                             : neighbours_xy<T>(vxl[e], xl, vxh[e], xh, vyl[e], yl, vyh[e], yh);
         return relax(centre, (fe - shift) + off, dxy[e] + z.dz, omega);
     };
     ob[(mstart + 3) & 3][ty][tx] = old_at(mstart - 1);
@@ -1538,10 +1552,10 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
             const T sd = b[ty + 1][side[PH]], lo = b[ty][tx + 1], hi = b[ty + 2][tx + 1];
             T off, s = scp[PH];
             if (FAST) {
-                off = neighbours_cz(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, cz, zl, zh);
+                off = neighbours_cz<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, cz, zl, zh);
             } else {
                 const ColZ<T> z = col_z(g, p);
-                off = neighbours(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, z.vzl, zl, z.vzh, zh);
+                off = neighbours<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, z.vzl, zl, z.vzh, zh);
                 s = omega / (dxyp[PH] + z.dz);
             }
             const T v = relax_scaled(centre, (fv - shift) + off, keep, s);
@@ -2413,7 +2427,7 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, 2)
                 uniform_xy(fine, (ends >> (4 * q)) & 1, (ends >> (4 * q + 1)) & 1, (ends >> (4 * q + 2)) & 1,
                            (ends >> (4 * q + 3)) & 1, vxl, vxh, vyl, vyh, dxy);
                 const T zh = U2[c];
-                const T off = neighbours(vxl, U1[c - 1], vxh, U1[c + 1], vyl, U1[c - RR_UX], vyh, U1[c + RR_UX], vzl,
+                const T off = neighbours<T>(vxl, U1[c - 1], vxh, U1[c + 1], vyl, U1[c - RR_UX], vyh, U1[c + RR_UX], vzl,
                                          zlo[q], vzh, zh);
                 const T res = (F[e] - shift) + off - (dxy + dz) * zce[q];
                 if (tid + NT * q < RR_FE) R[e] = (fin >> q) & 1 ? res : T(0);
@@ -3361,7 +3375,7 @@ template <class T> __device__ void tiny_colour(const Grid<T> &g, T *u, const T *
         const int64_t p = tiny_point(g, e, i, j, k);
         if (((i + j + k) & 1) == parity) {
             T diag;
-            const T off = stencil_off(g, u + p, i, j, k, diag);
+            const T off = stencil_off<T>(g, u + p, i, j, k, diag);
             nv = relax(u[p], f[p] + off, diag, omega);
             pp = p;
         }
@@ -3371,16 +3385,16 @@ template <class T> __device__ void tiny_colour(const Grid<T> &g, T *u, const T *
     __syncthreads();
 }
 
-// r = f - A u on the interior.
+// r = f - A u on the interior, formed in double (see ResidualEmit).
 template <class T> __device__ void tiny_residual(const Grid<T> &g, const T *u, const T *f, T *r)
 {
     const int n = g.nx * g.ny * g.nz;
     for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
         int i, j, k;
         const int64_t p = tiny_point(g, e, i, j, k);
-        T diag;
-        const T off = stencil_off(g, u + p, i, j, k, diag);
-        r[p] = (f[p] + off) - diag * u[p];
+        double diag;
+        const double off = stencil_off<double>(g, u + p, i, j, k, diag);
+        r[p] = T((double(f[p]) + off) - diag * double(u[p]));
     }
 }
 
@@ -4800,6 +4814,42 @@ __global__ void dst1_post_x_kernel(const Lines L, const UserIO<T> io, const type
     }
 }
 
+// DST-I of length n from the real FFT of the odd extension of length 2M
+// (z_j = x_j, z_{2M-j} = -x_j for 1 <= j <= n, z_0 = z_M = 0): X_k =
+// -Im(Z_k) / 2, the same transform as above.  Twice the transform length,
+// but every output comes straight from the FFT.  The running sum above adds
+// up the FFT's rounding of every A_k into the odd outputs: in float the high
+// modes of a smooth row, which a solve's residual weighs by k^2, came out
+// many times their size (at n = 1300, 26 times), so float takes this form
+// (Tune::dst_extension); in double the sum costs digits nobody sees.
+template <class T>
+__global__ void dst1x_pre_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ W, T *__restrict__ S)
+{
+    const int64_t M = L.n + 1, M2 = 2 * M;
+    PGPU_GRID_STRIDE(t, L.B * M2)
+    {
+        int64_t b, c;
+        line_coords(L, t, M2, b, c);
+        T z = T(0);
+        if (c > 0 && c < M) z = load_w(L, io, W, b, c - 1);
+        else if (c > M) z = -load_w(L, io, W, b, M2 - c - 1);
+        S[s_at(L, b, c, M2)] = z;
+    }
+}
+
+template <class T>
+__global__ void dst1x_post_kernel(const Lines L, const UserIO<T> io, const typename Cplx<T>::type *__restrict__ C,
+                                  T *__restrict__ W)
+{
+    const int64_t H = L.n + 2; // the half spectrum of length 2M
+    PGPU_GRID_STRIDE(t, L.B * L.n)
+    {
+        int64_t b, k;
+        line_coords(L, t, L.n, b, k);
+        store_w(L, io, W, b, k, T(-0.5) * C[s_at(L, b, k + 1, H)].y);
+    }
+}
+
 // DCT-II (X_k = sum_j x_j cos(pi k (2j+1) / 2n)) by Makhoul's reordering:
 // v = (x_0, x_2, x_4, ..., x_5, x_3, x_1), V = FFT(v), X_k = Re(e^{-i pi k/2n} V_k).
 template <class T>
@@ -5016,7 +5066,9 @@ __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int 
 
 // ---- the host side ----
 
-enum { FFT_DST1 = 0, FFT_DCT2 = 1 };
+// Per-axis transforms: DST-I by the running sum or by the odd extension
+// (dst1x_pre_kernel), DCT-II, the periodic DFT.
+enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3 };
 
 template <class T> struct FftTypes;
 template <> struct FftTypes<float> {
@@ -5056,12 +5108,12 @@ static pgpu_status make_plan(char *err, std::vector<cufftHandle> &plans, cufftHa
 }
 
 // Eigenvalue of mode k of the 1D operator, per transform.
-static double fft_eigen(int kind_or_dft, int64_t n, double h, int64_t k)
+static double fft_eigen(int kind, int64_t n, double h, int64_t k)
 {
     double s;
-    if (kind_or_dft == FFT_DST1) s = std::sin(M_PI * (double)(k + 1) / (2.0 * (double)(n + 1)));
-    else if (kind_or_dft == FFT_DCT2) s = std::sin(M_PI * (double)k / (2.0 * (double)n));
-    else s = std::sin(M_PI * (double)k / (double)n); // periodic
+    if (kind == FFT_DST1 || kind == FFT_DST1X) s = std::sin(M_PI * (double)(k + 1) / (2.0 * (double)(n + 1)));
+    else if (kind == FFT_DCT2) s = std::sin(M_PI * (double)k / (2.0 * (double)n));
+    else s = std::sin(M_PI * (double)k / (double)n); // FFT_DFT
     return 4.0 * s * s / (h * h);
 }
 
@@ -5083,7 +5135,7 @@ template <class T> class FftSolver {
   private:
     typedef typename Cplx<T>::type C2;
     struct FftAxis {
-        int kind; // FFT_DST1 or FFT_DCT2
+        int kind; // FFT_DST1, FFT_DST1X or FFT_DCT2
         Lines L;
         cufftHandle r2c = 0, c2r = 0;
     };
@@ -5168,7 +5220,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     for (int a = 0; a < dims; ++a) {
         if (a == tri || ((pmask >> a) & 1)) continue;
         FftAxis fa;
-        fa.kind = cfg.bc[2 * a] == PGPU_BC_DIRICHLET ? FFT_DST1 : FFT_DCT2;
+        fa.kind = cfg.bc[2 * a] != PGPU_BC_DIRICHLET ? FFT_DCT2 : Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
         fa.L.a = a;
         fa.L.n = (int)n[a];
         fa.L.nx = n[0];
@@ -5176,7 +5228,8 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         fa.L.nz = n[2];
         fa.L.P = wp;
         fa.L.B = N / n[a];
-        const long long len = fa.kind == FFT_DST1 ? n[a] + 1 : n[a], half = len / 2 + 1, B = fa.L.B;
+        const long long len = fa.kind == FFT_DCT2 ? n[a] : fa.kind == FFT_DST1 ? n[a] + 1 : 2 * (n[a] + 1);
+        const long long half = len / 2 + 1, B = fa.L.B;
         long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
         const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
         const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
@@ -5185,7 +5238,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
             PGPU_FORWARD(make_plan(err, plans, fa.c2r, work, 1, nn, oe, os, od, ie, is, id, C2R, B, st));
         s_elems = std::max<int64_t>(s_elems, B * len);
         c_elems = std::max<int64_t>(c_elems, B * half);
-        scale *= fa.kind == FFT_DST1 ? 2.0 / (double)(n[a] + 1) : 1.0 / (double)n[a];
+        scale *= fa.kind == FFT_DCT2 ? 1.0 / (double)n[a] : 2.0 / (double)(n[a] + 1);
         fax.push_back(fa);
     }
     // Periodic axes: one real-to-complex transform over all of them; the
@@ -5245,7 +5298,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     for (int a = 0; a < dims; ++a) {
         eoff[a] = ev.size();
         if (a == tri) continue;
-        const int kind = ((pmask >> a) & 1) ? 2 : (cfg.bc[2 * a] == PGPU_BC_DIRICHLET ? FFT_DST1 : FFT_DCT2);
+        const int kind = ((pmask >> a) & 1) ? FFT_DFT : (cfg.bc[2 * a] == PGPU_BC_DIRICHLET ? FFT_DST1 : FFT_DCT2);
         for (int64_t k = 0; k < e[a]; ++k) ev.push_back((T)fft_eigen(kind, n[a], h[a], k));
     }
     T *d_ev = nullptr;
@@ -5402,8 +5455,14 @@ template <class T> pgpu_status FftSolver<T>::axis_transform(const FftAxis &fa, b
     const cudaStream_t st = env->st;
     const int sms = env->sms;
     const Lines &L = fa.L;
-    const int64_t len = fa.kind == FFT_DST1 ? L.n + 1 : L.n;
-    if (fa.kind == FFT_DST1) {
+    const int64_t len = fa.kind == FFT_DCT2 ? L.n : fa.kind == FFT_DST1 ? L.n + 1 : 2 * (L.n + 1);
+    if (fa.kind == FFT_DST1X) {
+        dst1x_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        dst1x_post_kernel<T><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, C, W);
+        PGPU_LAUNCHED();
+    } else if (fa.kind == FFT_DST1) {
         dst1_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
         PGPU_LAUNCHED();
         PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
