@@ -31,6 +31,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <type_traits>
 #include <vector>
@@ -99,8 +100,19 @@ constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
 constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
 constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this
 
+// ---- PGPU_MIXED ----
+// Float V-cycles per refinement step after the first (an FMG pass): two.
+// A V-cycle reduces the residual about tenfold, and a step's float
+// correction carries its error to float's rounding of the correction, whose
+// residual is about eps lambda_max / lambda_min / 10 of the step's (1e-3 at
+// 512^3): two cycles use most of that, and a step's two passes over u cost
+// less than another cycle (V-cycles to 1e-10 at 512^3: one cycle per step
+// took 10 steps, 81 ms; two, 5 steps, 64.5 ms; double V-cycles 89 ms).
+// And the default limit on the steps.
+constexpr int MIXED_CYCLES = 2, MIXED_MAX_STEPS = 30;
+
 // ---- graph replay ----
-constexpr int REPLAY_MAX = 4; // (u, f) pairs whose graphs a handle keeps
+constexpr int REPLAY_MAX = 8; // graphs a handle keeps (per (u, f) pair and sequence)
 
 // ---- per precision ----
 template <class T> struct Tune {
@@ -792,15 +804,16 @@ struct Red3 {
 // solution's accuracy to about eps times the condition number instead of
 // float's rounding of u.  The products of float values are exact in double;
 // the kernels stay memory-bound.
-template <class T, bool WRITE, bool REDUCE> struct ResidualEmit {
-    T *r;
+template <class R, bool WRITE, bool REDUCE> struct ResidualEmit {
+    R *r;
     Red3 *acc;
     __device__ void uniform_diag(double, bool) {}
     __device__ void operator()(int64_t p, double centre, double rhs, double diag, bool)
     {
         const double res = rhs - diag * centre;
-        if (WRITE) r[p] = T(res);
+        if (WRITE) r[p] = R(res);
         if (REDUCE) {
+            acc->s0 += res;
             acc->s1 += res * res;
             const double aa = fabs(res);
             acc->m = (aa >= acc->m || aa != aa) ? aa : acc->m;
@@ -811,19 +824,20 @@ template <class T, bool WRITE, bool REDUCE> struct ResidualEmit {
 __device__ __forceinline__ void write_partial(double *partials, Red3 v); // >>reduce
 
 // Residual r = b + off - diag * u with b = f - shift (shiftp may be NULL).
-// WRITE stores r in the layout of u (the multigrid restriction reads it);
-// REDUCE sums r^2 and max |r| into block partials (the norm).
-template <class T, bool WRITE, bool REDUCE>
+// WRITE stores r in the layout of u, in the precision R (the multigrid
+// restriction reads it; PGPU_MIXED rounds it into its float problem);
+// REDUCE sums r, r^2 and max |r| into block partials (the norm, the mean).
+template <class T, bool WRITE, bool REDUCE, class R = T>
 __global__ void __launch_bounds__(WALK_THREADS, REDUCE ? Tune<T>::norm_blocks : Tune<T>::walk_blocks)
     residual_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
-                    const T *__restrict__ shiftp, T *__restrict__ r, double *partials, int kchunk, int nyb,
+                    const T *__restrict__ shiftp, R *__restrict__ r, double *partials, int kchunk, int nyb,
                     int nchunks)
 {
     int i, j, k0, k1;
     Red3 acc{0, 0, 0};
     if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
         const T shift = shiftp ? *shiftp : T(0);
-        ResidualEmit<T, WRITE, REDUCE> emit{r, &acc};
+        ResidualEmit<R, WRITE, REDUCE> emit{r, &acc};
         column_walk<T, double, Tune<T>::walk_group>(g, u, f, i, j, k0, k1, shift, emit);
     }
     if (REDUCE) write_partial(partials, acc);
@@ -966,10 +980,11 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
 }
 
 // Over the interior: out = c + a x + b y - mean, where x or y may be NULL
-// (0) and mean = mean_of[0] / npts when mean_of is given, else 0.
-template <class T>
+// (0) and mean = mean_of[0] / npts when mean_of is given, else 0; x may be of
+// another precision (PGPU_MIXED adds a float correction to a double u).
+template <class T, class X = T>
 __global__ void __launch_bounds__(COL_BX *COL_BY)
-    axpby_kernel(const Grid<T> g, T c, T a, const T *x, T b, const T *y, T *out, const double *__restrict__ mean_of,
+    axpby_kernel(const Grid<T> g, T c, T a, const X *x, T b, const T *y, T *out, const double *__restrict__ mean_of,
                  double npts, int kchunk, int nyb, int nchunks)
 {
     int i, j, k0, k1;
@@ -978,14 +993,14 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
     for (int k = k0; k < k1; ++k) {
         const int64_t p = at_point(g, i, j, k);
         T v = c;
-        if (x) v += a * x[p];
+        if (x) v += a * T(x[p]);
         if (y) v += b * y[p];
         out[p] = v - sub;
     }
 }
 
 // Slots of the results buffer (three doubles each).
-enum { RES_SCAN = 0, RES_CENTRED = 3, RES_NORM = 6, RES_SUM = 9, RES_COUNT = 12 };
+enum { RES_SCAN = 0, RES_CENTRED = 3, RES_NORM = 6, RES_SUM = 9, RES_CORR = 12, RES_COUNT = 15 };
 
 // The reductions' buffers: block partials, the totals, their host copy.
 struct Reducer {
@@ -1036,12 +1051,12 @@ struct Reducer {
 };
 
 // out = c + a x + b y (- the mean in mean_of) over g's interior.
-template <class T>
-static pgpu_status axpby(Env &env, const Grid<T> &g, const ColLaunch &cl, T c, T a, const T *x, T b, const T *y,
+template <class T, class X = T>
+static pgpu_status axpby(Env &env, const Grid<T> &g, const ColLaunch &cl, T c, T a, const X *x, T b, const T *y,
                          T *out, const double *mean_of = nullptr, double npts = 0)
 {
     char *err = env.err;
-    launch(cl, 0, env.st, axpby_kernel<T>, g, c, a, x, b, y, out, mean_of, npts);
+    launch(cl, 0, env.st, axpby_kernel<T, X>, g, c, a, x, b, y, out, mean_of, npts);
     PGPU_LAUNCHED();
     return PGPU_SUCCESS;
 }
@@ -1049,13 +1064,19 @@ static pgpu_status axpby(Env &env, const Grid<T> &g, const ColLaunch &cl, T c, T
 // ||f - shift - A u||_2 and max |f - shift - A u| over g's interior
 // (synchronises).
 template <class T>
-static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const ColLaunch &walk, const T *u,
-                                 const T *f, const T *shift, double &rn, double &rmax)
+static pgpu_status residual_norm_launch(Env &env, Reducer &red, const Grid<T> &g, const ColLaunch &walk, const T *u,
+                                        const T *f, const T *shift)
 {
     char *err = env.err;
     launch(walk, 0, env.st, residual_kernel<T, false, true>, g, u, f, shift, (T *)nullptr, red.d_part);
     PGPU_LAUNCHED();
-    PGPU_FORWARD(red.total<T>(env, blocks_of(walk), RES_NORM));
+    return red.total<T>(env, blocks_of(walk), RES_NORM);
+}
+template <class T>
+static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const ColLaunch &walk, const T *u,
+                                 const T *f, const T *shift, double &rn, double &rmax)
+{
+    PGPU_FORWARD(residual_norm_launch(env, red, g, walk, u, f, shift));
     PGPU_FORWARD(red.fetch(env, RES_NORM, 3));
     rn = std::sqrt(red.h_res[RES_NORM + 1]);
     rmax = red.h_res[RES_NORM + 2];
@@ -2491,37 +2512,54 @@ __device__ __forceinline__ T ip_point(const IpColumn<T, NW> &c, const Taps<T> &t
     return v;
 }
 
+// What the prolongation can measure on its way (REDUCE): the size of the
+// correction it adds, sum (P e)^2, of the corrected values, sum out^2, and
+// max |P e|, per block (>>reduce); a float V-cycle's convergence test.
+__device__ __forceinline__ void note_correction(Red3 &acc, double v, double out)
+{
+    acc.s0 += v * v;
+    acc.s1 += out * out;
+    const double a = fabs(v);
+    acc.m = (a >= acc.m || a != a) ? a : acc.m;
+}
+
 // out = (ADD: in +) P e with NW taps per axis (2: the trilinear
 // prolongation, 4: FMG's tricubic interpolation); in == out is allowed.  A
 // walk launch on the fine grid: a thread loads everything its short column
 // piece needs before it stores.
-template <class T, int NW, bool ADD>
+template <class T, int NW, bool ADD, bool REDUCE = false>
 __global__ void __launch_bounds__(WALK_THREADS)
     interp_kernel(const Grid<T> fine, const Grid<T> coarse, const Taps<T> tp, const T *__restrict__ e, const T *in,
-                  T *out, int kchunk, int nyb, int nchunks)
+                  T *out, double *partials, int kchunk, int nyb, int nchunks)
 {
     // Planes interpolated together: the trilinear taps load a piece (at most
     // walk_group + 1 planes, the first chunk's) at once; the tricubic ones
     // issue 64 loads per point already.
     constexpr int G = NW == 2 ? Tune<T>::walk_group + 1 : 1;
+    Red3 acc{0, 0, 0};
     int i, j, k0, k1;
-    if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    const IpColumn<T, NW> c = ip_column<T, NW>(tp, coarse.sy, i, j);
-    const int64_t p0 = fine.base + i + (int64_t)j * fine.sy;
-    for (int kb = k0; kb < k1; kb += G) {
-        T v[G], old[G];
+    if (walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
+        const IpColumn<T, NW> c = ip_column<T, NW>(tp, coarse.sy, i, j);
+        const int64_t p0 = fine.base + i + (int64_t)j * fine.sy;
+        for (int kb = k0; kb < k1; kb += G) {
+            T v[G], old[G];
 #pragma unroll
-        for (int q = 0; q < G; ++q) {
-            const int k = kb + q;
-            v[q] = old[q] = T(0);
-            if (k >= k1) continue;
-            if (ADD) old[q] = in[p0 + (int64_t)k * fine.sz];
-            v[q] = ip_point(c, tp, coarse, e, k);
+            for (int q = 0; q < G; ++q) {
+                const int k = kb + q;
+                v[q] = old[q] = T(0);
+                if (k >= k1) continue;
+                if (ADD) old[q] = in[p0 + (int64_t)k * fine.sz];
+                v[q] = ip_point(c, tp, coarse, e, k);
+            }
+#pragma unroll
+            for (int q = 0; q < G; ++q)
+                if (kb + q < k1) {
+                    out[p0 + (int64_t)(kb + q) * fine.sz] = old[q] + v[q];
+                    if (REDUCE) note_correction(acc, v[q], old[q] + v[q]);
+                }
         }
-#pragma unroll
-        for (int q = 0; q < G; ++q)
-            if (kb + q < k1) out[p0 + (int64_t)(kb + q) * fine.sz] = old[q] + v[q];
     }
+    if (REDUCE) write_partial(partials, acc);
 }
 
 // ---- interpolation through shared memory ----
@@ -2537,16 +2575,20 @@ __global__ void __launch_bounds__(WALK_THREADS)
 // allowed (ADD reads each fine value in the thread that writes it).  The next
 // coarse tile's loads are in flight while one is interpolated, and the old
 // fine values are loaded IT_OLD planes at a time.
-template <class T, int NT, bool ADD>
+template <class T, int NT, bool ADD, bool REDUCE = false>
 __global__ void __launch_bounds__(IT_FX *IT_FY)
     interp_tile_kernel(const Grid<T> fine, const Grid<T> coarse, const Windows<T> tp, const T *__restrict__ e,
-                       const T *in, T *out, int kchunk, int nyb, int nchunks)
+                       const T *in, T *out, double *partials, int kchunk, int nyb, int nchunks)
 {
     constexpr int NTH = IT_FX * IT_FY, CT = IT_CX * IT_CY, SL = (CT + NTH - 1) / NTH;
     __shared__ T ct[CT];           // the coarse tile
     __shared__ T xr[IT_CY * IT_FX]; // interpolated along x
+    Red3 acc{0, 0, 0};
     int yb, zc;
-    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
+    if (!block_yz(nyb, nchunks, yb, zc)) { // uniform per block
+        if (REDUCE) write_partial(partials, acc);
+        return;
+    }
     const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + IT_FX * ty;
     const int i0 = blockIdx.x * IT_FX, j0 = yb * IT_FY, i = i0 + tx, j = j0 + ty;
     const int k0 = zc * kchunk, k1 = min(k0 + kchunk, fine.nz);
@@ -2606,7 +2648,11 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
         const T old = ADD && own ? in[p0] : T(0);
         fetch(0);
         const T v = plane(0);
-        if (own) out[p0] = old + v;
+        if (own) {
+            out[p0] = old + v;
+            if (REDUCE) note_correction(acc, v, old + v);
+        }
+        if (REDUCE) write_partial(partials, acc);
         return;
     }
     T Pz[NT]; // the planes cur .. cur + NT - 1
@@ -2634,9 +2680,13 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
             T v = T(0);
 #pragma unroll
             for (int c = 0; c < NT; ++c) v += __ldg(tp.wz + k * NT + c) * Pz[c];
-            if (own) out[p0 + (int64_t)k * fine.sz] = old[q] + v;
+            if (own) {
+                out[p0 + (int64_t)k * fine.sz] = old[q] + v;
+                if (REDUCE) note_correction(acc, v, old[q] + v);
+            }
         }
     }
+    if (REDUCE) write_partial(partials, acc);
 }
 
 // FMG: the coarse problem's boundary data, restricted across each data face
@@ -2785,12 +2835,23 @@ template <class T> struct Transfer {
             return record(err, PGPU_ERROR_UNSUPPORTED, "the one-pass residual restriction is built for double only");
         }
     }
-    // out = in + P e, the coarse-grid correction (in == out allowed).
-    pgpu_status prolong(Env &env, const T *e, const T *in, T *out, int route = AUTO) const
+    // out = in + P e, the coarse-grid correction (in == out allowed).  With
+    // partials, also the correction's size per block (note_correction);
+    // *blocks gets their count.
+    pgpu_status prolong(Env &env, const T *e, const T *in, T *out, int route = AUTO, double *partials = nullptr,
+                        size_t *blocks = nullptr) const
     {
         char *err = env.err;
-        if (tiled(route, pl_tile)) launch(it, 0, env.st, interp_tile_kernel<T, 2, true>, fg, cg, w2, e, in, out);
-        else launch(fwalk, 0, env.st, interp_kernel<T, 2, true>, fg, cg, p2, e, in, out);
+        const bool tile = tiled(route, pl_tile);
+        if (blocks) *blocks = blocks_of(tile ? it : fwalk);
+        if (tile && partials)
+            launch(it, 0, env.st, interp_tile_kernel<T, 2, true, true>, fg, cg, w2, e, in, out, partials);
+        else if (tile)
+            launch(it, 0, env.st, interp_tile_kernel<T, 2, true>, fg, cg, w2, e, in, out, (double *)nullptr);
+        else if (partials)
+            launch(fwalk, 0, env.st, interp_kernel<T, 2, true, true>, fg, cg, p2, e, in, out, partials);
+        else
+            launch(fwalk, 0, env.st, interp_kernel<T, 2, true>, fg, cg, p2, e, in, out, (double *)nullptr);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
@@ -2799,8 +2860,9 @@ template <class T> struct Transfer {
     {
         char *err = env.err;
         if (tiled(route, fi_tile))
-            launch(it, 0, env.st, interp_tile_kernel<T, 4, false>, fg, cg, w4, e, (const T *)nullptr, u);
-        else launch(fwalk, 0, env.st, interp_kernel<T, 4, false>, fg, cg, p4, e, (const T *)nullptr, u);
+            launch(it, 0, env.st, interp_tile_kernel<T, 4, false>, fg, cg, w4, e, (const T *)nullptr, u,
+                   (double *)nullptr);
+        else launch(fwalk, 0, env.st, interp_kernel<T, 4, false>, fg, cg, p4, e, (const T *)nullptr, u, (double *)nullptr);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
@@ -3003,8 +3065,10 @@ template <class T> class Hierarchy {
     bool singular = false;     // no Dirichlet face
 
     // Level 0 only, or every level (multigrid); second: level 0's second
-    // iterate (the iterative methods ping-pong between two arrays).
-    pgpu_status build(Env &env, const pgpu_config &c, bool multigrid, bool second);
+    // iterate (the iterative methods ping-pong between two arrays); own:
+    // level 0's iterate and right-hand side too (a problem in workspace, zero
+    // ghosts: PGPU_MIXED's corrections).
+    pgpu_status build(Env &env, const pgpu_config &c, bool multigrid, bool second, bool own = false);
     // Level 0 works on the user's (or a solver's) arrays: iterate u, right-
     // hand side f, mean shift (NULL: none).
     void bind(T *u, const T *f, const T *shift)
@@ -3028,10 +3092,16 @@ template <class T> class Hierarchy {
         const Level<T> &L = lv[0];
         return residual_norm(env, red, L.g, L.walk, (const T *)L.iter(), (const T *)L.f, L.shift, rn, rmax);
     }
+    // ... its launches alone (into the reducer's slot RES_NORM).
+    pgpu_status norm_launch(Env &env, Reducer &red)
+    {
+        const Level<T> &L = lv[0];
+        return residual_norm_launch(env, red, L.g, L.walk, (const T *)L.iter(), (const T *)L.f, L.shift);
+    }
 };
 
 template <class T>
-pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, bool second)
+pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, bool second, bool own)
 {
     char *err = env.err;
     const bool is3d = c.nz > 1;
@@ -3202,12 +3272,12 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         L.walk = walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::walk_group);
         L.sm = smooth_plan(g, L.npts, env.sms);
         const size_t bytes = (size_t)L.elems * sizeof(T);
-        if (l == 0) {
+        if (l == 0 && !own) {
             if (second) PGPU_FORWARD(env.mem.alloc(err, (void **)&L.t, bytes, "the second iterate"));
         } else {
-            PGPU_FORWARD(env.mem.alloc(err, (void **)&L.u, bytes, "a coarse level"));
-            PGPU_FORWARD(env.mem.alloc(err, (void **)&L.t, bytes, "a coarse level"));
-            PGPU_FORWARD(env.mem.alloc(err, (void **)&L.f, bytes, "a coarse level"));
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&L.u, bytes, "a level's iterate"));
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&L.t, bytes, "a level's second iterate"));
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&L.f, bytes, "a level's right-hand side"));
             // Ghosts of correction levels must read as zero.
             PGPU_CUDA(cudaMemset(L.u, 0, bytes));
             PGPU_CUDA(cudaMemset(L.t, 0, bytes));
@@ -3479,15 +3549,26 @@ template <class T> class Multigrid {
     int pre = 2, post = 1, post_flip = 0;
     bool wcycle = false;
     T omega = T(1);
+    // measure: the next level-0 prolongation also sums the size of its
+    // correction into the reducer's slot RES_CORR (a float convergence test).
+    bool measure = false;
+    Reducer *red = nullptr;
 
-    pgpu_status init(Env &env, Hierarchy<T> &h, const pgpu_config &c);
+    pgpu_status init(Env &env, Hierarchy<T> &h, const pgpu_config &c, Reducer *red);
     // One cycle on level l (V, or W).  gamma_top > 0 (FMG's finest cycle)
     // solves level l's own coarse-grid correction more accurately: one cycle
     // two levels down, interpolated, then one on l+1 where l+1 has
     // FMG_START_MIN points or more, else gamma_top cycles of l+1.
     pgpu_status cycle(int l, int gamma_top = 0);
-    // Full multigrid, one pass, for the problem bound to level 0.
-    pgpu_status fmg_pass();
+    // Full multigrid, one pass, for the problem bound to level 0: the coarse
+    // levels (workspace only), then level 0 (its interpolation and cycle).
+    pgpu_status fmg_pass()
+    {
+        PGPU_FORWARD(fmg_coarse());
+        return fmg_finish();
+    }
+    pgpu_status fmg_coarse();
+    pgpu_status fmg_finish();
     int last_level() const { return dense_level >= 0 ? dense_level : (int)h->lv.size() - 1; }
     int tiny_first = 0;   // levels from here on run in tiny_cycle_kernel (never level 0)
     int dense_level = -1; // the level solved by its inverse, or -1
@@ -3504,10 +3585,11 @@ template <class T> class Multigrid {
     pgpu_status tiny(int s);
 };
 
-template <class T> pgpu_status Multigrid<T>::init(Env &e, Hierarchy<T> &hh, const pgpu_config &c)
+template <class T> pgpu_status Multigrid<T>::init(Env &e, Hierarchy<T> &hh, const pgpu_config &c, Reducer *r)
 {
     env = &e;
     h = &hh;
+    red = r;
     pre = c.pre_smooth;
     post = c.post_smooth;
     wcycle = (c.flags & PGPU_WCYCLE) != 0;
@@ -3603,7 +3685,11 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         // then ends in the array it started in: u on level 0), else in place.
         const Level<T> &C = h->lv[l + 1];
         const bool in_place = (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
-        PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other()));
+        const bool sum = measure && l == 0 && red;
+        size_t blocks = 0;
+        PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other(), Transfer<T>::AUTO,
+                                    sum ? red->d_part : nullptr, &blocks));
+        if (sum) PGPU_FORWARD(red->total<T>(e, blocks, RES_CORR));
         if (!in_place) L.cur ^= 1;
         return PGPU_SUCCESS;
     }
@@ -3661,26 +3747,26 @@ template <class T> pgpu_status Multigrid<T>::cycle(int l, int gamma_top)
 // accurately than one cycle does (gamma_top 2, see cycle): with one, the
 // algebraic error left on the 3D test grids reached half the discretisation
 // error and moved the observed order to 2.25-2.48.
-template <class T> pgpu_status Multigrid<T>::fmg_pass()
+template <class T> pgpu_status Multigrid<T>::fmg_coarse()
 {
     Env &e = *env;
     std::vector<Level<T>> &lv = h->lv;
     const int nl = (int)lv.size();
     const int top = last_level(); // FMG's coarsest level, solved exactly
     const int all_faces = lv[0].g.is3d ? 63 : 15;
+    if (nl == 1) return PGPU_SUCCESS;
     // Right-hand sides and boundary data of the coarse problems.
     for (int l = 1; l <= top; ++l) {
         Level<T> &F = lv[l - 1], &C = lv[l];
         PGPU_FORWARD(F.down.restrict_(e, F.f, F.shift, C.f, true));
         if (h->data_faces) PGPU_FORWARD(F.down.restrict_ghosts(e, F.u, C.u, C.t));
     }
+    // The coarsest interior starts from zero; its ghosts hold the data.
     Level<T> &B = lv[top];
     B.cur = 0;
-    if (nl == 1) return cycle(0);
-    // The coarsest interior starts from zero; its ghosts hold the data.
     PGPU_FORWARD(axpby(e, B.g, B.col, T(0), T(0), (const T *)nullptr, T(0), (const T *)nullptr, B.u));
     PGPU_FORWARD(cycle(top));
-    for (int l = top - 1; l >= 0; --l) {
+    for (int l = top - 1; l >= 1; --l) {
         Level<T> &L = lv[l], &C = lv[l + 1];
         L.cur = 0;
         if (C.g.dirichlet) PGPU_FORWARD(edge_ghosts(e, C.g, C.iter()));
@@ -3689,36 +3775,115 @@ template <class T> pgpu_status Multigrid<T>::fmg_pass()
         // (Its interiors are written before they are read: the cycle zeroes
         // u or interpolates into it; t takes residuals and prolongations.)
         if (h->data_faces) PGPU_FORWARD(frame(e, C.g, (const T *)nullptr, C.u, C.t, all_faces));
-        PGPU_FORWARD(cycle(l, l == 0 ? 2 : 0));
+        PGPU_FORWARD(cycle(l));
     }
     return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Multigrid<T>::fmg_finish()
+{
+    Env &e = *env;
+    std::vector<Level<T>> &lv = h->lv;
+    if (lv.size() == 1) return cycle(0);
+    Level<T> &L = lv[0], &C = lv[1];
+    L.cur = 0;
+    if (C.g.dirichlet) PGPU_FORWARD(edge_ghosts(e, C.g, C.iter()));
+    PGPU_FORWARD(L.down.interpolate(e, C.iter(), L.u));
+    if (h->data_faces) PGPU_FORWARD(frame(e, C.g, (const T *)nullptr, C.u, C.t, L.g.is3d ? 63 : 15));
+    return cycle(0, 2);
 }
 
 // The V/W-cycle and FMG methods on the problem bound to level 0: FMG (one
 // pass, then cycles while a tolerance asks for them), or cycles from the
 // iterate; checks every `interval` cycles (cv), none with `fixed` (FMG then
 // max_iterations - 1 cycles).  The result ends in level 0's u.
-template <class T>
+// Float V-cycles with the default tolerance (0) stop on the size of the
+// coarse-grid correction instead of the residual: once u is close, its
+// rounding alone leaves a relative residual of about eps lambda_max /
+// lambda_min / 10 (1e-3 at 511^3 with zero boundary data), which hides a
+// smooth error far larger than float's rounding; the correction measures
+// that error.  Converged when its RMS falls to FLOAT_CORRECTION of u's
+// (against an exact discrete solution at 511^3: 5 cycles, max error 6e-7),
+// or when it is below FLOAT_STALL times that and no longer halves between
+// two checks: the smoother's own rounding of u keeps it there (255x256x255
+// with D/N, P/P and N/D faces: 1.09e-6 from the 8th cycle on, max error
+// 8.8e-7).
+constexpr double FLOAT_CORRECTION = 0x1p-20;
+constexpr double FLOAT_STALL = 8.0;
+
+// The launch sequences the handle's graph replay (>>graph) captures.
+enum ReplayKind {
+    REPLAY_SOLVE = 0,
+    REPLAY_FMG = 1,
+    REPLAY_CYCLE = 2,
+    REPLAY_CYCLE_MEASURED = 3,
+    REPLAY_FMG_COARSE = 4,
+    REPLAY_FMG_FINISH = 5
+};
+
+// (rp: the handle's graph replay; the FMG pass and every cycle run as graphs.)
+template <class T, class Rp>
 static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigrid<T> &mg, Convergence &cv, bool fmg,
-                                 bool fixed, int interval, pgpu_report &r)
+                                 bool fixed, int interval, pgpu_report &r, Rp *rp)
 {
     char *err = e.err;
     Level<T> &L = h.lv[0];
+    const void *uk = L.u, *fk = L.f;
+    auto pass = [&]() -> pgpu_status {
+        int none = 0;
+        return rp->run(e, uk, fk, REPLAY_FMG, none, [&] { return mg.fmg_pass(); });
+    };
+    auto cycle = [&](bool measured) -> pgpu_status {
+        int none = 0;
+        mg.measure = measured;
+        const pgpu_status s =
+            rp->run(e, uk, fk, measured ? REPLAY_CYCLE_MEASURED : REPLAY_CYCLE, none, [&] { return mg.cycle(0); });
+        mg.measure = false;
+        return s;
+    };
     PGPU_FORWARD(frame(e, L.g, (const T *)L.u, L.t, (T *)nullptr, h.data_faces)); // boundary data in both iterates
     const int maxit = cv.max_it;
     int it = 0;
     pgpu_status result = PGPU_SUCCESS;
     bool iterate = true;
     if (fmg) {
-        PGPU_FORWARD(mg.fmg_pass());
+        PGPU_FORWARD(pass());
         iterate = cv.tol > 0 && !fixed;
         if (fixed) {
-            for (int k = 1; k < maxit; ++k) PGPU_FORWARD(mg.cycle(0));
+            for (int k = 1; k < maxit; ++k) PGPU_FORWARD(cycle(false));
             it = maxit - 1;
         }
     } else if (fixed) {
-        for (int k = 0; k < maxit; ++k) PGPU_FORWARD(mg.cycle(0));
+        for (int k = 0; k < maxit; ++k) PGPU_FORWARD(cycle(false));
         it = maxit;
+        iterate = false;
+    }
+    const bool by_correction = iterate && !fmg && cv.tol == 0 && h.lv.size() > 1;
+    if (by_correction) {
+        double last = HUGE_VAL;
+        for (;;) {
+            const int n = std::min(interval, maxit - it);
+            for (int k = 0; k < n; ++k) PGPU_FORWARD(cycle(k == n - 1));
+            it += n;
+            PGPU_FORWARD(red.fetch(e, RES_CORR, 3));
+            const double ratio = std::sqrt(red.h_res[RES_CORR] / red.h_res[RES_CORR + 1]);
+            if (!std::isfinite(red.h_res[RES_CORR]) || !std::isfinite(red.h_res[RES_CORR + 1])) {
+                result = record(err, PGPU_ERROR_BREAKDOWN, "multigrid: the correction became %g after %d cycles",
+                                red.h_res[RES_CORR], it);
+                break;
+            }
+            if (ratio <= FLOAT_CORRECTION || red.h_res[RES_CORR + 1] == 0 ||
+                (ratio <= FLOAT_STALL * FLOAT_CORRECTION && ratio > 0.5 * last))
+                break;
+            last = ratio;
+            if (it >= maxit) {
+                result = record(err, PGPU_ERROR_NOT_CONVERGED,
+                                "multigrid: the last correction is %.2e of u (RMS) after %d cycles, float's rounding "
+                                "is %.2e",
+                                ratio, it, FLOAT_CORRECTION);
+                break;
+            }
+        }
         iterate = false;
     }
     for (bool stop = !iterate; !stop;) {
@@ -3727,14 +3892,15 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         cv.judge(err, rn, rmax, it, "multigrid", "cycles", r, stop, result);
         if (stop) break;
         const int n = std::min(interval, maxit - it);
-        for (int k = 0; k < n; ++k) PGPU_FORWARD(mg.cycle(0));
+        for (int k = 0; k < n; ++k) PGPU_FORWARD(cycle(false));
         it += n;
     }
-    if (fmg && !iterate && !fixed) { // one pass: measure what it reached
+    if (!fixed && (by_correction || (fmg && cv.tol == 0))) { // the report's norms of what was reached
         double rn = 0, rmax = 0;
         PGPU_FORWARD(h.norm(e, red, rn, rmax));
         cv.measured(rn, rmax, r);
-        if (!std::isfinite(rn)) result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", rn);
+        if (!std::isfinite(rn) && result == PGPU_SUCCESS)
+            result = record(err, PGPU_ERROR_BREAKDOWN, "multigrid: the residual became %g", rn);
     }
     r.iterations = it;
     PGPU_FORWARD(h.settle(e));
@@ -3747,6 +3913,13 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
 // Weighted Jacobi and red-black Gauss-Seidel / SOR on level 0: smoothing
 // passes (>>smooth) ping-ponging between the user's u and the handle's
 // second iterate, checked every `interval` iterations (none with `fixed`).
+// In float they converge to a point where every update is below half an
+// ulp of u, which leaves a smooth error of about 0.07 eps lambda_max /
+// lambda_min (a host model, 2D Dirichlet: 1.3e-6, 4.6e-6, 2.0e-5 at 15^2,
+// 31^2, 63^2); updates formed in double reach the same point within 1.5x
+// (measured at 40-66% more time per sweep), so they are not used: the limit
+// belongs to stationary iterations on float storage.  Multigrid's coarse
+// corrections are not sub-ulp; float V-cycles reach float's rounding.
 
 template <class T>
 static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Convergence &cv, bool jacobi, T omega,
@@ -4918,13 +5091,32 @@ __global__ void dct3_post_kernel(const Lines L, const UserIO<T> io, const T *__r
 // ---- line solves ----
 // One axis left: per line along it, solve (A_axis + lambda I) x = rhs by the
 // Thomas algorithm, lambda being the other axes' eigenvalue sum.  cl / ch are
-// the axis operator's coefficients (level-0 tables); the pivots go to S.  A
+// the axis operator's coefficients (level-0 tables); the pivots go to P.  A
 // singular line (Neumann at both ends, lambda = 0) is anchored at its last
-// node; the solver removes the mean afterwards.
+// node; the solver removes the mean afterwards.  The elimination runs in
+// double and keeps its pivots in double whatever the precision: a line of
+// the lowest modes has a condition number of about (n / pi)^2, and in float
+// its solution lost that many ulps (1.5e-4 of u at 256^3); the eliminated
+// right-hand side goes back to Z in its own precision.
+template <class V> struct Wide;
+template <> struct Wide<float> { typedef double type; };
+template <> struct Wide<double> { typedef double type; };
+template <> struct Wide<float2> { typedef double2 type; };
+template <> struct Wide<double2> { typedef double2 type; };
+__device__ __forceinline__ double widen(float v) { return v; }
+__device__ __forceinline__ double widen(double v) { return v; }
+__device__ __forceinline__ double2 widen(float2 v) { return make_double2(v.x, v.y); }
+__device__ __forceinline__ double2 widen(double2 v) { return v; }
+template <class V> __device__ __forceinline__ V narrow(double v) { return V(v); }
+template <class V> __device__ __forceinline__ V narrow(double2 v);
+template <> __device__ __forceinline__ float2 narrow<float2>(double2 v) { return make_float2((float)v.x, (float)v.y); }
+template <> __device__ __forceinline__ double2 narrow<double2>(double2 v) { return v; }
+
 template <class T, class V>
 __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__ cl, const T *__restrict__ ch,
-                           int neumann_both, V *__restrict__ Z, T *__restrict__ S)
+                           int neumann_both, V *__restrict__ Z, double *__restrict__ P)
 {
+    typedef typename Wide<V>::type X;
     const int64_t e[3] = {sp.e0, sp.e1, sp.e2};
     const int64_t n = e[axis];
     const int64_t stride = axis == 0 ? 1 : (axis == 1 ? sp.e0 : sp.e0 * sp.e1);
@@ -4936,43 +5128,43 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
         idx[a1] = b % e[a1];
         idx[a2] = b / e[a1];
         idx[axis] = 0;
-        const T lam = (ev[a1] ? ev[a1][idx[a1]] : T(0)) + (ev[a2] ? ev[a2][idx[a2]] : T(0));
+        const double lam = (ev[a1] ? double(ev[a1][idx[a1]]) : 0.0) + (ev[a2] ? double(ev[a2][idx[a2]]) : 0.0);
         const int64_t p0 = idx[0] + sp.e0 * (idx[1] + sp.e1 * idx[2]);
-        const bool anchor = neumann_both && !(lam > T(0));
+        const bool anchor = neumann_both && !(lam > 0.0);
         // forward elimination
-        T cprev = T(0);
-        V dprev;
+        double cprev = 0.0;
+        X dprev;
         zero(dprev);
 #pragma unroll 4
         for (int64_t i = 0; i < n; ++i) {
             const int64_t p = p0 + i * stride;
-            const T sub = i > 0 ? -cl[i] : T(0);
-            const T sup = i < n - 1 ? -ch[i] : T(0);
-            T diag = cl[i] + ch[i] + lam;
-            V rhs = Z[p];
-            scale_by(rhs, sp.scale);
+            const double sub = i > 0 ? -double(cl[i]) : 0.0;
+            const double sup = i < n - 1 ? -double(ch[i]) : 0.0;
+            const double diag = (double(cl[i]) + double(ch[i])) + lam;
+            X rhs = widen(Z[p]);
+            scale_by(rhs, double(sp.scale));
             if (anchor && i == n - 1) { // x_{n-1} = 0
-                S[p] = T(0);
+                P[p] = 0.0;
                 zero(rhs);
-                Z[p] = rhs;
+                Z[p] = narrow<V>(rhs);
                 break;
             }
-            const T piv = diag - sub * cprev;
+            const double piv = diag - sub * cprev;
             axpy(rhs, -sub, dprev);
-            scale_by(rhs, T(1) / piv);
+            scale_by(rhs, 1.0 / piv);
             cprev = sup / piv;
-            S[p] = cprev;
-            Z[p] = rhs;
+            P[p] = cprev;
+            Z[p] = narrow<V>(rhs);
             dprev = rhs;
         }
         // back substitution
-        V xnext = Z[p0 + (n - 1) * stride];
+        X xnext = widen(Z[p0 + (n - 1) * stride]);
 #pragma unroll 4
         for (int64_t i = n - 2; i >= 0; --i) {
             const int64_t p = p0 + i * stride;
-            V x = Z[p];
-            axpy(x, -S[p], xnext);
-            Z[p] = x;
+            X x = widen(Z[p]);
+            axpy(x, -P[p], xnext);
+            Z[p] = narrow<V>(x);
             xnext = x;
         }
     }
@@ -4981,13 +5173,15 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
 // The same systems by parallel cyclic reduction, one block per line held in
 // shared memory (n <= PCR_MAX): log2(n) steps, each eliminating the
 // neighbours at distance s = 1, 2, 4, ...  Used when there are too few lines
-// for one thread per line to fill the GPU (2D problems).
+// for one thread per line to fill the GPU (2D problems).  In double, as the
+// Thomas kernel.
 template <class T, class V>
 __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int axis, const T *__restrict__ cl,
                                                        const T *__restrict__ ch, int neumann_both, V *__restrict__ Z)
 {
-    __shared__ T sa[2][PCR_MAX], sb[2][PCR_MAX], sc[2][PCR_MAX];
-    __shared__ V sd[2][PCR_MAX];
+    typedef typename Wide<V>::type X;
+    __shared__ double sa[2][PCR_MAX], sb[2][PCR_MAX], sc[2][PCR_MAX];
+    __shared__ X sd[2][PCR_MAX];
     const int64_t e[3] = {sp.e0, sp.e1, sp.e2};
     const int n = (int)e[axis];
     const int64_t stride = axis == 0 ? 1 : (axis == 1 ? sp.e0 : sp.e0 * sp.e1);
@@ -4998,59 +5192,59 @@ __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int 
     idx[a1] = b % e[a1];
     idx[a2] = b / e[a1];
     idx[axis] = 0;
-    const T lam = (ev[a1] ? ev[a1][idx[a1]] : T(0)) + (ev[a2] ? ev[a2][idx[a2]] : T(0));
+    const double lam = (ev[a1] ? double(ev[a1][idx[a1]]) : 0.0) + (ev[a2] ? double(ev[a2][idx[a2]]) : 0.0);
     const int64_t p0 = idx[0] + sp.e0 * (idx[1] + sp.e1 * idx[2]);
-    const bool anchor = neumann_both && !(lam > T(0));
+    const bool anchor = neumann_both && !(lam > 0.0);
     const int i = threadIdx.x, P = blockDim.x;
-    T a = T(0), bb = T(1), c = T(0);
-    V d;
+    double a = 0.0, bb = 1.0, c = 0.0;
+    X d;
     zero(d);
     if (i < n) {
-        a = i > 0 ? -cl[i] : T(0);
-        c = i < n - 1 ? -ch[i] : T(0);
-        bb = cl[i] + ch[i] + lam;
-        d = Z[p0 + i * stride];
-        scale_by(d, sp.scale);
-        if (anchor && i == n - 1) { a = T(0); bb = T(1); c = T(0); zero(d); }
+        a = i > 0 ? -double(cl[i]) : 0.0;
+        c = i < n - 1 ? -double(ch[i]) : 0.0;
+        bb = (double(cl[i]) + double(ch[i])) + lam;
+        d = widen(Z[p0 + i * stride]);
+        scale_by(d, double(sp.scale));
+        if (anchor && i == n - 1) { a = 0.0; bb = 1.0; c = 0.0; zero(d); }
     }
     int cur = 0;
     sa[0][i] = a; sb[0][i] = bb; sc[0][i] = c; sd[0][i] = d;
     __syncthreads();
     // Nearly singular lines (small lambda, Neumann at both ends) lose digits
     // in cyclic reduction: one thread runs the Thomas algorithm on them.
-    const T dmax = cl[n / 2] + ch[n / 2];
-    if (neumann_both && !(lam > T(0.05) * dmax)) {
+    const double dmax = double(cl[n / 2]) + double(ch[n / 2]);
+    if (neumann_both && !(lam > 0.05 * dmax)) {
         if (i == 0) {
             for (int k = 1; k < n; ++k) { // forward elimination into sb, sd
-                const T m = sa[0][k] / sb[0][k - 1];
+                const double m = sa[0][k] / sb[0][k - 1];
                 sb[0][k] -= m * sc[0][k - 1];
-                V dk = sd[0][k];
+                X dk = sd[0][k];
                 axpy(dk, -m, sd[0][k - 1]);
                 sd[0][k] = dk;
             }
-            V x = sd[0][n - 1];
-            scale_by(x, T(1) / sb[0][n - 1]);
+            X x = sd[0][n - 1];
+            scale_by(x, 1.0 / sb[0][n - 1]);
             sd[0][n - 1] = x;
             for (int k = n - 2; k >= 0; --k) {
-                V y = sd[0][k];
+                X y = sd[0][k];
                 axpy(y, -sc[0][k], x);
-                scale_by(y, T(1) / sb[0][k]);
+                scale_by(y, 1.0 / sb[0][k]);
                 sd[0][k] = y;
                 x = y;
             }
         }
         __syncthreads();
-        if (i < n) Z[p0 + i * stride] = sd[0][i];
+        if (i < n) Z[p0 + i * stride] = narrow<V>(sd[0][i]);
         return;
     }
     for (int s = 1; s < n; s <<= 1) {
         const bool lo = i - s >= 0, hi = i + s < P;
-        const T k1 = lo ? a / sb[cur][i - s] : T(0);
-        const T k2 = hi ? c / sb[cur][i + s] : T(0);
-        const T na = lo ? -sa[cur][i - s] * k1 : T(0);
-        const T nc = hi ? -sc[cur][i + s] * k2 : T(0);
-        const T nb = bb - (lo ? sc[cur][i - s] * k1 : T(0)) - (hi ? sa[cur][i + s] * k2 : T(0));
-        V nd = d;
+        const double k1 = lo ? a / sb[cur][i - s] : 0.0;
+        const double k2 = hi ? c / sb[cur][i + s] : 0.0;
+        const double na = lo ? -sa[cur][i - s] * k1 : 0.0;
+        const double nc = hi ? -sc[cur][i + s] * k2 : 0.0;
+        const double nb = bb - (lo ? sc[cur][i - s] * k1 : 0.0) - (hi ? sa[cur][i + s] * k2 : 0.0);
+        X nd = d;
         if (lo) axpy(nd, -k1, sd[cur][i - s]);
         if (hi) axpy(nd, -k2, sd[cur][i + s]);
         a = na; bb = nb; c = nc; d = nd;
@@ -5059,8 +5253,8 @@ __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int 
         __syncthreads();
     }
     if (i < n) {
-        scale_by(d, T(1) / bb);
-        Z[p0 + i * stride] = d;
+        scale_by(d, 1.0 / bb);
+        Z[p0 + i * stride] = narrow<V>(d);
     }
 }
 
@@ -5157,6 +5351,7 @@ template <class T> class FftSolver {
     C2 *lf_tw = nullptr, *lf_twz = nullptr; // e^{-i pi q/N}, q < 2N = nx (for z: 2 nz)
     size_t lf_smem = 0, lf_zsmem = 0;
     T *W = nullptr, *S = nullptr;
+    double *piv = nullptr; // the tridiagonal lines' pivots
     C2 *C = nullptr, *Z = nullptr;
     Spectrum<T> spec{};
     bool rows_d = false;            // all Dirichlet by dr_kernel (see there)
@@ -5319,11 +5514,16 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         spec.e2 = is3d ? e[0] : 1;
         spec.ev2 = is3d ? d_ev + eoff[0] : nullptr;
     }
-    // Buffers: W (real data), S (real scratch, also the tridiagonal pivots),
+    // Buffers: W (real data), S (real scratch; in double also the tridiagonal pivots),
     // C / Z (complex scratch and spectrum; one array serves both).
     if (!rows_x) PGPU_FORWARD(env->mem.alloc(err, (void **)&W, (size_t)wsize * sizeof(T), "FFT data"));
     if (!fax.empty() || tri >= 0)
         PGPU_FORWARD(env->mem.alloc(err, (void **)&S, (size_t)std::max<int64_t>(s_elems, c_elems) * sizeof(T), "FFT scratch"));
+    // The line solves' pivots, in double (see tri_kernel): S itself in double.
+    if (tri >= 0) {
+        if (sizeof(T) == sizeof(double)) piv = (double *)S;
+        else PGPU_FORWARD(env->mem.alloc(err, (void **)&piv, (size_t)N * sizeof(double), "FFT line pivots"));
+    }
     if (!fax.empty() || pmask)
         PGPU_FORWARD(env->mem.alloc(err, (void **)&C, (size_t)c_elems * sizeof(C2), "FFT spectrum"));
     Z = C;
@@ -5540,9 +5740,9 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
             if (pmask) pcr_kernel<T, C2><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, Z);
             else pcr_kernel<T, T><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, W);
         } else if (pmask) {
-            tri_kernel<T, C2><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, S);
+            tri_kernel<T, C2><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, piv);
         } else {
-            tri_kernel<T, T><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, S);
+            tri_kernel<T, T><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, piv);
         }
     } else if (pmask) {
         spectral_divide_kernel<T, C2><<<grid_for(E, sms), 256, 0, st>>>(spec, Z);
@@ -5562,14 +5762,18 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
 // ============================================================================
 // >>graph
 // ============================================================================
-// PGPU_FIXED multigrid solves replay a CUDA graph of their launches: a
-// multigrid pass is a few hundred launches, many on small levels, and the
-// graph removes most of the gaps between them (FMG at 512^3: 7.95 -> 7.62 ms
-// in float).  The first solve with a (u, f) pair captures its launches on a
-// stream of the handle's (thread-local capture mode) and instantiates the
-// graph (host time, once); later solves with that pair only launch it.  The
-// graphs of the last REPLAY_MAX pairs are kept.  Where the caller's stream is
-// itself being captured, the launches go there directly.
+// Multigrid launches replay CUDA graphs: a multigrid pass is a few hundred
+// launches, many on small levels, and a graph removes most of the gaps
+// between them (FMG at 512^3: 7.95 -> 7.62 ms in float).  A sequence of
+// launches with no host synchronisation inside -- a PGPU_FIXED solve, an FMG
+// pass, a cycle -- is captured the first time it runs for a (u, f) pair, on
+// a stream of the handle's (thread-local capture mode), and instantiated
+// (host time, once); later runs with that pair only launch the graph.  The
+// graphs of the last REPLAY_MAX (pair, sequence) keys are kept.  Where the
+// caller's stream is itself being captured, the launches go there directly.
+// A sequence must leave the host-side state (Level::cur) as it found it, so
+// that its replay is the same sequence: cycles end in the array they start
+// in, FMG passes and fixed solves end in u.
 
 class Replay {
   public:
@@ -5584,16 +5788,17 @@ class Replay {
         PGPU_CUDA(cudaStreamCreateWithFlags(&cap_st, cudaStreamNonBlocking));
         return PGPU_SUCCESS;
     }
-    // Runs launches() -- which puts its work on env.st and sets
-    // `iterations` -- as the graph of the pair (u, f), on env.st.
-    template <class F> pgpu_status run(Env &env, const void *u, const void *f, int &iterations, F &&launches)
+    // Runs launches() -- which puts its work on env.st and may set
+    // `iterations` -- as the graph of (u, f, kind), on env.st.
+    template <class F>
+    pgpu_status run(Env &env, const void *u, const void *f, int kind, int &iterations, F &&launches)
     {
         char *err = env.err;
         cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
         PGPU_CUDA(cudaStreamIsCapturing(env.st, &cs));
-        if (cs != cudaStreamCaptureStatusNone) return launches();
+        if (cs != cudaStreamCaptureStatusNone || !cap_st) return launches();
         for (Graph &p : graphs)
-            if (p.u == u && p.f == f) {
+            if (p.u == u && p.f == f && p.kind == kind) {
                 p.used = ++clock;
                 iterations = p.iterations;
                 PGPU_CUDA(cudaGraphLaunch(p.exec, env.st));
@@ -5616,14 +5821,14 @@ class Replay {
         ce = cudaGraphInstantiateWithFlags(&exec, graph, 0);
         cudaGraphDestroy(graph);
         if (ce != cudaSuccess) return cuda_status(err, ce, "cudaGraphInstantiateWithFlags", __LINE__);
-        if ((int)graphs.size() == REPLAY_MAX) { // the least recently used pair makes room
+        if ((int)graphs.size() == REPLAY_MAX) { // the least recently used makes room
             size_t old = 0;
             for (size_t k = 1; k < graphs.size(); ++k)
                 if (graphs[k].used < graphs[old].used) old = k;
             cudaGraphExecDestroy(graphs[old].exec);
             graphs.erase(graphs.begin() + (std::ptrdiff_t)old);
         }
-        graphs.push_back(Graph{u, f, exec, iterations, ++clock});
+        graphs.push_back(Graph{u, f, kind, exec, iterations, ++clock});
         PGPU_CUDA(cudaGraphLaunch(exec, env.st));
         return PGPU_SUCCESS;
     }
@@ -5631,6 +5836,7 @@ class Replay {
   private:
     struct Graph {
         const void *u, *f;
+        int kind;
         cudaGraphExec_t exec;
         int iterations;
         unsigned long long used;
@@ -5685,23 +5891,38 @@ template <class T> struct Solver : SolverBase {
     {
         if (ev0) cudaEventDestroy(ev0);
         if (ev1) cudaEventDestroy(ev1);
+        if (scan_ev) cudaEventDestroy(scan_ev);
     }
 
     int method = 0;
-    bool fixed = false;
-    Hierarchy<T> h;  // level 0 alone for Jacobi, RBGS and FFT
+    bool fixed = false, mixed = false;
+    Hierarchy<T> h;  // level 0 alone for Jacobi, RBGS, FFT and PGPU_MIXED
     Multigrid<T> mg; // V/W-cycles and FMG
     FftSolver<T> fft;
     Replay replay;   // PGPU_FIXED multigrid
     Reducer red;
+    // PGPU_MIXED (T = double): the float solver of the corrections, on its
+    // own level-0 arrays (the user's strides, zero ghosts).
+    struct Inner {
+        Hierarchy<float> h;
+        Multigrid<float> mg;
+        FftSolver<float> fft;
+        float *d_shift = nullptr; // the mean of a singular residual
+    };
+    std::unique_ptr<Inner> in;
     T *d_shift = nullptr;                        // the mean of a singular right-hand side (0 otherwise)
     T *d_host_u = nullptr, *d_host_f = nullptr; // pgpu_solve_host's copies, made on first use
     cudaEvent_t ev0 = nullptr, ev1 = nullptr;
 
+    cudaEvent_t scan_ev = nullptr; // the scan's results are on the host
     pgpu_status check_arrays(const void *u, const void *f);
+    pgpu_status scan_launch(const T *u, const T *f);
+    pgpu_status scan_read(double &rhs_norm, bool &finite);
     pgpu_status scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite);
+    pgpu_status solve_fmg_pass(T *u, const T *f, pgpu_report &r);
     pgpu_status remove_mean(T *u);
     pgpu_status run_method(T *u, const T *f, double rhs_norm, pgpu_report &r);
+    pgpu_status run_mixed(T *u, const T *f, double rhs_norm, pgpu_report &r);
     pgpu_status fixed_launches(T *u, const T *f, pgpu_report &r);
 };
 
@@ -5717,23 +5938,41 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     PGPU_CUDA(cudaDeviceGetAttribute(&env.optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, env.device));
     PGPU_FORWARD(smooth_setup<T>(env));
     PGPU_FORWARD(transfer_setup<T>(env));
-    PGPU_FORWARD(h.build(env, c, is_multigrid(method), method != PGPU_FFT));
-    if (is_multigrid(method)) PGPU_FORWARD(mg.init(env, h, c));
+    mixed = (c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED;
+    PGPU_FORWARD(h.build(env, c, is_multigrid(method) && !mixed, method != PGPU_FFT && !mixed));
     const Level<T> &L0 = h.lv[0];
-    PGPU_FORWARD(red.init(env, std::max(blocks_of(L0.col), blocks_of(L0.walk))));
+    // Partials for the largest launch that reduces on level 0.
+    size_t most = std::max(blocks_of(L0.col), blocks_of(L0.walk));
+    if (h.lv.size() > 1) most = std::max(most, blocks_of(L0.down.it));
+    if (mixed) {
+        if constexpr (std::is_same<T, double>::value) {
+            in.reset(new Inner());
+            pgpu_config cf = c;
+            cf.flags = (c.flags & ~PGPU_PRECISION_MASK) | PGPU_FLOAT;
+            PGPU_FORWARD(in->h.build(env, cf, is_multigrid(method), method != PGPU_FFT, true));
+            if (in->h.lv.size() > 1) most = std::max(most, blocks_of(in->h.lv[0].down.it));
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&in->d_shift, sizeof(float), "the residual's mean"));
+            PGPU_CUDA(cudaMemset(in->d_shift, 0, sizeof(float)));
+        }
+    }
+    PGPU_FORWARD(red.init(env, most));
+    if (is_multigrid(method) && !mixed) PGPU_FORWARD(mg.init(env, h, c, &red));
+    if (in && is_multigrid(method)) PGPU_FORWARD(in->mg.init(env, in->h, c, &red));
+    if (in && method == PGPU_FFT) PGPU_FORWARD(in->fft.init(env, c, in->h.lv[0]));
     PGPU_FORWARD(env.mem.alloc(err, (void **)&d_shift, sizeof(T), "the right-hand side mean"));
     PGPU_CUDA(cudaMemset(d_shift, 0, sizeof(T)));
     PGPU_CUDA(cudaEventCreate(&ev0));
     PGPU_CUDA(cudaEventCreate(&ev1));
-    if (fixed && is_multigrid(method)) PGPU_FORWARD(replay.init(env));
-    if (method == PGPU_FFT) PGPU_FORWARD(fft.init(env, c, L0));
+    PGPU_CUDA(cudaEventCreateWithFlags(&scan_ev, cudaEventDisableTiming));
+    if (is_multigrid(method)) PGPU_FORWARD(replay.init(env));
+    if (method == PGPU_FFT && !mixed) PGPU_FORWARD(fft.init(env, c, L0));
     PGPU_CUDA(cudaDeviceSynchronize());
     return PGPU_SUCCESS;
 }
 
-// Scan f and the boundary data: sets the device mean (shift) and, with
-// readback, reads back ||b|| and whether everything is finite.
-template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite)
+// Scan f and the boundary data: the device mean (shift) and, on the host
+// once scan_ev has passed, the sums: finite?  ||b|| (centred when singular).
+template <class T> pgpu_status Solver<T>::scan_launch(const T *u, const T *f)
 {
     char *err = env.err;
     const Level<T> &L = h.lv[0];
@@ -5741,22 +5980,32 @@ template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, bool read
     launch(c, 0, env.st, scan_rhs_kernel<T>, L.g, u, f, (const T *)d_shift, 0, red.d_part);
     PGPU_LAUNCHED();
     PGPU_FORWARD(red.total<T>(env, blocks_of(c), RES_SCAN, FINAL_SHIFT, L.npts, h.singular, d_shift));
-    rhs_norm = NAN;
-    finite = true;
-    if (!readback) return PGPU_SUCCESS;
-    int slot = RES_SCAN;
     if (h.singular) { // ||b - mean||, summed again rather than by the cancelling formula
         launch(c, 0, env.st, scan_rhs_kernel<T>, L.g, u, f, (const T *)d_shift, 1, red.d_part);
         PGPU_LAUNCHED();
         PGPU_FORWARD(red.total<T>(env, blocks_of(c), RES_CENTRED));
-        PGPU_FORWARD(red.fetch(env, RES_SCAN, 6));
-        slot = RES_CENTRED;
-    } else {
-        PGPU_FORWARD(red.fetch(env, RES_SCAN, 3));
     }
-    finite = std::isfinite(red.h_res[RES_SCAN]) && std::isfinite(red.h_res[RES_SCAN + 1]);
-    rhs_norm = std::sqrt(red.h_res[slot + 1]);
+    PGPU_CUDA(cudaMemcpyAsync(red.h_res + RES_SCAN, red.d_res + RES_SCAN, 6 * sizeof(double), cudaMemcpyDeviceToHost,
+                              env.st));
+    PGPU_CUDA(cudaEventRecord(scan_ev, env.st));
     return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Solver<T>::scan_read(double &rhs_norm, bool &finite)
+{
+    char *err = env.err;
+    PGPU_CUDA(cudaEventSynchronize(scan_ev));
+    finite = std::isfinite(red.h_res[RES_SCAN]) && std::isfinite(red.h_res[RES_SCAN + 1]);
+    rhs_norm = std::sqrt(red.h_res[(h.singular ? RES_CENTRED : RES_SCAN) + 1]);
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite)
+{
+    PGPU_FORWARD(scan_launch(u, f));
+    rhs_norm = NAN;
+    finite = true;
+    return readback ? scan_read(rhs_norm, finite) : PGPU_SUCCESS;
 }
 
 // u -= mean(u) over the interior (singular problems).
@@ -5773,6 +6022,13 @@ template <class T> pgpu_status Solver<T>::remove_mean(T *u)
 template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rhs_norm, pgpu_report &r)
 {
     h.bind(u, f, d_shift);
+    if (mixed) {
+        const pgpu_status result = run_mixed(u, f, rhs_norm, r);
+        if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
+            return result;
+        if (h.singular) PGPU_FORWARD(remove_mean(u));
+        return result;
+    }
     Convergence cv;
     cv.rhs_norm = rhs_norm;
     cv.tol = cfg.tolerance;
@@ -5785,7 +6041,7 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
         break;
     case PGPU_VCYCLE:
     case PGPU_FMG:
-        result = run_multigrid(env, red, h, mg, cv, method == PGPU_FMG, fixed, cfg.check_interval, r);
+        result = run_multigrid(env, red, h, mg, cv, method == PGPU_FMG, fixed, cfg.check_interval, r, &replay);
         break;
     default: result = fft.run(u, f, d_shift); break;
     }
@@ -5795,13 +6051,80 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
     return result;
 }
 
+// PGPU_MIXED: iterative refinement.  Each step forms the residual of u in
+// double and rounds it into the float problem's right-hand side (with its
+// norm, the convergence test, and its mean, the float problem's shift when
+// singular, in the same pass), solves A e = r in float from zero -- a float
+// FFT solve (FFT), else an FMG pass the first time and MIXED_CYCLES V-cycles
+// after -- and adds e to u in double.  The float problem's ghosts are zero:
+// the boundary data stay in the double residual.  FMG and FFT start from u =
+// 0 (they ignore the initial guess); V-cycles from the caller's u.
+template <class T> pgpu_status Solver<T>::run_mixed(T *u, const T *f, double rhs_norm, pgpu_report &r)
+{
+    if constexpr (!std::is_same<T, double>::value) {
+        (void)u, (void)f, (void)rhs_norm, (void)r;
+        return record(env.err, PGPU_ERROR_UNSUPPORTED, "PGPU_MIXED takes double arrays");
+    } else {
+        char *err = env.err;
+        const Level<T> &L = h.lv[0];
+        Level<float> &E = in->h.lv[0];
+        if (method != PGPU_VCYCLE) // FMG and FFT ignore the initial guess
+            PGPU_FORWARD(axpby(env, L.g, L.col, 0.0, 0.0, (const T *)nullptr, 0.0, (const T *)nullptr, u));
+        Convergence cv;
+        cv.rhs_norm = rhs_norm;
+        cv.tol = cfg.tolerance;
+        cv.max_it = cfg.max_iterations;
+        const char *what = method == PGPU_FFT ? "FFT (mixed)" : "multigrid (mixed)";
+        pgpu_status result = PGPU_SUCCESS;
+        int steps = 0, cycles = 0;
+        for (;;) {
+            // r = f - shift - A u, in double, rounded into E.f; its norm and mean.
+            launch(L.walk, 0, env.st, residual_kernel<T, true, true, float>, L.g, (const T *)u, f,
+                   (const T *)d_shift, E.f, red.d_part);
+            PGPU_LAUNCHED();
+            PGPU_FORWARD(red.total<float>(env, blocks_of(L.walk), RES_NORM, FINAL_SHIFT, L.npts, h.singular,
+                                          in->d_shift));
+            if (fixed) {
+                if (steps == cv.max_it) break;
+            } else {
+                PGPU_FORWARD(red.fetch(env, RES_NORM, 3));
+                bool stop = false;
+                cv.judge(err, std::sqrt(red.h_res[RES_NORM + 1]), red.h_res[RES_NORM + 2], steps, what,
+                         "refinement steps", r, stop, result);
+                if (stop) break;
+            }
+            // e = A^-1 (r - mean) in float, from zero.
+            in->h.bind(E.u, E.f, in->d_shift);
+            PGPU_FORWARD(axpby(env, E.g, E.col, 0.0f, 0.0f, (const float *)nullptr, 0.0f, (const float *)nullptr, E.u));
+            if (method == PGPU_FFT) {
+                PGPU_FORWARD(in->fft.run(E.u, E.f, in->d_shift));
+            } else if (steps == 0) {
+                int none = 0;
+                PGPU_FORWARD(replay.run(env, E.u, E.f, REPLAY_FMG, none, [&] { return in->mg.fmg_pass(); }));
+            } else {
+                for (int k = 0; k < MIXED_CYCLES; ++k) {
+                    int none = 0;
+                    PGPU_FORWARD(replay.run(env, E.u, E.f, REPLAY_CYCLE, none, [&] { return in->mg.cycle(0); }));
+                }
+                cycles += MIXED_CYCLES;
+            }
+            // u += e, in double.
+            PGPU_FORWARD(axpby(env, L.g, L.col, 0.0, 1.0, (const float *)E.iter(), 1.0, (const T *)u, u));
+            ++steps;
+        }
+        r.iterations = cycles;
+        r.refinements = steps;
+        return result;
+    }
+}
+
 // A PGPU_FIXED solve: every launch on the stream, nothing waited for (the
 // mean of a singular right-hand side is scanned on the device).
 template <class T> pgpu_status Solver<T>::fixed_launches(T *u, const T *f, pgpu_report &r)
 {
     double rhs_norm = NAN;
     bool finite = true;
-    if (h.singular && (method != PGPU_FFT || fft.line_solve())) PGPU_FORWARD(scan(u, f, false, rhs_norm, finite));
+    if (h.singular && (mixed || method != PGPU_FFT || fft.line_solve())) PGPU_FORWARD(scan(u, f, false, rhs_norm, finite));
     return run_method(u, f, rhs_norm, r);
 }
 
@@ -5843,6 +6166,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     r.status = PGPU_SUCCESS;
     r.singular = h.singular;
     r.rhs_mean = 0;
+    r.refinements = 0;
     err[0] = 0;
     auto finish = [&](pgpu_status s) {
         r.status = s;
@@ -5856,9 +6180,10 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     const T *f = (const T *)fv;
     if (fixed) {
         if (!is_multigrid(method)) return finish(fixed_launches(u, f, r));
-        return finish(replay.run(env, u, f, r.iterations, [&] { return fixed_launches(u, f, r); }));
+        return finish(replay.run(env, u, f, REPLAY_SOLVE, r.iterations, [&] { return fixed_launches(u, f, r); }));
     }
     PGPU_CUDA(cudaEventRecord(ev0, env.st));
+    if (method == PGPU_FMG && !mixed && cfg.tolerance == 0) return finish(solve_fmg_pass(u, f, r));
     // 1. The right-hand side: finite?  its norm, and its mean when singular.
     double rhs_norm = NAN;
     bool finite = true;
@@ -5895,6 +6220,58 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     PGPU_CUDA(cudaEventElapsedTime(&ms, ev0, ev1));
     r.seconds = ms * 1e-3;
     return finish(result);
+}
+
+// The default FMG solve, one pass: the scan, the pass's coarse levels
+// (workspace only) while the host waits for the scan's sums, then -- f and
+// the boundary data finite -- level 0 and the report's residual norm, each
+// part replayed as a graph.  The scan's host round trip hides behind the
+// coarse levels, and u is written only once f is known to be finite.
+template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_report &r)
+{
+    char *err = env.err;
+    PGPU_FORWARD(scan_launch(u, f));
+    h.bind(u, f, d_shift);
+    Level<T> &L = h.lv[0];
+    PGPU_FORWARD(frame(env, L.g, (const T *)L.u, L.t, (T *)nullptr, h.data_faces));
+    int none = 0;
+    PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_COARSE, none, [&] { return mg.fmg_coarse(); }));
+    double rhs_norm = NAN;
+    bool finite = true;
+    PGPU_FORWARD(scan_read(rhs_norm, finite));
+    if (!finite || rhs_norm == 0) PGPU_CUDA(cudaStreamSynchronize(env.st)); // the coarse levels' work is moot
+    if (!finite)
+        return record(err, PGPU_ERROR_NONFINITE_INPUT,
+                      "f or the boundary data in u's ghost layer hold NaN or Inf; u is unchanged");
+    r.rhs_norm = rhs_norm;
+    r.rhs_mean = h.singular ? red.h_res[RES_SCAN] / L.npts : 0.0;
+    if (rhs_norm == 0) { // b = 0: the solution is 0
+        PGPU_FORWARD(axpby(env, L.g, L.col, T(0), T(0), (const T *)nullptr, T(0), (const T *)nullptr, u));
+        PGPU_CUDA(cudaStreamSynchronize(env.st));
+        r.residual_norm = r.residual_max = r.relative_residual = 0;
+        r.seconds = 0;
+        return PGPU_SUCCESS;
+    }
+    PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_FINISH, none, [&] {
+        PGPU_FORWARD(mg.fmg_finish());
+        return h.norm_launch(env, red);
+    }));
+    PGPU_FORWARD(red.fetch(env, RES_NORM, 3));
+    Convergence cv;
+    cv.rhs_norm = rhs_norm;
+    cv.measured(std::sqrt(red.h_res[RES_NORM + 1]), red.h_res[RES_NORM + 2], r);
+    pgpu_status result = PGPU_SUCCESS;
+    if (!std::isfinite(r.residual_norm))
+        result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", r.residual_norm);
+    r.iterations = 0;
+    PGPU_FORWARD(h.settle(env));
+    if (h.singular) PGPU_FORWARD(remove_mean(u));
+    PGPU_CUDA(cudaEventRecord(ev1, env.st));
+    PGPU_CUDA(cudaEventSynchronize(ev1));
+    float ms = 0;
+    PGPU_CUDA(cudaEventElapsedTime(&ms, ev0, ev1));
+    r.seconds = ms * 1e-3;
+    return result;
 }
 
 template <class T> pgpu_status Solver<T>::solve_host(void *u, const void *f, pgpu_report *rep)
@@ -6010,18 +6387,29 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
         elems = plane;
     }
     PGPU_RETURN_IF(!mul_ok(elems, 8, &bytes), PGPU_ERROR_INVALID_ARGUMENT, "array size overflows");
-    // Flags.
-    const unsigned known = PGPU_METHOD_MASK | PGPU_PRECISION_MASK | PGPU_WCYCLE | PGPU_FIXED;
-    PGPU_RETURN_IF(c->flags & ~known, PGPU_ERROR_INVALID_ARGUMENT, "unknown flag bits 0x%x", c->flags & ~known);
-    int method = method_of(c->flags);
-    PGPU_RETURN_IF(method > PGPU_FFT, PGPU_ERROR_INVALID_ARGUMENT, "unknown method %d in flags", method);
+    // Flags: one method, one precision (each a bit of its own), options.
+    const unsigned methods = PGPU_JACOBI | PGPU_RBGS | PGPU_VCYCLE | PGPU_FMG | PGPU_FFT;
+    const unsigned precisions = PGPU_DOUBLE | PGPU_FLOAT | PGPU_MIXED;
+    const unsigned known = methods | precisions | PGPU_WCYCLE | PGPU_FIXED;
+    PGPU_RETURN_IF(c->flags & ~known, PGPU_ERROR_INVALID_ARGUMENT,
+                   "flags: unknown bits 0x%x (methods 0x%x, precisions 0x%x, PGPU_WCYCLE, PGPU_FIXED)",
+                   c->flags & ~known, methods, precisions);
+    unsigned method = c->flags & PGPU_METHOD_MASK, prec = c->flags & PGPU_PRECISION_MASK;
+    PGPU_RETURN_IF(method & (method - 1), PGPU_ERROR_INVALID_ARGUMENT,
+                   "flags: the method field names more than one method (%s%s%s%s%s); choose one",
+                   method & PGPU_JACOBI ? " JACOBI" : "", method & PGPU_RBGS ? " RBGS" : "",
+                   method & PGPU_VCYCLE ? " VCYCLE" : "", method & PGPU_FMG ? " FMG" : "", method & PGPU_FFT ? " FFT" : "");
+    PGPU_RETURN_IF(prec & (prec - 1), PGPU_ERROR_INVALID_ARGUMENT,
+                   "flags: the precision field names more than one precision (%s%s%s); choose one",
+                   prec & PGPU_DOUBLE ? " DOUBLE" : "", prec & PGPU_FLOAT ? " FLOAT" : "", prec & PGPU_MIXED ? " MIXED" : "");
     if (method == 0) method = PGPU_FMG;
-    unsigned prec = c->flags & PGPU_PRECISION_MASK;
-    PGPU_RETURN_IF(prec == PGPU_PRECISION_MASK, PGPU_ERROR_INVALID_ARGUMENT, "both PGPU_FLOAT and PGPU_DOUBLE set");
     if (prec == 0) prec = PGPU_DOUBLE;
-    PGPU_RETURN_IF((c->flags & PGPU_WCYCLE) && !is_multigrid(method), PGPU_ERROR_INVALID_ARGUMENT,
-                   "PGPU_WCYCLE needs PGPU_VCYCLE or PGPU_FMG");
-    c->flags = (c->flags & ~(PGPU_METHOD_MASK | PGPU_PRECISION_MASK)) | (unsigned)method | prec;
+    PGPU_RETURN_IF((c->flags & PGPU_WCYCLE) && !is_multigrid((int)method), PGPU_ERROR_INVALID_ARGUMENT,
+                   "flags: PGPU_WCYCLE needs PGPU_VCYCLE or PGPU_FMG");
+    PGPU_RETURN_IF(prec == PGPU_MIXED && (method == PGPU_JACOBI || method == PGPU_RBGS), PGPU_ERROR_UNSUPPORTED,
+                   "flags: PGPU_MIXED serves PGPU_VCYCLE, PGPU_FMG and PGPU_FFT (Jacobi and RBGS converge too slowly "
+                   "for a refinement to pay; use PGPU_DOUBLE)");
+    c->flags = (c->flags & ~(PGPU_METHOD_MASK | PGPU_PRECISION_MASK)) | method | prec;
     // Boundaries.
     static const char *face[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
     const int nfaces = is3d ? 6 : 4;
@@ -6049,11 +6437,17 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
     PGPU_RETURN_IF(c->check_interval < 0, PGPU_ERROR_INVALID_ARGUMENT, "check_interval = %d < 0", c->check_interval);
     // Defaults.
     const bool fixed = (c->flags & PGPU_FIXED) != 0;
-    const bool flt = prec == PGPU_FLOAT;
-    if (c->tolerance == 0 && (method == PGPU_JACOBI || method == PGPU_RBGS || method == PGPU_VCYCLE))
+    const bool flt = prec == PGPU_FLOAT, mixed = prec == PGPU_MIXED;
+    // (Float V-cycles keep 0: they stop on the size of the correction, see
+    // run_multigrid.)
+    if (c->tolerance == 0 && mixed) c->tolerance = 1e-10;
+    if (c->tolerance == 0 && (method == PGPU_JACOBI || method == PGPU_RBGS || method == PGPU_VCYCLE) &&
+        !(flt && method == PGPU_VCYCLE))
         c->tolerance = flt ? std::max(1e-5, float_residual_floor(*c)) : 1e-10;
     if (c->max_iterations == 0) {
-        if (fixed || method == PGPU_FFT) c->max_iterations = 1;
+        if (fixed) c->max_iterations = 1;
+        else if (mixed) c->max_iterations = MIXED_MAX_STEPS;
+        else if (method == PGPU_FFT) c->max_iterations = 1;
         else if (method == PGPU_VCYCLE) c->max_iterations = 100;
         else if (method == PGPU_FMG) c->max_iterations = 50;
         else c->max_iterations = 20000;

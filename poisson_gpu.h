@@ -143,7 +143,7 @@ extern "C" {
 #endif
 
 #define PGPU_VERSION_MAJOR 0
-#define PGPU_VERSION_MINOR 3
+#define PGPU_VERSION_MINOR 4
 #define PGPU_VERSION_PATCH 0
 /* One integer: major * 10000 + minor * 100 + patch. */
 #define PGPU_VERSION (PGPU_VERSION_MAJOR * 10000 + PGPU_VERSION_MINOR * 100 + PGPU_VERSION_PATCH)
@@ -166,28 +166,38 @@ typedef enum pgpu_status {
     PGPU_ERROR_NONFINITE_INPUT = 8   /* f or the boundary data hold NaN/Inf; u untouched */
 } pgpu_status;
 
-/* Flags: one method, one precision, options; OR them together.
+/* Flags: one method, one precision, options; OR them together.  Each method
+ * and each precision is a bit of its own, so a config that names two of either
+ * is answered with PGPU_ERROR_INVALID_ARGUMENT.  A method or precision field
+ * of 0 means the default (FMG, double).
+ * Changed in 0.4: the values (0.3 numbered the methods 1..5 and the
+ * precisions 0x10 / 0x20, so JACOBI | RBGS read as VCYCLE); code that uses
+ * the names needs only a rebuild.
  * PGPU_FIXED skips the input scan that needs a host synchronisation: NaN/Inf
- * in f then gives NaN/Inf in u instead of PGPU_ERROR_NONFINITE_INPUT.
- * A method or precision field of 0 means the default (FMG, double). */
+ * in f then gives NaN/Inf in u instead of PGPU_ERROR_NONFINITE_INPUT. */
 enum {
-    PGPU_JACOBI = 1, /* weighted Jacobi */
-    PGPU_RBGS = 2,   /* red-black Gauss-Seidel; omega > 1 gives SOR */
-    PGPU_VCYCLE = 3, /* geometric multigrid cycles (V, or W with PGPU_WCYCLE) */
-    PGPU_FMG = 4,    /* full multigrid */
-    PGPU_FFT = 5,    /* direct solve by fast transforms (cuFFT and our own) */
-    PGPU_METHOD_MASK = 0x0f,
+    PGPU_JACOBI = 0x01, /* weighted Jacobi */
+    PGPU_RBGS = 0x02,   /* red-black Gauss-Seidel; omega > 1 gives SOR */
+    PGPU_VCYCLE = 0x04, /* geometric multigrid cycles (V, or W with PGPU_WCYCLE) */
+    PGPU_FMG = 0x08,    /* full multigrid */
+    PGPU_FFT = 0x10,    /* direct solve by fast transforms (cuFFT and our own) */
+    PGPU_METHOD_MASK = 0xff,
 
-    PGPU_DOUBLE = 0x10,
-    PGPU_FLOAT = 0x20,
-    PGPU_PRECISION_MASK = 0x30,
+    PGPU_DOUBLE = 0x100, /* u and f in double */
+    PGPU_FLOAT = 0x200,  /* u and f in float */
+    PGPU_MIXED = 0x400,  /* u and f in double, solved by float cycles (or a float
+                            FFT) inside a refinement that forms the residual and
+                            corrects u in double: double's accuracy at float's
+                            speed.  VCYCLE, FMG and FFT. */
+    PGPU_PRECISION_MASK = 0xf00,
 
-    PGPU_WCYCLE = 0x100, /* multigrid: W-cycles instead of V-cycles */
-    PGPU_FIXED = 0x200   /* fixed schedule: no convergence checks, no host
-                            synchronisation, CUDA-graph capturable; iterative
-                            methods run exactly max_iterations (default 1),
-                            FMG one pass then max_iterations - 1 cycles;
-                            the report's norms are NaN */
+    PGPU_WCYCLE = 0x1000, /* multigrid: W-cycles instead of V-cycles */
+    PGPU_FIXED = 0x2000   /* fixed schedule: no convergence checks, no host
+                             synchronisation, CUDA-graph capturable; iterative
+                             methods run exactly max_iterations (default 1),
+                             FMG one pass then max_iterations - 1 cycles,
+                             MIXED max_iterations refinements; the report's
+                             norms are NaN */
 };
 
 typedef enum pgpu_bc {
@@ -226,6 +236,9 @@ typedef struct pgpu_report {
     pgpu_status status;       /* the value pgpu_solve returned */
     int singular;             /* 1: no Dirichlet face; the mean of b was removed, u has mean 0 */
     double rhs_mean;          /* the mean removed from b (0 when not singular) */
+    int refinements;          /* PGPU_MIXED: refinement steps (residual and correction in
+                                 double); `iterations` counts the float cycles inside them.
+                                 0 otherwise */
 } pgpu_report;
 
 /* The unit cube (or square when nz == 1) with Dirichlet faces: h = 1/(n+1)

@@ -16,17 +16,22 @@
  *   error     max |u - u_exact| over interior points ('-': no exact solution)
  *   relres    ||b - A u|| / ||b|| from pgpu_residual after the timed runs
  *
- * Scenarios: Jacobi/RBGS sweeps (issue 2) and seed 000's problem; V-cycle,
- * FMG, V-cycle to 1e-10 and the coarse-level share (issue 3); FFT in 3D
- * against a cuFFT R2C+C2R pair, and seed 001's 2D sizes replayed from a CUDA
- * graph (issue 4).  Methods the library cannot serve yet print
- * 'unsupported'.
+ * Scenarios: Jacobi/RBGS sweeps and seed 000's problem; V-cycle, FMG,
+ * V-cycle to 1e-10 and the coarse-level share; FFT in 3D against a cuFFT
+ * R2C+C2R pair, and seed 001's 2D sizes replayed from a CUDA graph;
+ * precision: float FMG, float V-cycles to the default tolerance and the
+ * float FFT against an exact discrete solution at 511^3 and 1023^3 (1030^3
+ * for the FFT's cuFFT route), PGPU_MIXED against PGPU_DOUBLE to 1e-10 at
+ * 512^3, and the default (checked) path against PGPU_FIXED.  Methods the
+ * library cannot serve print 'unsupported'.
  *
  *   bench [--quick] [--csv FILE] [--only GROUP]
- *     --quick  small sizes only (128^3 for the 3D scenarios), fewer repeats
+ *     --quick  small sizes only (128^3 for the 3D scenarios, 127^3 and 255^3
+ *              for precision), fewer repeats
  *     --csv    also write the rows as CSV (header line + one line per row)
  *     --only   one group of scenarios after the copy: sweeps, multigrid (with
- *              the sweeps its sweep-equivalents need) or fft (default: all)
+ *              the sweeps its sweep-equivalents need), fft or precision
+ *              (default: all)
  *
  * Exit status: 0 done, 77 no CUDA device, 1 a CUDA call failed, 2 usage.
  */
@@ -106,8 +111,9 @@ static int64_t nelems(const grid_t *g)
     return (g->nx + 2) * (g->ny + 2) * (g->nz == 1 ? 1 : g->nz + 2);
 }
 static size_t nbytes(const grid_t *g) { return (size_t)nelems(g) * (size_t)g->esz; }
-static unsigned pflag(int esz) { return esz == 4 ? PGPU_FLOAT : PGPU_DOUBLE; }
-static const char *pname(int esz) { return esz == 4 ? "f32" : "f64"; }
+static int g_mixed; /* double arrays solved with PGPU_MIXED (prob_config, new_row) */
+static unsigned pflag(int esz) { return esz == 4 ? PGPU_FLOAT : g_mixed ? PGPU_MIXED : PGPU_DOUBLE; }
+static const char *pname(int esz) { return esz == 4 ? "f32" : g_mixed ? "mixed" : "f64"; }
 static int same_grid(const grid_t *a, const grid_t *b)
 {
     return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz && a->esz == b->esz;
@@ -912,11 +918,248 @@ static void bench_fft2d(int64_t n)
     print_row(&r);
 }
 
+/* ---- precision -------------------------------------------------------------- */
+
+/* An exact discrete solution: u = X1 Y1 Z1 + X2 Y2 Z2 on the unit cube with
+ * zero Dirichlet faces (h = 1/(n+1)), f = A_h u in double from the per-axis
+ * second differences, rounded to the array's precision.  Not separable,
+ * every mode present, and the boundary data are zero, so that b = f is about
+ * lambda_min u and nothing hides float's rounding of u. */
+static double *g_xt[2][3], *g_xd[2][3]; /* per term and axis: values, minus second differences */
+static int64_t g_xn = -1;
+
+static double exact_axis(int term, int axis, double x)
+{
+    if (term == 0)
+        return axis == 0 ? sin(PI * x) * exp(x) : axis == 1 ? sin(PI * x) * (1.0 + x) : sin(PI * x);
+    return axis == 0 ? sin(2.0 * PI * x) * x : axis == 1 ? sin(3.0 * PI * x) : x * (1.0 - x) * cos(x);
+}
+
+static void exact_tables(int64_t n)
+{
+    if (g_xn == n)
+        return;
+    double h = 1.0 / (double)(n + 1);
+    for (int t = 0; t < 2; t++)
+        for (int a = 0; a < 3; a++) {
+            free(g_xt[t][a]);
+            free(g_xd[t][a]);
+            g_xt[t][a] = (double *)calloc((size_t)n + 2, sizeof(double));
+            g_xd[t][a] = (double *)calloc((size_t)n + 2, sizeof(double));
+            if (!g_xt[t][a] || !g_xd[t][a]) {
+                fprintf(stderr, "bench: out of host memory\n");
+                exit(1);
+            }
+            for (int64_t i = 0; i <= n + 1; i++)
+                g_xt[t][a][i] = (i == 0 || i == n + 1) ? 0.0 : exact_axis(t, a, (double)i * h);
+            for (int64_t i = 1; i <= n; i++)
+                g_xd[t][a][i] = -(g_xt[t][a][i - 1] - 2.0 * g_xt[t][a][i] + g_xt[t][a][i + 1]) / (h * h);
+        }
+    g_xn = n;
+}
+
+static double exact_u(int64_t i, int64_t j, int64_t k)
+{
+    return g_xt[0][0][i] * g_xt[0][1][j] * g_xt[0][2][k] + g_xt[1][0][i] * g_xt[1][1][j] * g_xt[1][2][k];
+}
+
+/* f of the exact problem into d_f (cubes only). */
+static void set_exact(const grid_t *g)
+{
+    exact_tables(g->nx);
+    int64_t n = g->nx, sy = n + 2, sz = sy * (n + 2);
+    memset(h_buf, 0, nbytes(g));
+    for (int64_t k = 1; k <= n; k++)
+        for (int64_t j = 1; j <= n; j++)
+            for (int64_t i = 1; i <= n; i++) {
+                double f = 0.0;
+                for (int t = 0; t < 2; t++) {
+                    const double x = g_xt[t][0][i], y = g_xt[t][1][j], z = g_xt[t][2][k];
+                    f += g_xd[t][0][i] * y * z + x * g_xd[t][1][j] * z + x * y * g_xd[t][2][k];
+                }
+                h_store(g->esz, i + j * sy + k * sz, f);
+            }
+    upload(d_f, nbytes(g));
+    g_fprob = -1; /* d_f no longer holds a manufactured problem */
+}
+
+/* max |u - u_exact| / max |u_exact| over the interior of d_u. */
+static double exact_error(const grid_t *g)
+{
+    CK(cudaStreamSynchronize(g_stream));
+    CK(cudaMemcpyAsync(h_buf, d_u, nbytes(g), cudaMemcpyDeviceToHost, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    int64_t n = g->nx, sy = n + 2, sz = sy * (n + 2);
+    double e = 0.0, m = 0.0;
+    for (int64_t k = 1; k <= n; k++)
+        for (int64_t j = 1; j <= n; j++)
+            for (int64_t i = 1; i <= n; i++) {
+                double ue = exact_u(i, j, k), d = fabs(h_load(g->esz, i + j * sy + k * sz) - ue);
+                m = fabs(ue) > m ? fabs(ue) : m;
+                if (!(d <= e))
+                    e = d;
+            }
+    return m > 0 ? e / m : e;
+}
+
+/* One solve of the exact problem with `flags`; the row's time is the median
+ * solve, its error against the exact discrete solution. */
+static void run_exact(const char *scen, const grid_t *g, unsigned flags, int maxit, row_t *out)
+{
+    row_t r = new_row(scen, g, mname(flags & PGPU_METHOD_MASK));
+    set_words(&r, g, 2.0);
+    set_exact(g);
+    set_guess(INIT_ZERO, g);
+    pgpu_config c = pgpu_config_default(g->nx, g->ny, g->nz);
+    c.flags = flags | pflag(g->esz);
+    c.max_iterations = maxit;
+    c.stream = g_stream;
+    pgpu_solver *s = NULL;
+    pgpu_status st = pgpu_create(&c, &s);
+    if (st != PGPU_SUCCESS) {
+        mark_fail(&r, st, pgpu_last_error(NULL));
+        *out = r;
+        return;
+    }
+    double ms = NAN;
+    pgpu_report rep;
+    memset(&rep, 0, sizeof rep);
+    st = time_solve(s, g, g_quick ? 1 : 2, g_quick ? 3 : 5, 0, &ms, &rep);
+    if (st != PGPU_SUCCESS) {
+        mark_fail(&r, st, pgpu_last_error(s));
+    } else {
+        r.ms = ms;
+        r.iters = (flags & PGPU_FIXED) ? maxit : rep.iterations;
+        r.err = exact_error(g);
+        r.res = residual(s);
+        note_add(&r, "error vs the exact discrete solution");
+    }
+    pgpu_destroy(s);
+    *out = r;
+}
+
+/* A solve of the manufactured Dirichlet problem from u = 0 with `flags` and
+ * tolerance tol (0: the method's default); returns the median time. */
+static double run_checked(const char *scen, const grid_t *g, unsigned flags, double tol, row_t *out)
+{
+    row_t r = new_row(scen, g, mname(flags & PGPU_METHOD_MASK));
+    set_words(&r, g, 3.0);
+    set_rhs(PROB_DIR, g);
+    set_guess(INIT_ZERO, g);
+    pgpu_config c = prob_config(PROB_DIR, g, flags);
+    c.tolerance = tol;
+    pgpu_solver *s = NULL;
+    pgpu_status st = pgpu_create(&c, &s);
+    if (st != PGPU_SUCCESS) {
+        mark_fail(&r, st, pgpu_last_error(NULL));
+        *out = r;
+        return NAN;
+    }
+    double ms = NAN;
+    pgpu_report rep;
+    memset(&rep, 0, sizeof rep);
+    st = time_solve(s, g, g_quick ? 1 : 2, g_quick ? 3 : 7, 0, &ms, &rep);
+    if (st != PGPU_SUCCESS) {
+        mark_fail(&r, st, pgpu_last_error(s));
+    } else {
+        r.ms = ms;
+        r.iters = rep.iterations;
+        r.err = max_error(g);
+        r.res = rep.relative_residual;
+        if (rep.refinements > 0)
+            note_add(&r, "%d refinements, %d float cycles", rep.refinements, rep.iterations);
+        if (tol > 0)
+            note_add(&r, "tol %.0e", tol);
+    }
+    pgpu_destroy(s);
+    *out = r;
+    return r.ms;
+}
+
+/* Grows the bench's arrays to hold g (freed and allocated anew). */
+static void ensure_cap(const grid_t *g)
+{
+    if (nbytes(g) <= g_cap)
+        return;
+    CK(cudaFreeHost(h_buf));
+    CK(cudaFree(d_u));
+    CK(cudaFree(d_f));
+    CK(cudaFree(d_u0));
+    g_cap = nbytes(g);
+    CK(cudaMalloc(&d_u, g_cap));
+    CK(cudaMalloc(&d_f, g_cap));
+    CK(cudaMalloc(&d_u0, g_cap));
+    CK(cudaMallocHost(&h_buf, g_cap));
+    g_fprob = g_uinit = -1;
+}
+
+static void bench_precision(int64_t nbig)
+{
+    /* The default (checked) path against PGPU_FIXED: FMG one pass. */
+    for (int pi = 0; pi < 2; pi++) {
+        grid_t g = grid3(nbig, pi ? 8 : 4);
+        row_t r;
+        double fixed = run_fixed("fmg", PGPU_FMG, PROB_DIR, &g, INIT_ZERO, 1, 1, 2.0, 0, &r);
+        print_row(&r);
+        double ms = run_checked("fmg-def", &g, PGPU_FMG, 0.0, &r);
+        if (!r.fail && fixed > 0)
+            note_add(&r, "default path: x%.3f the PGPU_FIXED pass above", ms / fixed);
+        print_row(&r);
+    }
+    /* PGPU_MIXED against PGPU_DOUBLE to 1e-10, zero start. */
+    {
+        grid_t g = grid3(nbig, 8);
+        row_t r;
+        double dbl = run_checked("vc-tol", &g, PGPU_VCYCLE, 1e-10, &r);
+        print_row(&r);
+        g_mixed = 1;
+        double mx = run_checked("vc-tol", &g, PGPU_VCYCLE, 1e-10, &r);
+        if (!r.fail && dbl > 0)
+            note_add(&r, "x%.3f the double V-cycles", mx / dbl);
+        print_row(&r);
+        mx = run_checked("fmg-tol", &g, PGPU_FMG, 1e-10, &r);
+        if (!r.fail && dbl > 0)
+            note_add(&r, "x%.3f the double V-cycles", mx / dbl);
+        print_row(&r);
+        g_mixed = 0;
+    }
+    /* Float against an exact discrete solution. */
+    static const int64_t full[] = {511, 1023}, quick[] = {127, 255};
+    const int64_t *sizes = g_quick ? quick : full;
+    for (int si = 0; si < 2; si++) {
+        grid_t g = grid3(sizes[si], 4);
+        ensure_cap(&g);
+        row_t r;
+        run_exact("exact", &g, PGPU_FMG | PGPU_FIXED, 1, &r);
+        print_row(&r);
+        run_exact("exact", &g, PGPU_VCYCLE, 0, &r);
+        if (!r.fail)
+            note_add(&r, "default tolerance");
+        print_row(&r);
+        if (si == 0) {
+            grid_t gd = grid3(sizes[si], 8);
+            ensure_cap(&gd);
+            run_exact("exact", &gd, PGPU_FMG | PGPU_FIXED, 1, &r);
+            print_row(&r);
+        }
+    }
+    /* The float FFT on a size of the cuFFT route (n+1 prime: 1031, 257). */
+    {
+        grid_t g = grid3(g_quick ? 256 : 1030, 4);
+        ensure_cap(&g);
+        row_t r;
+        run_exact("exact", &g, PGPU_FFT, 0, &r);
+        if (!r.fail)
+            note_add(&r, "cuFFT route (n+1 = %lld)", (long long)g.nx + 1);
+        print_row(&r);
+    }
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--only sweeps|multigrid|fft]\n");
+    fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--only sweeps|multigrid|fft|precision]\n");
 }
 
 int main(int argc, char **argv)
@@ -929,7 +1172,7 @@ int main(int argc, char **argv)
             csv = argv[++i];
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
                    (!strcmp(argv[i + 1], "sweeps") || !strcmp(argv[i + 1], "multigrid") ||
-                    !strcmp(argv[i + 1], "fft"))) {
+                    !strcmp(argv[i + 1], "fft") || !strcmp(argv[i + 1], "precision"))) {
             only = argv[++i];
         } else {
             usage();
@@ -992,7 +1235,7 @@ int main(int argc, char **argv)
     CK(cudaMallocHost(&h_buf, g_cap));
 
     bench_copy(copy_bytes);
-    if (!only || strcmp(only, "fft") != 0) /* multigrid counts in sweeps */
+    if (!only || !strcmp(only, "sweeps") || !strcmp(only, "multigrid")) /* multigrid counts in sweeps */
         bench_sweeps(sizes, nsizes);
     if (!only || !strcmp(only, "sweeps"))
         bench_seed000(nbig);
@@ -1003,6 +1246,8 @@ int main(int argc, char **argv)
         bench_fft2d(63);
         bench_fft2d(511);
     }
+    if (!only || !strcmp(only, "precision"))
+        bench_precision(nbig); /* last: it grows the arrays */
 
     CK(cudaFreeHost(h_buf));
     CK(cudaFree(d_u));

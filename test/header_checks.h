@@ -21,9 +21,12 @@ static void hc_check(int ok, int line, const char *what)
 
 static int header_checks(const char *name)
 {
-    /* The compiled library is the one this header describes. */
-    HC_CHECK(PGPU_VERSION == PGPU_VERSION_MAJOR * 10000 + PGPU_VERSION_MINOR * 100 + PGPU_VERSION_PATCH);
+    /* The compiled library is the one this header describes, and the
+     * version fields fit the one-integer form. */
+    HC_CHECK(PGPU_VERSION_MINOR >= 0 && PGPU_VERSION_MINOR < 100 && PGPU_VERSION_PATCH >= 0 &&
+             PGPU_VERSION_PATCH < 100);
     HC_CHECK(pgpu_version() == PGPU_VERSION);
+    HC_CHECK(pgpu_version() / 10000 == PGPU_VERSION_MAJOR && pgpu_version() / 100 % 100 == PGPU_VERSION_MINOR);
 
     /* Status values are stable: user code may store or switch on them. */
     HC_CHECK(PGPU_SUCCESS == 0);
@@ -36,12 +39,27 @@ static int header_checks(const char *name)
     HC_CHECK(PGPU_ERROR_BREAKDOWN == 7);
     HC_CHECK(PGPU_ERROR_NONFINITE_INPUT == 8);
 
-    /* Flag fields do not overlap. */
+    /* Flag fields do not overlap, and every method and precision is one bit
+     * of its field, so that two of either in one config can be told. */
     HC_CHECK((PGPU_METHOD_MASK & PGPU_PRECISION_MASK) == 0);
-    HC_CHECK(PGPU_JACOBI == 1 && PGPU_RBGS == 2 && PGPU_VCYCLE == 3 && PGPU_FMG == 4 && PGPU_FFT == 5);
-    HC_CHECK((PGPU_FFT & ~PGPU_METHOD_MASK) == 0);
-    HC_CHECK(((PGPU_DOUBLE | PGPU_FLOAT) & ~PGPU_PRECISION_MASK) == 0);
+    {
+        const unsigned m[5] = {PGPU_JACOBI, PGPU_RBGS, PGPU_VCYCLE, PGPU_FMG, PGPU_FFT};
+        const unsigned p[3] = {PGPU_DOUBLE, PGPU_FLOAT, PGPU_MIXED};
+        unsigned seen = 0;
+        int ok = 1, a;
+        for (a = 0; a < 5; ++a) {
+            ok = ok && m[a] != 0 && (m[a] & (m[a] - 1)) == 0 && (m[a] & ~PGPU_METHOD_MASK) == 0 && !(seen & m[a]);
+            seen |= m[a];
+        }
+        HC_CHECK(ok); /* methods: distinct single bits inside the method field */
+        for (a = 0, ok = 1, seen = 0; a < 3; ++a) {
+            ok = ok && p[a] != 0 && (p[a] & (p[a] - 1)) == 0 && (p[a] & ~PGPU_PRECISION_MASK) == 0 && !(seen & p[a]);
+            seen |= p[a];
+        }
+        HC_CHECK(ok); /* precisions: distinct single bits inside the precision field */
+    }
     HC_CHECK(((PGPU_WCYCLE | PGPU_FIXED) & (PGPU_METHOD_MASK | PGPU_PRECISION_MASK)) == 0);
+    HC_CHECK((PGPU_WCYCLE & PGPU_FIXED) == 0);
     HC_CHECK(PGPU_BC_DIRICHLET == 0 && PGPU_BC_NEUMANN == 1 && PGPU_BC_PERIODIC == 2);
     HC_CHECK(PGPU_XMIN == 0 && PGPU_XMAX == 1 && PGPU_YMIN == 2 && PGPU_YMAX == 3 &&
              PGPU_ZMIN == 4 && PGPU_ZMAX == 5);
@@ -68,11 +86,14 @@ static int header_checks(const char *name)
     HC_CHECK(strcmp(pgpu_status_string((pgpu_status)-1), "unknown status") == 0);
     HC_CHECK(strcmp(pgpu_status_string((pgpu_status)1000), "unknown status") == 0);
 
-    /* NULL handles are harmless. */
+    /* NULL handles are harmless: destroy is a no-op, queries answer. */
     pgpu_destroy(NULL);
-    HC_CHECK(1); /* reached: destroy(NULL) returned */
     HC_CHECK(pgpu_last_error(NULL) != NULL);
     HC_CHECK(pgpu_workspace_bytes(NULL) == 0);
+    {
+        pgpu_config c;
+        HC_CHECK(pgpu_get_config(NULL, &c) == PGPU_ERROR_INVALID_ARGUMENT);
+    }
 
     printf("%s: %d checks, %d failed%s\n", name, hc_checks, hc_failed, hc_failed ? "" : ": PASSED");
     return hc_failed ? 1 : 0;

@@ -33,6 +33,18 @@ static void expect_invalid(const char *what, const pgpu_config *cfg)
         pgpu_destroy(s);
 }
 
+/* pgpu_create must refuse cfg with PGPU_ERROR_UNSUPPORTED (a valid request
+ * no method serves), whether or not a device exists. */
+static void expect_unsupported(const char *what, const pgpu_config *cfg)
+{
+    pgpu_solver *s = NULL;
+    const pgpu_status st = pgpu_create(cfg, &s);
+    const char *msg = pgpu_last_error(NULL);
+    CHECK(st == PGPU_ERROR_UNSUPPORTED && s == NULL && msg && msg[0], "unsupported %-36s -> %s, \"%s\"", what,
+          pgpu_status_string(st), message_or_null(msg));
+    pgpu_destroy(s);
+}
+
 /* pgpu_create must accept cfg: NO_DEVICE without a GPU; with one, a handle
  * (or UNSUPPORTED from a method other than Jacobi and RBGS, which this
  * foundation step does not require). */
@@ -129,15 +141,34 @@ static void invalid_configs(void)
     INVALID("stride_y = INT64_MAX/2", base3, c.stride_y = INT64_MAX / 2);
     INVALID("stride_z = INT64_MAX/3", base3, c.stride_z = INT64_MAX / 3);
 
-    /* flags */
-    INVALID("flag bit 0x40", base3, c.flags |= 0x40u);
-    INVALID("flag bit 0x80", base3, c.flags |= 0x80u);
-    INVALID("flag bit 0x400", base3, c.flags |= 0x400u);
-    INVALID("flag bit 0x1000", base3, c.flags |= 0x1000u);
+    /* flags: bits that name nothing */
+    INVALID("flag bit 0x20 (no method)", base3, c.flags |= 0x20u);
+    INVALID("flag bit 0x80 (no method)", base3, c.flags |= 0x80u);
+    INVALID("flag bit 0x800 (no precision)", base3, c.flags |= 0x800u);
+    INVALID("flag bit 0x4000", base3, c.flags |= 0x4000u);
     INVALID("flag bit 0x80000000", base3, c.flags |= 0x80000000u);
-    INVALID("method 6", base3, c.flags = 6u | PGPU_DOUBLE);
-    INVALID("method 15", base3, c.flags = 15u | PGPU_DOUBLE);
-    INVALID("both precisions", base3, c.flags = PGPU_RBGS | PGPU_FLOAT | PGPU_DOUBLE);
+    /* every pair of methods and of precisions: one of each per config */
+    {
+        static const unsigned m[5] = {PGPU_JACOBI, PGPU_RBGS, PGPU_VCYCLE, PGPU_FMG, PGPU_FFT};
+        static const unsigned p[3] = {PGPU_DOUBLE, PGPU_FLOAT, PGPU_MIXED};
+        char what[64];
+        for (int a = 0; a < 5; ++a)
+            for (int b = a + 1; b < 5; ++b) {
+                snprintf(what, sizeof what, "two methods 0x%x | 0x%x", m[a], m[b]);
+                c = base3();
+                c.flags = m[a] | m[b] | PGPU_DOUBLE;
+                expect_invalid(what, &c);
+            }
+        for (int a = 0; a < 3; ++a)
+            for (int b = a + 1; b < 3; ++b) {
+                snprintf(what, sizeof what, "two precisions 0x%x | 0x%x", p[a], p[b]);
+                c = base3();
+                c.flags = PGPU_FMG | p[a] | p[b];
+                expect_invalid(what, &c);
+            }
+        INVALID("all methods", base3, c.flags = PGPU_METHOD_MASK | PGPU_DOUBLE);
+        INVALID("all precisions", base3, c.flags = PGPU_FMG | PGPU_DOUBLE | PGPU_FLOAT | PGPU_MIXED);
+    }
     INVALID("WCYCLE with JACOBI", base3, c.flags = PGPU_JACOBI | PGPU_WCYCLE);
     INVALID("WCYCLE with RBGS", base3, c.flags = PGPU_RBGS | PGPU_WCYCLE);
     INVALID("WCYCLE with FFT", base3, c.flags = PGPU_FFT | PGPU_WCYCLE);
@@ -174,6 +205,11 @@ static void invalid_configs(void)
     INVALID("check_interval = -1", base3, c.check_interval = -1);
     INVALID("check_interval = -1 (2D)", base2, c.check_interval = -1);
 #undef INVALID
+    c = base3();
+    c.flags = PGPU_JACOBI | PGPU_MIXED;
+    expect_unsupported("JACOBI | MIXED", &c);
+    c.flags = PGPU_RBGS | PGPU_MIXED;
+    expect_unsupported("RBGS | MIXED", &c);
 }
 
 static void valid_configs(void)
@@ -219,6 +255,10 @@ static void valid_configs(void)
     VALID("FMG | WCYCLE | FLOAT", base3, c.flags = PGPU_FMG | PGPU_WCYCLE | PGPU_FLOAT);
     VALID("VCYCLE pre 3 post 2", base3, (c.flags = PGPU_VCYCLE, c.pre_smooth = 3, c.post_smooth = 2));
     VALID("FFT", base3, c.flags = PGPU_FFT);
+    VALID("VCYCLE | MIXED", base3, c.flags = PGPU_VCYCLE | PGPU_MIXED);
+    VALID("FMG | MIXED | FIXED", base3, c.flags = PGPU_FMG | PGPU_MIXED | PGPU_FIXED);
+    VALID("FFT | MIXED", base3, c.flags = PGPU_FFT | PGPU_MIXED);
+    VALID("precision only (MIXED)", base3, c.flags = PGPU_MIXED);
 #undef VALID
 }
 

@@ -437,7 +437,7 @@ static void test_pair(pgpu::Env &env, const char *name, int l, const pgpu::Level
             Lf.down.prolong(env, d_e, d_u, d_u, tile ? pgpu::Transfer<T>::TILED : pgpu::Transfer<T>::DIRECT);
         else /* the direct kernel's set variant, which the library itself does not use */
             pgpu::launch(Lf.walk, 0, (cudaStream_t)0, pgpu::interp_kernel<T, 2, false>, Lf.g, Lc.g, Lf.down.p2,
-                         (const T *)d_e, (const T *)d_u, d_u);
+                         (const T *)d_e, (const T *)d_u, d_u, (double *)nullptr);
         if (t_sync(what)) {
             const std::vector<T> got = download_raw(d_u, (size_t)F.elems);
             double worst = 0.0;
