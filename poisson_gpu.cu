@@ -64,6 +64,7 @@ constexpr int64_t SMALL_GRID_PTS = 1 << 17;
 // in flight than long walks with a look-ahead window.
 constexpr int WALK_THREADS = 256;
 constexpr int FINAL_THREADS = 1024; // the one block that adds the block partials
+constexpr size_t FOLD_AT = 8 * FINAL_THREADS, FOLD_BLOCKS = 128; // more partials are folded first
 
 // ---- multigrid structure ----
 constexpr int MAX_LEVELS = 96;
@@ -896,21 +897,25 @@ __device__ __forceinline__ void write_partial(double *partials, Red3 v)
 // What the final pass does with the total besides storing it.
 enum FinalMode { FINAL_STORE = 0, FINAL_SHIFT = 1 };
 
-// out[0..2] = totals.  FINAL_SHIFT also sets *shift = singular ? s0 / npts : 0
-// (the mean of the right-hand side, removed from singular problems).
+// Block b: out[3b .. 3b+2] = the totals of partials [b seg, (b+1) seg) of
+// nblocks.  One block is the final pass; many fold a long list first
+// (Reducer::total), in a fixed order either way.  FINAL_SHIFT (one block)
+// also sets *shift = singular ? s0 / npts : 0 (the mean of the right-hand
+// side, removed from singular problems).
 template <class T>
 __global__ void __launch_bounds__(FINAL_THREADS) final_kernel(const double *__restrict__ partials, size_t nblocks,
-                                                              double *out, int mode, double npts, int singular,
-                                                              T *shift)
+                                                              size_t seg, double *out, int mode, double npts,
+                                                              int singular, T *shift)
 {
     Red3 v{0, 0, 0};
-    for (size_t b = threadIdx.x; b < nblocks; b += blockDim.x)
+    const size_t end = min(nblocks, seg * (blockIdx.x + 1));
+    for (size_t b = seg * blockIdx.x + threadIdx.x; b < end; b += blockDim.x)
         v = red_combine(v, Red3{partials[3 * b], partials[3 * b + 1], partials[3 * b + 2]});
     v = block_reduce(v);
     if (threadIdx.x == 0) {
-        out[0] = v.s0;
-        out[1] = v.s1;
-        out[2] = v.m;
+        out[3 * blockIdx.x + 0] = v.s0;
+        out[3 * blockIdx.x + 1] = v.s1;
+        out[3 * blockIdx.x + 2] = v.m;
         if (mode == FINAL_SHIFT) *shift = singular ? T(v.s0 / npts) : T(0);
     }
 }
@@ -1010,7 +1015,8 @@ struct Reducer {
     {
         char *err = env.err;
         nparts = most_blocks;
-        PGPU_FORWARD(env.mem.alloc(err, (void **)&d_part, nparts * 3 * sizeof(double), "reduction partials"));
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&d_part, (nparts + FOLD_BLOCKS) * 3 * sizeof(double),
+                                   "reduction partials"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&d_res, RES_COUNT * sizeof(double), "reduction results"));
         PGPU_CUDA(cudaMallocHost((void **)&h_res, RES_COUNT * sizeof(double)));
         return PGPU_SUCCESS;
@@ -1026,7 +1032,18 @@ struct Reducer {
                       T *shift = nullptr)
     {
         char *err = env.err;
-        final_kernel<T><<<1, FINAL_THREADS, 0, env.st>>>(d_part, blocks, d_res + slot, mode, npts, singular, shift);
+        const double *from = d_part;
+        if (blocks > FOLD_AT) { // one block would take tens of microseconds: fold in FOLD_BLOCKS first
+            const size_t seg = (blocks + FOLD_BLOCKS - 1) / FOLD_BLOCKS;
+            double *folded = d_part + 3 * nparts;
+            final_kernel<T><<<(unsigned)((blocks + seg - 1) / seg), FINAL_THREADS, 0, env.st>>>(
+                d_part, blocks, seg, folded, FINAL_STORE, 0, 0, nullptr);
+            PGPU_LAUNCHED();
+            from = folded;
+            blocks = (blocks + seg - 1) / seg;
+        }
+        final_kernel<T><<<1, FINAL_THREADS, 0, env.st>>>(from, blocks, blocks, d_res + slot, mode, npts, singular,
+                                                         shift);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
