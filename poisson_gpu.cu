@@ -1109,6 +1109,12 @@ static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const
 struct Convergence {
     double rhs_norm = NAN, tol = 0, first = -1;
     int max_it = 0;
+    pgpu_monitor monitor = nullptr; // the user's, called at every check
+    void *user = nullptr;
+    void tell(int it, double rn, double rel) const
+    {
+        if (monitor) monitor(user, it, rn, rel);
+    }
     void measured(double rn, double rmax, pgpu_report &r) const
     {
         r.residual_norm = rn;
@@ -1119,6 +1125,7 @@ struct Convergence {
                bool &stop, pgpu_status &result)
     {
         measured(rn, rmax, r);
+        tell(it, rn, r.relative_residual);
         if (first < 0) first = rn;
         stop = true;
         if (!std::isfinite(rn) || rn > 1e8 * std::max(rhs_norm, first)) {
@@ -3884,6 +3891,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
             it += n;
             PGPU_FORWARD(red.fetch(e, RES_CORR, 3));
             const double ratio = std::sqrt(red.h_res[RES_CORR] / red.h_res[RES_CORR + 1]);
+            cv.tell(it, NAN, ratio);
             if (!std::isfinite(red.h_res[RES_CORR]) || !std::isfinite(red.h_res[RES_CORR + 1])) {
                 result = record(err, PGPU_ERROR_BREAKDOWN, "multigrid: the correction became %g after %d cycles",
                                 red.h_res[RES_CORR], it);
@@ -5342,6 +5350,12 @@ template <class T> class FftSolver {
     // undetermined: the caller removes u's mean; and the shift must be the
     // mean of a singular right-hand side (the other routes drop the zero mode).
     bool line_solve() const { return tri >= 0; }
+    // The plans' stream (pgpu_set_stream).
+    pgpu_status set_stream(char *err, cudaStream_t st)
+    {
+        for (cufftHandle p : plans) PGPU_CUFFT(cufftSetStream(p, st));
+        return PGPU_SUCCESS;
+    }
 
   private:
     typedef typename Cplx<T>::type C2;
@@ -5897,6 +5911,8 @@ struct SolverBase {
     virtual pgpu_status solve(void *u, const void *f, pgpu_report *rep) = 0;
     virtual pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) = 0;
     virtual pgpu_status residual(const void *u, const void *f, double *rel) = 0;
+    virtual pgpu_status set_stream(cudaStream_t st) = 0;
+    virtual void set_monitor(pgpu_monitor fn, void *user) = 0;
 };
 
 template <class T> struct Solver : SolverBase {
@@ -5904,6 +5920,12 @@ template <class T> struct Solver : SolverBase {
     pgpu_status solve(void *u, const void *f, pgpu_report *rep) override;
     pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) override;
     pgpu_status residual(const void *u, const void *f, double *rel) override;
+    pgpu_status set_stream(cudaStream_t st) override;
+    void set_monitor(pgpu_monitor fn, void *user) override
+    {
+        monitor = fn;
+        monitor_user = user;
+    }
     ~Solver() override
     {
         if (ev0) cudaEventDestroy(ev0);
@@ -5927,6 +5949,8 @@ template <class T> struct Solver : SolverBase {
         float *d_shift = nullptr; // the mean of a singular residual
     };
     std::unique_ptr<Inner> in;
+    pgpu_monitor monitor = nullptr; // pgpu_set_monitor
+    void *monitor_user = nullptr;
     T *d_shift = nullptr;                        // the mean of a singular right-hand side (0 otherwise)
     T *d_host_u = nullptr, *d_host_f = nullptr; // pgpu_solve_host's copies, made on first use
     cudaEvent_t ev0 = nullptr, ev1 = nullptr;
@@ -6050,6 +6074,8 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
     cv.rhs_norm = rhs_norm;
     cv.tol = cfg.tolerance;
     cv.max_it = cfg.max_iterations;
+    cv.monitor = monitor;
+    cv.user = monitor_user;
     pgpu_status result;
     switch (method) {
     case PGPU_JACOBI:
@@ -6091,6 +6117,8 @@ template <class T> pgpu_status Solver<T>::run_mixed(T *u, const T *f, double rhs
         cv.rhs_norm = rhs_norm;
         cv.tol = cfg.tolerance;
         cv.max_it = cfg.max_iterations;
+        cv.monitor = monitor;
+        cv.user = monitor_user;
         const char *what = method == PGPU_FFT ? "FFT (mixed)" : "multigrid (mixed)";
         pgpu_status result = PGPU_SUCCESS;
         int steps = 0, cycles = 0;
@@ -6289,6 +6317,24 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     PGPU_CUDA(cudaEventElapsedTime(&ms, ev0, ev1));
     r.seconds = ms * 1e-3;
     return result;
+}
+
+// Later work goes to st, ordered after everything the handle queued on the
+// old stream (an event, no host wait).
+template <class T> pgpu_status Solver<T>::set_stream(cudaStream_t st)
+{
+    char *err = env.err;
+    err[0] = 0;
+    DeviceGuard guard(env.device);
+    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
+    if (st == env.st) return PGPU_SUCCESS;
+    PGPU_CUDA(cudaEventRecord(ev1, env.st));
+    PGPU_CUDA(cudaStreamWaitEvent(st, ev1, 0));
+    PGPU_FORWARD(fft.set_stream(err, st));
+    if (in) PGPU_FORWARD(in->fft.set_stream(err, st));
+    env.st = st;
+    cfg.stream = (struct CUstream_st *)st;
+    return PGPU_SUCCESS;
 }
 
 template <class T> pgpu_status Solver<T>::solve_host(void *u, const void *f, pgpu_report *rep)
@@ -6623,6 +6669,26 @@ pgpu_status pgpu_get_config(const pgpu_solver *s, pgpu_config *out)
 }
 
 size_t pgpu_workspace_bytes(const pgpu_solver *s) { return s ? s->impl->env.mem.bytes : 0; }
+
+pgpu_status pgpu_set_stream(pgpu_solver *s, struct CUstream_st *stream)
+{
+    if (!s) return PGPU_ERROR_INVALID_ARGUMENT;
+    return s->impl->set_stream((cudaStream_t)stream);
+}
+
+pgpu_status pgpu_get_stream(const pgpu_solver *s, struct CUstream_st **stream)
+{
+    if (!s || !stream) return PGPU_ERROR_INVALID_ARGUMENT;
+    *stream = (struct CUstream_st *)s->impl->env.st;
+    return PGPU_SUCCESS;
+}
+
+pgpu_status pgpu_set_monitor(pgpu_solver *s, pgpu_monitor fn, void *user)
+{
+    if (!s) return PGPU_ERROR_INVALID_ARGUMENT;
+    s->impl->set_monitor(fn, user);
+    return PGPU_SUCCESS;
+}
 
 void pgpu_destroy(pgpu_solver *s)
 {

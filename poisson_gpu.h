@@ -69,15 +69,23 @@
  *  method         tolerance          max_iterations  omega       pre/post  check
  *  PGPU_JACOBI    1e-10 (float: *)   20000 sweeps    1.0         -         10
  *  PGPU_RBGS      1e-10 (float: *)   20000 iter.     1.0         -         10
- *  PGPU_VCYCLE    1e-10 (float: *)   100 cycles      1.3 (2D 1.2) 2 / 1    1
+ *  PGPU_VCYCLE    1e-10 (float: **)  100 cycles      1.3 (2D 1.2) 2 / 1    1
  *  PGPU_FMG       none: one pass     50 cycles       1.3 (2D 1.2) 2 / 1    1
  *  (multigrid omega: 1.2 in 3D and 1.15 in 2D when two or three periodic axes
  *  have an odd number of points)
  *  PGPU_FFT       (direct; exact to rounding: no tolerance, no iterations)
+ *  PGPU_MIXED     1e-10              30 refinements  (as the method)
  *  With PGPU_FIXED, max_iterations defaults to 1.
  *  (*) float: 1e-5, or what float rounding lets the residual reach on this
  *  grid if that is larger (a quarter of eps lambda_max / lambda_min; 1e-4 at
  *  128^3 Dirichlet).  pgpu_get_config shows the value in use.
+ *  (**) float V-cycles with tolerance 0 stop on the coarse-grid correction
+ *  instead of the residual: when its RMS falls to 2^-20 of u's, or stalls
+ *  below 8 times that (float's own rounding of u).  The residual of a float
+ *  u cannot show the error left (its rounding alone gives a relative
+ *  residual of ~eps lambda_max / lambda_min / 10, 4e-3 at 511^3); the
+ *  correction can: 5 to 8 cycles, max error 4e-7 to 9e-7 of max |u|
+ *  against the exact discrete solution at 255^3 to 1023^3.
  *
  *  - tolerance: stop when ||b - A u||_2 / ||b||_2 <= tolerance, where b is
  *    f plus the boundary terms (minus the mean for singular problems).  FMG
@@ -91,8 +99,22 @@
  *  - RBGS colours: point (i,j,k) (1-based interior index, k = 1 in 2D) is red
  *    when i+j+k is even.  Red points are updated first, all at once from the
  *    old values, then black points from the new red values.
- *  - Precision: PGPU_DOUBLE (default) or PGPU_FLOAT for u and f; norms are
- *    always accumulated in double.
+ *  - Precision.  PGPU_DOUBLE (default) or PGPU_FLOAT for u and f; residuals
+ *    and norms are always formed in double, so float results are as
+ *    accurate as float's rounding of u allows: max error against the exact
+ *    discrete solution about 6e-7 of max |u| for float FMG (one pass) and
+ *    float V-cycles at 511^3 and 1023^3, 1e-6 for the float FFT (measured,
+ *    bench group 'precision').  PGPU_MIXED keeps u and f in double and
+ *    solves with float cycles (or a float FFT) inside a refinement that
+ *    forms the residual and corrects u in double: double's accuracy in
+ *    about 0.57 of double's time for V-cycles to 1e-10 at 512^3; the report
+ *    counts refinements and float cycles.  Jacobi and RBGS in float stop
+ *    where every update is below half an ulp, about 0.07 eps lambda_max /
+ *    lambda_min from the solution: small grids only (and no MIXED).
+ *    Float or double?  Float halves the bytes and the time; its error is
+ *    ~1e-6 of max |u|, below the discretisation error of most grids.  Take
+ *    MIXED when you need the residual below ~1e-6, double when the data
+ *    must stay double and time matters less.
  *
  * ============================================================================
  * ERRORS, STREAMS, THREADS, MEMORY
@@ -109,7 +131,9 @@
  *  - All device memory is allocated in pgpu_create (pgpu_workspace_bytes
  *    says how much), except pgpu_solve_host's device copies of u and f,
  *    allocated on its first call and kept until pgpu_destroy.
- *  - All device work goes to cfg.stream (0: the legacy default stream).
+ *  - All device work goes to cfg.stream (0: the legacy default stream), or
+ *    to the stream given to pgpu_set_stream later.  Handles may share a
+ *    stream: their work is then ordered by it.
  *    pgpu_solve waits for the stream only to read the residual norms the
  *    convergence checks and the report need.  With PGPU_FIXED it runs a fixed
  *    schedule with no host synchronisation at all, and can be captured into
@@ -117,8 +141,9 @@
  *    a CUDA graph of its own launches: the first solve with a given pair of
  *    u and f pointers captures it (on a stream of the handle's, in
  *    thread-local capture mode) and launches it on cfg.stream, later solves
- *    with that pair only launch it; the graphs of the last four pairs are
- *    kept until pgpu_destroy.  The data is read when the graph runs, so new
+ *    with that pair only launch it; the graphs of the last eight (pair,
+ *    sequence) keys are kept until pgpu_destroy (the default multigrid path
+ *    replays its passes the same way).  The data is read when the graph runs, so new
  *    values in the same arrays are solved as usual.  While cfg.stream is
  *    being captured by the caller, the solve's launches go into the
  *    caller's graph instead.
@@ -127,6 +152,8 @@
  *    makes it current during each call (restoring the caller's afterwards).
  *  - Results on the same GPU, toolkit and stream are bit-identical from run
  *    to run (no floating-point atomics).
+ *  - pgpu_set_monitor installs a callback called at each convergence check
+ *    (iteration, residual norm, relative residual), on the calling thread.
  *  - Sizes up to what memory allows: all index arithmetic is 64-bit.
  *
  * What it does not do: non-uniform spacing along an axis, variable
@@ -269,6 +296,25 @@ pgpu_status pgpu_get_config(const pgpu_solver *s, pgpu_config *out);
 
 /* Device memory held by the handle, in bytes (0 for NULL). */
 size_t pgpu_workspace_bytes(const pgpu_solver *s);
+
+/* The stream the handle's work goes to (cfg.stream at create; 0 = the
+ * default stream).  pgpu_set_stream changes it for later calls; the new
+ * stream is ordered after everything the handle queued on the old one (an
+ * event, no host wait).  Graphs the handle captured stay valid. */
+pgpu_status pgpu_set_stream(pgpu_solver *s, struct CUstream_st *stream);
+pgpu_status pgpu_get_stream(const pgpu_solver *s, struct CUstream_st **stream);
+
+/* A progress callback, called on the calling thread at every convergence
+ * check of a solve (never with PGPU_FIXED, never for the FFT or a one-pass
+ * FMG): `iteration` as the report counts it (PGPU_MIXED: refinements),
+ * the residual norm and the relative residual.  Float V-cycles under the
+ * default tolerance check the coarse-grid correction instead: residual_norm
+ * is NaN there and relative_residual the correction's RMS relative to u's.
+ * The callback must not call into the same handle. */
+typedef void (*pgpu_monitor)(void *user, int iteration, double residual_norm, double relative_residual);
+
+/* Installs fn (NULL: none) with its user pointer for later solves. */
+pgpu_status pgpu_set_monitor(pgpu_solver *s, pgpu_monitor fn, void *user);
 
 /* Frees everything; NULL is a no-op. */
 void pgpu_destroy(pgpu_solver *s);

@@ -11,7 +11,11 @@
  *    calls replay the library's own graph, the captured one launches);
  *  - PGPU_FIXED multigrid's graphs per (u, f) pair: over more pairs than it
  *    keeps, and with new data in the same arrays, every solve equals a new
- *    handle's first bit for bit.
+ *    handle's first bit for bit;
+ *  - pgpu_set_stream / pgpu_get_stream: a handle moved from the default
+ *    stream to a non-blocking one (graph replay, cuFFT plans included) gives
+ *    the bits of a handle created on it; the monitor is called at every
+ *    check with rising iterations, its last call the report's numbers.
  */
 #include "common.h"
 
@@ -271,6 +275,96 @@ done:
     }
 }
 
+/* A monitor that records its calls. */
+typedef struct calls {
+    int n, rising, last_it;
+    double last_rn, last_rel;
+} calls;
+
+static void record_call(void *user, int it, double rn, double rel)
+{
+    calls *c = (calls *)user;
+    if (c->n > 0 && it <= c->last_it)
+        c->rising = 0;
+    c->n++;
+    c->last_it = it;
+    c->last_rn = rn;
+    c->last_rel = rel;
+}
+
+/* A handle created on the default stream and moved to `stream` gives the
+ * bits of one created there; the monitor sees every check. */
+static void check_set_stream(cudaStream_t stream, unsigned flags, const char *bcs)
+{
+    pgpu_config cfg = t_config(33, 20, 17, bcs, 0.03, 0.05, 0.06, flags);
+    const unsigned method = flags & PGPU_METHOD_MASK;
+    const int mixed = (flags & PGPU_MIXED) != 0, by_correction = method == PGPU_VCYCLE && (flags & PGPU_FLOAT);
+    if (method == PGPU_RBGS)
+        cfg.tolerance = (flags & PGPU_FLOAT) ? 1e-4 : 1e-9;
+    else if (method == PGPU_VCYCLE && !by_correction)
+        cfg.tolerance = 1e-9;
+    char name[160];
+    snprintf(name, sizeof name, "set_stream %s %s %s", t_method_name(flags), t_precision_name(t_precision(flags)),
+             bcs);
+    t_problem P;
+    if (!t_problem_init(&P, &cfg))
+        return;
+    t_problem_randomize(&P);
+    pgpu_config on_stream = cfg;
+    on_stream.stream = stream;
+    pgpu_solver *moved = t_create(&cfg, name), *born = t_create(&on_stream, name);
+    void *a = malloc(P.bytes), *b = malloc(P.bytes);
+    if (moved && born && a && b && t_problem_upload(&P)) {
+        pgpu_report ra, rb;
+        struct CUstream_st *got = (struct CUstream_st *)1;
+        const pgpu_status g0 = pgpu_get_stream(moved, &got);
+        CHECK(g0 == PGPU_SUCCESS && got == NULL, "%s: pgpu_get_stream before: %s, %p", name, pgpu_status_string(g0),
+              (void *)got);
+        /* A solve on the default stream first, so that graphs and plans exist. */
+        const pgpu_status s0 = solve_once(&P, moved, 0, a, &ra);
+        const pgpu_status ss = pgpu_set_stream(moved, stream);
+        const pgpu_status g1 = pgpu_get_stream(moved, &got);
+        CHECK(s0 == PGPU_SUCCESS && ss == PGPU_SUCCESS && g1 == PGPU_SUCCESS && got == stream,
+              "%s: solve %s, pgpu_set_stream %s, pgpu_get_stream %s gives the new stream", name,
+              pgpu_status_string(s0), pgpu_status_string(ss), pgpu_status_string(g1));
+        calls c = {0, 1, 0, 0.0, 0.0};
+        pgpu_set_monitor(moved, record_call, &c);
+        const pgpu_status sa = solve_once(&P, moved, stream, a, &ra);
+        const pgpu_status sb = solve_once(&P, born, stream, b, &rb);
+        CHECK(sa == PGPU_SUCCESS && sb == PGPU_SUCCESS && memcmp(a, b, P.bytes) == 0 && same_report(&ra, &rb),
+              "%s: after pgpu_set_stream the bits of a handle created on the stream (%s, %s)", name,
+              pgpu_status_string(sa), pgpu_status_string(sb));
+        const int checks = !(flags & PGPU_FIXED) && (mixed || (method != PGPU_FFT && method != PGPU_FMG));
+        const int last_it = mixed ? ra.refinements : ra.iterations;
+        if (checks && by_correction) /* the correction's size, no residual */
+            CHECK(c.n >= 1 && c.rising && c.last_it == last_it && c.last_rn != c.last_rn && c.last_rel > 0 &&
+                      c.last_rel < 1e-4,
+                  "%s: monitor called %d times, rising %d, last at %d (the report's %d), residual NaN (%g), "
+                  "correction %.3e",
+                  name, c.n, c.rising, c.last_it, last_it, c.last_rn, c.last_rel);
+        else if (checks)
+            CHECK(c.n >= 1 && c.rising && c.last_it == last_it && c.last_rel == ra.relative_residual &&
+                      c.last_rn == ra.residual_norm,
+                  "%s: monitor called %d times, rising %d, last (%d, %.3e) = the report's (%d, %.3e)", name, c.n,
+                  c.rising, c.last_it, c.last_rel, last_it, ra.relative_residual);
+        else
+            CHECK(c.n == 0, "%s: no convergence checks, no monitor calls (%d)", name, c.n);
+        pgpu_set_monitor(moved, NULL, NULL);
+        c.n = 0;
+        solve_once(&P, moved, stream, a, &ra);
+        CHECK(c.n == 0, "%s: the monitor removed is not called (%d)", name, c.n);
+    }
+    CHECK(pgpu_set_stream(NULL, stream) == PGPU_ERROR_INVALID_ARGUMENT &&
+              pgpu_get_stream(moved, NULL) == PGPU_ERROR_INVALID_ARGUMENT &&
+              pgpu_set_monitor(NULL, record_call, NULL) == PGPU_ERROR_INVALID_ARGUMENT,
+          "%s: NULL handle / NULL out: PGPU_ERROR_INVALID_ARGUMENT", name);
+    free(a);
+    free(b);
+    pgpu_destroy(moved);
+    pgpu_destroy(born);
+    t_problem_free(&P);
+}
+
 int main(void)
 {
     t_require_device("test_stream");
@@ -293,6 +387,13 @@ int main(void)
         check_replays(s1, PGPU_VCYCLE, prec);
     }
     check_two_handles(s1, s2);
+    check_set_stream(s2, PGPU_VCYCLE | PGPU_DOUBLE, "DNPPDD");
+    check_set_stream(s2, PGPU_VCYCLE | PGPU_FLOAT, "DDDDDD"); /* checks the correction */
+    check_set_stream(s2, PGPU_VCYCLE | PGPU_MIXED, "NNPPNN");
+    check_set_stream(s2, PGPU_RBGS | PGPU_FLOAT, "DDNNPP");
+    check_set_stream(s2, PGPU_FMG | PGPU_FLOAT | PGPU_FIXED, "DDNNDD");
+    check_set_stream(s2, PGPU_FFT | PGPU_DOUBLE, "DDNNPP");
+    check_set_stream(s2, PGPU_FFT | PGPU_MIXED, "DDDDDD");
     cudaStreamDestroy(s1);
     cudaStreamDestroy(s2);
     return t_finish("test_stream");
