@@ -413,6 +413,16 @@ static void mark_fail(row_t *r, pgpu_status st, const char *detail)
         note_add(r, "%s", pgpu_status_string(st));
 }
 
+/* A handle for c, or NULL with the row marked failed. */
+static pgpu_solver *create_or_mark(const pgpu_config *c, row_t *r)
+{
+    pgpu_solver *s = NULL;
+    const pgpu_status st = pgpu_create(c, &s);
+    if (st != PGPU_SUCCESS)
+        mark_fail(r, st, pgpu_last_error(NULL));
+    return s;
+}
+
 static void fmt_num(char *s, size_t n, const char *fmt, double v)
 {
     if (isnan(v))
@@ -575,10 +585,9 @@ static double run_fixed(const char *scen, unsigned method, int prob, const grid_
     set_guess(init, g);
     pgpu_config c = prob_config(prob, g, method | PGPU_FIXED);
     c.max_iterations = k;
-    pgpu_solver *s = NULL;
-    pgpu_status st = pgpu_create(&c, &s);
-    if (st != PGPU_SUCCESS) {
-        mark_fail(&r, st, pgpu_last_error(NULL));
+    pgpu_status st = PGPU_SUCCESS;
+    pgpu_solver *s = create_or_mark(&c, &r);
+    if (!s) {
         *out = r;
         return NAN;
     }
@@ -723,10 +732,9 @@ static void bench_multigrid(const int64_t *sizes, int nsizes, int64_t nbig)
         set_guess(INIT_ZERO, &g);
         pgpu_config c = prob_config(PROB_DIR, &g, PGPU_VCYCLE);
         c.tolerance = 1e-10;
-        pgpu_solver *s = NULL;
-        pgpu_status st = pgpu_create(&c, &s);
-        if (st != PGPU_SUCCESS) {
-            mark_fail(&r, st, pgpu_last_error(NULL));
+        pgpu_status st = PGPU_SUCCESS;
+        pgpu_solver *s = create_or_mark(&c, &r);
+        if (!s) {
         } else {
             double ms = NAN;
             pgpu_report rep;
@@ -832,10 +840,9 @@ static void bench_fft2d(int64_t n)
     set_rhs(PROB_DIR, &g);
     set_guess(INIT_RAND, &g);
     pgpu_config c = prob_config(PROB_DIR, &g, PGPU_FFT | PGPU_FIXED);
-    pgpu_solver *s = NULL;
-    pgpu_status st = pgpu_create(&c, &s);
-    if (st != PGPU_SUCCESS) {
-        mark_fail(&r, st, pgpu_last_error(NULL));
+    pgpu_status st = PGPU_SUCCESS;
+    pgpu_solver *s = create_or_mark(&c, &r);
+    if (!s) {
         print_row(&r);
         return;
     }
@@ -1014,10 +1021,9 @@ static void run_exact(const char *scen, const grid_t *g, unsigned flags, int max
     c.flags = flags | pflag(g->esz);
     c.max_iterations = maxit;
     c.stream = g_stream;
-    pgpu_solver *s = NULL;
-    pgpu_status st = pgpu_create(&c, &s);
-    if (st != PGPU_SUCCESS) {
-        mark_fail(&r, st, pgpu_last_error(NULL));
+    pgpu_status st = PGPU_SUCCESS;
+    pgpu_solver *s = create_or_mark(&c, &r);
+    if (!s) {
         *out = r;
         return;
     }
@@ -1048,10 +1054,9 @@ static double run_checked(const char *scen, const grid_t *g, unsigned flags, dou
     set_guess(INIT_ZERO, g);
     pgpu_config c = prob_config(PROB_DIR, g, flags);
     c.tolerance = tol;
-    pgpu_solver *s = NULL;
-    pgpu_status st = pgpu_create(&c, &s);
-    if (st != PGPU_SUCCESS) {
-        mark_fail(&r, st, pgpu_last_error(NULL));
+    pgpu_status st = PGPU_SUCCESS;
+    pgpu_solver *s = create_or_mark(&c, &r);
+    if (!s) {
         *out = r;
         return NAN;
     }
