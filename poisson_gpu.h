@@ -20,9 +20,15 @@
  *     pgpu_destroy(s);
  *
  * Build: compile poisson_gpu.cu with nvcc into your project and link cuFFT,
- *     nvcc -O3 -arch=sm_90 -c poisson_gpu.cu && ... -lcufft -lcudart
- * or use the project's meson.build (also as a Meson subproject:
- * dependency('poisson_gpu')).
+ * the CUDA runtime and, from a C linker, the C++ runtime (the implementation
+ * is C++ inside) and libm:
+ *     nvcc -O3 -arch=sm_90 -c poisson_gpu.cu -o poisson_gpu.o
+ *     gcc app.c poisson_gpu.o -L$CUDA/lib64 -lcufft -lcudart -lstdc++ -lm
+ * (nvcc or g++ as the linker add -lstdc++ -lm themselves).  Or use the
+ * project's meson.build (also as a Meson subproject:
+ * dependency('poisson_gpu')); README.md lists every way in.
+ * Allocate d_u and d_f with cudaMalloc, (nx+2)*(ny+2)*(nz+2) elements each
+ * (layout below), the boundary values in u's ghosts.
  *
  * ============================================================================
  * THE PROBLEM
