@@ -162,8 +162,56 @@
  *    (iteration, residual norm, relative residual), on the calling thread.
  *  - Sizes up to what memory allows: all index arithmetic is 64-bit.
  *
- * What it does not do: non-uniform spacing along an axis, variable
- * coefficients, higher-order stencils, several GPUs.
+ * ============================================================================
+ * MASKS AND VARIABLE COEFFICIENTS
+ * ============================================================================
+ *
+ * A handle solves -div(beta grad u) = f on a masked domain once
+ * pgpu_set_mask and/or pgpu_set_coefficients gave it the data (both
+ * optional; without them beta = 1 and every interior point is fluid).
+ *
+ *  - The mask: one byte per point, device memory, laid out as u (the same
+ *    element strides; a mask byte at element index p belongs to u[p]); only
+ *    interior entries are read.  PGPU_CELL_FLUID: an unknown.
+ *    PGPU_CELL_DIRICHLET: the value in u there is held fixed and enters its
+ *    fluid neighbours' equations (an air cell of a free surface).
+ *    PGPU_CELL_SOLID: not part of the domain; the face between a fluid and a
+ *    solid point is a zero-flux wall.  Solid and Dirichlet points of u are
+ *    never written, and solid points of u and f are never read (they may
+ *    hold anything, NaN included); f is read at fluid points only.
+ *  - beta: one value per interior point in the precision of u (ghosts not
+ *    read), positive and finite at every interior point.  The coefficient
+ *    of the face between two points is the harmonic mean
+ *    2 beta_p beta_q / (beta_p + beta_q) (the choice for density jumps); at
+ *    a box face it is beta of the interior point.
+ *  - The equation at a fluid point p, h per axis, over its six faces:
+ *        sum over faces of  a_face (u_p - u_q) / h^2  = f_p
+ *    where q is the neighbour across the face (the ghost on a Dirichlet box
+ *    face, the wrapped point on a periodic axis) and a_face its coefficient;
+ *    faces towards solid points are left out; a Neumann box face gives
+ *    a_face g / h on the right (g: the ghost value, du/dn) instead.
+ *  - Singular regions.  A connected fluid region (points joined through
+ *    fluid-fluid faces, periodic wraps included) that touches no Dirichlet
+ *    point and no Dirichlet box face determines u only up to a constant:
+ *    the solver removes the mean of its right-hand side b (f plus the
+ *    boundary terms) and returns the solution of mean zero on that region.
+ *    The report counts such regions (projected); the regions are found on
+ *    the GPU when the mask is set.
+ *  - Methods: JACOBI, RBGS, VCYCLE (V and W) and FMG accept masks and
+ *    coefficients, with or without PGPU_FIXED; FFT and PGPU_MIXED answer
+ *    PGPU_ERROR_UNSUPPORTED.
+ *  - Setting new data runs on the GPU in the handle's stream: the coarse
+ *    levels' cell types and coefficients and the regions are rebuilt there.
+ *    The first call allocates the workspace it needs (pgpu_workspace_bytes
+ *    grows); later calls allocate nothing.  The call waits for the stream
+ *    once, to read whether the data are valid; on invalid data (a mask byte
+ *    other than the three types, beta <= 0 or not finite, a mask without a
+ *    fluid point) it returns PGPU_ERROR_INVALID_ARGUMENT and the handle keeps
+ *    its previous data.  The data are copied: the caller's arrays may be
+ *    reused after the call.
+ *
+ * What it does not do: non-uniform spacing along an axis, higher-order
+ * stencils, several GPUs.
  */
 #ifndef POISSON_GPU_H
 #define POISSON_GPU_H
@@ -176,7 +224,7 @@ extern "C" {
 #endif
 
 #define PGPU_VERSION_MAJOR 0
-#define PGPU_VERSION_MINOR 4
+#define PGPU_VERSION_MINOR 5
 #define PGPU_VERSION_PATCH 0
 /* One integer: major * 10000 + minor * 100 + patch. */
 #define PGPU_VERSION (PGPU_VERSION_MAJOR * 10000 + PGPU_VERSION_MINOR * 100 + PGPU_VERSION_PATCH)
@@ -268,10 +316,13 @@ typedef struct pgpu_report {
     double seconds;           /* device time of the solve (CUDA events); NaN with PGPU_FIXED */
     pgpu_status status;       /* the value pgpu_solve returned */
     int singular;             /* 1: no Dirichlet face; the mean of b was removed, u has mean 0 */
-    double rhs_mean;          /* the mean removed from b (0 when not singular) */
+    double rhs_mean;          /* the mean removed from b (0 when not singular; with a mask
+                                 and several singular regions, NaN) */
     int refinements;          /* PGPU_MIXED: refinement steps (residual and correction in
                                  double); `iterations` counts the float cycles inside them.
                                  0 otherwise */
+    int projected;            /* singular regions whose mean of b was removed (the box
+                                 without a Dirichlet face: 1) */
 } pgpu_report;
 
 /* The unit cube (or square when nz == 1) with Dirichlet faces: h = 1/(n+1)
@@ -321,6 +372,18 @@ typedef void (*pgpu_monitor)(void *user, int iteration, double residual_norm, do
 
 /* Installs fn (NULL: none) with its user pointer for later solves. */
 pgpu_status pgpu_set_monitor(pgpu_solver *s, pgpu_monitor fn, void *user);
+
+/* Cell types of a mask (see MASKS AND VARIABLE COEFFICIENTS above). */
+enum { PGPU_CELL_FLUID = 0, PGPU_CELL_DIRICHLET = 1, PGPU_CELL_SOLID = 2 };
+
+/* Sets the cell-type mask (device memory, one byte per point, laid out as
+ * u); NULL removes it (every point fluid).  PGPU_ERROR_UNSUPPORTED for
+ * PGPU_FFT and PGPU_MIXED handles. */
+pgpu_status pgpu_set_mask(pgpu_solver *s, const uint8_t *mask);
+
+/* Sets beta of -div(beta grad u) = f (device memory, laid out as u, in the
+ * precision of u); NULL removes it (beta = 1). */
+pgpu_status pgpu_set_coefficients(pgpu_solver *s, const void *beta);
 
 /* Frees everything; NULL is a no-op. */
 void pgpu_destroy(pgpu_solver *s);
