@@ -26,6 +26,7 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <climits>
 #include <cmath>
 #include <cstdarg>
@@ -574,6 +575,14 @@ template <class T> struct Grid {
     // (c_lo[0], c_hi[n-1]).  The x/y neighbour offsets fit in an int.
     int fast;
     T cx, cy, cz, fxl, fxh, fyl, fyh, exl, exh, eyl, eyh;
+    // The general form (gen != 0; a mask or coefficients were set, see
+    // gen_couplings): the cell types mk (NULL: every point fluid; ghosts read
+    // as fluid) and the face fractions fx, fy, fz (NULL: 1) that multiply the
+    // table form's couplings; fx[p] belongs to the face between p - x and p,
+    // so the high face of the last node is at its ghost.  fast is 0 then.
+    int gen;
+    const uint8_t *mk;
+    const T *fx, *fy, *fz;
 };
 
 // A column's x/y couplings (values vxl .. vyh, neighbour offsets nxl .. nyh)
@@ -661,12 +670,79 @@ __device__ __forceinline__ A neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T 
     return neighbours_xy<A>(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + A(cz) * (A(uzl) + A(uzh));
 }
 
-// The neighbours' part of the operator at interior point (i, j, k) of the
-// table form, whose value is s[0]; diag gets its diagonal.  A: the
-// arithmetic (T, or double for a residual of float values).
-template <class A, class T>
-__device__ __forceinline__ A stencil_off(const Grid<T> &g, const T *s, int i, int j, int k, A &diag)
+// ---- the general form ----
+// A point's type is the low two bits of its mask byte (the builder keeps
+// flags in the others).  Its six faces (x-, x+, y-, y+, z-, z+) couple with
+// the table form's values times the face fraction -- beta's harmonic face
+// mean, on coarse levels the coarsened one (>>hierarchy) -- and a face
+// towards a solid point not at all.  v: the couplings to the neighbours at
+// offsets o, d: the faces' parts of the diagonal (they differ at Neumann box
+// faces, whose ghost holds a flux: no diagonal part).
+constexpr int CELL_BITS = 3;
+template <class T> __device__ __forceinline__ bool gen_fluid(const Grid<T> &g, int64_t p)
 {
+    return !g.mk || (g.mk[p] & CELL_BITS) == PGPU_CELL_FLUID;
+}
+template <class T> struct GenPoint {
+    T v[6], d[6];
+    int64_t o[6];
+};
+template <class T>
+__device__ __forceinline__ GenPoint<T> gen_couplings(const Grid<T> &g, int64_t p, int i, int j, int k)
+{
+    GenPoint<T> q;
+    const ColXY<T> c = col_xy(g, i, j);
+    q.o[0] = c.nxl; q.o[1] = c.nxh; q.o[2] = c.nyl; q.o[3] = c.nyh;
+    q.v[0] = c.vxl; q.v[1] = c.vxh; q.v[2] = c.vyl; q.v[3] = c.vyh;
+    q.d[0] = g.cxl[i]; q.d[1] = g.cxh[i]; q.d[2] = g.cyl[j]; q.d[3] = g.cyh[j];
+    T fr[6] = {T(1), T(1), T(1), T(1), T(0), T(0)};
+    if (g.fx) { fr[0] = g.fx[p]; fr[1] = g.fx[p + 1]; }
+    if (g.fy) { fr[2] = g.fy[p]; fr[3] = g.fy[p + g.sy]; }
+    if (g.is3d) {
+        const ColZ<T> z = col_z(g, k);
+        q.o[4] = z.nzl; q.o[5] = z.nzh; q.v[4] = z.vzl; q.v[5] = z.vzh; q.d[4] = g.czl[k]; q.d[5] = g.czh[k];
+        fr[4] = g.fz ? g.fz[p] : T(1);
+        fr[5] = g.fz ? g.fz[p + g.sz] : T(1);
+    } else {
+        q.o[4] = q.o[5] = 0;
+        q.v[4] = q.v[5] = q.d[4] = q.d[5] = T(0);
+    }
+#pragma unroll
+    for (int f = 0; f < 6; ++f) {
+        if (g.mk && (g.mk[p + q.o[f]] & CELL_BITS) == PGPU_CELL_SOLID) fr[f] = T(0);
+        q.v[f] *= fr[f];
+        q.d[f] *= fr[f];
+    }
+    return q;
+}
+// The neighbour sum and the diagonal of a general point, in the association
+// order of neighbours(); value(f) gives the neighbour across face f, read
+// only where the face couples (a solid neighbour may hold anything).
+template <class A, class T, class V>
+__device__ __forceinline__ A gen_sum(const GenPoint<T> &q, V value, A &diag)
+{
+    A t[6];
+#pragma unroll
+    for (int f = 0; f < 6; ++f) t[f] = q.v[f] != T(0) ? A(q.v[f]) * A(value(f)) : A(0);
+    diag = ((A(q.d[0]) + A(q.d[1])) + (A(q.d[2]) + A(q.d[3]))) + (A(q.d[4]) + A(q.d[5]));
+    return ((t[0] + t[1]) + (t[2] + t[3])) + (t[4] + t[5]);
+}
+
+// The neighbours' part of the operator at interior point (i, j, k), element
+// p, whose value is s[0]; diag gets its diagonal (0 at a point that is not
+// fluid, whose caller leaves it as it is).  A: the arithmetic (T, or double
+// for a residual of float values).
+template <class A, class T>
+__device__ __forceinline__ A stencil_off(const Grid<T> &g, const T *s, int64_t p, int i, int j, int k, A &diag)
+{
+    if (g.gen) {
+        if (!gen_fluid(g, p)) {
+            diag = A(0);
+            return A(0);
+        }
+        const GenPoint<T> q = gen_couplings(g, p, i, j, k);
+        return gen_sum<A>(q, [&](int f) { return s[q.o[f]]; }, diag);
+    }
     const ColXY<T> c = col_xy(g, i, j);
     const A xy = neighbours_xy<A>(c.vxl, s[c.nxl], c.vxh, s[c.nxh], c.vyl, s[c.nyl], c.vyh, s[c.nyh]);
     if (!g.is3d) {
@@ -702,9 +778,27 @@ template <class T> static T interior_scale(const Grid<T> &g, T omega)
 // Boundary terms of the right-hand side at a point: the ghost contributions
 // of its Dirichlet and Neumann faces (what the neighbour sum would be if the
 // interior were 0).
+// In the general form these are the faces towards a box ghost with data and
+// towards a Dirichlet point (the held value), with their fractions; 0 at a
+// point that is not fluid.
 template <class T>
 __device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restrict__ u, int64_t p, int i, int j, int k)
 {
+    if (g.gen) {
+        if (!gen_fluid(g, p)) return T(0);
+        const GenPoint<T> q = gen_couplings(g, p, i, j, k);
+        const bool ghost[6] = {i == 0 && g.dxl, i == g.nx - 1 && g.dxh, j == 0 && g.dyl, j == g.ny - 1 && g.dyh,
+                               k == 0 && g.dzl, k == g.nz - 1 && g.dzh};
+        T s = T(0);
+#pragma unroll
+        for (int f = 0; f < 6; ++f) {
+            if (q.v[f] == T(0)) continue;
+            const int64_t o = p + q.o[f];
+            const bool in_box = !ghost[f] && (f < 4 || g.is3d);
+            if (ghost[f] || (in_box && g.mk && (g.mk[o] & CELL_BITS) == PGPU_CELL_DIRICHLET)) s += q.v[f] * u[o];
+        }
+        return s;
+    }
     T s = T(0);
     if (i == 0 && g.dxl) s += g.gxl * u[p + g.oxl];
     if (i == g.nx - 1 && g.dxh) s += g.gxh * u[p + g.oxh];
@@ -753,8 +847,12 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
     auto general = [&](int k) {
         const int64_t p = col + (int64_t)k * sz;
         const T *s = u + p;
+        if (g.gen && !gen_fluid(g, p)) { // not an unknown: left as it is
+            emit.skip(p, s[0]);
+            return;
+        }
         A diag;
-        const A off = stencil_off<A>(g, s, i, j, k, diag);
+        const A off = stencil_off<A>(g, s, p, i, j, k, diag);
         emit(p, A(s[0]), (A(f[p]) - A(shift)) + off, diag, false);
     };
     for (int k = k0; k < kg0; ++k) general(k);
@@ -809,6 +907,10 @@ template <class R, bool WRITE, bool REDUCE> struct ResidualEmit {
     R *r;
     Red3 *acc;
     __device__ void uniform_diag(double, bool) {}
+    __device__ void skip(int64_t p, R)
+    {
+        if (WRITE) r[p] = R(0);
+    }
     __device__ void operator()(int64_t p, double centre, double rhs, double diag, bool)
     {
         const double res = rhs - diag * centre;
@@ -960,6 +1062,7 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
         const double shift = centred ? (double)*shiftp : 0.0;
         for (int k = k0; k < k1; ++k) {
             const int64_t p = at_point(g, i, j, k);
+            if (!gen_fluid(g, p)) continue; // (the general form) not an unknown: f is not read
             const double c = (double)(f[p] + boundary_terms(g, u, p, i, j, k)) - shift;
             accumulate(acc, c, c * c, fabs(c));
         }
@@ -978,6 +1081,7 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
     if (col_thread(g, kchunk, nyb, nchunks, i, j, k0, k1))
         for (int k = k0; k < k1; ++k) {
             const int64_t p = at_point(g, i, j, k);
+            if (!gen_fluid(g, p)) continue;
             const double x = (double)a[p];
             accumulate(acc, b ? x * (double)b[p] : x, x * x, fabs(x));
         }
@@ -997,6 +1101,7 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
     const T sub = mean_of ? T(mean_of[0] / npts) : T(0);
     for (int k = k0; k < k1; ++k) {
         const int64_t p = at_point(g, i, j, k);
+        if (!gen_fluid(g, p)) continue; // (the general form) only unknowns change
         T v = c;
         if (x) v += a * T(x[p]);
         if (y) v += b * y[p];
@@ -1176,6 +1281,7 @@ template <class T> struct JacobiEmit {
     T *dst;
     T omega, keep, scale_interior, scale;
     __device__ void uniform_diag(T diag, bool interior) { scale = interior ? scale_interior : omega / diag; }
+    __device__ void skip(int64_t p, T centre) { dst[p] = centre; }
     __device__ void operator()(int64_t p, T centre, T rhs, T diag, bool uniform)
     {
         dst[p] = uniform ? relax_scaled(centre, rhs, keep, scale) : relax(centre, rhs, diag, omega);
@@ -1310,10 +1416,22 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, Tune<T>::rbg_blocks)
     auto get = [](const P2 &p, int e) { return e ? p.y : p.x; };
     // The general update of element e from buffer b (plane slot s, planes
     // below / above sm, sp) with the z couplings z.
-    auto general_update = [&](P2(*b)[RB_BY][RB_TX], int s, int sm, int sp, int e, const ColZ<T> &z, T centre, T fe) {
+    auto general_update = [&](P2(*b)[RB_BY][RB_TX], int s, int sm, int sp, int e, const ColZ<T> &z, T centre, T fe,
+                              int kk) {
         const T xl = e ? b[s][ty][tx].x : b[s][ty][tx - 1].y;
         const T xh = e ? b[s][ty][tx + 1].x : b[s][ty][tx].y;
         const T yl = get(b[s][ty - 1][tx], e), yh = get(b[s][ty + 1][tx], e);
+        if (g.gen) {
+            const int64_t p = col[e] + (int64_t)kk * g.sz;
+            if (!gen_fluid(g, p)) return centre;
+            const GenPoint<T> q = gen_couplings(g, p, xi[e], yj, kk);
+            T diag;
+            const T off = gen_sum<T>(q, [&](int f) {
+                return f == 0 ? xl : f == 1 ? xh : f == 2 ? yl : f == 3 ? yh
+                     : f == 4 ? get(b[sm][ty][tx], e) : get(b[sp][ty][tx], e);
+            }, diag);
+            return relax(centre, (fe - shift) + off, diag, omega);
+        }
         const T off = g.is3d ? neighbours<T>(vxl[e], xl, vxh[e], xh, vyl[e], yl, vyh[e], yh, z.vzl, get(b[sm][ty][tx], e),
                                           z.vzh, get(b[sp][ty][tx], e))
                              : neighbours_xy<T>(vxl[e], xl, vxh[e], xh, vyl[e], yl, vyh[e], yh);
@@ -1380,7 +1498,7 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, Tune<T>::rbg_blocks)
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
                 if (!reds[e] || !((xi[e] + yf + km) & 1)) continue; // first colour only
-                const T r = general_update(ob, s0, sm, sp, e, z, get(cc, e), get(f0, e));
+                const T r = general_update(ob, s0, sm, sp, e, z, get(cc, e), get(f0, e), km);
                 if (e) v.y = r; else v.x = r;
             }
         }
@@ -1395,7 +1513,7 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, Tune<T>::rbg_blocks)
             for (int e = 0; e < 2; ++e) {
                 if (!owner[e]) continue;
                 T out = get(hc, e);
-                if (((xi[e] + yf + q) & 1) == 0) out = general_update(hb, hq, hqm, s0, e, z, out, get(fq, e));
+                if (((xi[e] + yf + q) & 1) == 0) out = general_update(hb, hq, hqm, s0, e, z, out, get(fq, e), q);
                 dst[col[e] + (int64_t)q * g.sz] = out;
             }
         }
@@ -2578,7 +2696,12 @@ __global__ void __launch_bounds__(WALK_THREADS)
 #pragma unroll
             for (int q = 0; q < G; ++q)
                 if (kb + q < k1) {
-                    out[p0 + (int64_t)(kb + q) * fine.sz] = old[q] + v[q];
+                    const int64_t p = p0 + (int64_t)(kb + q) * fine.sz;
+                    if (!gen_fluid(fine, p)) { // (the general form) a point that is not an unknown keeps its value
+                        if (ADD && in != out) out[p] = old[q];
+                        continue;
+                    }
+                    out[p] = old[q] + v[q];
                     if (REDUCE) note_correction(acc, v[q], old[q] + v[q]);
                 }
         }
@@ -2672,9 +2795,11 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
         const T old = ADD && own ? in[p0] : T(0);
         fetch(0);
         const T v = plane(0);
-        if (own) {
+        if (own && gen_fluid(fine, p0)) {
             out[p0] = old + v;
             if (REDUCE) note_correction(acc, v, old + v);
+        } else if (own && ADD && in != out) {
+            out[p0] = old;
         }
         if (REDUCE) write_partial(partials, acc);
         return;
@@ -2704,9 +2829,12 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
             T v = T(0);
 #pragma unroll
             for (int c = 0; c < NT; ++c) v += __ldg(tp.wz + k * NT + c) * Pz[c];
-            if (own) {
-                out[p0 + (int64_t)k * fine.sz] = old[q] + v;
+            const int64_t p = p0 + (int64_t)k * fine.sz;
+            if (own && gen_fluid(fine, p)) {
+                out[p] = old[q] + v;
                 if (REDUCE) note_correction(acc, v, old[q] + v);
+            } else if (own && ADD && in != out) { // (the general form) not an unknown: keeps its value
+                out[p] = old[q];
             }
         }
     }
@@ -2929,6 +3057,433 @@ template <class T> static pgpu_status transfer_setup(Env &env)
 }
 
 // ============================================================================
+// >>general
+// ============================================================================
+// The general operator's data: cell types and face fractions on every level,
+// built on the device from the caller's mask and beta (pgpu_set_mask,
+// pgpu_set_coefficients), and the fine grid's connected fluid regions with
+// the projection of the singular ones.
+//  - Level 0: a copy of the mask (ghosts read as fluid) and, with beta, face
+//    fractions = beta's harmonic face means (beta itself at box faces).
+//    gen_couplings (>>operator) multiplies the table form's couplings by
+//    them and drops faces towards solid points.
+//  - Coarse cell types by the seed's rule: a Dirichlet child makes the coarse
+//    point Dirichlet (its correction is held at 0), else a fluid child makes
+//    it fluid, else it is solid.  The children are the fine nodes a coarse
+//    node stands for: its restriction row's largest weights.
+//  - Coarse face fractions, as HPGMG-FV and AMReX average face
+//    coefficients: the mean of the fine faces that lie on the coarse face
+//    (across it weighted by the restriction row; along it the fine face at
+//    its midpoint, or the two that meet at a fine node under vertex
+//    coarsening).  A fine face towards a solid point counts 0.  The
+//    averages err on the strong side (a wall inside a coarse cell does not
+//    show), which slows a cycle at worst; the series (harmonic) average
+//    along the face's axis, tried first, errs on the weak side and made
+//    V-cycles diverge on thin walls next to Neumann faces.
+//  - The coarse operator stays the finite-volume form on the coarse nodes
+//    (fluxes over the whole coarse cell), so the plain restriction is
+//    consistent with it: solid and Dirichlet children contribute 0 because
+//    the residual is 0 there.  Renormalising the weights over non-solid
+//    children (the seed's choice, for an operator scaled by neighbour
+//    counts) would overweight a partly solid coarse cell's right-hand side.
+//  - Regions: union-find on the fluid points (Playne and Hawick's
+//    atomicMin linking; the label of a region is its smallest point index,
+//    so the labelling is deterministic), a flag on each root whose region
+//    touches a Dirichlet point or face, then a compact number for each
+//    singular region.  Per solve, each singular region's mean of b is
+//    removed into a workspace copy of f and, after the method, its mean of u
+//    from u.  The sums are integer (fixed point scaled by the largest
+//    value), so they are exact and independent of the order of the atomics.
+
+constexpr int MAX_PATH = 5;
+constexpr uint32_t LAB_NONE = 0xffffffffu;     // not fluid
+constexpr uint32_t LAB_REGULAR = 0xc0000000u;  // fluid, in a region that touches Dirichlet
+constexpr uint32_t LAB_SINGULAR = 0x80000000u; // | id: fluid, in singular region id
+constexpr uint32_t LAB_INDEX = 0x7fffffffu;
+constexpr unsigned GEN_BAD_TYPE = 1, GEN_FLUID = 2, GEN_BAD_BETA = 4, GEN_TOO_MANY = 8;
+
+// The fine faces of one axis of a level pair that coarse face I (0..nc,
+// between nodes I-1 and I; 0 and nc the walls, or the wrap) averages:
+// idx[I * MAX_PATH + m] (0..n), m < cnt[I].
+struct PathAxis {
+    const int *cnt, *idx;
+};
+
+static bool path_table(const Axis &a, const Axis &c, bool coarsened, std::vector<int> &cnt, std::vector<int> &idx)
+{
+    const int n = a.n, nc = c.n;
+    cnt.assign(nc + 1, 0);
+    idx.assign((size_t)(nc + 1) * MAX_PATH, 0);
+    if (!coarsened || !a.active) {
+        for (int I = 0; I <= nc; ++I) {
+            cnt[I] = 1;
+            idx[(size_t)I * MAX_PATH] = I;
+        }
+        return true;
+    }
+    const bool per = a.lo == PGPU_BC_PERIODIC;
+    auto pos = [&](const Axis &x, int i) {
+        if (i < 0) return per ? x.x[x.n - 1] - x.L : x.xlo;
+        if (i >= x.n) return per ? x.x[0] + x.L : x.xhi;
+        return x.x[i];
+    };
+    for (int I = 0; I <= nc; ++I) {
+        // The fine faces at the coarse face's midpoint: one where it falls
+        // inside a fine face (cell coarsening), the two that meet at a fine
+        // node (vertex coarsening).
+        const double mid = 0.5 * (pos(c, I - 1) + pos(c, I));
+        for (int s = per ? -1 : 0; s <= (per ? 1 : 0); ++s)
+            for (int i = 0; i <= (per ? n - 1 : n); ++i) {
+                const double flo = pos(a, i - 1) + s * a.L, fhi = pos(a, i) + s * a.L;
+                const double tol = 1e-9 * (fhi - flo);
+                if (mid < flo - tol || mid > fhi + tol) continue;
+                if (cnt[I] == MAX_PATH) return false;
+                idx[(size_t)I * MAX_PATH + cnt[I]] = i;
+                ++cnt[I];
+            }
+        if (cnt[I] == 0) return false;
+    }
+    return true;
+}
+
+// Interior point t (x fastest) of a level: its indices and element.
+template <class T> __device__ __forceinline__ int64_t point_of(const Grid<T> &g, int64_t t, int &i, int &j, int &k)
+{
+    i = (int)(t % g.nx);
+    const int64_t r = t / g.nx;
+    j = (int)(r % g.ny);
+    k = (int)(r / g.ny);
+    return g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
+}
+
+// Checks a caller's mask (types, a fluid point) and beta (positive, finite)
+// over the interior into *flags.
+template <class T>
+__global__ void gen_check_kernel(const Grid<T> g, const uint8_t *__restrict__ m, const T *__restrict__ beta,
+                                 unsigned *flags)
+{
+    unsigned bits = 0;
+    PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
+    {
+        int i, j, k;
+        const int64_t p = point_of(g, t, i, j, k);
+        if (m) bits |= m[p] > PGPU_CELL_SOLID ? GEN_BAD_TYPE : m[p] == PGPU_CELL_FLUID ? GEN_FLUID : 0u;
+        if (beta) {
+            const double b = (double)beta[p];
+            if (!(b > 0) || !(b <= DBL_MAX)) bits |= GEN_BAD_BETA;
+        }
+    }
+    bits = __reduce_or_sync(0xffffffffu, bits);
+    if (bits && (threadIdx.x & 31) == 0) atomicOr(flags, bits);
+}
+
+// Level 0's mask: the interior from the caller, the ghosts fluid.
+template <class T> __global__ void gen_mask_copy_kernel(const Grid<T> g, const uint8_t *__restrict__ m, uint8_t *mk)
+{
+    const int64_t ex = g.nx + 2, ey = g.ny + 2, ez = g.is3d ? g.nz + 2 : 1;
+    const int64_t origin = ghost_origin(g);
+    PGPU_GRID_STRIDE(t, ex * ey * ez)
+    {
+        const int64_t I = t % ex, J = (t / ex) % ey, K = t / (ex * ey);
+        const int64_t p = origin + I + J * g.sy + K * g.sz;
+        const bool in = I >= 1 && I <= g.nx && J >= 1 && J <= g.ny && (!g.is3d || (K >= 1 && K <= g.nz));
+        mk[p] = in ? m[p] : (uint8_t)PGPU_CELL_FLUID;
+    }
+}
+
+// Level 0's face fractions from beta: harmonic means between neighbours
+// (the wrapped one on a periodic axis), beta at box faces; the high face of
+// the last node goes to its ghost.
+__device__ __forceinline__ double harmonic(double a, double b) { return 2.0 * a * b / (a + b); }
+template <class T>
+__global__ void gen_fractions_kernel(const Grid<T> g, const T *__restrict__ beta, T *fx, T *fy, T *fz)
+{
+    PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
+    {
+        int i, j, k;
+        const int64_t p = point_of(g, t, i, j, k);
+        const double b = (double)beta[p];
+        auto face = [&](T *fr, int m, int n, int per, int64_t s) {
+            fr[p] = T(m > 0 ? harmonic(b, (double)beta[p - s]) : per ? harmonic(b, (double)beta[p + (n - 1) * s]) : b);
+            if (m == n - 1) fr[p + s] = T(per ? harmonic(b, (double)beta[p - (n - 1) * s]) : b);
+        };
+        face(fx, i, g.nx, g.px, 1);
+        face(fy, j, g.ny, g.py, g.sy);
+        if (g.is3d) face(fz, k, g.nz, g.pz, g.sz);
+    }
+}
+
+template <class T> struct GenCoarse {
+    Grid<T> f, c;  // the fine level as the kernels see it (its mask and fractions), the coarse level
+    uint8_t *cmk;  // coarse types (NULL: no mask)
+    T *cf[3];      // coarse face fractions
+    Xfer<T> x;     // restriction rows
+    PathAxis pa[3];
+};
+
+// The conductance of fine face fi (0..n) along axis d on the line through
+// c3 (its other two indices): its fraction, 0 next to a solid point.
+template <class T> __device__ double fine_fraction(const Grid<T> &g, const T *fr, int d, int fi, const int (&c3)[3])
+{
+    const int n = d == 0 ? g.nx : d == 1 ? g.ny : g.nz;
+    const int per = d == 0 ? g.px : d == 1 ? g.py : g.pz;
+    const int64_t sd = d == 0 ? 1 : d == 1 ? g.sy : g.sz;
+    int64_t e0 = g.base + (d == 0 ? 0 : c3[0]) + (d == 1 ? 0 : (int64_t)c3[1] * g.sy);
+    if (d != 2 && g.is3d) e0 += (int64_t)c3[2] * g.sz;
+    if (per) fi %= n;
+    double phi = fr ? (double)fr[e0 + fi * sd] : 1.0;
+    if (g.mk) {
+        const int lo = fi > 0 ? fi - 1 : (per ? n - 1 : -1), hi = fi < n ? fi : -1;
+        if ((lo >= 0 && (g.mk[e0 + lo * sd] & CELL_BITS) == PGPU_CELL_SOLID) ||
+            (hi >= 0 && (g.mk[e0 + hi * sd] & CELL_BITS) == PGPU_CELL_SOLID))
+            phi = 0;
+    }
+    return phi;
+}
+
+// One coarse level's types and face fractions; a thread per coarse node
+// position (0..nc on each axis: the last is the high face's ghost).
+template <class T> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
+{
+    const Grid<T> &F = a.f, &C = a.c;
+    const int nc[3] = {C.nx, C.ny, C.is3d ? C.nz : 1};
+    const int span[3] = {nc[0] + 1, nc[1] + 1, C.is3d ? nc[2] + 1 : 1};
+    const int *cnt[3] = {a.x.cntx, a.x.cnty, a.x.cntz}, *idx[3] = {a.x.idxx, a.x.idxy, a.x.idxz};
+    const T *rw[3] = {a.x.rwx, a.x.rwy, a.x.rwz};
+    const T *ffr[3] = {F.fx, F.fy, F.fz};
+    PGPU_GRID_STRIDE(t, (int64_t)span[0] * span[1] * span[2])
+    {
+        const int P[3] = {(int)(t % span[0]), (int)((t / span[0]) % span[1]), (int)(t / ((int64_t)span[0] * span[1]))};
+        const int64_t pc = C.base + P[0] + (int64_t)P[1] * C.sy + (C.is3d ? (int64_t)P[2] * C.sz : 0);
+        const bool inside = P[0] < nc[0] && P[1] < nc[1] && P[2] < nc[2];
+        if (inside && a.cmk) { // the type, from the children that carry the largest weights
+            bool held = false, fluid = false;
+            int m3[3], c3[3];
+            double wmax[3];
+            for (int d = 0; d < 3; ++d) {
+                wmax[d] = 0;
+                for (int m = 0; m < cnt[d][P[d]]; ++m) wmax[d] = fmax(wmax[d], (double)rw[d][P[d] * MAX_CHILDREN + m]);
+            }
+            for (m3[2] = 0; m3[2] < cnt[2][P[2]]; ++m3[2])
+                for (m3[1] = 0; m3[1] < cnt[1][P[1]]; ++m3[1])
+                    for (m3[0] = 0; m3[0] < cnt[0][P[0]]; ++m3[0]) {
+                        bool core = true;
+                        for (int d = 0; d < 3; ++d) {
+                            core = core && (double)rw[d][P[d] * MAX_CHILDREN + m3[d]] > 0.5 * wmax[d];
+                            c3[d] = idx[d][P[d] * MAX_CHILDREN + m3[d]];
+                        }
+                        if (!core) continue;
+                        const int ty = F.mk[F.base + c3[0] + (int64_t)c3[1] * F.sy + (F.is3d ? (int64_t)c3[2] * F.sz : 0)] &
+                                       CELL_BITS;
+                        held = held || ty == PGPU_CELL_DIRICHLET;
+                        fluid = fluid || ty == PGPU_CELL_FLUID;
+                    }
+            a.cmk[pc] = (uint8_t)(held ? PGPU_CELL_DIRICHLET : fluid ? PGPU_CELL_FLUID : PGPU_CELL_SOLID);
+        }
+        for (int d = 0; d < (C.is3d ? 3 : 2); ++d) {
+            const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
+            if (P[d1] >= nc[d1] || P[d2] >= nc[d2]) continue;
+            const PathAxis &pa = a.pa[d];
+            const int I = P[d];
+            double acc = 0, wsum = 0;
+            int c3[3];
+            for (int m1 = 0; m1 < cnt[d1][P[d1]]; ++m1)
+                for (int m2 = 0; m2 < cnt[d2][P[d2]]; ++m2) {
+                    const double w = (double)rw[d1][P[d1] * MAX_CHILDREN + m1] * (double)rw[d2][P[d2] * MAX_CHILDREN + m2];
+                    c3[d1] = idx[d1][P[d1] * MAX_CHILDREN + m1];
+                    c3[d2] = idx[d2][P[d2] * MAX_CHILDREN + m2];
+                    c3[d] = 0;
+                    double phi = 0;
+                    for (int q = 0; q < pa.cnt[I]; ++q) phi += fine_fraction(F, ffr[d], d, pa.idx[I * MAX_PATH + q], c3);
+                    acc += w * phi / pa.cnt[I];
+                    wsum += w;
+                }
+            a.cf[d][pc] = T(wsum > 0 ? acc / wsum : 0.0);
+        }
+    }
+}
+
+// ---- regions ----
+__device__ __forceinline__ uint32_t uf_find(uint32_t *lab, uint32_t x)
+{
+    uint32_t y = ((volatile uint32_t *)lab)[x] & LAB_INDEX;
+    while (y != x) {
+        x = y;
+        y = ((volatile uint32_t *)lab)[x] & LAB_INDEX;
+    }
+    return x;
+}
+__device__ __forceinline__ void uf_union(uint32_t *lab, uint32_t a, uint32_t b)
+{
+    for (;;) {
+        a = uf_find(lab, a);
+        b = uf_find(lab, b);
+        if (a == b) return;
+        if (a > b) { const uint32_t s = a; a = b; b = s; }
+        const uint32_t old = atomicMin(lab + b, a);
+        if (old == b) return;
+        b = old;
+    }
+}
+
+// Interior index (x fastest) of a point's neighbour across face f, wrapped on
+// a periodic axis; -1 across a box face.
+template <class T> __device__ __forceinline__ int64_t nb_index(const Grid<T> &g, int i, int j, int k, int f)
+{
+    int c[3] = {i, j, k};
+    const int n[3] = {g.nx, g.ny, g.nz}, per[3] = {g.px, g.py, g.pz};
+    const int d = f >> 1;
+    c[d] += (f & 1) ? 1 : -1;
+    if (c[d] < 0 || c[d] >= n[d]) {
+        if (!per[d] || n[d] == 1) return -1;
+        c[d] = (c[d] + n[d]) % n[d];
+    }
+    return c[0] + (int64_t)g.nx * (c[1] + (int64_t)g.ny * c[2]);
+}
+
+// stage 0: labels (the point itself, or none); 1: link fluid neighbours; 2:
+// every label to its root; 3: flag the roots of regions that touch a
+// Dirichlet point or face; 4: number the singular roots (count in *count,
+// GEN_TOO_MANY past cap); 5: every point takes its root's number and counts
+// into its region's size.
+template <class T>
+__global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, uint32_t *count, uint32_t cap,
+                                   uint32_t *sizes, unsigned *flags)
+{
+    PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
+    {
+        int i, j, k;
+        const int64_t p = point_of(g, t, i, j, k);
+        const bool fluid = (g.mk[p] & CELL_BITS) == PGPU_CELL_FLUID;
+        const uint32_t q = (uint32_t)t;
+        const int nf = g.is3d ? 6 : 4;
+        if (stage == 0) {
+            lab[q] = fluid ? q : LAB_NONE;
+        } else if (!fluid) {
+            continue;
+        } else if (stage == 1) {
+            for (int f = 1; f < nf; f += 2) {
+                const int64_t o = nb_index(g, i, j, k, f);
+                if (o < 0) continue;
+                int ii, jj, kk;
+                if ((g.mk[point_of(g, o, ii, jj, kk)] & CELL_BITS) == PGPU_CELL_FLUID) uf_union(lab, q, (uint32_t)o);
+            }
+        } else if (stage == 2) {
+            lab[q] = uf_find(lab, q);
+        } else if (stage == 3) {
+            bool touch = false;
+            const int dface[6] = {g.dirichlet & 1, g.dirichlet & 2, g.dirichlet & 4, g.dirichlet & 8,
+                                  g.dirichlet & 16, g.dirichlet & 32};
+            for (int f = 0; f < nf; ++f) {
+                const int64_t o = nb_index(g, i, j, k, f);
+                if (o < 0) {
+                    const int c = f < 2 ? i : f < 4 ? j : k, n = f < 2 ? g.nx : f < 4 ? g.ny : g.nz;
+                    const bool at_face = (f & 1) ? c == n - 1 : c == 0;
+                    touch = touch || (at_face && dface[f] && !(f < 2 ? g.px : f < 4 ? g.py : g.pz));
+                    continue;
+                }
+                int ii, jj, kk;
+                touch = touch || (g.mk[point_of(g, o, ii, jj, kk)] & CELL_BITS) == PGPU_CELL_DIRICHLET;
+            }
+            if (touch) atomicOr(lab + (lab[q] & LAB_INDEX), LAB_SINGULAR);
+        } else if (stage == 4) {
+            const uint32_t v = lab[q];
+            if ((v & LAB_INDEX) != q) continue; // not a root
+            if (v & LAB_SINGULAR) {
+                lab[q] = LAB_REGULAR;
+            } else {
+                const uint32_t id = atomicAdd(count, 1u);
+                if (id >= cap) atomicOr(flags, GEN_TOO_MANY);
+                lab[q] = id < cap ? (LAB_SINGULAR | id) : LAB_REGULAR;
+            }
+        } else {
+            uint32_t v = lab[q];
+            if (!(v & LAB_SINGULAR)) v = lab[v]; // a root's final label (stage 4 wrote every root)
+            lab[q] = v;
+            if (v != LAB_REGULAR) atomicAdd(sizes + (v & LAB_INDEX), 1u);
+        }
+    }
+}
+
+// Per-region sums over the singular regions' points of v = src (+ the
+// boundary terms when `terms`, the Neumann data of b).  mode 0: max |v|
+// into *maxbits; 1: sum v in fixed point scaled to maxbits into sums[id];
+// 2: out = src - the region's mean (out may be src), and *first = region
+// 0's mean.
+template <class T>
+__global__ void gen_project_kernel(const Grid<T> g, const uint32_t *__restrict__ lab, const T *src, const T *u,
+                                   int terms, int mode, unsigned long long *maxbits, long long *sums,
+                                   const uint32_t *__restrict__ sizes, double total, T *out, double *first)
+{
+    const double vmax = __longlong_as_double((long long)*maxbits);
+    // 2^e with vmax * total * 2^e <= 2^62: no sum overflows.
+    const double scale = vmax > 0 ? exp2(62.0 - ceil(log2(vmax * total))) : 1.0;
+    unsigned long long mine = 0;
+    PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
+    {
+        const uint32_t v = lab[t];
+        if (v == LAB_NONE || v == LAB_REGULAR) continue;
+        const uint32_t id = v & LAB_INDEX;
+        int i, j, k;
+        const int64_t p = point_of(g, t, i, j, k);
+        if (mode == 2) {
+            const double mean = (double)sums[id] / scale / (double)sizes[id];
+            out[p] = T((double)src[p] - mean);
+            if (id == 0 && first) *first = mean;
+            continue;
+        }
+        const double val = (double)src[p] + (terms ? (double)boundary_terms(g, u, p, i, j, k) : 0.0);
+        if (mode == 0) {
+            const unsigned long long b = (unsigned long long)__double_as_longlong(fabs(val));
+            mine = b > mine ? b : mine;
+        } else {
+            atomicAdd((unsigned long long *)(sums + id), (unsigned long long)llrint(val * scale));
+        }
+    }
+    if (mode == 0) {
+        for (int o = 16; o > 0; o >>= 1) {
+            const unsigned long long x = __shfl_xor_sync(0xffffffffu, mine, o);
+            mine = x > mine ? x : mine;
+        }
+        if ((threadIdx.x & 31) == 0 && mine) atomicMax(maxbits, mine);
+    }
+}
+
+// b of a level's bound problem where it is fluid (f - shift + the boundary
+// terms), 0 elsewhere: the general form's FMG restricts it.
+template <class T>
+__global__ void gen_rhs_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
+                               const T *__restrict__ shiftp, T *out)
+{
+    const T shift = shiftp ? *shiftp : T(0);
+    PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
+    {
+        int i, j, k;
+        const int64_t p = point_of(g, t, i, j, k);
+        out[p] = gen_fluid(g, p) ? (f[p] - shift) + boundary_terms(g, u, p, i, j, k) : T(0);
+    }
+}
+
+// What the general form holds (Hierarchy::gen).  Buffers are allocated by
+// the first call that needs them and reused after.
+template <class T> struct General {
+    bool mask = false, beta = false; // set by the caller
+    bool on() const { return mask || beta; }
+    std::vector<uint8_t *> mk;       // per level; level 0: the caller's mask, ghosts fluid
+    std::vector<T *> fr[3];          // per level, face fractions; level 0: from beta
+    std::vector<PathAxis> paths;     // per level pair, 3 axes
+    // Regions (level 0 with a mask): labels per interior point, the singular
+    // regions' sizes, sums and count; the checks' flags.
+    uint32_t *lab = nullptr, *sizes = nullptr, *count = nullptr;
+    unsigned *flags = nullptr;
+    unsigned long long *maxbits = nullptr;
+    long long *sums = nullptr;
+    double *first = nullptr; // region 0's mean of b
+    T *fp = nullptr;         // f with the singular regions' means removed
+    uint32_t regions = 0, cap = 0;
+};
+
+// ============================================================================
 // >>hierarchy
 // ============================================================================
 // The levels of a solve: level 0 is the user's grid (its arrays are bound
@@ -3086,7 +3641,18 @@ template <class T> class Hierarchy {
     std::vector<Level<T>> lv;
     std::vector<HostLevel> hl; // the host description (axes, transfer tables)
     int data_faces = 0;        // bit f: face f is Dirichlet or Neumann
-    bool singular = false;     // no Dirichlet face
+    bool singular = false;     // no Dirichlet face (and no mask: then regions decide, see General)
+    bool singular_box = false; // no Dirichlet face
+    General<T> gen;            // the general form's data (>>general)
+    std::vector<int> fast_box; // each level's Grid::fast in the box form
+    std::vector<char> rr_box;  // each transfer's rr_fused in the box form
+    // (>>general) allocate what the general form needs; build the coarse
+    // levels' types and fractions from level 0's; put the form into every
+    // grid (true when a grid changed); b of the bound problem into out.
+    pgpu_status general_alloc(Env &env, bool mask, bool beta);
+    pgpu_status general_build(Env &env);
+    bool general_apply(Env &env);
+    pgpu_status general_rhs(Env &env, T *out);
 
     // Level 0 only, or every level (multigrid); second: level 0's second
     // iterate (the iterative methods ping-pong between two arrays); own:
@@ -3336,6 +3902,141 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         x.it = col_launch(F.g.nx, F.g.ny, F.g.nz, is3d, IT_FX, IT_FY, IT_FX, IT_FY, env.sms);
         x.rs = col_launch(C.g.nx, C.g.ny, C.g.nz, is3d, RS_TX, RS_TY, RS_TX, RS_TY, env.sms);
     }
+    singular_box = singular;
+    fast_box.resize(nl);
+    rr_box.resize(nl);
+    for (int l = 0; l < nl; ++l) {
+        fast_box[l] = lv[l].g.fast;
+        rr_box[l] = lv[l].down.rr_fused;
+    }
+    return PGPU_SUCCESS;
+}
+
+
+// ---- the general form (>>general) ----
+template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_mask, bool want_beta)
+{
+    char *err = env.err;
+    const int nl = (int)lv.size();
+    const bool is3d = lv[0].g.is3d != 0;
+    const int axes = is3d ? 3 : 2;
+    if (gen.mk.empty()) {
+        gen.mk.assign(nl, nullptr);
+        for (int d = 0; d < 3; ++d) gen.fr[d].assign(nl, nullptr);
+        for (int l = 1; l < nl; ++l) {
+            const size_t n = (size_t)lv[l].elems;
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.mk[l], n, "a coarse level's cell types"));
+            PGPU_CUDA(cudaMemset(gen.mk[l], 0, n));
+            for (int d = 0; d < axes; ++d) {
+                PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fr[d][l], n * sizeof(T), "a coarse level's face fractions"));
+                PGPU_CUDA(cudaMemset(gen.fr[d][l], 0, n * sizeof(T)));
+            }
+        }
+        std::vector<int> iv;
+        std::vector<size_t> off;
+        for (int l = 0; l + 1 < nl; ++l)
+            for (int d = 0; d < 3; ++d) {
+                std::vector<int> cnt, idx;
+                PGPU_RETURN_IF(!path_table(hl[l].ax[d], hl[l + 1].ax[d], hl[l].tr[d].coarsened, cnt, idx),
+                               PGPU_ERROR_UNSUPPORTED, "masks and coefficients: no fine face under a face of level %d "
+                               "along axis %d", l + 1, d);
+                off.push_back(iv.size());
+                iv.insert(iv.end(), cnt.begin(), cnt.end());
+                off.push_back(iv.size());
+                iv.insert(iv.end(), idx.begin(), idx.end());
+            }
+        int *di = nullptr;
+        PGPU_FORWARD(env.upload(iv, &di, "the coarse face tables"));
+        for (size_t q = 0; q + 1 < off.size(); q += 2) gen.paths.push_back(PathAxis{di + off[q], di + off[q + 1]});
+        // The scalars: flags, count, the largest value, region 0's mean.
+        char *sc = nullptr;
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&sc, 64, "the general form's scalars"));
+        PGPU_CUDA(cudaMemset(sc, 0, 64));
+        gen.flags = (unsigned *)sc;
+        gen.count = (uint32_t *)(sc + 8);
+        gen.maxbits = (unsigned long long *)(sc + 16);
+        gen.first = (double *)(sc + 24);
+    }
+    if (want_mask && !gen.mk[0]) {
+        const Level<T> &L = lv[0];
+        const double npts = L.npts;
+        PGPU_RETURN_IF(npts >= 2147483647.0, PGPU_ERROR_UNSUPPORTED,
+                       "masks: at most 2^31 - 1 interior points (this grid has %.0f)", npts);
+        gen.cap = (uint32_t)(npts / 8) + 64;
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.mk[0], (size_t)L.elems, "the mask"));
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.lab, (size_t)npts * sizeof(uint32_t), "the region labels"));
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.sizes, (size_t)gen.cap * sizeof(uint32_t), "the region sizes"));
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.sums, (size_t)gen.cap * sizeof(long long), "the region sums"));
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fp, (size_t)L.elems * sizeof(T), "the projected right-hand side"));
+    }
+    if (want_beta && !gen.fr[0][0])
+        for (int d = 0; d < axes; ++d) {
+            const size_t n = (size_t)lv[0].elems * sizeof(T);
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fr[d][0], n, "the face coefficients"));
+            PGPU_CUDA(cudaMemset(gen.fr[d][0], 0, n));
+        }
+    return PGPU_SUCCESS;
+}
+
+template <class T> bool Hierarchy<T>::general_apply(Env &env)
+{
+    const int nl = (int)lv.size();
+    const bool on = gen.on();
+    bool changed = false;
+    for (int l = 0; l < nl; ++l) {
+        Level<T> &L = lv[l];
+        Grid<T> g = L.g;
+        g.gen = on;
+        g.mk = on && gen.mask ? gen.mk[l] : nullptr;
+        const T *fr[3];
+        for (int d = 0; d < 3; ++d)
+            fr[d] = !on || (l == 0 && !gen.beta) || (d == 2 && !g.is3d) ? nullptr : gen.fr[d][l];
+        g.fx = fr[0];
+        g.fy = fr[1];
+        g.fz = fr[2];
+        g.fast = on ? 0 : fast_box[l];
+        changed = changed || std::memcmp(&g, &L.g, sizeof(g)) != 0;
+        L.g = g;
+        L.sm = smooth_plan(g, L.npts, env.sms);
+    }
+    for (int l = 0; l + 1 < nl; ++l) {
+        Transfer<T> &x = lv[l].down;
+        x.fg = lv[l].g;
+        x.cg = lv[l + 1].g;
+        x.rr_fused = rr_box[l] && !on;
+    }
+    singular = singular_box && !gen.mask;
+    return changed;
+}
+
+template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
+{
+    char *err = env.err;
+    for (int l = 0; l + 1 < (int)lv.size(); ++l) {
+        const Grid<T> &C = lv[l + 1].g;
+        GenCoarse<T> a;
+        a.f = lv[l].g;
+        a.c = C;
+        a.cmk = gen.mask ? gen.mk[l + 1] : nullptr;
+        for (int d = 0; d < 3; ++d) {
+            a.cf[d] = gen.fr[d][l + 1];
+            a.pa[d] = gen.paths[(size_t)l * 3 + d];
+        }
+        a.x = lv[l].down.rc;
+        const int64_t total = (int64_t)(C.nx + 1) * (C.ny + 1) * (C.is3d ? C.nz + 1 : 1);
+        gen_coarse_kernel<T><<<grid_for(total, env.sms), 256, 0, env.st>>>(a);
+        PGPU_LAUNCHED();
+    }
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Hierarchy<T>::general_rhs(Env &env, T *out)
+{
+    char *err = env.err;
+    const Level<T> &L = lv[0];
+    gen_rhs_kernel<T><<<grid_for((int64_t)L.npts, env.sms), 256, 0, env.st>>>(L.g, (const T *)L.u, (const T *)L.f,
+                                                                               L.shift, out);
+    PGPU_LAUNCHED();
     return PGPU_SUCCESS;
 }
 
@@ -3469,7 +4170,7 @@ template <class T> __device__ void tiny_colour(const Grid<T> &g, T *u, const T *
         const int64_t p = tiny_point(g, e, i, j, k);
         if (((i + j + k) & 1) == parity) {
             T diag;
-            const T off = stencil_off<T>(g, u + p, i, j, k, diag);
+            const T off = stencil_off<T>(g, u + p, p, i, j, k, diag);
             nv = relax(u[p], f[p] + off, diag, omega);
             pp = p;
         }
@@ -3486,8 +4187,12 @@ template <class T> __device__ void tiny_residual(const Grid<T> &g, const T *u, c
     for (int e = threadIdx.x; e < n; e += TINY_THREADS) {
         int i, j, k;
         const int64_t p = tiny_point(g, e, i, j, k);
+        if (!gen_fluid(g, p)) { // (the general form) not an unknown
+            r[p] = T(0);
+            continue;
+        }
         double diag;
-        const double off = stencil_off<double>(g, u + p, i, j, k, diag);
+        const double off = stencil_off<double>(g, u + p, p, i, j, k, diag);
         r[p] = T((double(f[p]) + off) - diag * double(u[p]));
     }
 }
@@ -3558,7 +4263,8 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
             for (int e = threadIdx.x; e < L.g.nx * L.g.ny * L.g.nz; e += TINY_THREADS) {
                 int i, j, k;
                 const int64_t p = tiny_point(L.g, e, i, j, k);
-                L.u[p] = L.u[p] + ip_point(ip_column<T, 2>(L.p2, C.g.sy, i, j), L.p2, C.g, (const T *)C.u, k);
+                if (gen_fluid(L.g, p))
+                    L.u[p] = L.u[p] + ip_point(ip_column<T, 2>(L.p2, C.g.sy, i, j), L.p2, C.g, (const T *)C.u, k);
             }
             __syncthreads();
             break;
@@ -3593,17 +4299,27 @@ template <class T> class Multigrid {
     }
     pgpu_status fmg_coarse();
     pgpu_status fmg_finish();
-    int last_level() const { return dense_level >= 0 ? dense_level : (int)h->lv.size() - 1; }
+    // The general operator (a mask or coefficients) has no dense level: its
+    // cycles go down to the single node.
+    int last_level() const { return dense_level >= 0 && !gen ? dense_level : (int)h->lv.size() - 1; }
     int tiny_first = 0;   // levels from here on run in tiny_cycle_kernel (never level 0)
     int dense_level = -1; // the level solved by its inverse, or -1
+    bool gen = false;     // the hierarchy's levels take the general form
+    // After the levels' grids changed (the general form set or removed): the
+    // tiny levels' table again, and the schedule that ends where it should.
+    pgpu_status refresh(bool general);
 
   private:
     Env *env = nullptr;
     Hierarchy<T> *h = nullptr;
-    std::vector<std::vector<Step>> sched; // per start level
+    std::vector<std::vector<Step>> sched; // per start level (of the current form)
     std::vector<int> dsched;              // offset of sched[s] in d_steps (tiny levels)
+    std::vector<std::vector<Step>> sched_form[2]; // per form: box (0), general (1)
+    std::vector<int> dsched_form[2];
     Step *d_steps = nullptr;
     TinyLevel<T> *d_tiny = nullptr;
+    const T *d_dense = nullptr;
+    std::vector<TinyLevel<T>> tiny_table() const;
     pgpu_status run(int l, int op);
     pgpu_status down(int l, bool zero);
     pgpu_status tiny(int s);
@@ -3625,7 +4341,6 @@ template <class T> pgpu_status Multigrid<T>::init(Env &e, Hierarchy<T> &hh, cons
     tiny_first = nl;
     while (tiny_first > 1 && lv[tiny_first - 1].npts <= TINY_THREADS && nl - (tiny_first - 1) <= TINY_LEVELS)
         --tiny_first;
-    const T *d_dense = nullptr;
     if (tiny_first < nl) {
         // The dense level: the finest tiny one (not the single node) of at
         // most DENSE_MAX points whose inverse takes at most a quarter word
@@ -3640,24 +4355,50 @@ template <class T> pgpu_status Multigrid<T>::init(Env &e, Hierarchy<T> &hh, cons
             d_dense = dd;
             dense_level = l;
         }
-        std::vector<TinyLevel<T>> tl;
-        for (int l = tiny_first; l < nl; ++l)
-            tl.push_back(TinyLevel<T>{lv[l].g, lv[l].down.rc, lv[l].down.p2, lv[l].u, lv[l].t, lv[l].f, lv[l].elems,
-                                      l == dense_level ? d_dense : nullptr});
-        PGPU_FORWARD(e.upload(tl, &d_tiny, "the tiny levels' table"));
+        PGPU_FORWARD(e.upload(tiny_table(), &d_tiny, "the tiny levels' table"));
     }
-    const int last = last_level();
-    sched.assign(last + 1, std::vector<Step>{});
-    dsched.assign(last + 1, -1);
+    // Both forms' schedules in one array.
     std::vector<Step> all;
-    for (int s = 0; s <= last; ++s) {
-        build_schedule(s, last, wcycle, sched[s]);
-        if (s >= tiny_first) {
-            dsched[s] = (int)all.size();
-            all.insert(all.end(), sched[s].begin(), sched[s].end());
+    for (int form = 0; form < 2; ++form) {
+        gen = form == 1;
+        const int last = last_level();
+        sched_form[form].assign(last + 1, std::vector<Step>{});
+        dsched_form[form].assign(last + 1, -1);
+        for (int s = 0; s <= last; ++s) {
+            build_schedule(s, last, wcycle, sched_form[form][s]);
+            if (s >= tiny_first) {
+                dsched_form[form][s] = (int)all.size();
+                all.insert(all.end(), sched_form[form][s].begin(), sched_form[form][s].end());
+            }
         }
     }
+    gen = false;
+    sched = sched_form[0];
+    dsched = dsched_form[0];
     PGPU_FORWARD(e.upload(all, &d_steps, "the cycle schedule"));
+    return PGPU_SUCCESS;
+}
+
+template <class T> std::vector<TinyLevel<T>> Multigrid<T>::tiny_table() const
+{
+    std::vector<TinyLevel<T>> tl;
+    const std::vector<Level<T>> &lv = h->lv;
+    for (int l = tiny_first; l < (int)lv.size(); ++l)
+        tl.push_back(TinyLevel<T>{lv[l].g, lv[l].down.rc, lv[l].down.p2, lv[l].u, lv[l].t, lv[l].f, lv[l].elems,
+                                  l == dense_level && !gen ? d_dense : nullptr});
+    return tl;
+}
+
+template <class T> pgpu_status Multigrid<T>::refresh(bool general)
+{
+    char *err = env->err;
+    gen = general;
+    sched = sched_form[gen ? 1 : 0];
+    dsched = dsched_form[gen ? 1 : 0];
+    if (d_tiny) {
+        const std::vector<TinyLevel<T>> tl = tiny_table();
+        PGPU_CUDA(cudaMemcpy(d_tiny, tl.data(), tl.size() * sizeof(TinyLevel<T>), cudaMemcpyHostToDevice));
+    }
     return PGPU_SUCCESS;
 }
 
@@ -3779,11 +4520,20 @@ template <class T> pgpu_status Multigrid<T>::fmg_coarse()
     const int top = last_level(); // FMG's coarsest level, solved exactly
     const int all_faces = lv[0].g.is3d ? 63 : 15;
     if (nl == 1) return PGPU_SUCCESS;
-    // Right-hand sides and boundary data of the coarse problems.
+    // Right-hand sides and boundary data of the coarse problems.  The general
+    // form restricts b (f and every boundary term, Dirichlet points' values
+    // included) instead, with zero data on the coarse levels: u's fluid values
+    // solve A u = b with zero data, which is what the coarse levels
+    // approximate.
     for (int l = 1; l <= top; ++l) {
         Level<T> &F = lv[l - 1], &C = lv[l];
-        PGPU_FORWARD(F.down.restrict_(e, F.f, F.shift, C.f, true));
-        if (h->data_faces) PGPU_FORWARD(F.down.restrict_ghosts(e, F.u, C.u, C.t));
+        if (gen && l == 1) {
+            PGPU_FORWARD(h->general_rhs(e, F.other()));
+            PGPU_FORWARD(F.down.restrict_(e, F.other(), nullptr, C.f, true));
+            continue;
+        }
+        PGPU_FORWARD(F.down.restrict_(e, F.f, gen ? nullptr : F.shift, C.f, true));
+        if (h->data_faces && !gen) PGPU_FORWARD(F.down.restrict_ghosts(e, F.u, C.u, C.t));
     }
     // The coarsest interior starts from zero; its ghosts hold the data.
     Level<T> &B = lv[top];
@@ -5864,6 +6614,13 @@ class Replay {
         return PGPU_SUCCESS;
     }
 
+    // Forgets every graph (the levels' grids they hold changed).
+    void clear()
+    {
+        for (Graph &p : graphs) cudaGraphExecDestroy(p.exec);
+        graphs.clear();
+    }
+
   private:
     struct Graph {
         const void *u, *f;
@@ -5913,6 +6670,7 @@ struct SolverBase {
     virtual pgpu_status residual(const void *u, const void *f, double *rel) = 0;
     virtual pgpu_status set_stream(cudaStream_t st) = 0;
     virtual void set_monitor(pgpu_monitor fn, void *user) = 0;
+    virtual pgpu_status set_general(const uint8_t *mask, const void *beta, bool is_mask) = 0;
 };
 
 template <class T> struct Solver : SolverBase {
@@ -5921,6 +6679,7 @@ template <class T> struct Solver : SolverBase {
     pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) override;
     pgpu_status residual(const void *u, const void *f, double *rel) override;
     pgpu_status set_stream(cudaStream_t st) override;
+    pgpu_status set_general(const uint8_t *mask, const void *beta, bool is_mask) override;
     void set_monitor(pgpu_monitor fn, void *user) override
     {
         monitor = fn;
@@ -5965,6 +6724,11 @@ template <class T> struct Solver : SolverBase {
     pgpu_status run_method(T *u, const T *f, double rhs_norm, pgpu_report &r);
     pgpu_status run_mixed(T *u, const T *f, double rhs_norm, pgpu_report &r);
     pgpu_status fixed_launches(T *u, const T *f, pgpu_report &r);
+    // The general form's singular regions (>>general): mean of b removed from
+    // f into gen.fp (returns the f to solve with), mean of u removed from u.
+    pgpu_status project_rhs(const T *u, const T *f, const T *&fb);
+    pgpu_status project_u(T *u);
+    pgpu_status project_pass(const T *src, const T *u, int terms, T *out);
 };
 
 template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
@@ -6091,6 +6855,7 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
     if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
         return result;
     if (h.singular && (method != PGPU_FFT || fft.line_solve())) PGPU_FORWARD(remove_mean(u));
+    if (h.gen.mask && h.gen.regions) PGPU_FORWARD(project_u(u));
     return result;
 }
 
@@ -6169,6 +6934,7 @@ template <class T> pgpu_status Solver<T>::fixed_launches(T *u, const T *f, pgpu_
 {
     double rhs_norm = NAN;
     bool finite = true;
+    PGPU_FORWARD(project_rhs(u, f, f));
     if (h.singular && (mixed || method != PGPU_FFT || fft.line_solve())) PGPU_FORWARD(scan(u, f, false, rhs_norm, finite));
     return run_method(u, f, rhs_norm, r);
 }
@@ -6209,7 +6975,8 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     r.iterations = 0;
     r.residual_norm = r.residual_max = r.relative_residual = r.rhs_norm = r.seconds = NAN;
     r.status = PGPU_SUCCESS;
-    r.singular = h.singular;
+    r.singular = h.singular || (h.gen.mask && h.gen.regions);
+    r.projected = h.gen.mask ? (int)h.gen.regions : h.singular ? 1 : 0;
     r.rhs_mean = 0;
     r.refinements = 0;
     err[0] = 0;
@@ -6228,7 +6995,14 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
         return finish(replay.run(env, u, f, REPLAY_SOLVE, r.iterations, [&] { return fixed_launches(u, f, r); }));
     }
     PGPU_CUDA(cudaEventRecord(ev0, env.st));
-    if (method == PGPU_FMG && !mixed && cfg.tolerance == 0) return finish(solve_fmg_pass(u, f, r));
+    PGPU_FORWARD(finish(project_rhs(u, f, f)));
+    if (method == PGPU_FMG && !mixed && cfg.tolerance == 0) {
+        const pgpu_status st = solve_fmg_pass(u, f, r);
+        if (h.gen.mask && h.gen.regions) r.rhs_mean = NAN;
+        if (st == PGPU_SUCCESS && h.gen.mask && h.gen.regions == 1)
+            PGPU_CUDA(cudaMemcpy(&r.rhs_mean, h.gen.first, sizeof(double), cudaMemcpyDeviceToHost));
+        return finish(st);
+    }
     // 1. The right-hand side: finite?  its norm, and its mean when singular.
     double rhs_norm = NAN;
     bool finite = true;
@@ -6238,6 +7012,10 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
                              "f or the boundary data in u's ghost layer hold NaN or Inf; u is unchanged"));
     r.rhs_norm = rhs_norm;
     r.rhs_mean = h.singular ? red.h_res[RES_SCAN] / h.lv[0].npts : 0.0;
+    if (h.gen.mask && h.gen.regions) {
+        r.rhs_mean = NAN;
+        if (h.gen.regions == 1) PGPU_CUDA(cudaMemcpy(&r.rhs_mean, h.gen.first, sizeof(double), cudaMemcpyDeviceToHost));
+    }
     if (rhs_norm == 0) { // b = 0: the solution is 0
         const Level<T> &L = h.lv[0];
         PGPU_FORWARD(finish(axpby(env, L.g, L.col, T(0), T(0), (const T *)nullptr, T(0), (const T *)nullptr, u)));
@@ -6337,6 +7115,137 @@ template <class T> pgpu_status Solver<T>::set_stream(cudaStream_t st)
     return PGPU_SUCCESS;
 }
 
+// pgpu_set_mask (is_mask) and pgpu_set_coefficients: check the data (one
+// wait for the stream), then copy it, rebuild the coarse levels and the
+// regions on the device, and put the form into every level's grid.
+template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const void *beta, bool is_mask)
+{
+    char *err = env.err;
+    err[0] = 0;
+    const char *what = is_mask ? "pgpu_set_mask" : "pgpu_set_coefficients";
+    PGPU_RETURN_IF(method == PGPU_FFT || mixed, PGPU_ERROR_UNSUPPORTED,
+                   "%s: masks and coefficients are served by JACOBI, RBGS, VCYCLE and FMG (not FFT, not MIXED)", what);
+    DeviceGuard guard(env.device);
+    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
+    const void *data = is_mask ? (const void *)mask : beta;
+    if (data) {
+        cudaPointerAttributes at;
+        cudaError_t e = cudaPointerGetAttributes(&at, data);
+        if (e != cudaSuccess) cudaGetLastError();
+        const bool ok = e == cudaSuccess && (at.type == cudaMemoryTypeManaged ||
+                                             (at.type == cudaMemoryTypeDevice && at.device == env.device));
+        PGPU_RETURN_IF(!ok, PGPU_ERROR_INVALID_ARGUMENT, "%s: the %s is not device memory of device %d", what,
+                       is_mask ? "mask" : "coefficient array", env.device);
+        PGPU_RETURN_IF(!is_mask && (uintptr_t)beta % sizeof(T), PGPU_ERROR_INVALID_ARGUMENT,
+                       "%s: beta must be aligned to its element size (%zu bytes)", what, sizeof(T));
+        PGPU_FORWARD(h.general_alloc(env, is_mask, !is_mask));
+    }
+    General<T> &G = h.gen;
+    Level<T> &L = h.lv[0];
+    Grid<T> g0 = L.g; // the interior geometry of level 0, for the checks
+    g0.gen = 0;
+    g0.mk = nullptr;
+    const unsigned blocks = grid_for((int64_t)L.npts, env.sms);
+    if (data) {
+        PGPU_CUDA(cudaMemsetAsync(G.flags, 0, sizeof(unsigned), env.st));
+        gen_check_kernel<T><<<blocks, 256, 0, env.st>>>(g0, is_mask ? mask : nullptr, is_mask ? nullptr : (const T *)beta,
+                                                        G.flags);
+        PGPU_LAUNCHED();
+        unsigned flags = 0;
+        PGPU_CUDA(cudaMemcpyAsync(&flags, G.flags, sizeof(unsigned), cudaMemcpyDeviceToHost, env.st));
+        PGPU_CUDA(cudaStreamSynchronize(env.st));
+        PGPU_RETURN_IF(flags & GEN_BAD_TYPE, PGPU_ERROR_INVALID_ARGUMENT,
+                       "%s: a mask byte is not PGPU_CELL_FLUID, _DIRICHLET or _SOLID; the handle keeps its data", what);
+        PGPU_RETURN_IF(is_mask && !(flags & GEN_FLUID), PGPU_ERROR_INVALID_ARGUMENT,
+                       "%s: the mask has no fluid point; the handle keeps its data", what);
+        PGPU_RETURN_IF(flags & GEN_BAD_BETA, PGPU_ERROR_INVALID_ARGUMENT,
+                       "%s: beta must be positive and finite at every interior point; the handle keeps its data", what);
+    } else {
+        PGPU_CUDA(cudaStreamSynchronize(env.st)); // the levels' tables change below
+    }
+    if (is_mask) G.mask = mask != nullptr;
+    else G.beta = beta != nullptr;
+    const bool changed = h.general_apply(env);
+    if (is_mask && mask) {
+        gen_mask_copy_kernel<T><<<grid_for(L.elems, env.sms), 256, 0, env.st>>>(L.g, mask, G.mk[0]);
+        PGPU_LAUNCHED();
+        PGPU_CUDA(cudaMemsetAsync(G.count, 0, sizeof(uint32_t), env.st));
+        PGPU_CUDA(cudaMemsetAsync(G.sizes, 0, (size_t)G.cap * sizeof(uint32_t), env.st));
+        for (int stage = 0; stage <= 5; ++stage) {
+            gen_regions_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, G.lab, stage, G.count, G.cap, G.sizes, G.flags);
+            PGPU_LAUNCHED();
+        }
+    }
+    if (!is_mask && beta) {
+        gen_fractions_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, (const T *)beta, G.fr[0][0], G.fr[1][0], G.fr[2][0]);
+        PGPU_LAUNCHED();
+    }
+    if (G.on()) PGPU_FORWARD(h.general_build(env));
+    // Coarse iterates may hold values of earlier solves where points are no
+    // longer unknowns: start them from zero.
+    for (size_t l = 1; l < h.lv.size(); ++l) {
+        const size_t n = (size_t)h.lv[l].elems * sizeof(T);
+        PGPU_CUDA(cudaMemsetAsync(h.lv[l].u, 0, n, env.st));
+        PGPU_CUDA(cudaMemsetAsync(h.lv[l].t, 0, n, env.st));
+    }
+    if (is_mask) {
+        G.regions = 0;
+        if (mask) {
+            uint32_t count = 0;
+            unsigned flags = 0;
+            PGPU_CUDA(cudaMemcpyAsync(&count, G.count, sizeof(count), cudaMemcpyDeviceToHost, env.st));
+            PGPU_CUDA(cudaMemcpyAsync(&flags, G.flags, sizeof(flags), cudaMemcpyDeviceToHost, env.st));
+            PGPU_CUDA(cudaStreamSynchronize(env.st));
+            if (flags & GEN_TOO_MANY) {
+                G.mask = false;
+                h.general_apply(env);
+                if (is_multigrid(method)) PGPU_FORWARD(mg.refresh(G.on()));
+                replay.clear();
+                return record(err, PGPU_ERROR_UNSUPPORTED,
+                              "%s: the mask has %u singular regions, more than the %u this grid provides for; the "
+                              "handle has no mask now", what, count, G.cap);
+            }
+            G.regions = count;
+        }
+    }
+    if (!h.singular) PGPU_CUDA(cudaMemsetAsync(d_shift, 0, sizeof(T), env.st)); // no mean shift with a mask
+    if (is_multigrid(method)) PGPU_FORWARD(mg.refresh(G.on()));
+    (void)changed;
+    replay.clear(); // the graphs hold the old grids (and the regions' count)
+    return PGPU_SUCCESS;
+}
+
+// One pass of gen_project_kernel over the singular regions.
+template <class T> pgpu_status Solver<T>::project_pass(const T *src, const T *u, int terms, T *out)
+{
+    char *err = env.err;
+    General<T> &G = h.gen;
+    const Level<T> &L = h.lv[0];
+    const unsigned blocks = grid_for((int64_t)L.npts, env.sms);
+    PGPU_CUDA(cudaMemsetAsync(G.maxbits, 0, sizeof(unsigned long long), env.st));
+    PGPU_CUDA(cudaMemsetAsync(G.sums, 0, (size_t)G.regions * sizeof(long long), env.st));
+    for (int mode = 0; mode < 3; ++mode) {
+        gen_project_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, G.lab, src, u, terms, mode, G.maxbits, G.sums, G.sizes,
+                                                          L.npts, out, terms ? G.first : nullptr);
+        PGPU_LAUNCHED();
+    }
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Solver<T>::project_rhs(const T *u, const T *f, const T *&fb)
+{
+    fb = f;
+    if (!h.gen.mask || !h.gen.regions) return PGPU_SUCCESS;
+    // f outside the singular regions is copied too: fp replaces f everywhere.
+    const Level<T> &L = h.lv[0];
+    PGPU_FORWARD(axpby(env, L.g, L.col, T(0), T(1), f, T(0), (const T *)nullptr, h.gen.fp));
+    PGPU_FORWARD(project_pass(f, u, 1, h.gen.fp));
+    fb = h.gen.fp;
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Solver<T>::project_u(T *u) { return project_pass(u, u, 0, u); }
+
 template <class T> pgpu_status Solver<T>::solve_host(void *u, const void *f, pgpu_report *rep)
 {
     char *err = env.err;
@@ -6372,6 +7281,7 @@ template <class T> pgpu_status Solver<T>::residual(const void *uv, const void *f
     if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
     PGPU_FORWARD(check_arrays(uv, fv));
     const T *u = (const T *)uv, *f = (const T *)fv;
+    PGPU_FORWARD(project_rhs(u, f, f));
     double bn = 0, rn = 0, rmax = 0;
     bool finite = true;
     PGPU_FORWARD(scan(u, f, true, bn, finite));
@@ -6688,6 +7598,18 @@ pgpu_status pgpu_set_monitor(pgpu_solver *s, pgpu_monitor fn, void *user)
     if (!s) return PGPU_ERROR_INVALID_ARGUMENT;
     s->impl->set_monitor(fn, user);
     return PGPU_SUCCESS;
+}
+
+pgpu_status pgpu_set_mask(pgpu_solver *s, const uint8_t *mask)
+{
+    if (!s) return PGPU_ERROR_INVALID_ARGUMENT;
+    return s->impl->set_general(mask, nullptr, true);
+}
+
+pgpu_status pgpu_set_coefficients(pgpu_solver *s, const void *beta)
+{
+    if (!s) return PGPU_ERROR_INVALID_ARGUMENT;
+    return s->impl->set_general(nullptr, beta, false);
 }
 
 void pgpu_destroy(pgpu_solver *s)

@@ -30,7 +30,8 @@
  *              for precision), fewer repeats
  *     --csv    also write the rows as CSV (header line + one line per row)
  *     --only   one group of scenarios after the copy: sweeps, multigrid (with
- *              the sweeps its sweep-equivalents need), fft or precision
+ *              the sweeps its sweep-equivalents need), fft, masks (a solid
+ *              sphere, setting a mask, smooth beta) or precision
  *              (default: all)
  *
  * Exit status: 0 done, 77 no CUDA device, 1 a CUDA call failed, 2 usage.
@@ -758,6 +759,157 @@ static void bench_multigrid(const int64_t *sizes, int nsizes, int64_t nbig)
     }
 }
 
+/* ---- masks and coefficients -------------------------------------------- */
+
+/* A solid sphere (radius 1/4, centred) in the box, as a device mask of g's
+ * layout; NULL on failure. */
+static uint8_t *sphere_mask(const grid_t *g)
+{
+    const int64_t n = nelems(g), sy = g->nx + 2, sz = sy * (g->ny + 2);
+    uint8_t *h = (uint8_t *)h_buf, *d = NULL;
+    memset(h, PGPU_CELL_FLUID, (size_t)n);
+    for (int64_t k = 1; k <= g->nz; k++)
+        for (int64_t j = 1; j <= g->ny; j++)
+            for (int64_t i = 1; i <= g->nx; i++) {
+                const double x = (double)i / (g->nx + 1) - 0.5, y = (double)j / (g->ny + 1) - 0.5,
+                             z = (double)k / (g->nz + 1) - 0.5;
+                if (x * x + y * y + z * z < 0.0625)
+                    h[i + j * sy + k * sz] = PGPU_CELL_SOLID;
+            }
+    CK(cudaMalloc((void **)&d, (size_t)n));
+    CK(cudaMemcpy(d, h, (size_t)n, cudaMemcpyHostToDevice));
+    return d;
+}
+
+/* Median ms of a solve to tolerance tol with (mask, beta) on a fresh handle. */
+static void mask_row(const char *scen, const grid_t *g, const uint8_t *mask, const void *beta, double tol,
+                     double box_ms, double *ms_out)
+{
+    row_t r = new_row(scen, g, "vcycle");
+    set_words(&r, g, 3.0);
+    set_rhs(PROB_DIR, g);
+    set_guess(INIT_ZERO, g);
+    pgpu_config c = prob_config(PROB_DIR, g, PGPU_VCYCLE);
+    c.tolerance = tol;
+    *ms_out = NAN;
+    pgpu_solver *s = create_or_mark(&c, &r);
+    if (s) {
+        pgpu_status st = mask ? pgpu_set_mask(s, mask) : PGPU_SUCCESS;
+        if (st == PGPU_SUCCESS && beta)
+            st = pgpu_set_coefficients(s, beta);
+        double ms = NAN;
+        pgpu_report rep;
+        memset(&rep, 0, sizeof rep);
+        if (st == PGPU_SUCCESS)
+            st = time_solve(s, g, 1, g_quick ? 2 : 5, 1, &ms, &rep);
+        if (st != PGPU_SUCCESS) {
+            mark_fail(&r, st, pgpu_last_error(s));
+        } else {
+            r.iters = rep.iterations;
+            r.ms = ms;
+            r.res = rep.relative_residual;
+            *ms_out = ms;
+            if (tol > 0)
+                note_add(&r, "tol %.0e", tol);
+            else
+                note_add(&r, "float's own stop");
+            if (rep.status == PGPU_ERROR_NOT_CONVERGED)
+                note_add(&r, "NOT CONVERGED");
+            note_sweep_eq(&r, g, ms);
+            if (!isnan(box_ms) && box_ms > 0)
+                note_add(&r, "%.2fx the box", ms / box_ms);
+        }
+        pgpu_destroy(s);
+    }
+    print_row(&r);
+}
+
+static void bench_masks(int64_t n)
+{
+    for (int pi = 0; pi < 2; pi++) {
+        grid_t g = grid3(n, pi ? 8 : 4);
+        uint8_t *mask = sphere_mask(&g);
+        const double tols[2] = {pi ? 1e-6 : 0.0, 1e-10};
+        for (int ti = 0; ti < (pi ? 2 : 1); ti++) {
+            double box = NAN, sph = NAN;
+            mask_row("mask-box", &g, NULL, NULL, tols[ti], NAN, &box);
+            mask_row("mask-sphere", &g, mask, NULL, tols[ti], box, &sph);
+        }
+        /* Setting a new mask (a moved sphere and back): host time of the call. */
+        {
+            row_t r = new_row("mask-set", &g, "set_mask");
+            pgpu_config c = prob_config(PROB_DIR, &g, PGPU_VCYCLE);
+            pgpu_solver *s = create_or_mark(&c, &r);
+            if (s) {
+                double t[MAXREP];
+                int reps = g_quick ? 3 : 7;
+                pgpu_status st = pgpu_set_mask(s, mask); /* allocates: not timed */
+                CK(cudaStreamSynchronize(g_stream));
+                for (int k = 0; k < reps && st == PGPU_SUCCESS; k++) {
+                    double t0 = now_s();
+                    st = pgpu_set_mask(s, mask);
+                    t[k] = (now_s() - t0) * 1e3;
+                }
+                if (st != PGPU_SUCCESS) {
+                    mark_fail(&r, st, pgpu_last_error(s));
+                } else {
+                    r.ms = median(t, reps);
+                    note_add(&r, "host time of pgpu_set_mask (checks, copy, coarse levels, regions)");
+                    note_sweep_eq(&r, &g, r.ms);
+                }
+                pgpu_destroy(s);
+            }
+            print_row(&r);
+        }
+        /* Smooth beta: time per V-cycle against the box's. */
+        {
+            void *beta = NULL;
+            const int64_t ne = nelems(&g), sy = g.nx + 2, sz = sy * (g.ny + 2);
+            for (int64_t p = 0; p < ne; p++) {
+                const int64_t i = p % sy, j = (p / sy) % (g.ny + 2), k = p / sz;
+                const double v = 1.0 + 0.5 * sin(2 * PI * i / (g.nx + 1)) * sin(2 * PI * j / (g.ny + 1)) *
+                                           sin(2 * PI * k / (g.nz + 1));
+                h_store(g.esz, p, v);
+            }
+            CK(cudaMalloc(&beta, nbytes(&g)));
+            CK(cudaMemcpy(beta, h_buf, nbytes(&g), cudaMemcpyHostToDevice));
+            double ms[2] = {NAN, NAN};
+            for (int b = 0; b < 2; b++) {
+                row_t r = new_row(b ? "beta-smooth" : "beta-box", &g, "vcycle");
+                set_words(&r, &g, 3.0);
+                set_rhs(PROB_DIR, &g);
+                set_guess(INIT_RAND, &g);
+                pgpu_config c = prob_config(PROB_DIR, &g, PGPU_VCYCLE | PGPU_FIXED);
+                c.max_iterations = VC_K;
+                pgpu_solver *s = create_or_mark(&c, &r);
+                if (s) {
+                    pgpu_status st = b ? pgpu_set_coefficients(s, beta) : PGPU_SUCCESS;
+                    pgpu_report rep;
+                    double t = NAN;
+                    if (st == PGPU_SUCCESS)
+                        st = time_solve(s, &g, 2, g_reps, 0, &t, &rep);
+                    if (st != PGPU_SUCCESS) {
+                        mark_fail(&r, st, pgpu_last_error(s));
+                    } else {
+                        r.iters = VC_K;
+                        r.ms = t / VC_K;
+                        ms[b] = r.ms;
+                        r.res = residual(s);
+                        note_add(&r, "per cycle (%d-cycle fixed solve)", VC_K);
+                        note_sweep_eq(&r, &g, r.ms);
+                        if (b && !isnan(ms[0]))
+                            note_add(&r, "%.2fx the box", ms[1] / ms[0]);
+                    }
+                    pgpu_destroy(s);
+                }
+                print_row(&r);
+            }
+            CK(cudaFree(beta));
+        }
+        CK(cudaFree(mask));
+    }
+}
+
 /* ---- issue 4: FFT ------------------------------------------------------- */
 
 /* Median time (ms) of a cuFFT R2C + C2R pair (D2Z + Z2D in double) of n^3,
@@ -1164,7 +1316,7 @@ static void bench_precision(int64_t nbig)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--only sweeps|multigrid|fft|precision]\n");
+    fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--only sweeps|multigrid|fft|masks|precision]\n");
 }
 
 int main(int argc, char **argv)
@@ -1177,7 +1329,8 @@ int main(int argc, char **argv)
             csv = argv[++i];
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
                    (!strcmp(argv[i + 1], "sweeps") || !strcmp(argv[i + 1], "multigrid") ||
-                    !strcmp(argv[i + 1], "fft") || !strcmp(argv[i + 1], "precision"))) {
+                    !strcmp(argv[i + 1], "fft") || !strcmp(argv[i + 1], "masks") ||
+                    !strcmp(argv[i + 1], "precision"))) {
             only = argv[++i];
         } else {
             usage();
@@ -1240,7 +1393,8 @@ int main(int argc, char **argv)
     CK(cudaMallocHost(&h_buf, g_cap));
 
     bench_copy(copy_bytes);
-    if (!only || !strcmp(only, "sweeps") || !strcmp(only, "multigrid")) /* multigrid counts in sweeps */
+    if (!only || !strcmp(only, "sweeps") || !strcmp(only, "multigrid") || !strcmp(only, "masks"))
+        /* multigrid and masks count in sweeps */
         bench_sweeps(sizes, nsizes);
     if (!only || !strcmp(only, "sweeps"))
         bench_seed000(nbig);
@@ -1251,6 +1405,8 @@ int main(int argc, char **argv)
         bench_fft2d(63);
         bench_fft2d(511);
     }
+    if (!only || !strcmp(only, "masks"))
+        bench_masks(nbig);
     if (!only || !strcmp(only, "precision"))
         bench_precision(nbig); /* last: it grows the arrays */
 
