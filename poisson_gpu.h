@@ -1,5 +1,6 @@
-/* poisson_gpu.h -- a GPU solver for the Poisson equation -Laplace(u) = f on
- * structured 2D and 3D grids.  The whole public API, plain C99 (also C++).
+/* poisson_gpu.h -- a GPU solver for the Poisson equation -Laplace(u) = f, and
+ * -div(beta grad u) = f on masked domains, on structured 2D and 3D grids.
+ * The whole public API, plain C99 (also C++).
  *
  * ============================================================================
  * QUICK START
@@ -199,12 +200,24 @@
  *    the GPU when the mask is set.
  *  - Methods: JACOBI, RBGS, VCYCLE (V and W) and FMG accept masks and
  *    coefficients, with or without PGPU_FIXED; FFT and PGPU_MIXED answer
- *    PGPU_ERROR_UNSUPPORTED.
+ *    PGPU_ERROR_UNSUPPORTED.  Coarse levels take the seed's cell types (a
+ *    Dirichlet child makes a coarse point Dirichlet, else a fluid child
+ *    fluid) and face coefficients averaged over the coarse face.
+ *    V-cycles converge on masks (10-18 cycles to 1e-12 on the test grids)
+ *    and on beta jumps of 1e3 and 1e6 with Dirichlet faces, but may diverge
+ *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces.  A
+ *    general cycle costs 4-5 times a box cycle (measured at 512^3).
+ *  - Grids with a mask hold at most 2^31 - 1 interior points; a mask with
+ *    more singular regions than an eighth of the points is refused
+ *    (PGPU_ERROR_UNSUPPORTED, the handle then has no mask).
  *  - Setting new data runs on the GPU in the handle's stream: the coarse
  *    levels' cell types and coefficients and the regions are rebuilt there.
  *    The first call allocates the workspace it needs (pgpu_workspace_bytes
- *    grows); later calls allocate nothing.  The call waits for the stream
- *    once, to read whether the data are valid; on invalid data (a mask byte
+ *    grows: a byte, four bytes of labels and an array of u's precision per
+ *    point for a mask, three arrays of u's precision for beta, a byte and
+ *    three arrays per coarse point); later calls allocate nothing.  The call
+ *    waits for the stream to read whether the data are valid (and, for a
+ *    mask, how many singular regions it has); on invalid data (a mask byte
  *    other than the three types, beta <= 0 or not finite, a mask without a
  *    fluid point) it returns PGPU_ERROR_INVALID_ARGUMENT and the handle keeps
  *    its previous data.  The data are copied: the caller's arrays may be
