@@ -114,6 +114,9 @@ constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lin
 constexpr int MIXED_CYCLES = 2, MIXED_MAX_STEPS = 30;
 
 // ---- graph replay ----
+// Krylov methods: restarts from the true residual when the recursive one
+// met the tolerance and the true one did not (>>krylov).
+constexpr int KRYLOV_RESTARTS = 3;
 constexpr int REPLAY_MAX = 8; // graphs a handle keeps (per (u, f) pair and sequence)
 
 // ---- per precision ----
@@ -811,11 +814,12 @@ __device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restric
     return s;
 }
 
-// The column walk shared by the Jacobi sweep and the residual.  For each
-// plane k in [k0, k1) of column (i, j) it calls
+// The column walk shared by the Jacobi sweep, the residual and the Krylov
+// methods' operator.  For each plane k in [k0, k1) of column (i, j) it calls
 //     emit(p, centre, rhs, diag, uniform)
 // with p the element index of the point, centre = u there, rhs = (f - shift)
-// + the neighbour sum, diag the diagonal, all in the arithmetic A; `uniform`
+// + the neighbour sum (the neighbour sum alone, f not read, where
+// Emit::reads_f is false), diag the diagonal, all in the arithmetic A; `uniform`
 // (a compile-time constant after inlining) says that diag is the column's
 // value on the fast range, announced once by emit.uniform_diag(diag,
 // interior) before it (interior: the column touches no x/y face, so diag is
@@ -853,7 +857,8 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
         }
         A diag;
         const A off = stencil_off<A>(g, s, p, i, j, k, diag);
-        emit(p, A(s[0]), (A(f[p]) - A(shift)) + off, diag, false);
+        if constexpr (Emit::reads_f) emit(p, A(s[0]), (A(f[p]) - A(shift)) + off, diag, false);
+        else emit(p, A(s[0]), off, diag, false);
     };
     for (int k = k0; k < kg0; ++k) general(k);
     if (kg0 < kg1) {
@@ -875,13 +880,14 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
 #pragma unroll
                 for (int q = 0; q < G + 2; ++q) zw[q] = s[(q - 1) * sz];
 #pragma unroll
-                for (int q = 0; q < G; ++q) fw[q] = fp[q * sz];
+                for (int q = 0; q < G; ++q) fw[q] = Emit::reads_f ? fp[q * sz] : T(0);
 #pragma unroll
                 for (int q = 0; q < G; ++q) {
                     const T *sq = s + q * sz;
                     const A off = neighbours_cz<A>(vxl, sq[adj ? -1 : nxl], vxh, sq[adj ? 1 : nxh], vyl, sq[nyl], vyh,
                                                    sq[nyh], cz, zw[q], zw[q + 2]);
-                    emit(p + q * sz, A(zw[q + 1]), (A(fw[q]) - A(shift)) + off, diag, true);
+                    if constexpr (Emit::reads_f) emit(p + q * sz, A(zw[q + 1]), (A(fw[q]) - A(shift)) + off, diag, true);
+                    else emit(p + q * sz, A(zw[q + 1]), off, diag, true);
                 }
             }
         };
@@ -904,6 +910,7 @@ struct Red3 {
 // float's rounding of u.  The products of float values are exact in double;
 // the kernels stay memory-bound.
 template <class R, bool WRITE, bool REDUCE> struct ResidualEmit {
+    static constexpr bool reads_f = true;
     R *r;
     Red3 *acc;
     __device__ void uniform_diag(double, bool) {}
@@ -960,26 +967,45 @@ __device__ __forceinline__ Red3 red_combine(Red3 a, Red3 b)
     // NaN must survive the maximum (fmax would drop it).
     return Red3{a.s0 + b.s0, a.s1 + b.s1, (a.m >= b.m || a.m != a.m) ? a.m : b.m};
 }
-
-// Valid in thread 0 only.
-__device__ Red3 block_reduce(Red3 v)
+__device__ __forceinline__ Red3 shfl_down(Red3 x, int o)
 {
-    __shared__ Red3 warp_part[32];
+    return Red3{__shfl_down_sync(0xffffffffu, x.s0, o), __shfl_down_sync(0xffffffffu, x.s1, o),
+                __shfl_down_sync(0xffffffffu, x.m, o)};
+}
+
+// Four sums (the Krylov methods' fused dot products, >>krylov).
+struct Sum4 {
+    double v[4];
+};
+__device__ __forceinline__ Sum4 red_combine(Sum4 a, Sum4 b)
+{
+#pragma unroll
+    for (int q = 0; q < 4; ++q) a.v[q] += b.v[q];
+    return a;
+}
+__device__ __forceinline__ Sum4 shfl_down(Sum4 x, int o)
+{
+#pragma unroll
+    for (int q = 0; q < 4; ++q) x.v[q] = __shfl_down_sync(0xffffffffu, x.v[q], o);
+    return x;
+}
+
+// Warp (shuffle) then block (shared memory); V is Red3 or Sum4.  Valid in
+// thread 0 only.
+template <class V> __device__ V block_reduce(V v)
+{
+    __shared__ V warp_part[32];
     const int lane = (threadIdx.x + threadIdx.y * blockDim.x) & 31;
     const int warp = (threadIdx.x + threadIdx.y * blockDim.x) >> 5;
     const int nwarps = (blockDim.x * blockDim.y + 31) >> 5;
-    auto warp_sum = [](Red3 &x) {
-        for (int o = 16; o > 0; o >>= 1) {
-            Red3 w{__shfl_down_sync(0xffffffffu, x.s0, o), __shfl_down_sync(0xffffffffu, x.s1, o),
-                   __shfl_down_sync(0xffffffffu, x.m, o)};
-            x = red_combine(x, w);
-        }
+    auto warp_sum = [](V &x) {
+        for (int o = 16; o > 0; o >>= 1) x = red_combine(x, shfl_down(x, o));
     };
     warp_sum(v);
     if (lane == 0) warp_part[warp] = v;
     __syncthreads();
     if (warp == 0) {
-        v = lane < nwarps ? warp_part[lane] : Red3{0, 0, 0};
+        v = lane < nwarps ? warp_part[lane] : V{};
         warp_sum(v);
     }
     return v;
@@ -1278,6 +1304,7 @@ template <class T> __device__ __forceinline__ int64_t plane_off(const Grid<T> &g
 }
 
 template <class T> struct JacobiEmit {
+    static constexpr bool reads_f = true;
     T *dst;
     T omega, keep, scale_interior, scale;
     __device__ void uniform_diag(T diag, bool interior) { scale = interior ? scale_interior : omega / diag; }
@@ -4592,7 +4619,9 @@ enum ReplayKind {
     REPLAY_CYCLE = 2,
     REPLAY_CYCLE_MEASURED = 3,
     REPLAY_FMG_COARSE = 4,
-    REPLAY_FMG_FINISH = 5
+    REPLAY_FMG_FINISH = 5,
+    REPLAY_KRYLOV_START = 6,
+    REPLAY_KRYLOV_ITER = 7
 };
 
 // (rp: the handle's graph replay; the FMG pass and every cycle run as graphs.)
@@ -6635,6 +6664,721 @@ class Replay {
 };
 
 // ============================================================================
+// >>krylov
+// ============================================================================
+// Conjugate gradients (classic, and the pipelined form of Ghysels and
+// Vanroose) and BiCGStab on level 0, preconditioned by nothing, the
+// diagonal, one multigrid cycle from zero, or the FFT solve of the box.
+// Every scalar of the recurrences lives on the device: the last block of
+// each reduction computes the coefficients that the next kernels read
+// (krylov_scalars), so an iteration is a fixed sequence of launches without
+// a host synchronisation -- replayed as a graph, capturable under
+// PGPU_FIXED -- and the host reads the residual norm every check_interval
+// iterations only.
+//
+// The vectors live in workspace with zero ghosts (the boundary data enter
+// once, through the first residual) and are zero at every point that is not
+// an unknown: the kernels skip those points, the FFT preconditioner's output
+// is masked, and a new mask clears them (reset).
+//
+// The multigrid preconditioner is a symmetric cycle (post-smoothing in the
+// reverse colour order, pre = post by default), but on masked levels the
+// restriction is renormalised over the children that are unknowns, which
+// makes it no longer the adjoint of the interpolation: the cycle is then not
+// a symmetric operator.  CG therefore takes the flexible coefficients with a
+// multigrid preconditioner (alpha = p.r / p.Ap, beta = -z.Ap / p.Ap: each new
+// direction A-orthogonal to the last, Notay's FCG(1)), which equal the
+// classic ones for a symmetric preconditioner and keep CG converging when
+// it is not.
+//
+// Singular problems (no Dirichlet face; sealed pockets of a mask): the
+// residual stays in the range of A (its mean is zero in exact arithmetic),
+// a constant added to a search direction changes neither A p nor any dot
+// product with a residual, so the iterates need no projection; the
+// preconditioner's input has its mean passed as the shift (the multigrid and
+// FFT solves of a singular box expect a consistent right-hand side), and the
+// solver removes the constant from u at the end as for every method.
+
+static double float_residual_floor(const pgpu_config &c); // >>handle
+
+// Scalar slots (doubles on the device).
+enum {
+    KS_RR = 0, // ||r||^2 of the recursively updated residual
+    KS_BAD,    // non-zero: a breakdown; every coefficient is 0 from then on (u keeps the last good iterate)
+    KS_ALPHA,
+    KS_BETA,
+    KS_OMEGA,
+    KS_RHO,    // CG: r.z; BiCGStab: (r0, r); pipelined: gamma = r.u
+    KS_PQ,     // CG: p.Ap
+    KS_COUNT
+};
+
+// What the last block of a reduction does with its four sums v.
+enum KrylovOp {
+    KOP_STORE = 0,    // store the sums (the first stage of a folded reduction)
+    KOP_RR,           // [r.r, sum r]: ||r||^2 and the preconditioner's shift
+    KOP_SHIFT,        // [sum x]: the preconditioner's shift
+    KOP_CG_START,     // [r.z]: rho, beta = 0
+    KOP_CG_ALPHA,     // [p.Ap, -, -, p.r]: alpha
+    KOP_CG_BETA,      // [r.z, z.Ap]: beta, rho
+    KOP_PIPE_START,   // [r.u, w.u, r.r, sum w]: gamma, alpha = gamma / delta, beta = 0
+    KOP_PIPE,         // [r.u, w.u, r.r, sum w]: gamma, alpha, beta
+    KOP_BI_START,     // [r.r, sum r]: rho = ||r||^2 (r0 = r), beta = 0
+    KOP_BI_ALPHA,     // [-, r0.v]: alpha
+    KOP_BI_S,         // [s.s, sum s]: ||s||^2, the shift
+    KOP_BI_OMEGA,     // [-, s.t, t.t]: omega
+    KOP_BI_RHO        // [r0.r, r.r]: rho, ||r||^2, beta
+};
+
+template <class T>
+__device__ void krylov_scalars(int op, const double *v, double *s, T *shift, double npts, int singular, int flexible)
+{
+    if (op == KOP_RR || op == KOP_BI_START || op == KOP_BI_S) s[KS_RR] = v[0];
+    if (op == KOP_PIPE_START || op == KOP_PIPE) s[KS_RR] = v[2];
+    if (shift) { // the ops that sum the preconditioner's next input: its mean
+        if (op == KOP_SHIFT) *shift = singular ? T(v[0] / npts) : T(0);
+        if (op == KOP_PIPE_START || op == KOP_PIPE) *shift = singular ? T(v[3] / npts) : T(0);
+        if (op == KOP_RR || op == KOP_BI_START || op == KOP_BI_S) *shift = singular ? T(v[1] / npts) : T(0);
+    }
+    auto good = [](double x) { return isfinite(x); };
+    if (s[KS_BAD] != 0 || !good(v[0]) || !good(v[1]) || !good(v[2]) || !good(v[3])) { // frozen
+        if (op != KOP_STORE && op != KOP_SHIFT && op != KOP_RR && op != KOP_BI_S) s[KS_BAD] = 1;
+        s[KS_ALPHA] = s[KS_BETA] = s[KS_OMEGA] = 0;
+        return;
+    }
+    // A denominator that is not positive where its numerator is not zero is a
+    // breakdown; a zero numerator (the residual vanished) is not.
+    auto ratio = [&](double num, double den, bool positive) {
+        if (num == 0) return 0.0;
+        if (!(positive ? den > 0 : den != 0) || !good(num / den)) {
+            s[KS_BAD] = 1;
+            return 0.0;
+        }
+        return num / den;
+    };
+    switch (op) {
+    case KOP_CG_START:
+        s[KS_RHO] = v[0];
+        s[KS_BETA] = 0;
+        break;
+    case KOP_CG_ALPHA:
+        s[KS_PQ] = v[0];
+        s[KS_ALPHA] = ratio(flexible ? v[3] : s[KS_RHO], v[0], true);
+        break;
+    case KOP_CG_BETA:
+        s[KS_BETA] = flexible ? ratio(-v[1], s[KS_PQ], true) : ratio(v[0], s[KS_RHO], false);
+        s[KS_RHO] = v[0];
+        break;
+    case KOP_PIPE_START:
+    case KOP_PIPE: {
+        const double gamma = v[0], delta = v[1];
+        const double beta = op == KOP_PIPE_START ? 0.0 : ratio(gamma, s[KS_RHO], false);
+        const double den = op == KOP_PIPE_START ? delta : delta - (beta != 0 ? beta * gamma / s[KS_ALPHA] : 0.0);
+        s[KS_BETA] = beta;
+        s[KS_ALPHA] = ratio(gamma, den, true);
+        s[KS_RHO] = gamma;
+        break;
+    }
+    case KOP_BI_START:
+        s[KS_RHO] = v[0];
+        s[KS_BETA] = 0;
+        s[KS_ALPHA] = s[KS_OMEGA] = 1;
+        break;
+    case KOP_BI_ALPHA: s[KS_ALPHA] = ratio(s[KS_RHO], v[1], false); break;
+    case KOP_BI_OMEGA: s[KS_OMEGA] = ratio(v[1], v[2], true); break;
+    case KOP_BI_RHO: {
+        const double rho = v[0];
+        s[KS_RR] = v[1];
+        s[KS_BETA] = s[KS_OMEGA] != 0 ? ratio(rho, s[KS_RHO], false) * (s[KS_ALPHA] / s[KS_OMEGA]) : 0.0;
+        if (s[KS_OMEGA] == 0 && v[1] > 0) s[KS_BAD] = 1; // stagnation: t.s = 0 with s != 0
+        s[KS_RHO] = rho;
+        break;
+    }
+    default: break;
+    }
+}
+
+// Block b of the final pass adds partials [b seg, (b+1) seg) of nblocks:
+// one block computes the scalars (op), many fold a long list first.
+template <class T>
+__global__ void __launch_bounds__(FINAL_THREADS) krylov_final_kernel(const double *__restrict__ partials, size_t nblocks,
+                                                                     size_t seg, double *out, int op, double *s,
+                                                                     T *shift, double npts, int singular, int flexible)
+{
+    Sum4 v{};
+    const size_t end = min(nblocks, seg * (blockIdx.x + 1));
+    for (size_t b = seg * blockIdx.x + threadIdx.x; b < end; b += blockDim.x)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) v.v[q] += partials[4 * b + q];
+    v = block_reduce(v);
+    if (threadIdx.x != 0) return;
+    if (op == KOP_STORE) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) out[4 * blockIdx.x + q] = v.v[q];
+    } else {
+        krylov_scalars<T>(op, v.v, s, shift, npts, singular, flexible);
+    }
+}
+
+__device__ __forceinline__ void write_partial4(double *partials, Sum4 v)
+{
+    v = block_reduce(v);
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+        const size_t b = blockIdx.x + (size_t)gridDim.x * (blockIdx.y + (size_t)gridDim.y * blockIdx.z);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) partials[4 * b + q] = v.v[q];
+    }
+}
+
+// The arrays a Krylov kernel reads and writes (named as in the algorithms;
+// each kernel uses a few) and the device scalars.
+template <class T> struct KArgs {
+    const T *in, *f, *shift, *partner; // the walked vector, f, its shift, a dot partner
+    T *out, *x, *r, *u, *w, *z, *q, *s, *p, *v, *t, *ph, *sh, *r0;
+    const double *sc;
+};
+
+// Kernels that need the operator walk a vector (column_walk, A = double):
+enum KrylovWalk {
+    KW_RESID = 0,  // out = f - shift - A in; sums [out.out, sum out]
+    KW_APPLY,      // out = A in; sums [in.out, partner.out, out.out, partner.in]
+    KW_JACOBI,     // out = in / diag; sums [in.out, out.q] (q may be NULL)
+    KW_PIPE_START, // w = A u (in = u); sums [r.u, w.u, r.r, sum w]
+    KW_PIPE        // n = A m (in = m) and the pipelined updates; sums as above
+};
+
+template <class T, int OP> struct KrylovEmit {
+    static constexpr bool reads_f = OP == KW_RESID;
+    KArgs<T> a;
+    Sum4 acc;
+    double alpha, beta;
+    __device__ void uniform_diag(double, bool) {}
+    __device__ void skip(int64_t, T) {} // not an unknown: stays 0
+    __device__ void operator()(int64_t p, double centre, double rhs, double diag, bool)
+    {
+        if constexpr (OP == KW_RESID) {
+            const T r = T(rhs - diag * centre);
+            a.out[p] = r;
+            acc.v[0] += (double)r * (double)r;
+            acc.v[1] += (double)r;
+        } else if constexpr (OP == KW_APPLY) {
+            const T o = T(diag * centre - rhs);
+            a.out[p] = o;
+            const double w = a.partner ? (double)a.partner[p] : 0.0;
+            acc.v[0] += centre * (double)o;
+            acc.v[1] += w * (double)o;
+            acc.v[2] += (double)o * (double)o;
+            acc.v[3] += w * centre;
+        } else if constexpr (OP == KW_JACOBI) {
+            const T z = diag > 0 ? T(centre / diag) : T(0); // (a fluid point walled in on every side)
+            a.out[p] = z;
+            acc.v[0] += centre * (double)z;
+            if (a.q) acc.v[1] += (double)z * (double)a.q[p];
+        } else if constexpr (OP == KW_PIPE_START) {
+            const T w = T(diag * centre - rhs);
+            a.w[p] = w;
+            const double r = (double)a.r[p];
+            acc.v[0] += r * centre;
+            acc.v[1] += (double)w * centre;
+            acc.v[2] += r * r;
+            acc.v[3] += (double)w;
+        } else { // KW_PIPE: z = n + b z, q = m + b q, s = w + b s, p = u + b p,
+                 // x += a p, r -= a s, u -= a q, w -= a z
+            const T n = T(diag * centre - rhs), m = T(centre), b = T(beta), al = T(alpha);
+            T z = n, q = m, s = a.w[p], pp = a.u[p];
+            if (beta != 0) {
+                z += b * a.z[p];
+                q += b * a.q[p];
+                s += b * a.s[p];
+                pp += b * a.p[p];
+            }
+            a.z[p] = z;
+            a.q[p] = q;
+            a.s[p] = s;
+            a.p[p] = pp;
+            T r = a.r[p], u = a.u[p], w = a.w[p];
+            if (alpha != 0) {
+                a.x[p] += al * pp;
+                r -= al * s;
+                u -= al * q;
+                w -= al * z;
+                a.r[p] = r;
+                a.u[p] = u;
+                a.w[p] = w;
+            }
+            acc.v[0] += (double)r * (double)u;
+            acc.v[1] += (double)w * (double)u;
+            acc.v[2] += (double)r * (double)r;
+            acc.v[3] += (double)w;
+        }
+    }
+};
+
+template <class T, int OP>
+__global__ void __launch_bounds__(WALK_THREADS, Tune<T>::norm_blocks)
+    krylov_walk_kernel(const Grid<T> g, const KArgs<T> a, double *partials, int kchunk, int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    KrylovEmit<T, OP> emit{a, Sum4{}, 0.0, 0.0};
+    if (OP == KW_PIPE) {
+        emit.alpha = a.sc[KS_ALPHA];
+        emit.beta = a.sc[KS_BETA];
+    }
+    if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
+        const T shift = a.shift ? *a.shift : T(0);
+        column_walk<T, double, Tune<T>::walk_group>(g, a.in, a.f, i, j, k0, k1, shift, emit);
+    }
+    if (partials) write_partial4(partials, emit.acc);
+}
+
+// Pointwise kernels (column launches over the unknowns):
+enum KrylovPoint {
+    KP_CG_UPDATE = 0, // x += alpha p, r -= alpha q; sums [r.r, sum r]
+    KP_DOT,           // sums [r.z, z.q] (q may be NULL)
+    KP_CG_P,          // p = z + beta p
+    KP_BI_P,          // p = r + beta (p - omega v); sums [sum p]
+    KP_BI_S,          // s = r - alpha v (s may be r); sums [s.s, sum s]
+    KP_BI_XR,         // x += alpha ph + omega sh, r = s - omega t; sums [r0.r, r.r]
+    KP_COPY,          // out = in
+    KP_MASK           // out = 0 where the point is not an unknown
+};
+
+template <class T, int OP>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    krylov_point_kernel(const Grid<T> g, const KArgs<T> a, double *partials, int kchunk, int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    Sum4 acc{};
+    if (col_thread(g, kchunk, nyb, nchunks, i, j, k0, k1)) {
+        const double *sc = a.sc;
+        const T alpha = sc ? T(sc[KS_ALPHA]) : T(0), beta = sc ? T(sc[KS_BETA]) : T(0),
+                omega = sc ? T(sc[KS_OMEGA]) : T(0);
+        for (int k = k0; k < k1; ++k) {
+            const int64_t p = at_point(g, i, j, k);
+            if (!gen_fluid(g, p)) {
+                if (OP == KP_MASK) a.out[p] = T(0);
+                continue;
+            }
+            if constexpr (OP == KP_CG_UPDATE) {
+                T r = a.r[p];
+                if (alpha != T(0)) {
+                    a.x[p] += alpha * a.p[p];
+                    r -= alpha * a.q[p];
+                    a.r[p] = r;
+                }
+                acc.v[0] += (double)r * (double)r;
+                acc.v[1] += (double)r;
+            } else if constexpr (OP == KP_DOT) {
+                const double z = (double)a.z[p];
+                acc.v[0] += (double)a.r[p] * z;
+                if (a.q) acc.v[1] += z * (double)a.q[p];
+            } else if constexpr (OP == KP_CG_P) {
+                a.p[p] = beta != T(0) ? a.z[p] + beta * a.p[p] : a.z[p];
+            } else if constexpr (OP == KP_BI_P) {
+                const T v = beta != T(0) ? a.r[p] + beta * (a.p[p] - omega * a.v[p]) : a.r[p];
+                a.p[p] = v;
+                acc.v[0] += (double)v;
+            } else if constexpr (OP == KP_BI_S) {
+                const T s = alpha != T(0) ? a.r[p] - alpha * a.v[p] : a.r[p];
+                a.s[p] = s;
+                acc.v[0] += (double)s * (double)s;
+                acc.v[1] += (double)s;
+            } else if constexpr (OP == KP_BI_XR) {
+                if (alpha != T(0)) a.x[p] += alpha * a.ph[p];
+                T r = a.s[p];
+                if (omega != T(0)) {
+                    a.x[p] += omega * a.sh[p];
+                    r -= omega * a.t[p];
+                }
+                a.r[p] = r;
+                acc.v[0] += (double)a.r0[p] * (double)r;
+                acc.v[1] += (double)r * (double)r;
+            } else if constexpr (OP == KP_COPY) {
+                a.out[p] = a.in[p];
+            }
+        }
+    }
+    if (partials) write_partial4(partials, acc);
+}
+
+// The Krylov method of a handle: its vectors, its reductions, its
+// preconditioner (the handle's multigrid or FFT solver, on level 0).
+template <class T> class Krylov {
+  public:
+    int method = 0, pre = PGPU_PRECOND_NONE;
+    bool pipelined = false, flexible = false;
+
+    ~Krylov()
+    {
+        if (h_s) cudaFreeHost(h_s);
+        if (fork_ev) cudaEventDestroy(fork_ev);
+        if (join_ev) cudaEventDestroy(join_ev);
+        if (side) cudaStreamDestroy(side);
+    }
+    pgpu_status init(Env &e, Hierarchy<T> &hh, Multigrid<T> *m, FftSolver<T> *ff, Replay *r, Reducer *rd,
+                     const pgpu_config &c);
+    // Zeroes every vector (a new mask: points that were unknowns may not be).
+    pgpu_status reset();
+    // Solves A u = f - shift from u (level 0 must not be bound to anything
+    // the caller still needs); cv, fixed, interval as for the other methods.
+    pgpu_status run(T *u, const T *f, const T *shift, Convergence &cv, bool fixed, int interval, pgpu_report &r);
+    // The number of vectors (level-0 arrays) a method and preconditioner need.
+    static int vectors(int method, bool pipelined, int pre)
+    {
+        if (method == PGPU_BICGSTAB) return pre == PGPU_PRECOND_NONE ? 5 : 7;
+        if (pipelined) return 8;
+        return pre == PGPU_PRECOND_NONE ? 3 : 4;
+    }
+
+  private:
+    Env *env = nullptr;
+    Hierarchy<T> *h = nullptr;
+    Multigrid<T> *mg = nullptr;
+    FftSolver<T> *fft = nullptr;
+    Replay *rp = nullptr;
+    Reducer *red = nullptr; // the handle's (the true residual's norm)
+    std::vector<T *> vec;
+    double *d_part = nullptr, *d_s = nullptr, *h_s = nullptr;
+    T *d_kshift = nullptr; // the preconditioner input's mean (singular problems)
+    double floor = 0;      // float_residual_floor of the config (float's own stop)
+    size_t nparts = 0;
+    cudaStream_t side = nullptr; // the pipelined reduction's last block runs here, beside the preconditioner
+    cudaEvent_t fork_ev = nullptr, join_ev = nullptr;
+    T *x = nullptr;       // the iterate (the caller's u) of the current solve
+    const T *fb = nullptr, *fshift = nullptr;
+
+    KArgs<T> args() const
+    {
+        KArgs<T> a{};
+        a.sc = d_s;
+        return a;
+    }
+    const Level<T> &L() const { return h->lv[0]; }
+    pgpu_status finish(size_t blocks, int op, cudaStream_t st);
+    template <int OP> pgpu_status walk(const KArgs<T> &a, int op, cudaStream_t st = nullptr);
+    template <int OP> pgpu_status point(const KArgs<T> &a, int op);
+    pgpu_status precond(T *out, const T *in);
+    pgpu_status start();
+    pgpu_status iterate();
+};
+
+template <class T>
+pgpu_status Krylov<T>::init(Env &e, Hierarchy<T> &hh, Multigrid<T> *m, FftSolver<T> *ff, Replay *r, Reducer *rd,
+                            const pgpu_config &c)
+{
+    env = &e;
+    red = rd;
+    h = &hh;
+    mg = m;
+    fft = ff;
+    rp = r;
+    char *err = e.err;
+    method = (int)(c.flags & PGPU_METHOD_MASK);
+    pipelined = (c.flags & PGPU_PIPELINED) != 0;
+    pre = (int)c.preconditioner;
+    floor = float_residual_floor(c);
+    const Level<T> &L0 = h->lv[0];
+    const int nv = vectors(method, pipelined, pre);
+    vec.assign(nv, nullptr);
+    for (int k = 0; k < nv; ++k)
+        PGPU_FORWARD(e.mem.alloc(err, (void **)&vec[k], (size_t)L0.elems * sizeof(T), "a Krylov vector"));
+    nparts = std::max(blocks_of(L0.walk), blocks_of(L0.col));
+    PGPU_FORWARD(e.mem.alloc(err, (void **)&d_part, (nparts + FOLD_BLOCKS) * 4 * sizeof(double), "Krylov partials"));
+    PGPU_FORWARD(e.mem.alloc(err, (void **)&d_s, KS_COUNT * sizeof(double), "Krylov scalars"));
+    PGPU_FORWARD(e.mem.alloc(err, (void **)&d_kshift, sizeof(T), "the preconditioner's shift"));
+    PGPU_CUDA(cudaMallocHost((void **)&h_s, KS_COUNT * sizeof(double)));
+    PGPU_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    PGPU_CUDA(cudaEventCreateWithFlags(&fork_ev, cudaEventDisableTiming));
+    PGPU_CUDA(cudaEventCreateWithFlags(&join_ev, cudaEventDisableTiming));
+    PGPU_CUDA(cudaMemset(d_kshift, 0, sizeof(T)));
+    PGPU_CUDA(cudaMemset(d_s, 0, KS_COUNT * sizeof(double)));
+    for (T *v : vec) PGPU_CUDA(cudaMemset(v, 0, (size_t)L0.elems * sizeof(T)));
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Krylov<T>::reset()
+{
+    char *err = env->err;
+    for (T *v : vec) PGPU_CUDA(cudaMemsetAsync(v, 0, (size_t)L().elems * sizeof(T), env->st));
+    return PGPU_SUCCESS;
+}
+
+// The last block of a reduction of `blocks` partials (folded first when
+// they are many), on stream st.
+template <class T> pgpu_status Krylov<T>::finish(size_t blocks, int op, cudaStream_t st)
+{
+    char *err = env->err;
+    const double *from = d_part;
+    const bool singular = h->singular;
+    if (blocks > FOLD_AT) {
+        const size_t seg = (blocks + FOLD_BLOCKS - 1) / FOLD_BLOCKS;
+        double *folded = d_part + 4 * nparts;
+        krylov_final_kernel<T><<<(unsigned)((blocks + seg - 1) / seg), FINAL_THREADS, 0, st>>>(
+            d_part, blocks, seg, folded, KOP_STORE, d_s, nullptr, 0, 0, 0);
+        PGPU_LAUNCHED();
+        from = folded;
+        blocks = (blocks + seg - 1) / seg;
+    }
+    krylov_final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(from, blocks, blocks, nullptr, op, d_s, d_kshift, L().npts,
+                                                        singular, flexible);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+// A walk kernel, then (op != KOP_STORE) its reduction's last block; the
+// reduction's last block goes to stream st when given (after an event).
+template <class T> template <int OP> pgpu_status Krylov<T>::walk(const KArgs<T> &a, int op, cudaStream_t st)
+{
+    char *err = env->err;
+    const Level<T> &l = L();
+    launch(l.walk, 0, env->st, krylov_walk_kernel<T, OP>, l.g, a, op == KOP_STORE ? (double *)nullptr : d_part);
+    PGPU_LAUNCHED();
+    if (op == KOP_STORE) return PGPU_SUCCESS;
+    if (!st) return finish(blocks_of(l.walk), op, env->st);
+    PGPU_CUDA(cudaEventRecord(fork_ev, env->st));
+    PGPU_CUDA(cudaStreamWaitEvent(st, fork_ev, 0));
+    PGPU_FORWARD(finish(blocks_of(l.walk), op, st));
+    PGPU_CUDA(cudaEventRecord(join_ev, st));
+    return PGPU_SUCCESS;
+}
+
+template <class T> template <int OP> pgpu_status Krylov<T>::point(const KArgs<T> &a, int op)
+{
+    char *err = env->err;
+    const Level<T> &l = L();
+    launch(l.col, 0, env->st, krylov_point_kernel<T, OP>, l.g, a, op == KOP_STORE ? (double *)nullptr : d_part);
+    PGPU_LAUNCHED();
+    return op == KOP_STORE ? PGPU_SUCCESS : finish(blocks_of(l.col), op, env->st);
+}
+
+// out = M in, for an input whose mean (singular problems) is in d_kshift.
+template <class T> pgpu_status Krylov<T>::precond(T *out, const T *in)
+{
+    char *err = env->err;
+    KArgs<T> a = args();
+    a.in = in;
+    a.out = out;
+    switch (pre) {
+    case PGPU_PRECOND_NONE: return point<KP_COPY>(a, KOP_STORE);
+    case PGPU_PRECOND_JACOBI: return walk<KW_JACOBI>(a, KOP_STORE);
+    case PGPU_PRECOND_FFT:
+        // (cuFFT's plans launch on the stream they are given: the one being
+        // captured when an iteration becomes a graph)
+        PGPU_FORWARD(fft->set_stream(err, env->st));
+        PGPU_FORWARD(fft->run(out, in, d_kshift));
+        return h->gen.mask ? point<KP_MASK>(a, KOP_STORE) : PGPU_SUCCESS;
+    default: // one cycle from zero on the correction problem A out = in - shift
+        h->bind(out, in, d_kshift);
+        PGPU_CUDA(cudaMemsetAsync(out, 0, (size_t)L().elems * sizeof(T), env->st));
+        return mg->cycle(0);
+    }
+}
+
+// The residual of x and the first search directions (every launch on the
+// stream, nothing waited for).
+template <class T> pgpu_status Krylov<T>::start()
+{
+    KArgs<T> a = args();
+    a.in = x;
+    a.f = fb;
+    a.shift = fshift;
+    a.out = vec[0]; // r
+    if (method == PGPU_BICGSTAB) {
+        PGPU_FORWARD(walk<KW_RESID>(a, KOP_BI_START));
+        KArgs<T> c = args();
+        c.in = vec[0];
+        c.out = vec[1]; // r0 = r
+        return point<KP_COPY>(c, KOP_STORE);
+    }
+    PGPU_FORWARD(walk<KW_RESID>(a, KOP_RR));
+    if (pipelined) { // u = M r, w = A u; gamma, delta
+        T *r = vec[0], *u = vec[1], *w = vec[2];
+        PGPU_FORWARD(precond(u, r));
+        KArgs<T> b = args();
+        b.in = u;
+        b.r = r;
+        b.w = w;
+        PGPU_FORWARD(walk<KW_PIPE_START>(b, KOP_PIPE_START));
+        return precond(vec[3], w); // m = M w
+    }
+    // z = M r, rho = r.z, p = z
+    T *r = vec[0], *z = pre == PGPU_PRECOND_NONE ? vec[0] : vec[3], *p = vec[1];
+    KArgs<T> b = args();
+    b.in = r;
+    b.r = r;
+    b.z = z;
+    b.out = z;
+    if (pre == PGPU_PRECOND_JACOBI) {
+        PGPU_FORWARD(walk<KW_JACOBI>(b, KOP_CG_START));
+    } else {
+        if (pre != PGPU_PRECOND_NONE) PGPU_FORWARD(precond(z, r));
+        PGPU_FORWARD(point<KP_DOT>(b, KOP_CG_START));
+    }
+    b.p = p;
+    return point<KP_CG_P>(b, KOP_STORE);
+}
+
+// One iteration.
+template <class T> pgpu_status Krylov<T>::iterate()
+{
+    char *err = env->err;
+    if (method == PGPU_BICGSTAB) {
+        // vec: r (s in place), r0, p, v, t, [ph, sh]
+        T *r = vec[0], *r0 = vec[1], *p = vec[2], *v = vec[3], *t = vec[4];
+        T *ph = pre == PGPU_PRECOND_NONE ? p : vec[5], *sh = pre == PGPU_PRECOND_NONE ? r : vec[6];
+        KArgs<T> a = args();
+        a.x = x; a.r = r; a.r0 = r0; a.p = p; a.v = v; a.t = t; a.ph = ph; a.sh = sh; a.s = r;
+        PGPU_FORWARD(point<KP_BI_P>(a, KOP_SHIFT));                // p = r + beta (p - omega v)
+        if (pre != PGPU_PRECOND_NONE) PGPU_FORWARD(precond(ph, p)); // ph = M p
+        a.in = ph; a.out = v; a.partner = r0;
+        PGPU_FORWARD(walk<KW_APPLY>(a, KOP_BI_ALPHA));             // v = A ph; alpha = rho / r0.v
+        PGPU_FORWARD(point<KP_BI_S>(a, KOP_BI_S));                 // s = r - alpha v
+        if (pre != PGPU_PRECOND_NONE) PGPU_FORWARD(precond(sh, r)); // sh = M s
+        a.in = sh; a.out = t; a.partner = r;
+        PGPU_FORWARD(walk<KW_APPLY>(a, KOP_BI_OMEGA));             // t = A sh; omega = t.s / t.t
+        return point<KP_BI_XR>(a, KOP_BI_RHO);                     // x, r = s - omega t; rho, beta
+    }
+    if (pipelined) {
+        // vec: r, u, w, m, z, q, s, p.  One pass: n = A m and every update,
+        // the next sums; then m = M w beside the sums' last block (which
+        // the preconditioner needs first when the problem is singular: the
+        // mean of w is its shift).
+        T *w = vec[2], *m = vec[3];
+        KArgs<T> a = args();
+        a.in = m; a.x = x; a.r = vec[0]; a.u = vec[1]; a.w = w; a.z = vec[4]; a.q = vec[5]; a.s = vec[6]; a.p = vec[7];
+        const bool overlap = !h->singular;
+        PGPU_FORWARD(walk<KW_PIPE>(a, KOP_PIPE, overlap ? side : nullptr));
+        PGPU_FORWARD(precond(m, w));
+        if (overlap) PGPU_CUDA(cudaStreamWaitEvent(env->st, join_ev, 0));
+        return PGPU_SUCCESS;
+    }
+    // vec: r, p, q, [z]
+    T *r = vec[0], *p = vec[1], *q = vec[2], *z = pre == PGPU_PRECOND_NONE ? vec[0] : vec[3];
+    KArgs<T> a = args();
+    a.in = p; a.out = q; a.partner = flexible ? r : nullptr; a.x = x; a.r = r; a.p = p; a.q = q; a.z = z;
+    PGPU_FORWARD(walk<KW_APPLY>(a, KOP_CG_ALPHA)); // q = A p; alpha
+    PGPU_FORWARD(point<KP_CG_UPDATE>(a, KOP_RR));  // x += alpha p, r -= alpha q
+    if (pre == PGPU_PRECOND_JACOBI) {
+        a.in = r; a.out = z;
+        PGPU_FORWARD(walk<KW_JACOBI>(a, KOP_CG_BETA)); // z = r / diag; r.z, z.q
+    } else {
+        if (pre != PGPU_PRECOND_NONE) PGPU_FORWARD(precond(z, r));
+        PGPU_FORWARD(point<KP_DOT>(a, KOP_CG_BETA)); // r.z, z.q; beta
+    }
+    return point<KP_CG_P>(a, KOP_STORE); // p = z + beta p
+}
+
+// Krylov iterations on the problem A u = f - shift from u, checked every
+// `interval` iterations (none with `fixed`).  When the recursive residual
+// meets the tolerance, or a recurrence breaks down, the true residual is
+// formed; where rounding made the two part (float vectors, pipelined CG's
+// longer recurrences), the method restarts from the true residual while
+// that keeps halving (at most KRYLOV_RESTARTS times).
+template <class T>
+pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bool fixed, int interval,
+                           pgpu_report &r)
+{
+    char *err = env->err;
+    x = u;
+    fb = f;
+    fshift = shift;
+    Level<T> &l0 = h->lv[0];
+    // The multigrid preconditioner solves on level 0 with zero ghosts: the
+    // second iterate's ghosts, filled by solves of the caller's problem, are
+    // cleared.
+    if (pre == PGPU_PRECOND_VCYCLE)
+        PGPU_FORWARD(frame(*env, l0.g, (const T *)nullptr, l0.t, (T *)nullptr, h->data_faces));
+    PGPU_CUDA(cudaMemsetAsync(d_s, 0, KS_COUNT * sizeof(double), env->st));
+    const char *what = method == PGPU_BICGSTAB ? "BiCGStab" : pipelined ? "pipelined CG" : "CG";
+    // The flexible coefficients where the cycle is not symmetric (>>krylov's
+    // head): on the general form's levels.
+    flexible = method == PGPU_CG && !pipelined && pre == PGPU_PRECOND_VCYCLE && h->gen.on();
+    int none = 0;
+    auto start_ = [&]() { return rp->run(*env, u, f, REPLAY_KRYLOV_START, none, [&] { return start(); }); };
+    auto iterate_ = [&]() { return rp->run(*env, u, f, REPLAY_KRYLOV_ITER, none, [&] { return iterate(); }); };
+    auto true_norm = [&](double &rn, double &rmax) {
+        h->bind(u, f, shift);
+        return h->norm(*env, *red, rn, rmax);
+    };
+    PGPU_FORWARD(start_());
+    int it = 0, restarts = 0;
+    pgpu_status result = PGPU_SUCCESS;
+    if (fixed) {
+        for (; it < cv.max_it; ++it) PGPU_FORWARD(iterate_());
+        h->bind(u, f, shift);
+        r.iterations = it;
+        return PGPU_SUCCESS;
+    }
+    // Float with tolerance 0: the recursive residual falls to FLOAT_CORRECTION
+    // of ||b||, where the updates reach float's rounding of u; the true
+    // residual of a float u cannot go much below float_residual_floor and
+    // is accepted there.
+    const bool own_stop = cv.tol == 0;
+    if (own_stop) cv.tol = FLOAT_CORRECTION;
+    const double accept = own_stop ? std::max(FLOAT_STALL * FLOAT_CORRECTION, floor) : cv.tol;
+    double best = HUGE_VAL; // the true residual at the last restart
+    // A restart from the true residual, where the last one gained (halved
+    // the true residual) and restarts are left.
+    auto restart = [&](double tn) -> pgpu_status {
+        best = tn;
+        ++restarts;
+        PGPU_CUDA(cudaMemsetAsync(d_s, 0, KS_COUNT * sizeof(double), env->st));
+        return start_();
+    };
+    for (;;) {
+        const int n = std::min(interval, cv.max_it - it);
+        for (int k = 0; k < n; ++k) PGPU_FORWARD(iterate_());
+        it += n;
+        PGPU_CUDA(cudaMemcpyAsync(h_s, d_s, KS_COUNT * sizeof(double), cudaMemcpyDeviceToHost, env->st));
+        PGPU_CUDA(cudaStreamSynchronize(env->st));
+        const double rn = std::sqrt(std::max(h_s[KS_RR], 0.0));
+        bool stop = false;
+        cv.judge(err, h_s[KS_RR] >= 0 ? rn : NAN, NAN, it, what, "iterations", r, stop, result);
+        const bool met = stop && result == PGPU_SUCCESS;
+        const bool bad = !met && h_s[KS_BAD] != 0 && result != PGPU_ERROR_BREAKDOWN;
+        if (!met && !bad) {
+            if (stop) break; // not converged, or the recursive residual broke down
+            continue;
+        }
+        // The recursive residual met the tolerance, or a recurrence broke
+        // down (rounding, in float): the true residual decides.
+        double tn = 0, tmax = 0;
+        PGPU_FORWARD(true_norm(tn, tmax));
+        const double rel = cv.rhs_norm > 0 ? tn / cv.rhs_norm : tn;
+        if (rel <= accept) {
+            result = PGPU_SUCCESS;
+            break;
+        }
+        const bool gains = tn < 0.5 * best && restarts < KRYLOV_RESTARTS && it < cv.max_it;
+        if (gains) {
+            result = PGPU_SUCCESS;
+            PGPU_FORWARD(restart(tn));
+            continue;
+        }
+        if (bad) {
+            result = record(err, PGPU_ERROR_BREAKDOWN,
+                            "%s: breakdown after %d iterations (a denominator of the recurrences was zero, negative "
+                            "or not finite: the operator or preconditioner is not %s); u holds the last good iterate",
+                            what, it, method == PGPU_BICGSTAB ? "invertible on this residual" : "positive definite");
+        } else if (!own_stop) { // float's own stop accepts where restarts no longer gain
+            result = record(err, PGPU_ERROR_NOT_CONVERGED,
+                            "%s: the recursive residual met the tolerance after %d iterations but the true relative "
+                            "residual is %.3e (tolerance %.3e): rounding limits what this precision reaches",
+                            what, it, rel, cv.tol);
+        }
+        break;
+    }
+    double tn = 0, tmax = 0;
+    PGPU_FORWARD(true_norm(tn, tmax));
+    cv.measured(tn, tmax, r);
+    if (own_stop) cv.tol = 0;
+    if (!std::isfinite(tn) && result == PGPU_SUCCESS)
+        result = record(err, PGPU_ERROR_BREAKDOWN, "%s: the residual became %g", what, tn);
+    r.iterations = it;
+    return result;
+}
+
+// ============================================================================
 // >>handle
 // ============================================================================
 // The solver behind a handle: the resolved config, the environment (stream,
@@ -6645,6 +7389,14 @@ class Replay {
 
 static int method_of(unsigned flags) { return (int)(flags & PGPU_METHOD_MASK); }
 static bool is_multigrid(int m) { return m == PGPU_VCYCLE || m == PGPU_FMG; }
+static bool is_krylov(int m) { return m == PGPU_CG || m == PGPU_BICGSTAB; }
+// The handle holds multigrid levels: a multigrid method, or a Krylov method
+// preconditioned by a cycle.
+static bool uses_multigrid(const pgpu_config &c)
+{
+    const int m = method_of(c.flags);
+    return is_multigrid(m) || (is_krylov(m) && c.preconditioner == PGPU_PRECOND_VCYCLE);
+}
 
 // Makes the handle's device current for the duration of a call.
 struct DeviceGuard {
@@ -6695,8 +7447,9 @@ template <class T> struct Solver : SolverBase {
     int method = 0;
     bool fixed = false, mixed = false;
     Hierarchy<T> h;  // level 0 alone for Jacobi, RBGS, FFT and PGPU_MIXED
-    Multigrid<T> mg; // V/W-cycles and FMG
+    Multigrid<T> mg; // V/W-cycles and FMG, the Krylov methods' cycle
     FftSolver<T> fft;
+    Krylov<T> kry;   // CG, BiCGStab
     Replay replay;   // PGPU_FIXED multigrid
     Reducer red;
     // PGPU_MIXED (T = double): the float solver of the corrections, on its
@@ -6744,7 +7497,8 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     PGPU_FORWARD(smooth_setup<T>(env));
     PGPU_FORWARD(transfer_setup<T>(env));
     mixed = (c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED;
-    PGPU_FORWARD(h.build(env, c, is_multigrid(method) && !mixed, method != PGPU_FFT && !mixed));
+    const bool krylov = is_krylov(method), kmg = krylov && uses_multigrid(c);
+    PGPU_FORWARD(h.build(env, c, uses_multigrid(c) && !mixed, krylov ? kmg : method != PGPU_FFT && !mixed));
     const Level<T> &L0 = h.lv[0];
     // Partials for the largest launch that reduces on level 0.
     size_t most = std::max(blocks_of(L0.col), blocks_of(L0.walk));
@@ -6761,7 +7515,8 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
         }
     }
     PGPU_FORWARD(red.init(env, most));
-    if (is_multigrid(method) && !mixed) PGPU_FORWARD(mg.init(env, h, c, &red));
+    if (uses_multigrid(c) && !mixed) PGPU_FORWARD(mg.init(env, h, c, &red));
+    if (kmg) mg.post_flip = 1; // a symmetric cycle
     if (in && is_multigrid(method)) PGPU_FORWARD(in->mg.init(env, in->h, c, &red));
     if (in && method == PGPU_FFT) PGPU_FORWARD(in->fft.init(env, c, in->h.lv[0]));
     PGPU_FORWARD(env.mem.alloc(err, (void **)&d_shift, sizeof(T), "the right-hand side mean"));
@@ -6769,8 +7524,10 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     PGPU_CUDA(cudaEventCreate(&ev0));
     PGPU_CUDA(cudaEventCreate(&ev1));
     PGPU_CUDA(cudaEventCreateWithFlags(&scan_ev, cudaEventDisableTiming));
-    if (is_multigrid(method)) PGPU_FORWARD(replay.init(env));
-    if (method == PGPU_FFT && !mixed) PGPU_FORWARD(fft.init(env, c, L0));
+    if (is_multigrid(method) || krylov) PGPU_FORWARD(replay.init(env));
+    if ((method == PGPU_FFT || (krylov && c.preconditioner == PGPU_PRECOND_FFT)) && !mixed)
+        PGPU_FORWARD(fft.init(env, c, L0));
+    if (krylov) PGPU_FORWARD(kry.init(env, h, &mg, &fft, &replay, &red, c));
     PGPU_CUDA(cudaDeviceSynchronize());
     return PGPU_SUCCESS;
 }
@@ -6850,6 +7607,8 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
     case PGPU_FMG:
         result = run_multigrid(env, red, h, mg, cv, method == PGPU_FMG, fixed, cfg.check_interval, r, &replay);
         break;
+    case PGPU_CG:
+    case PGPU_BICGSTAB: result = kry.run(u, f, d_shift, cv, fixed, cfg.check_interval, r); break;
     default: result = fft.run(u, f, d_shift); break;
     }
     if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
@@ -7199,7 +7958,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
             if (flags & GEN_TOO_MANY) {
                 G.mask = false;
                 h.general_apply(env);
-                if (is_multigrid(method)) PGPU_FORWARD(mg.refresh(G.on()));
+                if (uses_multigrid(cfg)) PGPU_FORWARD(mg.refresh(G.on()));
                 replay.clear();
                 return record(err, PGPU_ERROR_UNSUPPORTED,
                               "%s: the mask has %u singular regions, more than the %u this grid provides for; the "
@@ -7209,7 +7968,8 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
         }
     }
     if (!h.singular) PGPU_CUDA(cudaMemsetAsync(d_shift, 0, sizeof(T), env.st)); // no mean shift with a mask
-    if (is_multigrid(method)) PGPU_FORWARD(mg.refresh(G.on()));
+    if (uses_multigrid(cfg)) PGPU_FORWARD(mg.refresh(G.on()));
+    if (is_krylov(method) && is_mask) PGPU_FORWARD(kry.reset()); // points that were unknowns may not be
     (void)changed;
     replay.clear(); // the graphs hold the old grids (and the regions' count)
     return PGPU_SUCCESS;
@@ -7361,24 +8121,37 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
     }
     PGPU_RETURN_IF(!mul_ok(elems, 8, &bytes), PGPU_ERROR_INVALID_ARGUMENT, "array size overflows");
     // Flags: one method, one precision (each a bit of its own), options.
-    const unsigned methods = PGPU_JACOBI | PGPU_RBGS | PGPU_VCYCLE | PGPU_FMG | PGPU_FFT;
+    const unsigned methods = PGPU_JACOBI | PGPU_RBGS | PGPU_VCYCLE | PGPU_FMG | PGPU_FFT | PGPU_CG | PGPU_BICGSTAB;
     const unsigned precisions = PGPU_DOUBLE | PGPU_FLOAT | PGPU_MIXED;
-    const unsigned known = methods | precisions | PGPU_WCYCLE | PGPU_FIXED;
+    const unsigned known = methods | precisions | PGPU_WCYCLE | PGPU_FIXED | PGPU_PIPELINED;
     PGPU_RETURN_IF(c->flags & ~known, PGPU_ERROR_INVALID_ARGUMENT,
-                   "flags: unknown bits 0x%x (methods 0x%x, precisions 0x%x, PGPU_WCYCLE, PGPU_FIXED)",
+                   "flags: unknown bits 0x%x (methods 0x%x, precisions 0x%x, PGPU_WCYCLE, PGPU_FIXED, PGPU_PIPELINED)",
                    c->flags & ~known, methods, precisions);
     unsigned method = c->flags & PGPU_METHOD_MASK, prec = c->flags & PGPU_PRECISION_MASK;
     PGPU_RETURN_IF(method & (method - 1), PGPU_ERROR_INVALID_ARGUMENT,
-                   "flags: the method field names more than one method (%s%s%s%s%s); choose one",
+                   "flags: the method field names more than one method (%s%s%s%s%s%s%s); choose one",
                    method & PGPU_JACOBI ? " JACOBI" : "", method & PGPU_RBGS ? " RBGS" : "",
-                   method & PGPU_VCYCLE ? " VCYCLE" : "", method & PGPU_FMG ? " FMG" : "", method & PGPU_FFT ? " FFT" : "");
+                   method & PGPU_VCYCLE ? " VCYCLE" : "", method & PGPU_FMG ? " FMG" : "", method & PGPU_FFT ? " FFT" : "",
+                   method & PGPU_CG ? " CG" : "", method & PGPU_BICGSTAB ? " BICGSTAB" : "");
     PGPU_RETURN_IF(prec & (prec - 1), PGPU_ERROR_INVALID_ARGUMENT,
                    "flags: the precision field names more than one precision (%s%s%s); choose one",
                    prec & PGPU_DOUBLE ? " DOUBLE" : "", prec & PGPU_FLOAT ? " FLOAT" : "", prec & PGPU_MIXED ? " MIXED" : "");
     if (method == 0) method = PGPU_FMG;
     if (prec == 0) prec = PGPU_DOUBLE;
-    PGPU_RETURN_IF((c->flags & PGPU_WCYCLE) && !is_multigrid((int)method), PGPU_ERROR_INVALID_ARGUMENT,
-                   "flags: PGPU_WCYCLE needs PGPU_VCYCLE or PGPU_FMG");
+    // The Krylov methods' preconditioner.
+    const bool krylov = is_krylov((int)method);
+    PGPU_RETURN_IF((int)c->preconditioner < 0 || (int)c->preconditioner > PGPU_PRECOND_FFT, PGPU_ERROR_INVALID_ARGUMENT,
+                   "preconditioner = %d is not a pgpu_preconditioner", (int)c->preconditioner);
+    PGPU_RETURN_IF(c->preconditioner != PGPU_PRECOND_DEFAULT && !krylov, PGPU_ERROR_INVALID_ARGUMENT,
+                   "preconditioner = %d: only PGPU_CG and PGPU_BICGSTAB take a preconditioner", (int)c->preconditioner);
+    if (krylov && c->preconditioner == PGPU_PRECOND_DEFAULT) c->preconditioner = PGPU_PRECOND_VCYCLE;
+    const bool kmg = krylov && c->preconditioner == PGPU_PRECOND_VCYCLE;
+    PGPU_RETURN_IF((c->flags & PGPU_WCYCLE) && !is_multigrid((int)method) && !kmg, PGPU_ERROR_INVALID_ARGUMENT,
+                   "flags: PGPU_WCYCLE needs PGPU_VCYCLE, PGPU_FMG, or a Krylov method with PGPU_PRECOND_VCYCLE");
+    PGPU_RETURN_IF((c->flags & PGPU_PIPELINED) && method != PGPU_CG, PGPU_ERROR_INVALID_ARGUMENT,
+                   "flags: PGPU_PIPELINED is a form of PGPU_CG");
+    PGPU_RETURN_IF(prec == PGPU_MIXED && krylov, PGPU_ERROR_UNSUPPORTED,
+                   "flags: PGPU_MIXED does not serve PGPU_CG and PGPU_BICGSTAB yet (use PGPU_DOUBLE)");
     PGPU_RETURN_IF(prec == PGPU_MIXED && (method == PGPU_JACOBI || method == PGPU_RBGS), PGPU_ERROR_UNSUPPORTED,
                    "flags: PGPU_MIXED serves PGPU_VCYCLE, PGPU_FMG and PGPU_FFT (Jacobi and RBGS converge too slowly "
                    "for a refinement to pay; use PGPU_DOUBLE)");
@@ -7412,10 +8185,11 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
     const bool fixed = (c->flags & PGPU_FIXED) != 0;
     const bool flt = prec == PGPU_FLOAT, mixed = prec == PGPU_MIXED;
     // (Float V-cycles keep 0: they stop on the size of the correction, see
-    // run_multigrid.)
+    // run_multigrid; float Krylov methods on the recursive residual, see
+    // Krylov::run.)
     if (c->tolerance == 0 && mixed) c->tolerance = 1e-10;
-    if (c->tolerance == 0 && (method == PGPU_JACOBI || method == PGPU_RBGS || method == PGPU_VCYCLE) &&
-        !(flt && method == PGPU_VCYCLE))
+    if (c->tolerance == 0 && (method == PGPU_JACOBI || method == PGPU_RBGS || method == PGPU_VCYCLE || krylov) &&
+        !(flt && (method == PGPU_VCYCLE || krylov)))
         c->tolerance = flt ? std::max(1e-5, float_residual_floor(*c)) : 1e-10;
     if (c->max_iterations == 0) {
         if (fixed) c->max_iterations = 1;
@@ -7423,6 +8197,7 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
         else if (method == PGPU_FFT) c->max_iterations = 1;
         else if (method == PGPU_VCYCLE) c->max_iterations = 100;
         else if (method == PGPU_FMG) c->max_iterations = 50;
+        else if (krylov && (kmg || c->preconditioner == PGPU_PRECOND_FFT)) c->max_iterations = 200;
         else c->max_iterations = 20000;
     }
     if (c->omega == 0) {
@@ -7437,13 +8212,18 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
         const int64_t n[3] = {c->nx, c->ny, c->nz};
         for (int a = 0; a < (is3d ? 3 : 2); ++a)
             if (c->bc[2 * a] == PGPU_BC_PERIODIC && n[a] % 2 == 1 && n[a] > 1) ++odd_rings;
-        c->omega = !is_multigrid(method) ? 1.0 : is3d ? (odd_rings >= 2 ? 1.2 : 1.3) : (odd_rings >= 2 ? 1.15 : 1.2);
+        c->omega = !is_multigrid(method) && !kmg ? 1.0 : is3d ? (odd_rings >= 2 ? 1.2 : 1.3) : (odd_rings >= 2 ? 1.15 : 1.2);
     }
     if (is_multigrid(method)) {
         if (c->pre_smooth == 0) c->pre_smooth = 2;
         if (c->post_smooth == 0) c->post_smooth = 1;
     }
-    if (c->check_interval == 0) c->check_interval = is_multigrid(method) ? 1 : 10;
+    if (kmg) { // a symmetric cycle: as many post- as pre-smoothing iterations
+        if (c->pre_smooth == 0) c->pre_smooth = c->post_smooth ? c->post_smooth : 2;
+        if (c->post_smooth == 0) c->post_smooth = c->pre_smooth;
+    }
+    if (c->check_interval == 0)
+        c->check_interval = is_multigrid(method) || kmg || (krylov && c->preconditioner == PGPU_PRECOND_FFT) ? 1 : 10;
     return PGPU_SUCCESS;
 }
 

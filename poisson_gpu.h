@@ -237,7 +237,7 @@ extern "C" {
 #endif
 
 #define PGPU_VERSION_MAJOR 0
-#define PGPU_VERSION_MINOR 5
+#define PGPU_VERSION_MINOR 6
 #define PGPU_VERSION_PATCH 0
 /* One integer: major * 10000 + minor * 100 + patch. */
 #define PGPU_VERSION (PGPU_VERSION_MAJOR * 10000 + PGPU_VERSION_MINOR * 100 + PGPU_VERSION_PATCH)
@@ -275,6 +275,8 @@ enum {
     PGPU_VCYCLE = 0x04, /* geometric multigrid cycles (V, or W with PGPU_WCYCLE) */
     PGPU_FMG = 0x08,    /* full multigrid */
     PGPU_FFT = 0x10,    /* direct solve by fast transforms (cuFFT and our own) */
+    PGPU_CG = 0x20,     /* preconditioned conjugate gradients (cfg.preconditioner) */
+    PGPU_BICGSTAB = 0x40, /* preconditioned BiCGStab (right preconditioning) */
     PGPU_METHOD_MASK = 0xff,
 
     PGPU_DOUBLE = 0x100, /* u and f in double */
@@ -286,13 +288,27 @@ enum {
     PGPU_PRECISION_MASK = 0xf00,
 
     PGPU_WCYCLE = 0x1000, /* multigrid: W-cycles instead of V-cycles */
-    PGPU_FIXED = 0x2000   /* fixed schedule: no convergence checks, no host
+    PGPU_FIXED = 0x2000,  /* fixed schedule: no convergence checks, no host
                              synchronisation, CUDA-graph capturable; iterative
                              methods run exactly max_iterations (default 1),
                              FMG one pass then max_iterations - 1 cycles,
                              MIXED max_iterations refinements; the report's
                              norms are NaN */
+    PGPU_PIPELINED = 0x4000 /* PGPU_CG: the pipelined form (Ghysels-Vanroose):
+                             one fused reduction per iteration, computed in
+                             the same pass as the vector updates and finished
+                             beside the preconditioner */
 };
+
+/* Preconditioners of PGPU_CG and PGPU_BICGSTAB (pgpu_config.preconditioner;
+ * 0 = PGPU_PRECOND_VCYCLE). */
+typedef enum pgpu_preconditioner {
+    PGPU_PRECOND_DEFAULT = 0,
+    PGPU_PRECOND_NONE = 1,
+    PGPU_PRECOND_JACOBI = 2, /* the operator's diagonal */
+    PGPU_PRECOND_VCYCLE = 3, /* one multigrid cycle from zero (V, or W with PGPU_WCYCLE) */
+    PGPU_PRECOND_FFT = 4     /* the FFT solve of the box without mask or beta */
+} pgpu_preconditioner;
 
 typedef enum pgpu_bc {
     PGPU_BC_DIRICHLET = 0,
@@ -318,6 +334,7 @@ typedef struct pgpu_config {
     int pre_smooth, post_smooth;/* multigrid smoothing iterations; 0 = default */
     int check_interval;         /* iterations between residual checks; 0 = default */
     struct CUstream_st *stream; /* a cudaStream_t; 0 = default stream */
+    pgpu_preconditioner preconditioner; /* PGPU_CG, PGPU_BICGSTAB; 0 = default */
 } pgpu_config;
 
 typedef struct pgpu_report {

@@ -31,7 +31,9 @@
  *     --csv    also write the rows as CSV (header line + one line per row)
  *     --only   one group of scenarios after the copy: sweeps, multigrid (with
  *              the sweeps its sweep-equivalents need), fft, masks (a solid
- *              sphere, setting a mask, smooth beta) or precision
+ *              sphere, setting a mask, smooth beta), krylov (CG and
+ *              BiCGStab on the box, per iteration, two-phase beta, the
+ *              sphere) or precision
  *              (default: all)
  *
  * Exit status: 0 done, 77 no CUDA device, 1 a CUDA call failed, 2 usage.
@@ -134,7 +136,7 @@ static void grid_name(const grid_t *g, char *s, size_t n)
  *            x = i h, u = prod sin(pi x), f = d pi^2 u (d = dimensions).
  *  PROB_PER: periodic on every axis, h = 1/n, nodes at x = (i-1) h,
  *            u = prod sin(2 pi x), f = 4 d pi^2 u (mean zero). */
-enum { PROB_DIR = 0, PROB_PER = 1 };
+enum { PROB_DIR = 0, PROB_PER = 1, PROB_ROUGH = 2 };
 enum { INIT_ZERO = 0, INIT_RAND = 1 };
 
 static double g_tx[MAXN + 2], g_ty[MAXN + 2], g_tz[MAXN + 2]; /* exact u per axis */
@@ -151,7 +153,7 @@ static void axis_table(double *t, int64_t n, int prob)
                                 : sin(2.0 * PI * (double)(i - 1) / (double)n);
 }
 
-static double prob_h(int prob, int64_t n) { return prob == PROB_DIR ? 1.0 / (double)(n + 1) : 1.0 / (double)n; }
+static double prob_h(int prob, int64_t n) { return prob != PROB_PER ? 1.0 / (double)(n + 1) : 1.0 / (double)n; }
 
 /* A config for prob on g with the given flags, on the bench's stream. */
 static pgpu_config prob_config(int prob, const grid_t *g, unsigned flags)
@@ -161,7 +163,7 @@ static pgpu_config prob_config(int prob, const grid_t *g, unsigned flags)
     c.hy = prob_h(prob, g->ny);
     c.hz = g->nz == 1 ? 1.0 : prob_h(prob, g->nz);
     for (int i = 0; i < 6; i++)
-        c.bc[i] = prob == PROB_DIR ? PGPU_BC_DIRICHLET : PGPU_BC_PERIODIC;
+        c.bc[i] = prob != PROB_PER ? PGPU_BC_DIRICHLET : PGPU_BC_PERIODIC;
     c.flags = flags | pflag(g->esz);
     c.stream = g_stream;
     return c;
@@ -191,6 +193,22 @@ static void set_rhs(int prob, const grid_t *g)
 {
     if (prob == g_fprob && same_grid(g, &g_fgrid))
         return;
+    if (prob == PROB_ROUGH) { /* every mode: f uniform in [-1, 1), no exact solution */
+        int64_t sy = g->nx + 2, sz = sy * (g->ny + 2);
+        int64_t k0 = g->nz == 1 ? 0 : 1, k1 = g->nz == 1 ? 0 : g->nz;
+        uint64_t x = 0x2545f4914f6cdd1dull;
+        memset(h_buf, 0, nbytes(g));
+        for (int64_t k = k0; k <= k1; k++)
+            for (int64_t j = 1; j <= g->ny; j++)
+                for (int64_t i = 1; i <= g->nx; i++) {
+                    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                    h_store(g->esz, i + j * sy + k * sz, (double)(x >> 11) * 0x1p-52 - 1.0);
+                }
+        upload(d_f, nbytes(g));
+        g_fprob = prob;
+        g_fgrid = *g;
+        return;
+    }
     int dims = g->nz == 1 ? 2 : 3;
     axis_table(g_tx, g->nx, prob);
     axis_table(g_ty, g->ny, prob);
@@ -571,6 +589,9 @@ static const char *mname(unsigned m)
     case PGPU_VCYCLE: return "vcycle";
     case PGPU_FMG: return "fmg";
     case PGPU_FFT: return "fft";
+    case PGPU_CG: return "cg";
+    case PGPU_CG | PGPU_PIPELINED: return "pipe-cg";
+    case PGPU_BICGSTAB: return "bicgstab";
     default: return "?";
     }
 }
@@ -781,16 +802,21 @@ static uint8_t *sphere_mask(const grid_t *g)
     return d;
 }
 
-/* Median ms of a solve to tolerance tol with (mask, beta) on a fresh handle. */
-static void mask_row(const char *scen, const grid_t *g, const uint8_t *mask, const void *beta, double tol,
-                     double box_ms, double *ms_out)
+/* Median ms of a solve of prob to tolerance tol from u0 = 0 by method
+ * (flags) with preconditioner pre and (mask, beta), on a fresh handle; the
+ * note compares with ref_ms (the row named ref). */
+static int g_smooth; /* > 0: pre- and post-smoothing of solve_row's cycles */
+static void solve_row(const char *scen, const grid_t *g, int prob, unsigned method, int pre, const uint8_t *mask,
+                      const void *beta, double tol, double ref_ms, const char *ref, double *ms_out)
 {
-    row_t r = new_row(scen, g, "vcycle");
+    row_t r = new_row(scen, g, mname(method));
     set_words(&r, g, 3.0);
-    set_rhs(PROB_DIR, g);
+    set_rhs(prob, g);
     set_guess(INIT_ZERO, g);
-    pgpu_config c = prob_config(PROB_DIR, g, PGPU_VCYCLE);
+    pgpu_config c = prob_config(prob, g, method);
     c.tolerance = tol;
+    c.preconditioner = (pgpu_preconditioner)pre;
+    c.pre_smooth = c.post_smooth = g_smooth;
     *ms_out = NAN;
     pgpu_solver *s = create_or_mark(&c, &r);
     if (s) {
@@ -809,6 +835,13 @@ static void mask_row(const char *scen, const grid_t *g, const uint8_t *mask, con
             r.ms = ms;
             r.res = rep.relative_residual;
             *ms_out = ms;
+            if (pre)
+                note_add(&r, "%s;", pre == PGPU_PRECOND_VCYCLE ? "MG-precond"
+                                    : pre == PGPU_PRECOND_FFT  ? "FFT-precond"
+                                    : pre == PGPU_PRECOND_JACOBI ? "Jacobi-precond"
+                                                                 : "no precond");
+            if (g_smooth)
+                note_add(&r, "V(%d,%d);", g_smooth, g_smooth);
             if (tol > 0)
                 note_add(&r, "tol %.0e", tol);
             else
@@ -816,12 +849,18 @@ static void mask_row(const char *scen, const grid_t *g, const uint8_t *mask, con
             if (rep.status == PGPU_ERROR_NOT_CONVERGED)
                 note_add(&r, "NOT CONVERGED");
             note_sweep_eq(&r, g, ms);
-            if (!isnan(box_ms) && box_ms > 0)
-                note_add(&r, "%.2fx the box", ms / box_ms);
+            if (!isnan(ref_ms) && ref_ms > 0)
+                note_add(&r, "%.2fx %s", ms / ref_ms, ref);
         }
         pgpu_destroy(s);
     }
     print_row(&r);
+}
+
+static void mask_row(const char *scen, const grid_t *g, const uint8_t *mask, const void *beta, double tol,
+                     double box_ms, double *ms_out)
+{
+    solve_row(scen, g, PROB_DIR, PGPU_VCYCLE, 0, mask, beta, tol, box_ms, "the box", ms_out);
 }
 
 static void bench_masks(int64_t n)
@@ -906,6 +945,110 @@ static void bench_masks(int64_t n)
             }
             CK(cudaFree(beta));
         }
+        CK(cudaFree(mask));
+    }
+}
+
+/* ---- Krylov methods ----------------------------------------------------- */
+
+/* A two-phase beta: 1 below the plane z = 1/2 (y in 2D), `ratio` above, as a
+ * device array of g's layout and precision. */
+static void *two_phase_beta(const grid_t *g, double ratio)
+{
+    const int64_t ne = nelems(g), sy = g->nx + 2, sz = sy * (g->ny + 2);
+    for (int64_t p = 0; p < ne; p++) {
+        const int64_t j = (p / sy) % (g->ny + 2), k = p / sz;
+        const double h = g->nz == 1 ? (double)j / (g->ny + 1) : (double)k / (g->nz + 1);
+        h_store(g->esz, p, h > 0.5 ? ratio : 1.0);
+    }
+    void *d = NULL;
+    CK(cudaMalloc(&d, nbytes(g)));
+    CK(cudaMemcpy(d, h_buf, nbytes(g), cudaMemcpyHostToDevice));
+    return d;
+}
+
+/* Time per iteration of a PGPU_FIXED Krylov solve of k iterations. */
+static double krylov_per_iter(const grid_t *g, unsigned method, int pre, int k, row_t *out)
+{
+    row_t r = new_row("kr-iter", g, mname(method));
+    set_rhs(PROB_ROUGH, g);
+    set_guess(INIT_ZERO, g);
+    pgpu_config c = prob_config(PROB_ROUGH, g, method | PGPU_FIXED);
+    c.max_iterations = k;
+    c.preconditioner = (pgpu_preconditioner)pre;
+    pgpu_solver *s = create_or_mark(&c, &r);
+    if (s) {
+        pgpu_report rep;
+        double ms = NAN;
+        pgpu_status st = time_solve(s, g, g_warm, g_reps, 0, &ms, &rep);
+        if (st != PGPU_SUCCESS) {
+            mark_fail(&r, st, pgpu_last_error(s));
+        } else {
+            r.iters = 1;
+            r.ms = ms / k;
+            note_add(&r, "per iteration (%d-iteration fixed solve), %s", k,
+                     pre == PGPU_PRECOND_VCYCLE ? "MG-precond" : "no precond");
+        }
+        pgpu_destroy(s);
+    }
+    *out = r;
+    return r.fail ? NAN : r.ms;
+}
+
+static void bench_krylov(int64_t n)
+{
+    /* Double, n^3 box, rough f, relative residual 1e-10 from zero. */
+    {
+        grid_t g = grid3(n, 8);
+        double fmg = NAN, ms = NAN;
+        solve_row("kr-box", &g, PROB_ROUGH, PGPU_FMG, 0, NULL, NULL, 1e-10, NAN, "", &fmg);
+        solve_row("kr-box", &g, PROB_ROUGH, PGPU_VCYCLE, 0, NULL, NULL, 1e-10, fmg, "FMG+V", &ms);
+        solve_row("kr-box", &g, PROB_ROUGH, PGPU_CG, PGPU_PRECOND_VCYCLE, NULL, NULL, 1e-10, fmg, "FMG+V", &ms);
+        g_smooth = 1;
+        solve_row("kr-box", &g, PROB_ROUGH, PGPU_CG, PGPU_PRECOND_VCYCLE, NULL, NULL, 1e-10, fmg, "FMG+V", &ms);
+        g_smooth = 0;
+        solve_row("kr-box", &g, PROB_ROUGH, PGPU_CG | PGPU_PIPELINED, PGPU_PRECOND_VCYCLE, NULL, NULL, 1e-10, fmg,
+                  "FMG+V", &ms);
+        solve_row("kr-box", &g, PROB_ROUGH, PGPU_BICGSTAB, PGPU_PRECOND_VCYCLE, NULL, NULL, 1e-10, fmg, "FMG+V", &ms);
+        solve_row("kr-box", &g, PROB_ROUGH, PGPU_CG, PGPU_PRECOND_FFT, NULL, NULL, 1e-10, fmg, "FMG+V", &ms);
+        if (!g_quick) {
+            grid_t g2 = grid3(256, 8);
+            solve_row("kr-box", &g2, PROB_ROUGH, PGPU_CG, PGPU_PRECOND_NONE, NULL, NULL, 1e-8, NAN, "", &ms);
+        }
+    }
+    /* Pipelined against classic CG per iteration where latency dominates. */
+    static const int64_t small[] = {64, 128};
+    for (int si = 0; si < 2; si++)
+        for (int pre = PGPU_PRECOND_NONE; pre <= PGPU_PRECOND_VCYCLE; pre += 2) {
+            grid_t g = grid3(small[si], 8);
+            row_t a, b;
+            const double ca = krylov_per_iter(&g, PGPU_CG, pre, 20, &a);
+            print_row(&a);
+            const double cb = krylov_per_iter(&g, PGPU_CG | PGPU_PIPELINED, pre, 20, &b);
+            if (!isnan(ca) && !isnan(cb))
+                note_add(&b, "%.2fx classic", cb / ca);
+            print_row(&b);
+        }
+    /* Two-phase flow, 1000:1, at 256^3 (128^3 quick), to 1e-8. */
+    {
+        grid_t g = grid3(g_quick ? 128 : 256, 8);
+        void *beta = two_phase_beta(&g, 1000.0);
+        double vc = NAN, ms = NAN;
+        solve_row("kr-2phase", &g, PROB_ROUGH, PGPU_VCYCLE, 0, NULL, beta, 1e-8, NAN, "", &vc);
+        solve_row("kr-2phase", &g, PROB_ROUGH, PGPU_CG, PGPU_PRECOND_VCYCLE, NULL, beta, 1e-8, vc, "V-cycles", &ms);
+        solve_row("kr-2phase", &g, PROB_ROUGH, PGPU_BICGSTAB, PGPU_PRECOND_VCYCLE, NULL, beta, 1e-8, vc, "V-cycles",
+                  &ms);
+        CK(cudaFree(beta));
+    }
+    /* The masked sphere at n^3 to 1e-6, double. */
+    {
+        grid_t g = grid3(n, 8);
+        uint8_t *mask = sphere_mask(&g);
+        double box = NAN, ms = NAN;
+        solve_row("kr-sphere", &g, PROB_DIR, PGPU_CG, PGPU_PRECOND_VCYCLE, NULL, NULL, 1e-6, NAN, "", &box);
+        solve_row("kr-sphere", &g, PROB_DIR, PGPU_VCYCLE, 0, mask, NULL, 1e-6, box, "CG on the box", &ms);
+        solve_row("kr-sphere", &g, PROB_DIR, PGPU_CG, PGPU_PRECOND_VCYCLE, mask, NULL, 1e-6, box, "CG on the box", &ms);
+        solve_row("kr-sphere", &g, PROB_DIR, PGPU_CG, PGPU_PRECOND_FFT, mask, NULL, 1e-6, box, "CG on the box", &ms);
         CK(cudaFree(mask));
     }
 }
@@ -1316,7 +1459,7 @@ static void bench_precision(int64_t nbig)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--only sweeps|multigrid|fft|masks|precision]\n");
+    fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--only sweeps|multigrid|fft|masks|krylov|precision]\n");
 }
 
 int main(int argc, char **argv)
@@ -1329,7 +1472,7 @@ int main(int argc, char **argv)
             csv = argv[++i];
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
                    (!strcmp(argv[i + 1], "sweeps") || !strcmp(argv[i + 1], "multigrid") ||
-                    !strcmp(argv[i + 1], "fft") || !strcmp(argv[i + 1], "masks") ||
+                    !strcmp(argv[i + 1], "fft") || !strcmp(argv[i + 1], "masks") || !strcmp(argv[i + 1], "krylov") ||
                     !strcmp(argv[i + 1], "precision"))) {
             only = argv[++i];
         } else {
@@ -1393,7 +1536,8 @@ int main(int argc, char **argv)
     CK(cudaMallocHost(&h_buf, g_cap));
 
     bench_copy(copy_bytes);
-    if (!only || !strcmp(only, "sweeps") || !strcmp(only, "multigrid") || !strcmp(only, "masks"))
+    if (!only || !strcmp(only, "sweeps") || !strcmp(only, "multigrid") || !strcmp(only, "masks") ||
+        !strcmp(only, "krylov"))
         /* multigrid and masks count in sweeps */
         bench_sweeps(sizes, nsizes);
     if (!only || !strcmp(only, "sweeps"))
@@ -1407,6 +1551,8 @@ int main(int argc, char **argv)
     }
     if (!only || !strcmp(only, "masks"))
         bench_masks(nbig);
+    if (!only || !strcmp(only, "krylov"))
+        bench_krylov(nbig);
     if (!only || !strcmp(only, "precision"))
         bench_precision(nbig); /* last: it grows the arrays */
 
