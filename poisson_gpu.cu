@@ -6681,15 +6681,16 @@ class Replay {
 // an unknown: the kernels skip those points, the FFT preconditioner's output
 // is masked, and a new mask clears them (reset).
 //
-// The multigrid preconditioner is a symmetric cycle (post-smoothing in the
-// reverse colour order, pre = post by default), but on masked levels the
-// restriction is renormalised over the children that are unknowns, which
-// makes it no longer the adjoint of the interpolation: the cycle is then not
-// a symmetric operator.  CG therefore takes the flexible coefficients with a
-// multigrid preconditioner (alpha = p.r / p.Ap, beta = -z.Ap / p.Ap: each new
-// direction A-orthogonal to the last, Notay's FCG(1)), which equal the
-// classic ones for a symmetric preconditioner and keep CG converging when
-// it is not.
+// The multigrid preconditioner is a symmetric cycle on the box (post-
+// smoothing in the reverse colour order, pre = post by default, restriction
+// the adjoint of the interpolation).  On the general form nothing proves it
+// symmetric (coarse cell types by a rule, face averages rather than a
+// Galerkin product, interpolation that skips points that are not unknowns),
+// so CG takes the flexible coefficients there (alpha = p.r / p.Ap,
+// beta = -z.Ap / p.Ap: each new direction A-orthogonal to the last,
+// Notay's FCG(1)), which equal the classic ones for a symmetric
+// preconditioner and keep CG converging when it is not.  They cost a read of
+// r and of Ap more per iteration, so the box keeps the classic ones.
 //
 // Singular problems (no Dirichlet face; sealed pockets of a mask): the
 // residual stays in the range of A (its mean is zero in exact arithmetic),
