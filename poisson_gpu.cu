@@ -6711,6 +6711,7 @@ enum {
     KS_OMEGA,
     KS_RHO,    // CG: r.z; BiCGStab: (r0, r); pipelined: gamma = r.u
     KS_PQ,     // CG: p.Ap
+    KS_SUM,    // the sum of the preconditioner's next input (its mean times the points)
     KS_COUNT
 };
 
@@ -6737,9 +6738,13 @@ __device__ void krylov_scalars(int op, const double *v, double *s, T *shift, dou
     if (op == KOP_RR || op == KOP_BI_START || op == KOP_BI_S) s[KS_RR] = v[0];
     if (op == KOP_PIPE_START || op == KOP_PIPE) s[KS_RR] = v[2];
     if (shift) { // the ops that sum the preconditioner's next input: its mean
-        if (op == KOP_SHIFT) *shift = singular ? T(v[0] / npts) : T(0);
-        if (op == KOP_PIPE_START || op == KOP_PIPE) *shift = singular ? T(v[3] / npts) : T(0);
-        if (op == KOP_RR || op == KOP_BI_START || op == KOP_BI_S) *shift = singular ? T(v[1] / npts) : T(0);
+        const int at = op == KOP_SHIFT ? 0
+                       : op == KOP_PIPE_START || op == KOP_PIPE ? 3
+                       : op == KOP_RR || op == KOP_BI_START || op == KOP_BI_S ? 1 : -1;
+        if (at >= 0) {
+            s[KS_SUM] = singular ? v[at] : 0.0;
+            *shift = singular ? T(v[at] / npts) : T(0);
+        }
     }
     auto good = [](double x) { return isfinite(x); };
     if (s[KS_BAD] != 0 || !good(v[0]) || !good(v[1]) || !good(v[2]) || !good(v[3])) { // frozen
@@ -7002,12 +7007,23 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
     if (partials) write_partial4(partials, acc);
 }
 
+// PGPU_MIXED's float preconditioner: a float level 0 (zero ghosts) with its
+// cycle or FFT.
+struct FloatPrecond {
+    Hierarchy<float> *h = nullptr;
+    Multigrid<float> *mg = nullptr;
+    FftSolver<float> *fft = nullptr;
+    float *zero = nullptr; // a float 0 (the FFT's shift: the input is centred already)
+};
+
 // The Krylov method of a handle: its vectors, its reductions, its
-// preconditioner (the handle's multigrid or FFT solver, on level 0).
+// preconditioner (the handle's multigrid or FFT solver, on level 0; with
+// PGPU_MIXED the float ones of `fp`).
 template <class T> class Krylov {
   public:
     int method = 0, pre = PGPU_PRECOND_NONE;
     bool pipelined = false, flexible = false;
+    FloatPrecond fp; // set by the handle for PGPU_MIXED
 
     ~Krylov()
     {
@@ -7159,6 +7175,20 @@ template <class T> pgpu_status Krylov<T>::precond(T *out, const T *in)
     KArgs<T> a = args();
     a.in = in;
     a.out = out;
+    if (fp.h) { // PGPU_MIXED: out = M_float (in - mean), rounded in, added out in double
+        Level<float> &E = fp.h->lv[0];
+        const double *mean_of = h->singular ? d_s + KS_SUM : nullptr;
+        PGPU_FORWARD(axpby(*env, E.g, E.col, 0.0f, 1.0f, in, 0.0f, (const float *)nullptr, E.f, mean_of, L().npts));
+        fp.h->bind(E.u, E.f, nullptr);
+        PGPU_CUDA(cudaMemsetAsync(E.u, 0, (size_t)E.elems * sizeof(float), env->st));
+        if (pre == PGPU_PRECOND_FFT) {
+            PGPU_FORWARD(fp.fft->set_stream(err, env->st));
+            PGPU_FORWARD(fp.fft->run(E.u, E.f, fp.zero));
+        } else {
+            PGPU_FORWARD(fp.mg->cycle(0));
+        }
+        return axpby(*env, L().g, L().col, T(0), T(1), (const float *)E.u, T(0), (const T *)nullptr, out);
+    }
     switch (pre) {
     case PGPU_PRECOND_NONE: return point<KP_COPY>(a, KOP_STORE);
     case PGPU_PRECOND_JACOBI: return walk<KW_JACOBI>(a, KOP_STORE);
@@ -7287,7 +7317,7 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     // The multigrid preconditioner solves on level 0 with zero ghosts: the
     // second iterate's ghosts, filled by solves of the caller's problem, are
     // cleared.
-    if (pre == PGPU_PRECOND_VCYCLE)
+    if (pre == PGPU_PRECOND_VCYCLE && !fp.h)
         PGPU_FORWARD(frame(*env, l0.g, (const T *)nullptr, l0.t, (T *)nullptr, h->data_faces));
     PGPU_CUDA(cudaMemsetAsync(d_s, 0, KS_COUNT * sizeof(double), env->st));
     const char *what = method == PGPU_BICGSTAB ? "BiCGStab" : pipelined ? "pipelined CG" : "CG";
@@ -7499,7 +7529,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     PGPU_FORWARD(transfer_setup<T>(env));
     mixed = (c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED;
     const bool krylov = is_krylov(method), kmg = krylov && uses_multigrid(c);
-    PGPU_FORWARD(h.build(env, c, uses_multigrid(c) && !mixed, krylov ? kmg : method != PGPU_FFT && !mixed));
+    PGPU_FORWARD(h.build(env, c, uses_multigrid(c) && !mixed, krylov ? kmg && !mixed : method != PGPU_FFT && !mixed));
     const Level<T> &L0 = h.lv[0];
     // Partials for the largest launch that reduces on level 0.
     size_t most = std::max(blocks_of(L0.col), blocks_of(L0.walk));
@@ -7509,7 +7539,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             in.reset(new Inner());
             pgpu_config cf = c;
             cf.flags = (c.flags & ~PGPU_PRECISION_MASK) | PGPU_FLOAT;
-            PGPU_FORWARD(in->h.build(env, cf, is_multigrid(method), method != PGPU_FFT, true));
+            PGPU_FORWARD(in->h.build(env, cf, uses_multigrid(c), method != PGPU_FFT && !(krylov && !kmg), true));
             if (in->h.lv.size() > 1) most = std::max(most, blocks_of(in->h.lv[0].down.it));
             PGPU_FORWARD(env.mem.alloc(err, (void **)&in->d_shift, sizeof(float), "the residual's mean"));
             PGPU_CUDA(cudaMemset(in->d_shift, 0, sizeof(float)));
@@ -7518,8 +7548,10 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     PGPU_FORWARD(red.init(env, most));
     if (uses_multigrid(c) && !mixed) PGPU_FORWARD(mg.init(env, h, c, &red));
     if (kmg) mg.post_flip = 1; // a symmetric cycle
-    if (in && is_multigrid(method)) PGPU_FORWARD(in->mg.init(env, in->h, c, &red));
-    if (in && method == PGPU_FFT) PGPU_FORWARD(in->fft.init(env, c, in->h.lv[0]));
+    if (in && uses_multigrid(c)) PGPU_FORWARD(in->mg.init(env, in->h, c, &red));
+    if (in && kmg) in->mg.post_flip = 1;
+    if (in && (method == PGPU_FFT || (krylov && c.preconditioner == PGPU_PRECOND_FFT)))
+        PGPU_FORWARD(in->fft.init(env, c, in->h.lv[0]));
     PGPU_FORWARD(env.mem.alloc(err, (void **)&d_shift, sizeof(T), "the right-hand side mean"));
     PGPU_CUDA(cudaMemset(d_shift, 0, sizeof(T)));
     PGPU_CUDA(cudaEventCreate(&ev0));
@@ -7529,6 +7561,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     if ((method == PGPU_FFT || (krylov && c.preconditioner == PGPU_PRECOND_FFT)) && !mixed)
         PGPU_FORWARD(fft.init(env, c, L0));
     if (krylov) PGPU_FORWARD(kry.init(env, h, &mg, &fft, &replay, &red, c));
+    if (krylov && in) kry.fp = FloatPrecond{&in->h, &in->mg, &in->fft, in->d_shift};
     PGPU_CUDA(cudaDeviceSynchronize());
     return PGPU_SUCCESS;
 }
@@ -7585,7 +7618,7 @@ template <class T> pgpu_status Solver<T>::remove_mean(T *u)
 template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rhs_norm, pgpu_report &r)
 {
     h.bind(u, f, d_shift);
-    if (mixed) {
+    if (mixed && !is_krylov(method)) {
         const pgpu_status result = run_mixed(u, f, rhs_norm, r);
         if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
             return result;
@@ -8151,8 +8184,11 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
                    "flags: PGPU_WCYCLE needs PGPU_VCYCLE, PGPU_FMG, or a Krylov method with PGPU_PRECOND_VCYCLE");
     PGPU_RETURN_IF((c->flags & PGPU_PIPELINED) && method != PGPU_CG, PGPU_ERROR_INVALID_ARGUMENT,
                    "flags: PGPU_PIPELINED is a form of PGPU_CG");
-    PGPU_RETURN_IF(prec == PGPU_MIXED && krylov, PGPU_ERROR_UNSUPPORTED,
-                   "flags: PGPU_MIXED does not serve PGPU_CG and PGPU_BICGSTAB yet (use PGPU_DOUBLE)");
+    PGPU_RETURN_IF(prec == PGPU_MIXED && krylov && c->preconditioner != PGPU_PRECOND_VCYCLE &&
+                       c->preconditioner != PGPU_PRECOND_FFT,
+                   PGPU_ERROR_UNSUPPORTED,
+                   "flags: PGPU_MIXED with a Krylov method takes a float multigrid or FFT preconditioner "
+                   "(PGPU_PRECOND_VCYCLE or PGPU_PRECOND_FFT)");
     PGPU_RETURN_IF(prec == PGPU_MIXED && (method == PGPU_JACOBI || method == PGPU_RBGS), PGPU_ERROR_UNSUPPORTED,
                    "flags: PGPU_MIXED serves PGPU_VCYCLE, PGPU_FMG and PGPU_FFT (Jacobi and RBGS converge too slowly "
                    "for a refinement to pay; use PGPU_DOUBLE)");
@@ -8194,7 +8230,7 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
         c->tolerance = flt ? std::max(1e-5, float_residual_floor(*c)) : 1e-10;
     if (c->max_iterations == 0) {
         if (fixed) c->max_iterations = 1;
-        else if (mixed) c->max_iterations = MIXED_MAX_STEPS;
+        else if (mixed && !krylov) c->max_iterations = MIXED_MAX_STEPS;
         else if (method == PGPU_FFT) c->max_iterations = 1;
         else if (method == PGPU_VCYCLE) c->max_iterations = 100;
         else if (method == PGPU_FMG) c->max_iterations = 50;

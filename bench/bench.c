@@ -1011,6 +1011,10 @@ static void bench_krylov(int64_t n)
                   "FMG+V", &ms);
         solve_row("kr-box", &g, PROB_ROUGH, PGPU_BICGSTAB, PGPU_PRECOND_VCYCLE, NULL, NULL, 1e-10, fmg, "FMG+V", &ms);
         solve_row("kr-box", &g, PROB_ROUGH, PGPU_CG, PGPU_PRECOND_FFT, NULL, NULL, 1e-10, fmg, "FMG+V", &ms);
+        g_mixed = 1; /* double vectors, float preconditioner */
+        solve_row("kr-box", &g, PROB_ROUGH, PGPU_CG, PGPU_PRECOND_VCYCLE, NULL, NULL, 1e-10, fmg, "FMG+V", &ms);
+        solve_row("kr-box", &g, PROB_ROUGH, PGPU_CG, PGPU_PRECOND_FFT, NULL, NULL, 1e-10, fmg, "FMG+V", &ms);
+        g_mixed = 0;
         if (!g_quick) {
             grid_t g2 = grid3(256, 8);
             solve_row("kr-box", &g2, PROB_ROUGH, PGPU_CG, PGPU_PRECOND_NONE, NULL, NULL, 1e-8, NAN, "", &ms);

@@ -303,6 +303,39 @@ static void test_sizes_and_precisions(void)
                 }
 }
 
+/* PGPU_MIXED: double vectors, float preconditioner; double's accuracy. */
+static void test_mixed(void)
+{
+    static const struct {
+        int nx, ny, nz;
+        const char *bc;
+    } grids[] = {{47, 41, 39, "DDDDDD"}, {48, 48, 48, "PPPPPP"}, {37, 29, 1, "NNDDPP"}, {33, 34, 35, "NNNNNN"}};
+    const unsigned kinds[] = {PGPU_CG, PGPU_CG | PGPU_PIPELINED, PGPU_BICGSTAB};
+    const int pres[] = {PGPU_PRECOND_VCYCLE, PGPU_PRECOND_FFT};
+    for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; ++gi)
+        for (size_t ki = 0; ki < 3; ++ki)
+            for (size_t pi = 0; pi < 2; ++pi) {
+                pgpu_config c = t_config(grids[gi].nx, grids[gi].ny, grids[gi].nz, grids[gi].bc, 1.0 / grids[gi].nx,
+                                         1.0 / grids[gi].ny, 1.0 / grids[gi].nz, kinds[ki] | PGPU_MIXED);
+                c.preconditioner = pres[pi];
+                char what[160];
+                snprintf(what, sizeof what, "%s/%s mixed %dx%dx%d %s", kname(kinds[ki]), pre_name(pres[pi]),
+                         grids[gi].nx, grids[gi].ny, grids[gi].nz, grids[gi].bc);
+                pgpu_solver *probe = NULL;
+                if (pgpu_create(&c, &probe) == PGPU_ERROR_UNSUPPORTED && pres[pi] == PGPU_PRECOND_FFT) {
+                    t_note("%s: the FFT does not serve these faces", what);
+                    continue;
+                }
+                pgpu_destroy(probe);
+                pgpu_report rep;
+                pgpu_status st;
+                const double err = solve_exact(&c, what, &rep, &st);
+                CHECK(st == PGPU_SUCCESS && rep.relative_residual <= 1e-10 && err <= 5e-8,
+                      "%s: %s, %d iterations, relative residual %.2e (<= 1e-10), error %.2e (<= 5e-8)", what,
+                      pgpu_status_string(st), rep.iterations, rep.relative_residual, err);
+            }
+}
+
 /* Multigrid-preconditioned CG: iterations to 1e-10 bounded over sizes. */
 static void test_iteration_bound(void)
 {
@@ -469,7 +502,10 @@ static void test_refusals(void)
     c.flags = PGPU_BICGSTAB | PGPU_PIPELINED;
     CHECK(pgpu_create(&c, &s) == PGPU_ERROR_INVALID_ARGUMENT && !s, "PGPU_PIPELINED with BiCGStab is refused");
     c.flags = PGPU_CG | PGPU_MIXED;
-    CHECK(pgpu_create(&c, &s) == PGPU_ERROR_UNSUPPORTED && !s, "PGPU_MIXED with CG: unsupported");
+    c.preconditioner = PGPU_PRECOND_JACOBI;
+    CHECK(pgpu_create(&c, &s) == PGPU_ERROR_UNSUPPORTED && !s,
+          "PGPU_MIXED with a Jacobi-preconditioned CG: unsupported (no float preconditioner to gain from)");
+    c.preconditioner = PGPU_PRECOND_DEFAULT;
     c.flags = PGPU_CG | PGPU_WCYCLE;
     c.preconditioner = PGPU_PRECOND_JACOBI;
     CHECK(pgpu_create(&c, &s) == PGPU_ERROR_INVALID_ARGUMENT && !s, "PGPU_WCYCLE with a Jacobi-preconditioned CG is refused");
@@ -494,6 +530,7 @@ int main(void)
     test_exact_all_faces();
     test_sizes_and_precisions();
     test_agreement();
+    test_mixed();
     test_breakdown();
     test_capture();
     test_iteration_bound();
