@@ -522,11 +522,33 @@ static void test_refusals(void)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* --short: the small grids only, every kernel once (the sanitizers' run) */
+    const int short_run = argc > 1 && !strcmp(argv[1], "--short");
     t_require_device("krylov");
     test_refusals();
     test_iterates();
+    if (short_run) {
+        /* the multigrid and FFT preconditioners, double and mixed */
+        const unsigned kinds[] = {PGPU_CG | PGPU_DOUBLE, PGPU_CG | PGPU_PIPELINED | PGPU_DOUBLE,
+                                  PGPU_BICGSTAB | PGPU_MIXED, PGPU_CG | PGPU_FLOAT};
+        for (int k = 0; k < 4; ++k)
+            for (int pre = PGPU_PRECOND_VCYCLE; pre <= PGPU_PRECOND_FFT; ++pre) {
+                pgpu_config c = t_config(17, 15, 16, "DDPPNN", 1.0 / 17, 1.0 / 15, 1.0 / 16, kinds[k]);
+                c.preconditioner = (pgpu_preconditioner)pre;
+                pgpu_report rep;
+                pgpu_status st;
+                char what[96];
+                snprintf(what, sizeof what, "%s/%s short, flags 0x%x", kname(kinds[k]), pre_name(pre), kinds[k]);
+                const double err = solve_exact(&c, what, &rep, &st);
+                CHECK(st == PGPU_SUCCESS && err <= ((kinds[k] & PGPU_FLOAT) ? 2e-5 : 1e-7), "%s: %s, %d iterations, error %.2e",
+                      what, pgpu_status_string(st), rep.iterations, err);
+            }
+        test_breakdown();
+        test_capture();
+        return t_finish("krylov --short");
+    }
     test_exact_all_faces();
     test_sizes_and_precisions();
     test_agreement();
