@@ -4621,7 +4621,8 @@ enum ReplayKind {
     REPLAY_FMG_COARSE = 4,
     REPLAY_FMG_FINISH = 5,
     REPLAY_KRYLOV_START = 6,
-    REPLAY_KRYLOV_ITER = 7
+    REPLAY_KRYLOV_ITER = 7,
+    REPLAY_KRYLOV_ITER_ODD = 8 // (unpreconditioned pipelined CG alternates two buffers of w)
 };
 
 // (rp: the handle's graph replay; the FMG pass and every cycle run as graphs.)
@@ -6850,7 +6851,9 @@ enum KrylovWalk {
     KW_APPLY,      // out = A in; sums [in.out, partner.out, out.out, partner.in]
     KW_JACOBI,     // out = in / diag; sums [in.out, out.q] (q may be NULL)
     KW_PIPE_START, // w = A u (in = u); sums [r.u, w.u, r.r, sum w]
-    KW_PIPE        // n = A m (in = m) and the pipelined updates; sums as above
+    KW_PIPE,       // n = A m (in = m) and the pipelined updates; sums as above
+    KW_PIPE0       // the same without a preconditioner (u = r, m = w, q = s): n = A w
+                   // (in = w), the updates, w - alpha z into another buffer (out)
 };
 
 template <class T, int OP> struct KrylovEmit {
@@ -6888,6 +6891,30 @@ template <class T, int OP> struct KrylovEmit {
             acc.v[1] += (double)w * centre;
             acc.v[2] += r * r;
             acc.v[3] += (double)w;
+        } else if constexpr (OP == KW_PIPE0) { // z = n + b z, s = w + b s, p = r + b p,
+                                               // x += a p, r -= a s, out = w - a z
+            const T n = T(diag * centre - rhs), w = T(centre), b = T(beta), al = T(alpha);
+            T z = n, s = w, r = a.r[p], pp = r;
+            if (beta != 0) {
+                z += b * a.z[p];
+                s += b * a.s[p];
+                pp += b * a.p[p];
+            }
+            a.z[p] = z;
+            a.s[p] = s;
+            a.p[p] = pp;
+            T wn = w;
+            if (alpha != 0) {
+                a.x[p] += al * pp;
+                r -= al * s;
+                wn -= al * z;
+                a.r[p] = r;
+            }
+            a.out[p] = wn;
+            acc.v[0] += (double)r * (double)r;
+            acc.v[1] += (double)wn * (double)r;
+            acc.v[2] += (double)r * (double)r;
+            acc.v[3] += (double)wn;
         } else { // KW_PIPE: z = n + b z, q = m + b q, s = w + b s, p = u + b p,
                  // x += a p, r -= a s, u -= a q, w -= a z
             const T n = T(diag * centre - rhs), m = T(centre), b = T(beta), al = T(alpha);
@@ -6926,7 +6953,7 @@ __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::norm_blocks)
 {
     int i, j, k0, k1;
     KrylovEmit<T, OP> emit{a, Sum4{}, 0.0, 0.0};
-    if (OP == KW_PIPE) {
+    if (OP == KW_PIPE || OP == KW_PIPE0) {
         emit.alpha = a.sc[KS_ALPHA];
         emit.beta = a.sc[KS_BETA];
     }
@@ -7043,7 +7070,7 @@ template <class T> class Krylov {
     static int vectors(int method, bool pipelined, int pre)
     {
         if (method == PGPU_BICGSTAB) return pre == PGPU_PRECOND_NONE ? 5 : 7;
-        if (pipelined) return 8;
+        if (pipelined) return pre == PGPU_PRECOND_NONE ? 6 : 8;
         return pre == PGPU_PRECOND_NONE ? 3 : 4;
     }
 
@@ -7062,6 +7089,7 @@ template <class T> class Krylov {
     cudaStream_t side = nullptr; // the pipelined reduction's last block runs here, beside the preconditioner
     cudaEvent_t fork_ev = nullptr, join_ev = nullptr;
     T *x = nullptr;       // the iterate (the caller's u) of the current solve
+    int par = 0;          // unpreconditioned pipelined CG: which buffer holds w
     const T *fb = nullptr, *fshift = nullptr;
 
     KArgs<T> args() const
@@ -7222,6 +7250,14 @@ template <class T> pgpu_status Krylov<T>::start()
         return point<KP_COPY>(c, KOP_STORE);
     }
     PGPU_FORWARD(walk<KW_RESID>(a, KOP_RR));
+    if (pipelined && pre == PGPU_PRECOND_NONE) { // w = A r into its first buffer; gamma, delta
+        par = 0;
+        KArgs<T> b = args();
+        b.in = vec[0];
+        b.r = vec[0];
+        b.w = vec[1];
+        return walk<KW_PIPE_START>(b, KOP_PIPE_START);
+    }
     if (pipelined) { // u = M r, w = A u; gamma, delta
         T *r = vec[0], *u = vec[1], *w = vec[2];
         PGPU_FORWARD(precond(u, r));
@@ -7268,6 +7304,16 @@ template <class T> pgpu_status Krylov<T>::iterate()
         a.in = sh; a.out = t; a.partner = r;
         PGPU_FORWARD(walk<KW_APPLY>(a, KOP_BI_OMEGA));             // t = A sh; omega = t.s / t.t
         return point<KP_BI_XR>(a, KOP_BI_RHO);                     // x, r = s - omega t; rho, beta
+    }
+    if (pipelined && pre == PGPU_PRECOND_NONE) {
+        // vec: r, w (two buffers), z, s, p.  One pass: n = A w and every
+        // update; w's new values go to the other buffer (the walk reads
+        // the old ones of the neighbours).  Nothing to overlap the
+        // reduction's last block with.
+        KArgs<T> a = args();
+        a.in = vec[1 + par]; a.out = vec[2 - par]; a.x = x; a.r = vec[0]; a.z = vec[3]; a.s = vec[4]; a.p = vec[5];
+        par ^= 1;
+        return walk<KW_PIPE0>(a, KOP_PIPE);
     }
     if (pipelined) {
         // vec: r, u, w, m, z, q, s, p.  One pass: n = A m and every update,
@@ -7325,8 +7371,18 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     // head): on the general form's levels.
     flexible = method == PGPU_CG && !pipelined && pre == PGPU_PRECOND_VCYCLE && h->gen.on();
     int none = 0;
-    auto start_ = [&]() { return rp->run(*env, u, f, REPLAY_KRYLOV_START, none, [&] { return start(); }); };
-    auto iterate_ = [&]() { return rp->run(*env, u, f, REPLAY_KRYLOV_ITER, none, [&] { return iterate(); }); };
+    auto start_ = [&]() {
+        par = 0;
+        return rp->run(*env, u, f, REPLAY_KRYLOV_START, none, [&] { return start(); });
+    };
+    // (the graph of an iteration depends on the buffer parity of w, see iterate)
+    auto iterate_ = [&]() {
+        const int kind = par ? REPLAY_KRYLOV_ITER_ODD : REPLAY_KRYLOV_ITER;
+        const int was = par;
+        const pgpu_status st = rp->run(*env, u, f, kind, none, [&] { return iterate(); });
+        par = was ^ (pipelined && pre == PGPU_PRECOND_NONE); // also where the graph was only launched
+        return st;
+    };
     auto true_norm = [&](double &rn, double &rmax) {
         h->bind(u, f, shift);
         return h->norm(*env, *red, rn, rmax);

@@ -195,14 +195,15 @@
  *    grow with the grid (n per axis); for small grids and comparison.
  *  - PGPU_PIPELINED (CG only): the Ghysels-Vanroose form, one reduction per
  *    iteration computed in the same pass as all the vector updates and the
- *    operator (8 vectors instead of 4); pays where latency dominates (64^3
- *    unpreconditioned: 0.6x the classic iteration), not where bandwidth or
- *    the preconditioner does.  Its longer recurrences lose more to
+ *    operator (8 vectors instead of 4; 6 without a preconditioner); pays
+ *    where latency dominates (unpreconditioned: 0.47x the classic
+ *    iteration's time at 64^3, 0.83x at 128^3), not where the
+ *    preconditioner does (with the multigrid one: 0.97-1.01x).  Its longer recurrences lose more to
  *    rounding: in float without a preconditioner it may end in
  *    PGPU_ERROR_BREAKDOWN.
  *  - The iterate is the caller's u (its interior is the initial guess); the
  *    other vectors are workspace (pgpu_workspace_bytes): CG 4 arrays of u's
- *    size (3 without a preconditioner), pipelined CG 8, BiCGStab 7 (5).
+ *    size (3 without a preconditioner), pipelined CG 8 (6), BiCGStab 7 (5).
  *  - Convergence is judged on the recursively updated residual (one number
  *    read by the host every check_interval iterations; nothing else waits
  *    for the device); when it meets the tolerance the true residual b - A u

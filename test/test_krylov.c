@@ -451,10 +451,11 @@ static void test_breakdown(void)
 /* A PGPU_FIXED solve captured by the caller equals the direct one. */
 static void test_capture(void)
 {
-    const unsigned kinds[] = {PGPU_CG, PGPU_CG | PGPU_PIPELINED, PGPU_BICGSTAB};
-    for (size_t ki = 0; ki < 3; ++ki) {
+    const unsigned kinds[] = {PGPU_CG, PGPU_CG | PGPU_PIPELINED, PGPU_BICGSTAB, PGPU_CG | PGPU_PIPELINED};
+    for (size_t ki = 0; ki < 4; ++ki) {
         pgpu_config c = t_config(40, 36, 30, "DDNNPP", 1.0 / 40, 1.0 / 36, 1.0 / 30, kinds[ki] | PGPU_DOUBLE | PGPU_FIXED);
         c.max_iterations = 5;
+        if (ki == 3) c.preconditioner = PGPU_PRECOND_NONE; /* two buffers of w: an odd count */
         cudaStream_t st = NULL;
         if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess) return;
         c.stream = (struct CUstream_st *)st;
