@@ -836,12 +836,12 @@ static void solve_row(const char *scen, const grid_t *g, int prob, unsigned meth
             r.res = rep.relative_residual;
             *ms_out = ms;
             if (pre)
-                note_add(&r, "%s;", pre == PGPU_PRECOND_VCYCLE ? "MG-precond"
+                note_add(&r, "%s", pre == PGPU_PRECOND_VCYCLE ? "MG-precond"
                                     : pre == PGPU_PRECOND_FFT  ? "FFT-precond"
                                     : pre == PGPU_PRECOND_JACOBI ? "Jacobi-precond"
                                                                  : "no precond");
             if (g_smooth)
-                note_add(&r, "V(%d,%d);", g_smooth, g_smooth);
+                note_add(&r, "V(%d,%d)", g_smooth, g_smooth);
             if (tol > 0)
                 note_add(&r, "tol %.0e", tol);
             else
