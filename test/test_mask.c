@@ -27,9 +27,11 @@
  *    sizes, 2D and 3D, padded strides; spacings are powers of 2 (exact
  *    couplings on both sides).
  * 2. Solves.  V-cycles (and FMG) to 1e-10 on pockets (with the one-point
- *    region), a pool and walls: success, the host's relative residual of
- *    the result and pgpu_residual agree with the report, the singular
- *    regions' means of u are 0, nothing but fluid points written.
+ *    region), a pool, walls, stairs, no mask: success, the host's relative
+ *    residual of the result and pgpu_residual agree with the report, the
+ *    report's rhs_mean (NaN for several singular regions, else the mean of
+ *    b removed; 1e-12 of max |b|), the singular regions' means of u are 0,
+ *    nothing but fluid points written.
  * 3. New data.  A new mask between two solves gives what a fresh handle
  *    with that mask gives (1e-12 of max |u|; bit-identity reported), for
  *    V-cycles, fixed V-cycles replaying graphs on the same arrays, FMG and
@@ -457,6 +459,27 @@ static int solve_and_check(pgpu_solver *s, mcase *mc, const char *what, double t
                   "%s: host relative residual of the result %.3e (report %.3e, tolerance %.0e, rounding floor %.1e)",
                   what, nm.relative, rep.relative_residual, tol, floor);
         }
+        if (!fixed) {
+            /* rhs_mean: the mean removed from b; with a mask, NaN for several
+             * singular regions, region 0's for one */
+            double *mean_b = malloc((size_t)(mc->R.count + 1) * sizeof(double));
+            double *max_b = malloc((size_t)(mc->R.count + 1) * sizeof(double));
+            double want = 0, scale = 0;
+            mref_rhs_stats(&mc->M, &mc->R, mc->u, mc->f, mean_b, max_b, NULL);
+            for (int64_t id = 0; id < mc->R.count; ++id)
+                if (mc->R.is_singular[id])
+                    want = mean_b[id], scale = max_b[id];
+            if (mc->R.singular > 1) {
+                CHECK(isnan(rep.rhs_mean), "%s: report rhs_mean %g (NaN: %lld singular regions)", what, rep.rhs_mean,
+                      (long long)mc->R.singular);
+            } else {
+                CHECK(fabs(rep.rhs_mean - want) <= 1e-12 * scale,
+                      "%s: report rhs_mean %.15g, host mean of b on the singular region %.15g (tol %.1e)", what,
+                      rep.rhs_mean, want, 1e-12 * scale);
+            }
+            free(mean_b);
+            free(max_b);
+        }
         check_untouched(mc, typed, what);
         if (mc->R.singular > 0) {
             const double mean = singular_means(mc, u);
@@ -506,6 +529,13 @@ static void solves(void)
     solve_case("pool", 37, 31, 29, "NNNNNN", MREF_SHAPE_POOL, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE, 1e-10);
     solve_case("thin walls", 29, 31, 37, "DDNNDD", MREF_SHAPE_WALLS, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE, 1e-10);
     solve_case("staircase", 37, 29, 31, "DDPPDN", MREF_SHAPE_STAIRCASE, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE, 1e-10);
+    /* one singular region: the report's rhs_mean is its mean of b */
+    solve_case("thin walls, Neumann box", 31, 29, 27, "NNNNNN", MREF_SHAPE_WALLS, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE,
+               1e-10);
+    solve_case("2D staircase covering the Dirichlet floor", 63, 47, 1, "PPDN", MREF_SHAPE_STAIRCASE, MREF_BETA_ONE, 0,
+               PGPU_VCYCLE, 1e-10);
+    solve_case("no mask, Neumann box", 33, 29, 31, "NNNNNN", MREF_SHAPE_NONE, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE,
+               1e-10);
 }
 
 /* ---- 3. new data ---------------------------------------------------------------------------- */
