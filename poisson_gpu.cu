@@ -7840,6 +7840,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     T *u = (T *)uv;
     const T *f = (const T *)fv;
     if (fixed) {
+        if (r.singular) r.rhs_mean = NAN; // computed on the device, not read back
         if (!is_multigrid(method)) return finish(fixed_launches(u, f, r));
         return finish(replay.run(env, u, f, REPLAY_SOLVE, r.iterations, [&] { return fixed_launches(u, f, r); }));
     }

@@ -246,8 +246,9 @@
  *    fluid neighbours' equations (an air cell of a free surface).
  *    PGPU_CELL_SOLID: not part of the domain; the face between a fluid and a
  *    solid point is a zero-flux wall.  Solid and Dirichlet points of u are
- *    never written, and solid points of u and f are never read (they may
- *    hold anything, NaN included); f is read at fluid points only.
+ *    never written, and the values at solid points of u and f never enter
+ *    a result (they may hold anything, NaN included; some kernels load them
+ *    with their neighbours and discard them, so they must be addressable).
  *  - beta: one value per interior point in the precision of u (ghosts not
  *    read), positive and finite at every interior point.  The coefficient
  *    of the face between two points is the harmonic mean
@@ -265,19 +266,28 @@
  *    the solver removes the mean of its right-hand side b (f plus the
  *    boundary terms) and returns the solution of mean zero on that region.
  *    The report counts such regions (projected); the regions are found on
- *    the GPU when the mask is set.
+ *    the GPU when the mask is set.  This holds for every method and also
+ *    for PGPU_FIXED: even one Jacobi sweep removes each singular region's
+ *    mean of b before it and the region's mean of u after it.  The means
+ *    are summed in 64-bit fixed point scaled to the largest value (order-
+ *    independent, so bit-identical from run to run): each value is
+ *    quantised to about npts * 2^-62 of the largest (npts: the grid's
+ *    interior points).
  *  - Methods: JACOBI, RBGS, VCYCLE (V and W), FMG, CG and BICGSTAB (every
  *    preconditioner; the FFT one ignores mask and beta) accept masks and
  *    coefficients, with or without PGPU_FIXED; FFT and PGPU_MIXED answer
  *    PGPU_ERROR_UNSUPPORTED.  Coarse levels take the seed's cell types (a
  *    Dirichlet child makes a coarse point Dirichlet, else a fluid child
  *    fluid) and face coefficients averaged over the coarse face.
- *    V-cycles converge on masks (10-18 cycles to 1e-12 on the test grids)
- *    and on beta jumps of 1e3 and 1e6 with Dirichlet faces, but may diverge
- *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces and on
- *    1000:1 two-phase flow at 256^3; CG with the multigrid preconditioner
- *    converges on all of them (11-17 iterations).  A general cycle costs
- *    4-5 times a box cycle (measured at 512^3).
+ *    V-cycles converge on most masks (10-18 cycles to 1e-12 on the test
+ *    grids; 0.22-0.26 per cycle on a solid sphere at 63^3-127^3) and on
+ *    beta jumps of 1e3 and 1e6 with Dirichlet faces, but may diverge
+ *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces, on
+ *    1000:1 two-phase flow at 256^3 and where a staircase of solid cells
+ *    covers a Dirichlet face, and may stall (PGPU_ERROR_NOT_CONVERGED) on
+ *    singular pockets with a varying beta; CG with the multigrid
+ *    preconditioner converges on all of them (11-17 iterations).  A
+ *    general cycle costs 4-5 times a box cycle (measured at 512^3).
  *  - Grids with a mask hold at most 2^31 - 1 interior points; a mask with
  *    more singular regions than an eighth of the points is refused
  *    (PGPU_ERROR_UNSUPPORTED, the handle then has no mask).
@@ -417,9 +427,12 @@ typedef struct pgpu_report {
     double rhs_norm;          /* ||b||_2: f plus boundary terms, mean removed when singular */
     double seconds;           /* device time of the solve (CUDA events); NaN with PGPU_FIXED */
     pgpu_status status;       /* the value pgpu_solve returned */
-    int singular;             /* 1: no Dirichlet face; the mean of b was removed, u has mean 0 */
+    int singular;             /* 1: the problem, or with a mask one of its regions, is singular
+                                 (no Dirichlet face or point reached); the mean of b was
+                                 removed there and u has mean 0 there */
     double rhs_mean;          /* the mean removed from b (0 when not singular; with a mask
-                                 and several singular regions, NaN) */
+                                 and several singular regions, and with PGPU_FIXED where
+                                 singular, NaN: not read back) */
     int refinements;          /* PGPU_MIXED: refinement steps (residual and correction in
                                  double); `iterations` counts the float cycles inside them.
                                  0 otherwise */
