@@ -367,6 +367,19 @@ pgpu_status pgpu_get_config(const pgpu_solver *s, pgpu_config *out);
 /* Device memory held by the handle, in bytes (0 for NULL). */
 size_t pgpu_workspace_bytes(const pgpu_solver *s);
 
+/* *bytes = the device memory pgpu_create(cfg) would allocate on the current
+ * device, without allocating any: the same build as pgpu_create's, counting
+ * instead of allocating, so that it equals pgpu_workspace_bytes of the
+ * handle pgpu_create(cfg) returns on that device, to the byte.  Not counted:
+ * what later calls add (pgpu_solve_host's two arrays, pgpu_set_mask and
+ * pgpu_set_coefficients: see MEMORY above).  Needs a CUDA device: the sizes
+ * depend on its multiprocessor count and shared memory, and for PGPU_FFT on
+ * cuFFT's work area for it (asked with cufftGetSizeMany64, which plans and
+ * allocates nothing).  The config is checked as pgpu_create checks it:
+ * PGPU_ERROR_INVALID_ARGUMENT, PGPU_ERROR_UNSUPPORTED (detail in
+ * pgpu_last_error(NULL)), PGPU_ERROR_NO_DEVICE; *bytes = 0 on failure. */
+pgpu_status pgpu_workspace_size(const pgpu_config *cfg, size_t *bytes);
+
 /* The stream the handle's work goes to (cfg.stream at create; 0 = the
  * default stream).  pgpu_set_stream changes it for later calls; the new
  * stream is ordered after everything the handle queued on the old one (an
