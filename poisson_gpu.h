@@ -242,8 +242,8 @@
  *
  *  - Every function returns a pgpu_status; nothing prints, exits or aborts.
  *    pgpu_last_error(s) says which argument or which CUDA call failed;
- *    pgpu_last_error(NULL) does so for the last failed pgpu_create on the
- *    calling thread.  All arguments are checked before any device work.
+ *    pgpu_last_error(NULL) does so for the last failed pgpu_create or
+ *    pgpu_workspace_size on the calling thread.  All arguments are checked before any device work.
  *  - PGPU_ERROR_NONFINITE_INPUT: f or the boundary data hold NaN/Inf; u is
  *    not touched.  (PGPU_FIXED skips that scan: NaN/Inf in the input then
  *    gives NaN/Inf in u, and the report cannot say.)  PGPU_ERROR_NOT_CONVERGED: max_iterations reached; u and
@@ -579,7 +579,8 @@ void pgpu_destroy(pgpu_solver *s);
 const char *pgpu_status_string(pgpu_status st);
 
 /* The detail behind the last failure of a call on s ("" when none);
- * with s == NULL, the last failed pgpu_create on this thread. */
+ * with s == NULL, the last failed pgpu_create or pgpu_workspace_size on
+ * this thread. */
 const char *pgpu_last_error(const pgpu_solver *s);
 
 /* ---- API ends here. ---- */
