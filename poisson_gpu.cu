@@ -268,16 +268,35 @@ static const char *cufft_name(cufftResult r)
         pgpu_status s_ = (expr);                                                                   \
         if (s_ != PGPU_SUCCESS) return s_;                                                         \
     } while (0)
+// A device call on pgpu_create's path that is not an allocation (a copy, a
+// memset, an attribute, a stream): skipped while the build only counts bytes
+// (env.mem.counting, pgpu_workspace_size).  Every such call of the create
+// path goes through this macro, every allocation through DeviceMem::alloc.
+#define PGPU_CUDA_SETUP(env, call)                                                                 \
+    do {                                                                                           \
+        if (!(env).mem.counting) PGPU_CUDA(call);                                                  \
+    } while (0)
 
 // What every part of a solve needs: the stream its work goes to, the error
 // buffer, the device's SM count, and the allocations of the handle.
+//
+// DeviceMem counts what it allocates (pgpu_workspace_bytes).  With counting
+// set it allocates nothing and hands out a placeholder address that is never
+// dereferenced: pgpu_workspace_size runs the whole build of a handle this
+// way, so that the query and pgpu_create agree to the byte by construction.
 struct DeviceMem {
     std::vector<void *> ptrs;
     size_t bytes = 0;
+    bool counting = false;
     pgpu_status alloc(char *err, void **p, size_t n, const char *what)
     {
         *p = nullptr;
         if (n == 0) n = 1;
+        if (counting) {
+            *p = reinterpret_cast<void *>(uintptr_t(256)); // aligned for every element type, never read
+            bytes += n;
+            return PGPU_SUCCESS;
+        }
         cudaError_t e = cudaMalloc(p, n);
         if (e != cudaSuccess) {
             *p = nullptr;
@@ -304,7 +323,7 @@ struct Env {
     template <class V> pgpu_status upload(const std::vector<V> &h, V **d, const char *what)
     {
         PGPU_FORWARD(mem.alloc(err, (void **)d, std::max<size_t>(1, h.size()) * sizeof(V), what));
-        if (!h.empty()) PGPU_CUDA(cudaMemcpy(*d, h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice));
+        if (!h.empty()) PGPU_CUDA_SETUP(*this, cudaMemcpy(*d, h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice));
         return PGPU_SUCCESS;
     }
 };
@@ -1149,7 +1168,7 @@ struct Reducer {
         PGPU_FORWARD(env.mem.alloc(err, (void **)&d_part, (nparts + FOLD_BLOCKS) * 3 * sizeof(double),
                                    "reduction partials"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&d_res, RES_COUNT * sizeof(double), "reduction results"));
-        PGPU_CUDA(cudaMallocHost((void **)&h_res, RES_COUNT * sizeof(double)));
+        PGPU_CUDA_SETUP(env, cudaMallocHost((void **)&h_res, RES_COUNT * sizeof(double)));
         return PGPU_SUCCESS;
     }
     ~Reducer()
@@ -3896,9 +3915,9 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
             PGPU_FORWARD(env.mem.alloc(err, (void **)&L.t, bytes, "a level's second iterate"));
             PGPU_FORWARD(env.mem.alloc(err, (void **)&L.f, bytes, "a level's right-hand side"));
             // Ghosts of correction levels must read as zero.
-            PGPU_CUDA(cudaMemset(L.u, 0, bytes));
-            PGPU_CUDA(cudaMemset(L.t, 0, bytes));
-            PGPU_CUDA(cudaMemset(L.f, 0, bytes));
+            PGPU_CUDA_SETUP(env, cudaMemset(L.u, 0, bytes));
+            PGPU_CUDA_SETUP(env, cudaMemset(L.t, 0, bytes));
+            PGPU_CUDA_SETUP(env, cudaMemset(L.f, 0, bytes));
         }
     }
     // The transfers, once both grids of each pair are known.
@@ -6091,11 +6110,31 @@ template <> struct FftTypes<double> {
     }
 };
 
-// A cuFFT plan with the caller-owned work area (set later), bound to the stream.
-static pgpu_status make_plan(char *err, std::vector<cufftHandle> &plans, cufftHandle &plan, size_t &work, int rank,
+// A cuFFT plan with the caller-owned work area (set later), bound to the
+// stream; work grows to what the plan needs.  The work area is sized by
+// cuFFT's size query (cufftGetSizeMany64 on a fresh handle: it plans and
+// allocates nothing), which is all pgpu_workspace_size asks (env.mem.counting:
+// no plan is made), so that the query and pgpu_create agree to the byte; the
+// made plan's own figure counts too, should it ever be larger.
+static pgpu_status make_plan(Env &env, std::vector<cufftHandle> &plans, cufftHandle &plan, size_t &work, int rank,
                              long long *n, long long *inembed, long long istride, long long idist, long long *onembed,
-                             long long ostride, long long odist, cufftType type, long long batch, cudaStream_t st)
+                             long long ostride, long long odist, cufftType type, long long batch)
 {
+    char *err = env.err;
+    {
+        cufftHandle q = 0;
+        PGPU_CUFFT(cufftCreate(&q));
+        size_t est = 0;
+        const cufftResult r =
+            cufftGetSizeMany64(q, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, &est);
+        cufftDestroy(q);
+        if (r != CUFFT_SUCCESS)
+            return record(err, r == CUFFT_ALLOC_FAILED ? PGPU_ERROR_OUT_OF_MEMORY : PGPU_ERROR_CUDA,
+                          "cufftGetSizeMany64 failed: %s [poisson_gpu.cu:%d]", cufft_name(r), __LINE__);
+        work = std::max(work, est);
+    }
+    if (env.mem.counting) return PGPU_SUCCESS;
+    const cudaStream_t st = env.st;
     PGPU_CUFFT(cufftCreate(&plan));
     plans.push_back(plan);
     PGPU_CUFFT(cufftSetAutoAllocation(plan, 0));
@@ -6182,7 +6221,6 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     cfg = c;
     lv0 = &l0;
     char *err = en.err;
-    const cudaStream_t st = en.st;
     const int optin = en.optin;
     const bool is3d = cfg.nz > 1;
     const int dims = is3d ? 3 : 2;
@@ -6239,9 +6277,9 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
         const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
         const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
-        PGPU_FORWARD(make_plan(err, plans, fa.r2c, work, 1, nn, ie, is, id, oe, os, od, R2C, B, st));
+        PGPU_FORWARD(make_plan(en, plans, fa.r2c, work, 1, nn, ie, is, id, oe, os, od, R2C, B));
         if (fa.kind == FFT_DCT2)
-            PGPU_FORWARD(make_plan(err, plans, fa.c2r, work, 1, nn, oe, os, od, ie, is, id, C2R, B, st));
+            PGPU_FORWARD(make_plan(en, plans, fa.c2r, work, 1, nn, oe, os, od, ie, is, id, C2R, B));
         s_elems = std::max<int64_t>(s_elems, B * len);
         c_elems = std::max<int64_t>(c_elems, B * half);
         scale *= fa.kind == FFT_DCT2 ? 1.0 / (double)n[a] : 2.0 / (double)(n[a] + 1);
@@ -6285,17 +6323,17 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         }
         if (rows_z) { // y alone: contiguous lines of C[kx][z][y]
             long long ny1[1] = {n[1]};
-            PGPU_FORWARD(make_plan(err, plans, p_c2c, work, 1, ny1, ny1, 1, n[1], ny1, 1, n[1], FftTypes<T>::C2C,
-                                   e[0] * n[2], st));
+            PGPU_FORWARD(make_plan(en, plans, p_c2c, work, 1, ny1, ny1, 1, n[1], ny1, 1, n[1], FftTypes<T>::C2C,
+                                   e[0] * n[2]));
         } else if (rows_x) { // y (and z) complex, C[kx][z][y]: one contiguous transform per x mode
             rank = is3d ? 2 : 1;
             pn[0] = is3d ? n[2] : n[1];
             pn[1] = n[1];
             const long long d = n[1] * n[2];
-            PGPU_FORWARD(make_plan(err, plans, p_c2c, work, rank, pn, pn, 1, d, pn, 1, d, FftTypes<T>::C2C, e[0], st));
+            PGPU_FORWARD(make_plan(en, plans, p_c2c, work, rank, pn, pn, 1, d, pn, 1, d, FftTypes<T>::C2C, e[0]));
         } else {
-            PGPU_FORWARD(make_plan(err, plans, p_r2c, work, rank, pn, ie, is, id, oe, os, od, R2C, batch, st));
-            PGPU_FORWARD(make_plan(err, plans, p_c2r, work, rank, pn, oe, os, od, ie, is, id, C2R, batch, st));
+            PGPU_FORWARD(make_plan(en, plans, p_r2c, work, rank, pn, ie, is, id, oe, os, od, R2C, batch));
+            PGPU_FORWARD(make_plan(en, plans, p_c2r, work, rank, pn, oe, os, od, ie, is, id, C2R, batch));
         }
     }
     // Eigenvalues per transformed axis (in the mode order of the spectral array).
@@ -6309,7 +6347,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     }
     T *d_ev = nullptr;
     PGPU_FORWARD(env->mem.alloc(err, (void **)&d_ev, std::max<size_t>(1, ev.size()) * sizeof(T), "FFT eigenvalues"));
-    PGPU_CUDA(cudaMemcpy(d_ev, ev.data(), ev.size() * sizeof(T), cudaMemcpyHostToDevice));
+    PGPU_CUDA_SETUP(en, cudaMemcpy(d_ev, ev.data(), ev.size() * sizeof(T), cudaMemcpyHostToDevice));
     spec.e0 = e[0];
     spec.e1 = e[1];
     spec.e2 = e[2];
@@ -6343,19 +6381,19 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         PGPU_FORWARD(row_twiddles(n[0], &lf_tw));
         lf_smem = lf_smem_bytes<T>((int)n[0], true);
         const int most = (int)std::min(lf_smem_most<T>(true), x_room);
-        PGPU_CUDA(cudaFuncSetAttribute(lf_forward_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-        PGPU_CUDA(cudaFuncSetAttribute(lf_inverse_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_forward_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_inverse_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     }
     if (rows_z) {
         PGPU_FORWARD(row_twiddles(2 * n[2], &lf_twz));
         lf_zsmem = lf_smem_bytes<T>(2 * (int)n[2], false);
         const int most = (int)std::min(lf_smem_most<T>(false), (size_t)optin);
-        PGPU_CUDA(cudaFuncSetAttribute(lf_zsolve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_zsolve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     }
     void *wa = nullptr;
     if (work) {
         PGPU_FORWARD(env->mem.alloc(err, &wa, work, "cuFFT work area"));
-        for (cufftHandle p : plans) PGPU_CUFFT(cufftSetWorkArea(p, wa));
+        for (cufftHandle p : plans) PGPU_CUFFT(cufftSetWorkArea(p, wa)); // (no plans while counting)
     }
     return PGPU_SUCCESS;
 }
@@ -6372,7 +6410,7 @@ template <class T> pgpu_status FftSolver<T>::row_twiddles(int64_t m, C2 **d)
         tw[(size_t)q].y = (T)std::sin(a);
     }
     PGPU_FORWARD(env->mem.alloc(err, (void **)d, tw.size() * sizeof(C2), "FFT row twiddles"));
-    PGPU_CUDA(cudaMemcpy(*d, tw.data(), tw.size() * sizeof(C2), cudaMemcpyHostToDevice));
+    PGPU_CUDA_SETUP(*env, cudaMemcpy(*d, tw.data(), tw.size() * sizeof(C2), cudaMemcpyHostToDevice));
     return PGPU_SUCCESS;
 }
 
@@ -6410,7 +6448,7 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
     }
     T *d_ev = nullptr;
     PGPU_FORWARD(env->mem.alloc(err, (void **)&d_ev, ev.size() * sizeof(T), "FFT eigenvalues"));
-    PGPU_CUDA(cudaMemcpy(d_ev, ev.data(), ev.size() * sizeof(T), cudaMemcpyHostToDevice));
+    PGPU_CUDA_SETUP(*env, cudaMemcpy(d_ev, ev.data(), ev.size() * sizeof(T), cudaMemcpyHostToDevice));
     for (int a = 0; a < dims; ++a) dr_ev[a] = d_ev + eoff[a];
     dr_scale = (T)scale;
     PGPU_FORWARD(env->mem.alloc(err, (void **)&T1, (size_t)N * sizeof(T), "FFT spectrum"));
@@ -6419,7 +6457,7 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
     void (*kernels[])(DrArgs<T>) = {dr_kernel<T, DR_USER, DR_TRANS, false>, dr_kernel<T, DR_ROWS, DR_TRANS, false>,
                                     dr_kernel<T, DR_ROWS, DR_ROWS, true>,   dr_kernel<T, DR_ROWS, DR_ROWS, false>,
                                     dr_kernel<T, DR_TRANS, DR_ROWS, false>, dr_kernel<T, DR_TRANS, DR_USER, false>};
-    for (auto k : kernels) PGPU_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    for (auto k : kernels) PGPU_CUDA_SETUP(*env, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     return PGPU_SUCCESS;
 }
 
@@ -7131,13 +7169,13 @@ pgpu_status Krylov<T>::init(Env &e, Hierarchy<T> &hh, Multigrid<T> *m, FftSolver
     PGPU_FORWARD(e.mem.alloc(err, (void **)&d_part, (nparts + FOLD_BLOCKS) * 4 * sizeof(double), "Krylov partials"));
     PGPU_FORWARD(e.mem.alloc(err, (void **)&d_s, KS_COUNT * sizeof(double), "Krylov scalars"));
     PGPU_FORWARD(e.mem.alloc(err, (void **)&d_kshift, sizeof(T), "the preconditioner's shift"));
-    PGPU_CUDA(cudaMallocHost((void **)&h_s, KS_COUNT * sizeof(double)));
-    PGPU_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
-    PGPU_CUDA(cudaEventCreateWithFlags(&fork_ev, cudaEventDisableTiming));
-    PGPU_CUDA(cudaEventCreateWithFlags(&join_ev, cudaEventDisableTiming));
-    PGPU_CUDA(cudaMemset(d_kshift, 0, sizeof(T)));
-    PGPU_CUDA(cudaMemset(d_s, 0, KS_COUNT * sizeof(double)));
-    for (T *v : vec) PGPU_CUDA(cudaMemset(v, 0, (size_t)L0.elems * sizeof(T)));
+    PGPU_CUDA_SETUP(e, cudaMallocHost((void **)&h_s, KS_COUNT * sizeof(double)));
+    PGPU_CUDA_SETUP(e, cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    PGPU_CUDA_SETUP(e, cudaEventCreateWithFlags(&fork_ev, cudaEventDisableTiming));
+    PGPU_CUDA_SETUP(e, cudaEventCreateWithFlags(&join_ev, cudaEventDisableTiming));
+    PGPU_CUDA_SETUP(e, cudaMemset(d_kshift, 0, sizeof(T)));
+    PGPU_CUDA_SETUP(e, cudaMemset(d_s, 0, KS_COUNT * sizeof(double)));
+    for (T *v : vec) PGPU_CUDA_SETUP(e, cudaMemset(v, 0, (size_t)L0.elems * sizeof(T)));
     return PGPU_SUCCESS;
 }
 
@@ -7571,6 +7609,13 @@ template <class T> struct Solver : SolverBase {
     pgpu_status project_pass(const T *src, const T *u, int terms, T *out);
 };
 
+// Builds everything the handle holds.  With env.mem.counting set it is the
+// sizing of pgpu_workspace_size: the same code, allocating nothing and
+// skipping every other device call (PGPU_CUDA_SETUP), so what it adds up is
+// what pgpu_create allocates.  Whatever a method allocates goes through
+// env.mem.alloc in this function (or what it calls), never elsewhere.
+// The device's attributes are read unless the caller set them (env.sms > 0:
+// a sizing for a device described by hand).
 template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
 {
     char *err = env.err;
@@ -7578,11 +7623,15 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     env.st = (cudaStream_t)c.stream;
     method = method_of(c.flags);
     fixed = (c.flags & PGPU_FIXED) != 0;
-    PGPU_CUDA(cudaGetDevice(&env.device));
-    PGPU_CUDA(cudaDeviceGetAttribute(&env.sms, cudaDevAttrMultiProcessorCount, env.device));
-    PGPU_CUDA(cudaDeviceGetAttribute(&env.optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, env.device));
-    PGPU_FORWARD(smooth_setup<T>(env));
-    PGPU_FORWARD(transfer_setup<T>(env));
+    if (env.sms <= 0) {
+        PGPU_CUDA(cudaGetDevice(&env.device));
+        PGPU_CUDA(cudaDeviceGetAttribute(&env.sms, cudaDevAttrMultiProcessorCount, env.device));
+        PGPU_CUDA(cudaDeviceGetAttribute(&env.optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, env.device));
+    }
+    if (!env.mem.counting) {
+        PGPU_FORWARD(smooth_setup<T>(env));
+        PGPU_FORWARD(transfer_setup<T>(env));
+    }
     mixed = (c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED;
     const bool krylov = is_krylov(method), kmg = krylov && uses_multigrid(c);
     PGPU_FORWARD(h.build(env, c, uses_multigrid(c) && !mixed, krylov ? kmg && !mixed : method != PGPU_FFT && !mixed));
@@ -7598,9 +7647,14 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             PGPU_FORWARD(in->h.build(env, cf, uses_multigrid(c), method != PGPU_FFT && !(krylov && !kmg), true));
             if (in->h.lv.size() > 1) most = std::max(most, blocks_of(in->h.lv[0].down.it));
             PGPU_FORWARD(env.mem.alloc(err, (void **)&in->d_shift, sizeof(float), "the residual's mean"));
-            PGPU_CUDA(cudaMemset(in->d_shift, 0, sizeof(float)));
+            PGPU_CUDA_SETUP(env, cudaMemset(in->d_shift, 0, sizeof(float)));
         }
     }
+    // >>workspace-hook: a method's own level-0 arrays (the Krylov methods'
+    // vectors, below) are allocated in this function through env.mem.alloc;
+    // any device call other than an allocation goes through
+    // PGPU_CUDA_SETUP.  Then pgpu_workspace_size counts them with no change
+    // of its own.
     PGPU_FORWARD(red.init(env, most));
     if (uses_multigrid(c) && !mixed) PGPU_FORWARD(mg.init(env, h, c, &red));
     if (kmg) mg.post_flip = 1; // a symmetric cycle
@@ -7609,16 +7663,17 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     if (in && (method == PGPU_FFT || (krylov && c.preconditioner == PGPU_PRECOND_FFT)))
         PGPU_FORWARD(in->fft.init(env, c, in->h.lv[0]));
     PGPU_FORWARD(env.mem.alloc(err, (void **)&d_shift, sizeof(T), "the right-hand side mean"));
-    PGPU_CUDA(cudaMemset(d_shift, 0, sizeof(T)));
-    PGPU_CUDA(cudaEventCreate(&ev0));
-    PGPU_CUDA(cudaEventCreate(&ev1));
-    PGPU_CUDA(cudaEventCreateWithFlags(&scan_ev, cudaEventDisableTiming));
-    if (is_multigrid(method) || krylov) PGPU_FORWARD(replay.init(env));
+    PGPU_CUDA_SETUP(env, cudaMemset(d_shift, 0, sizeof(T)));
+    PGPU_CUDA_SETUP(env, cudaEventCreate(&ev0));
+    PGPU_CUDA_SETUP(env, cudaEventCreate(&ev1));
+    PGPU_CUDA_SETUP(env, cudaEventCreateWithFlags(&scan_ev, cudaEventDisableTiming));
+    if ((is_multigrid(method) || krylov) && !env.mem.counting) PGPU_FORWARD(replay.init(env));
     if ((method == PGPU_FFT || (krylov && c.preconditioner == PGPU_PRECOND_FFT)) && !mixed)
         PGPU_FORWARD(fft.init(env, c, L0));
+    // (>>workspace-hook) the Krylov methods' vectors, partials and scalars
     if (krylov) PGPU_FORWARD(kry.init(env, h, &mg, &fft, &replay, &red, c));
     if (krylov && in) kry.fp = FloatPrecond{&in->h, &in->mg, &in->fft, in->d_shift};
-    PGPU_CUDA(cudaDeviceSynchronize());
+    PGPU_CUDA_SETUP(env, cudaDeviceSynchronize());
     return PGPU_SUCCESS;
 }
 
@@ -8351,6 +8406,37 @@ namespace pgpu {
 // For tests that include this file (not part of the API): the solver behind a
 // handle of precision T.
 template <class T> Solver<T> *solver_of(pgpu_solver *s) { return static_cast<Solver<T> *>(s->impl); }
+
+// PGPU_ERROR_NO_DEVICE unless the runtime sees a device.
+static pgpu_status require_device(char *err)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        return record(err, PGPU_ERROR_NO_DEVICE, "cudaGetDeviceCount: %s",
+                      e != cudaSuccess ? cudaGetErrorString(e) : "the runtime reports 0 devices");
+    }
+    return PGPU_SUCCESS;
+}
+
+// The bytes pgpu_create would allocate for the resolved config c: the build
+// of a handle with DeviceMem counting (see Solver::init).  sms > 0 describes
+// the device by hand (its SM count and opt-in shared memory per block; only
+// the FFT then still asks cuFFT); sms == 0 reads the current device's.
+static pgpu_status count_workspace(const pgpu_config &c, char *err, size_t *bytes, int sms = 0, int optin = 0)
+{
+    const bool flt = (c.flags & PGPU_PRECISION_MASK) == PGPU_FLOAT;
+    std::unique_ptr<SolverBase> impl(flt ? (SolverBase *)new Solver<float>() : (SolverBase *)new Solver<double>());
+    impl->env.mem.counting = true;
+    impl->env.sms = sms;
+    impl->env.optin = optin;
+    const pgpu_status st = flt ? static_cast<Solver<float> *>(impl.get())->init(c)
+                               : static_cast<Solver<double> *>(impl.get())->init(c);
+    if (st == PGPU_SUCCESS) *bytes = impl->env.mem.bytes;
+    else if (impl->env.err[0]) snprintf(err, ERR_LEN, "%s", impl->env.err);
+    return st;
+}
 } // namespace pgpu
 
 extern "C" {
@@ -8382,13 +8468,7 @@ pgpu_status pgpu_create(const pgpu_config *cfg, pgpu_solver **out)
     PGPU_RETURN_IF(!out, PGPU_ERROR_INVALID_ARGUMENT, "out is NULL");
     pgpu_config c;
     PGPU_FORWARD(resolve_config(cfg, &c, err));
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
-        cudaGetLastError();
-        return record(err, PGPU_ERROR_NO_DEVICE, "cudaGetDeviceCount: %s",
-                      e != cudaSuccess ? cudaGetErrorString(e) : "the runtime reports 0 devices");
-    }
+    PGPU_FORWARD(require_device(err));
     SolverBase *impl = nullptr;
     pgpu_solver *s = nullptr;
     pgpu_status st = PGPU_SUCCESS;
@@ -8413,6 +8493,24 @@ pgpu_status pgpu_create(const pgpu_config *cfg, pgpu_solver **out)
     }
     *out = s;
     return PGPU_SUCCESS;
+}
+
+pgpu_status pgpu_workspace_size(const pgpu_config *cfg, size_t *bytes)
+{
+    using namespace pgpu;
+    char *err = tls_create_error;
+    err[0] = 0;
+    if (bytes) *bytes = 0;
+    PGPU_RETURN_IF(!cfg, PGPU_ERROR_INVALID_ARGUMENT, "cfg is NULL");
+    PGPU_RETURN_IF(!bytes, PGPU_ERROR_INVALID_ARGUMENT, "bytes is NULL");
+    pgpu_config c;
+    PGPU_FORWARD(resolve_config(cfg, &c, err));
+    PGPU_FORWARD(require_device(err));
+    try {
+        return count_workspace(c, err, bytes);
+    } catch (const std::bad_alloc &) {
+        return record(err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted while sizing the solver");
+    }
 }
 
 pgpu_status pgpu_solve(pgpu_solver *s, void *u, const void *f, pgpu_report *report)

@@ -7,29 +7,92 @@
  * ============================================================================
  *
  *     #include "poisson_gpu.h"
+ *     #include <cuda_runtime.h>
  *
- *     pgpu_config cfg = pgpu_config_default(nx, ny, nz);   // unit cube, FMG
+ *     int64_t nx = 128, ny = 128, nz = 128;
+ *     size_t n = (size_t)(nx + 2) * (ny + 2) * (nz + 2);  // one ghost layer per side
+ *     double *d_u, *d_f;             // h_u, h_f: your host arrays of n values (THE PROBLEM)
+ *     cudaMalloc((void **)&d_u, n * sizeof(double));
+ *     cudaMalloc((void **)&d_f, n * sizeof(double));
+ *     cudaMemcpy(d_u, h_u, n * sizeof(double), cudaMemcpyHostToDevice); // guess, boundary values
+ *     cudaMemcpy(d_f, h_f, n * sizeof(double), cudaMemcpyHostToDevice); // right-hand side
+ *
+ *     pgpu_config cfg = pgpu_config_default(nx, ny, nz);  // unit cube, Dirichlet, FMG, double
  *     pgpu_solver *s = NULL;
- *     if (pgpu_create(&cfg, &s) != PGPU_SUCCESS) {
+ *     if (pgpu_create(&cfg, &s) != PGPU_SUCCESS) {         // allocates the solver's memory
  *         fprintf(stderr, "%s\n", pgpu_last_error(NULL));
  *         return 1;
  *     }
  *     pgpu_report rep;
- *     pgpu_status st = pgpu_solve(s, d_u, d_f, &rep);      // device pointers
+ *     pgpu_status st = pgpu_solve(s, d_u, d_f, &rep);     // u's interior := the solution
  *     if (st != PGPU_SUCCESS)
  *         fprintf(stderr, "%s: %s\n", pgpu_status_string(st), pgpu_last_error(s));
- *     pgpu_destroy(s);
+ *     cudaMemcpy(h_u, d_u, n * sizeof(double), cudaMemcpyDeviceToHost);
+ *     pgpu_destroy(s);                                     // solve many times before this
+ *     cudaFree(d_u);
+ *     cudaFree(d_f);
  *
- * Build: compile poisson_gpu.cu with nvcc into your project and link cuFFT,
- * the CUDA runtime and, from a C linker, the C++ runtime (the implementation
- * is C++ inside) and libm:
+ * (pgpu_solve_host(s, h_u, h_f, &rep) does the copies itself, for host
+ * arrays.)  Build: compile poisson_gpu.cu with nvcc into your project and
+ * link cuFFT, the CUDA runtime and, from a C linker, the C++ runtime (the
+ * implementation is C++ inside) and libm:
  *     nvcc -O3 -arch=sm_90 -c poisson_gpu.cu -o poisson_gpu.o
  *     gcc app.c poisson_gpu.o -L$CUDA/lib64 -lcufft -lcudart -lstdc++ -lm
- * (nvcc or g++ as the linker add -lstdc++ -lm themselves).  Or use the
- * project's meson.build (also as a Meson subproject:
- * dependency('poisson_gpu')); README.md lists every way in.
- * Allocate d_u and d_f with cudaMalloc, (nx+2)*(ny+2)*(nz+2) elements each
- * (layout below), the boundary values in u's ghosts.
+ * (nvcc or g++ as the linker add -lstdc++ -lm themselves).  Or the
+ * project's Meson build (also as a subproject: dependency('poisson_gpu')),
+ * CMake (add_subdirectory or FetchContent, poisson_gpu::poisson_gpu), the
+ * installed library (pkg-config poisson_gpu) or Python (pip install .):
+ * README.md has every way in.
+ *
+ * ============================================================================
+ * WHICH METHOD
+ * ============================================================================
+ *
+ *  your problem                           method (flags)       cost at 512^3, H100, float / double
+ *  one accurate solve, any boundaries,    PGPU_FMG (default)   7.41 / 11.46 ms with PGPU_FIXED,
+ *  masks: the default                     one pass, below the  8.72 / 13.37 ms default path
+ *                                         discretisation error (input scan and report)
+ *  a good initial guess (time stepping),  PGPU_VCYCLE          4.44 / 7.28 ms per V(2,1) cycle,
+ *  or a residual tolerance to meet                             residual x 0.027 / 0.041 per cycle;
+ *                                                              to 1e-10: 87.2 ms (double, 10
+ *                                                              cycles), 49.6 ms with PGPU_MIXED
+ *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 9.05 / 18.1 ms,
+ *  FFT serves (below), no mask                                 all-periodic 2.91 / 5.54 ms;
+ *                                                              2D 511^2 in a CUDA graph: 56.8 us
+ *                                                              (double)
+ *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.621 / 1.13 ms (86% / 94%
+ *                                         PGPU_RBGS (SOR:      of copy bandwidth), a red-black
+ *                                         omega > 1)           iteration 0.496 / 0.989 ms; the
+ *                                                              count grows with n^2: small grids
+ *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3004 GB/s,
+ *  README.md's performance table.)  Masks and beta: VCYCLE and FMG take
+ *  them, a cycle costing 4-5 times a box cycle (MASKS below).
+ *
+ * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
+ * reason in pgpu_last_error):
+ *
+ *  method            faces (THE PROBLEM, GEOMETRY)        mask, beta  precision
+ *  JACOBI, RBGS      every combination                    yes         float, double
+ *  VCYCLE (W), FMG   every combination                    yes (*)     float, double, mixed
+ *  FFT               every combination with at most one   no          float, double, mixed
+ *                    axis mixing Dirichlet and Neumann
+ *  (*) not with PGPU_MIXED.
+ *  Every method: any size >= 1 per axis, 2D and 3D, anisotropic spacing
+ *  (multigrid by semicoarsening), padded strides.  Multigrid's reduction
+ *  per V(2,1) cycle: 0.04-0.06 with even periodic axes, up to 0.155 where
+ *  three odd periodic axes cross.
+ *
+ * Float, double or mixed (details under METHODS AND DEFAULTS):
+ *  - PGPU_FLOAT: half the bytes and the time; max error ~6e-7 of max |u|
+ *    (FMG, V-cycles), ~1e-6 (FFT) against the exact discrete solution:
+ *    below the discretisation error of most grids.  The usual choice.
+ *  - PGPU_MIXED: double arrays and double's accuracy (residual to 1e-10)
+ *    at 0.57 of double's time (V-cycles, 512^3).  When residuals below
+ *    ~1e-6 matter.
+ *  - PGPU_DOUBLE: when the data must stay double and time matters less.
+ *  "Exact" for the FFT means exact up to the precision's rounding: in float
+ *  an error of ~1e-6 of max |u|, in double a relative residual below
+ *  max(1e-12, 4 eps lambda_max / lambda_min) (the tests' bar).
  *
  * ============================================================================
  * THE PROBLEM
@@ -68,6 +131,56 @@
  * A problem without any Dirichlet face is singular: the solver removes the
  * mean of the right-hand side (f plus the boundary terms), returns the
  * solution of mean zero and says so in the report (singular, rhs_mean).
+ *
+ * ============================================================================
+ * GEOMETRY: WHERE THE NODES AND THE WALLS ARE
+ * ============================================================================
+ *
+ * The unknowns of an axis are its nodes i = 1..n, h apart; the ghosts i = 0
+ * and i = n+1 are one h further out.  Where a face's wall lies depends on
+ * its type (L: the length between the axis' two walls, x- at 0):
+ *
+ *  face type   the wall lies                   the ghost holds      nodes when both faces have it
+ *  DIRICHLET   on the ghost node, h from       u at the wall        x_i = i h, h = L/(n+1):
+ *              node 1                                               vertex-centred
+ *  NEUMANN     half-way between the ghost      du/dn at the wall,   x_i = (i - 1/2) h, h = L/n:
+ *              and node 1, h/2 from node 1     outward (0: a wall)  cell-centred
+ *  PERIODIC    nowhere: node n's neighbour     nothing (not read)   x_i = x_1 + (i - 1) h, h = L/n
+ *              is node 1
+ *  Dirichlet at x-, Neumann at x+: x_i = i h, h = L/(n + 1/2) (and mirrored).
+ *
+ * So a vertex-centred code (unknowns on grid lines, boundary values on the
+ * walls' nodes) sets Dirichlet faces exactly, and a cell-centred code
+ * (unknowns at cell centres, walls on cell faces) sets Neumann faces
+ * exactly: both second order.  The other two pairings put a wall h/2 from
+ * where the code means it: a flux meant ON a node, and a value meant on a
+ * cell face (the worked example next).
+ *
+ * Worked example: a cell-centred code with a wall VALUE.  n cells on
+ * [0, L] along x, centres x_i = (i - 1/2) h, h = L/n; u = g at the wall
+ * x = 0, half a cell from x_1.  The usual ghost-cell closure, ghost =
+ * 2 g - u_1, depends on the unknown u_1: it is not boundary data, and no
+ * face type takes it.  Three ways:
+ *  (a) PGPU_BC_DIRICHLET with ghost = g.  The wall is then on the ghost
+ *      node, at x = -h/2 instead of 0: an O(h) error (first order).  The
+ *      same approximation as the p = 0 air cells of a graphics fluid's free
+ *      surface; not for a second-order result.
+ *  (b) Second order, on a vertex-centred grid: unknowns at x_i = i h, h = L/(n+1)
+ *      (or L/(n + 1/2) with a Neumann face at x = L), ghost = g.  A
+ *      different grid: cell data must be moved to it.
+ *  (c) Second order on the cell-centred grid, with a mask and coefficients (MASKS
+ *      AND VARIABLE COEFFICIENTS below): one more layer of cells beyond the
+ *      wall (nx = n + 1: arrays of n + 3 along x; the code's cells 1..n are
+ *      i = 2..n+1), the layer i = 1 PGPU_CELL_DIRICHLET with u = g there
+ *      and beta = 1e6 there (beta = 1, or the code's beta, elsewhere).  The
+ *      face between the layer and cell i = 2 then has the harmonic mean
+ *      2 beta_w beta_f / (beta_w + beta_f) = 2 beta_f (to 1e-6): the flux
+ *      beta_f (u - g) / (h/2) of a wall value half a cell away.  The x-
+ *      face's type no longer matters (it borders only the layer).  Cost:
+ *      the masked form (a cycle costs 4-5 times a box cycle; no FFT, no
+ *      PGPU_MIXED).
+ * test_geometry checks the observed orders: 0.8 to 1.3 for (a), 1.8 to 2.3
+ * for (b) and (c).
  *
  * ============================================================================
  * METHODS AND DEFAULTS (0 in a config field means "the method's default")
@@ -135,18 +248,27 @@
  *
  *  - Every function returns a pgpu_status; nothing prints, exits or aborts.
  *    pgpu_last_error(s) says which argument or which CUDA call failed;
- *    pgpu_last_error(NULL) does so for the last failed pgpu_create on the
- *    calling thread.  All arguments are checked before any device work.
+ *    pgpu_last_error(NULL) does so for the last failed pgpu_create or
+ *    pgpu_workspace_size on the calling thread.  All arguments are checked before any device work.
  *  - PGPU_ERROR_NONFINITE_INPUT: f or the boundary data hold NaN/Inf; u is
- *    not touched.  PGPU_ERROR_NOT_CONVERGED: max_iterations reached; u and
+ *    not touched.  (PGPU_FIXED skips that scan: NaN/Inf in the input then
+ *    gives NaN/Inf in u, and the report cannot say.)  PGPU_ERROR_NOT_CONVERGED: max_iterations reached; u and
  *    the report hold what was reached.  PGPU_ERROR_BREAKDOWN: NaN/Inf
  *    appeared in the residual, or it grew by 1e8 over its start.
- *  - All device memory is allocated in pgpu_create (pgpu_workspace_bytes
- *    says how much), except pgpu_solve_host's device copies of u and f,
- *    allocated on its first call and kept until pgpu_destroy.
+ *  - All device memory is allocated in pgpu_create (pgpu_workspace_size
+ *    says how much before, pgpu_workspace_bytes after; MEMORY below),
+ *    except pgpu_solve_host's device copies of u and f, allocated on its
+ *    first call, and the mask and coefficient data, allocated on the first
+ *    pgpu_set_mask / pgpu_set_coefficients; all kept until pgpu_destroy.
+ *    pgpu_solve allocates nothing.
  *  - All device work goes to cfg.stream (0: the legacy default stream), or
  *    to the stream given to pgpu_set_stream later.  Handles may share a
- *    stream: their work is then ordered by it.
+ *    stream: their work is then ordered by it, as the calls were made (one
+ *    handle's solve never overlaps the other's).  Handles on different
+ *    streams may run at the same time.  The caller orders its own work
+ *    with the solve's through the stream: its kernels that fill f before
+ *    pgpu_solve, or read u after it, on the same stream need no other
+ *    synchronisation.
  *    pgpu_solve waits for the stream only to read the residual norms the
  *    convergence checks and the report need.  With PGPU_FIXED it runs a fixed
  *    schedule with no host synchronisation at all, and can be captured into
@@ -160,9 +282,13 @@
  *    values in the same arrays are solved as usual.  While cfg.stream is
  *    being captured by the caller, the solve's launches go into the
  *    caller's graph instead.
- *  - One handle is used by one host thread at a time; different handles are
- *    independent.  The handle remembers the device current at pgpu_create and
- *    makes it current during each call (restoring the caller's afterwards).
+ *  - One handle is used by one host thread at a time (a mutex around its
+ *    calls is the caller's); different handles are independent, and any
+ *    number of threads may each drive their own, on one stream or several.
+ *    pgpu_last_error(NULL) is per thread.  The handle remembers the device
+ *    current at pgpu_create and makes it current during each call
+ *    (restoring the caller's afterwards): one handle per device for
+ *    several GPUs.
  *  - Results on the same GPU, toolkit and stream are bit-identical from run
  *    to run (no floating-point atomics).
  *  - pgpu_set_monitor installs a callback called at each convergence check
@@ -230,6 +356,45 @@
  *    the FFT preconditioner, where the FFT serves the faces); beta jumps,
  *    masks where V-cycles are slow or diverge: CG (or BiCGStab) with the
  *    multigrid preconditioner.
+ *
+ * ============================================================================
+ * MEMORY
+ * ============================================================================
+ *
+ * pgpu_workspace_size(&cfg, &bytes) says, before anything is allocated,
+ * what pgpu_create(&cfg) will allocate on the current device: the same
+ * build, counting instead of allocating, so the two agree to the byte.
+ * In rough terms, with E = (nx+2)(ny+2)(nz+2) elements (2D: (nx+2)(ny+2)),
+ * N = nx ny nz points and w = 4 (float) or 8 (double) bytes, beside u and
+ * f, which are the caller's (figures: the sizing with an H100's SM count
+ * and shared memory, every boundary set; Jacobi, RBGS and multigrid on
+ * cubes 63^3 to 255^3 and squares 511^2 and 1023^2, the bounds
+ * test_workspace_host checks; the FFT's own buffers on 127^3 to 256^3,
+ * 100x120x90 and 2D grids up to 1000x700):
+ *
+ *  JACOBI, RBGS      E w (a second iterate), plus at most 4% (the reductions'
+ *                    block partials, tables)
+ *  VCYCLE, FMG       3D 1.45 to 1.6 E w, 2D 2.15 to 2.45 E w: level 0's second
+ *                    iterate, three arrays per coarser level, the coarsest
+ *                    level's dense inverse (at most N/4 words); more where
+ *                    anisotropic spacing makes the levels shrink slower
+ *  ... with MIXED    the float multigrid of the grid (half the double figure)
+ *                    plus 2 E x 4 bytes (the correction's own u and f)
+ *  FFT               our buffers: double N w (all periodic, nx a power of two
+ *                    from 32 to 4096) to 3 N w; float N w to 7 N w (7: a
+ *                    Dirichlet-Dirichlet axis through cuFFT, whose float sine
+ *                    transform doubles its length); MIXED 2 to 5 N x 8 bytes;
+ *                    all-Dirichlet 3D grids with each n+1 a product of primes
+ *                    <= 19: 2 N w.  Plus cuFFT's work area wherever cuFFT is
+ *                    used (sized by cuFFT; the query includes it)
+ *  CG, BICGSTAB      the preconditioner's (VCYCLE: as V-cycles, FFT: as FFT,
+ *                    MIXED: the float ones) plus the Krylov vectors, k E w:
+ *                    CG k = 4 (3 without a preconditioner), pipelined CG 8
+ *                    (6), BiCGStab 7 (5)
+ * Added later: pgpu_solve_host's copies of u and f (2 E w, on its first
+ * call); the mask and coefficient data (MASKS AND VARIABLE COEFFICIENTS).
+ * cuFFT, the CUDA runtime and the context take device memory of their own,
+ * which no handle counts.
  *
  * ============================================================================
  * MASKS AND VARIABLE COEFFICIENTS
@@ -469,6 +634,19 @@ pgpu_status pgpu_get_config(const pgpu_solver *s, pgpu_config *out);
 /* Device memory held by the handle, in bytes (0 for NULL). */
 size_t pgpu_workspace_bytes(const pgpu_solver *s);
 
+/* *bytes = the device memory pgpu_create(cfg) would allocate on the current
+ * device, without allocating any: the same build as pgpu_create's, counting
+ * instead of allocating, so that it equals pgpu_workspace_bytes of the
+ * handle pgpu_create(cfg) returns on that device, to the byte.  Not counted:
+ * what later calls add (pgpu_solve_host's two arrays, pgpu_set_mask and
+ * pgpu_set_coefficients: see MEMORY above).  Needs a CUDA device: the sizes
+ * depend on its multiprocessor count and shared memory, and for PGPU_FFT on
+ * cuFFT's work area for it (asked with cufftGetSizeMany64, which plans and
+ * allocates nothing).  The config is checked as pgpu_create checks it:
+ * PGPU_ERROR_INVALID_ARGUMENT, PGPU_ERROR_UNSUPPORTED (detail in
+ * pgpu_last_error(NULL)), PGPU_ERROR_NO_DEVICE; *bytes = 0 on failure. */
+pgpu_status pgpu_workspace_size(const pgpu_config *cfg, size_t *bytes);
+
 /* The stream the handle's work goes to (cfg.stream at create; 0 = the
  * default stream).  pgpu_set_stream changes it for later calls; the new
  * stream is ordered after everything the handle queued on the old one (an
@@ -507,7 +685,8 @@ void pgpu_destroy(pgpu_solver *s);
 const char *pgpu_status_string(pgpu_status st);
 
 /* The detail behind the last failure of a call on s ("" when none);
- * with s == NULL, the last failed pgpu_create on this thread. */
+ * with s == NULL, the last failed pgpu_create or pgpu_workspace_size on
+ * this thread. */
 const char *pgpu_last_error(const pgpu_solver *s);
 
 /* ---- API ends here. ---- */

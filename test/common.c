@@ -269,6 +269,8 @@ const char *t_method_name(unsigned flags)
     case 0:
     case PGPU_FMG: return "fmg";
     case PGPU_FFT: return "fft";
+    case PGPU_CG: return (flags & PGPU_PIPELINED) ? "pipelined-cg" : "cg";
+    case PGPU_BICGSTAB: return "bicgstab";
     default: return "?";
     }
 }

@@ -92,7 +92,9 @@ static int header_checks(const char *name)
     HC_CHECK(pgpu_workspace_bytes(NULL) == 0);
     {
         pgpu_config c;
+        size_t bytes = 1;
         HC_CHECK(pgpu_get_config(NULL, &c) == PGPU_ERROR_INVALID_ARGUMENT);
+        HC_CHECK(pgpu_workspace_size(NULL, &bytes) == PGPU_ERROR_INVALID_ARGUMENT && bytes == 0);
     }
 
     printf("%s: %d checks, %d failed%s\n", name, hc_checks, hc_failed, hc_failed ? "" : ": PASSED");

@@ -5,7 +5,14 @@
  * call: so the answer is the same with or without a GPU.  Valid configs
  * (edge cases included) are accepted: PGPU_ERROR_NO_DEVICE without a GPU,
  * a handle with one.  Also: pgpu_config_default's values, NULL handles,
- * and pgpu_last_error(NULL) being per thread. */
+ * and pgpu_last_error(NULL) being per thread.
+ *
+ * pgpu_workspace_size checks the config as pgpu_create does: each config
+ * above is put to it too (the same status, *bytes = 0 and a message on
+ * failure; without a GPU a valid config gives PGPU_ERROR_NO_DEVICE, with one
+ * pgpu_create's status and a size > 0 on success), and its own NULL
+ * arguments are refused.  test_workspace (gpu) compares the sizes with
+ * pgpu_workspace_bytes, test_workspace_host (cpu) the sizing itself. */
 #include "common.h"
 
 #include <pthread.h>
@@ -31,6 +38,12 @@ static void expect_invalid(const char *what, const pgpu_config *cfg)
           s == NULL ? "NULL" : "not NULL", message_or_null(msg));
     if (st == PGPU_SUCCESS && s && s != (pgpu_solver *)&sentinel)
         pgpu_destroy(s);
+    size_t bytes = 12345;
+    const pgpu_status qs = pgpu_workspace_size(cfg, &bytes);
+    msg = pgpu_last_error(NULL);
+    CHECK(qs == PGPU_ERROR_INVALID_ARGUMENT && bytes == 0 && msg && msg[0],
+          "        pgpu_workspace_size -> %s, bytes %zu, \"%s\"", pgpu_status_string(qs), bytes,
+          message_or_null(msg));
 }
 
 /* pgpu_create must refuse cfg with PGPU_ERROR_UNSUPPORTED (a valid request
@@ -43,6 +56,12 @@ static void expect_unsupported(const char *what, const pgpu_config *cfg)
     CHECK(st == PGPU_ERROR_UNSUPPORTED && s == NULL && msg && msg[0], "unsupported %-36s -> %s, \"%s\"", what,
           pgpu_status_string(st), message_or_null(msg));
     pgpu_destroy(s);
+    size_t bytes = 12345;
+    const pgpu_status qs = pgpu_workspace_size(cfg, &bytes);
+    msg = pgpu_last_error(NULL);
+    CHECK(qs == PGPU_ERROR_UNSUPPORTED && bytes == 0 && msg && msg[0],
+          "            pgpu_workspace_size -> %s, bytes %zu, \"%s\"", pgpu_status_string(qs), bytes,
+          message_or_null(msg));
 }
 
 /* pgpu_create must accept cfg: NO_DEVICE without a GPU; with one, a handle
@@ -65,6 +84,16 @@ static void expect_valid(const char *what, const pgpu_config *cfg)
         CHECK((st == PGPU_SUCCESS) == (s != NULL), "        handle returned exactly on success");
     }
     pgpu_destroy(s);
+    /* The query: the same answer as pgpu_create. */
+    size_t bytes = 12345;
+    const pgpu_status qs = pgpu_workspace_size(cfg, &bytes);
+    if (!have_device) {
+        CHECK(qs == PGPU_ERROR_NO_DEVICE && bytes == 0, "        pgpu_workspace_size -> %s (no device), bytes %zu",
+              pgpu_status_string(qs), bytes);
+    } else {
+        CHECK(qs == st && (qs == PGPU_SUCCESS) == (bytes > 0),
+              "        pgpu_workspace_size -> %s as pgpu_create, bytes %zu", pgpu_status_string(qs), bytes);
+    }
 }
 
 /* A valid 3D base: RBGS, double, Dirichlet. */
@@ -294,6 +323,17 @@ static void null_handles(void)
     CHECK(pgpu_residual(NULL, u, f, &rel) == PGPU_ERROR_INVALID_ARGUMENT, "pgpu_residual(NULL, ...)");
     CHECK(pgpu_get_config(NULL, &c) == PGPU_ERROR_INVALID_ARGUMENT, "pgpu_get_config(NULL, ...)");
     CHECK(pgpu_workspace_bytes(NULL) == 0, "pgpu_workspace_bytes(NULL) == 0");
+    {
+        const pgpu_config c8 = pgpu_config_default(8, 8, 8);
+        size_t bytes = 12345;
+        pgpu_status st = pgpu_workspace_size(NULL, &bytes);
+        CHECK(st == PGPU_ERROR_INVALID_ARGUMENT && bytes == 0 && strstr(pgpu_last_error(NULL), "cfg"),
+              "pgpu_workspace_size(NULL, &bytes) -> %s, bytes %zu, \"%s\"", pgpu_status_string(st), bytes,
+              pgpu_last_error(NULL));
+        st = pgpu_workspace_size(&c8, NULL);
+        CHECK(st == PGPU_ERROR_INVALID_ARGUMENT && strstr(pgpu_last_error(NULL), "bytes"),
+              "pgpu_workspace_size(&cfg, NULL) -> %s, \"%s\"", pgpu_status_string(st), pgpu_last_error(NULL));
+    }
     pgpu_destroy(NULL);
     CHECK(pgpu_last_error(NULL) != NULL, "pgpu_last_error(NULL) is a string");
 }

@@ -1,0 +1,439 @@
+"""poisson_gpu: a GPU solver for the Poisson equation -Laplace(u) = f on
+structured 2D and 3D grids, from Python.
+
+    import cupy as cp                      # or torch, or numpy (host arrays)
+    import poisson_gpu as pg
+
+    u = cp.zeros((nz + 2, ny + 2, nx + 2))  # one ghost layer per side: the boundary values
+    f = cp.zeros_like(u)                    # f's interior is the right-hand side
+    ...
+    report = pg.solve(u, f, method="fmg")   # u's interior now holds the solution
+    print(report.iterations, report.relative_residual)
+
+    # many solves of one size: keep a Solver (all device memory is allocated once)
+    with pg.Solver((nx, ny, nz), method="vcycle", precision="float",
+                   bc={"z": "periodic"}) as s:
+        s.solve(u32, f32)
+
+Arrays are C-ordered, indexed [k, j, i] (x fastest): shape (nz+2, ny+2, nx+2),
+or (ny+2, nx+2) in 2D; padded rows and planes are fine (the strides are
+read from the array).  Device arrays: anything with __cuda_array_interface__
+or __dlpack__ (CuPy, PyTorch, Numba, JAX); host arrays (NumPy) are copied to
+the device and back (pgpu_solve_host).  float32 arrays solve in float,
+float64 in double (or precision="mixed").
+
+Everything the C API says holds here: the header poisson_gpu.h is the
+manual (methods, defaults, boundaries, precision, memory, streams).
+Keyword arguments are the fields of pgpu_config: method (jacobi, rbgs,
+vcycle, fmg, fft, cg, bicgstab), precision, preconditioner (cg and
+bicgstab: vcycle, fft, jacobi, none), pipelined, h, bc, tolerance,
+max_iterations, omega, pre_smooth, post_smooth, check_interval, wcycle,
+fixed, stream, strides.  0 means the method's
+default, as in C.  A failing call raises PoissonGPUError (a subclass per
+status) with the status and the library's detail.
+
+The package is plain Python: it loads the shared library libpoisson_gpu.so
+with ctypes (installed with it by ``pip install .``, or named by the
+environment variable POISSON_GPU_LIBRARY).
+"""
+import ctypes as _ct
+
+from . import _api
+from ._arrays import describe as _describe, layout as _layout
+
+__all__ = ["Solver", "solve", "workspace_size", "Report", "PoissonGPUError", "InvalidArgumentError",
+           "UnsupportedError", "OutOfMemoryError", "CudaError", "NoDeviceError", "NotConvergedError",
+           "BreakdownError", "NonfiniteInputError", "library_version", "CELL_FLUID", "CELL_DIRICHLET",
+           "CELL_SOLID"]
+
+__version__ = "0.6.0"
+
+CELL_FLUID, CELL_DIRICHLET, CELL_SOLID = _api.CELL_FLUID, _api.CELL_DIRICHLET, _api.CELL_SOLID
+
+
+# ---- errors ---------------------------------------------------------------------
+
+class PoissonGPUError(RuntimeError):
+    """A status other than PGPU_SUCCESS: .status (the number), .status_name
+    ("PGPU_ERROR_..."), .detail (pgpu_last_error: which argument, which CUDA
+    call), .report (the Report of a solve that ran: NOT_CONVERGED and
+    BREAKDOWN leave u as reached), else None."""
+
+    def __init__(self, status, detail="", report=None, what=""):
+        self.status = int(status)
+        self.status_name = _api.STATUS_NAMES.get(self.status, "status %d" % self.status)
+        self.detail = detail
+        self.report = report
+        text = _status_text(self.status)
+        msg = "%s%s (%s)" % (what + ": " if what else "", text, self.status_name)
+        if detail:
+            msg += ": " + detail
+        super().__init__(msg)
+
+
+class InvalidArgumentError(PoissonGPUError, ValueError):
+    pass
+
+
+class UnsupportedError(PoissonGPUError):
+    pass
+
+
+class OutOfMemoryError(PoissonGPUError, MemoryError):
+    pass
+
+
+class CudaError(PoissonGPUError):
+    pass
+
+
+class NoDeviceError(PoissonGPUError):
+    pass
+
+
+class NotConvergedError(PoissonGPUError):
+    pass
+
+
+class BreakdownError(PoissonGPUError):
+    pass
+
+
+class NonfiniteInputError(PoissonGPUError, ValueError):
+    pass
+
+
+_ERRORS = {1: InvalidArgumentError, 2: UnsupportedError, 3: OutOfMemoryError, 4: CudaError, 5: NoDeviceError,
+           6: NotConvergedError, 7: BreakdownError, 8: NonfiniteInputError}
+
+
+def _status_text(status):
+    s = _api.lib().pgpu_status_string(status)
+    return s.decode() if s else "unknown status"
+
+
+def _raise(status, handle=None, report=None, what=""):
+    detail = _api.lib().pgpu_last_error(handle)
+    detail = detail.decode(errors="replace") if detail else ""
+    raise _ERRORS.get(status, PoissonGPUError)(status, detail, report, what)
+
+
+def library_version():
+    """The compiled library's version as (major, minor, patch)."""
+    v = _api.lib().pgpu_version()
+    return (v // 10000, v // 100 % 100, v % 100)
+
+
+# ---- the report -------------------------------------------------------------------
+
+class Report:
+    """What a solve reached (pgpu_report): iterations, residual_norm,
+    residual_max, relative_residual, rhs_norm, seconds, status (a name),
+    singular, rhs_mean, refinements, projected."""
+
+    __slots__ = ("iterations", "residual_norm", "residual_max", "relative_residual", "rhs_norm", "seconds",
+                 "status", "singular", "rhs_mean", "refinements", "projected")
+
+    def __init__(self, c):
+        for name in self.__slots__:
+            setattr(self, name, getattr(c, name))
+        self.status = _api.STATUS_NAMES.get(c.status, str(c.status))
+        self.singular = bool(c.singular)
+
+    def __repr__(self):
+        return "Report(%s)" % ", ".join("%s=%r" % (n, getattr(self, n)) for n in self.__slots__)
+
+
+# ---- configs from keyword arguments ------------------------------------------------
+
+_KEYS = ("method", "precision", "preconditioner", "pipelined", "h", "bc", "tolerance", "max_iterations", "omega",
+         "pre_smooth", "post_smooth",
+         "check_interval", "wcycle", "fixed", "stream", "strides")
+
+
+def _stream_handle(stream):
+    """A cudaStream_t from None/0, an int, or a stream object of CuPy (.ptr)
+    or PyTorch (.cuda_stream)."""
+    if stream is None:
+        return None
+    if isinstance(stream, int):
+        return stream or None
+    for attr in ("ptr", "cuda_stream", "handle"):
+        v = getattr(stream, attr, None)
+        if isinstance(v, int):
+            return v or None
+    raise TypeError("stream: %r is not a CUDA stream (an int, a CuPy or PyTorch stream)" % (stream,))
+
+
+def _bc_codes(bc, is3d):
+    faces = list(_api.FACES)
+    codes = {f: 0 for f in faces}
+
+    def code(name):
+        try:
+            return _api.BCS[str(name).lower()]
+        except KeyError:
+            raise ValueError("bc: %r is not one of %s" % (name, ", ".join(_api.BCS))) from None
+
+    if bc is None:
+        pass
+    elif isinstance(bc, str):
+        for f in faces:
+            codes[f] = code(bc)
+    elif isinstance(bc, dict):
+        for key, name in bc.items():
+            if key in ("x", "y", "z"):
+                codes[key + "-"] = codes[key + "+"] = code(name)
+            elif key in codes:
+                codes[key] = code(name)
+            else:
+                raise ValueError("bc: key %r: faces are %s, axes x, y, z" % (key, ", ".join(faces)))
+    else:
+        seq = list(bc)
+        if len(seq) not in (4, 6) or (is3d and len(seq) != 6):
+            raise ValueError("bc: %d entries: one per face, x-, x+, y-, y+ (, z-, z+ in 3D)" % len(seq))
+        for f, name in zip(faces, seq):
+            codes[f] = code(name)
+    return [codes[f] for f in faces]
+
+
+def make_config(size, **kw):
+    """The pgpu_config of a grid of `size` = (nx, ny) or (nx, ny, nz) interior
+    points (x first) and the keyword arguments (see the module's help)."""
+    unknown = set(kw) - set(_KEYS)
+    if unknown:
+        raise TypeError("unknown keyword argument(s): %s (known: %s)" % (", ".join(sorted(unknown)),
+                                                                        ", ".join(_KEYS)))
+    size = tuple(int(n) for n in size)
+    if len(size) not in (2, 3):
+        raise ValueError("size: %r: (nx, ny) or (nx, ny, nz)" % (size,))
+    nx, ny = size[0], size[1]
+    nz = size[2] if len(size) == 3 else 1
+    c = _api.lib().pgpu_config_default(nx, ny, nz)
+    method = kw.get("method", "fmg")
+    precision = kw.get("precision", "double")
+    if method not in _api.METHODS:
+        raise ValueError("method: %r is not one of %s" % (method, ", ".join(_api.METHODS)))
+    if precision not in _api.PRECISIONS:
+        raise ValueError("precision: %r is not one of %s" % (precision, ", ".join(_api.PRECISIONS)))
+    c.flags = _api.METHODS[method] | _api.PRECISIONS[precision]
+    if kw.get("wcycle"):
+        c.flags |= _api.WCYCLE
+    if kw.get("fixed"):
+        c.flags |= _api.FIXED
+    if kw.get("pipelined"):
+        c.flags |= _api.PIPELINED
+    pre = kw.get("preconditioner", "default")
+    if pre not in _api.PRECONDITIONERS:
+        raise ValueError("preconditioner: %r is not one of %s" % (pre, ", ".join(_api.PRECONDITIONERS)))
+    c.preconditioner = _api.PRECONDITIONERS[pre]
+    h = kw.get("h")
+    if h is not None:
+        hs = (float(h),) * 3 if isinstance(h, (int, float)) else tuple(float(v) for v in h)
+        if len(hs) < 2:
+            raise ValueError("h: %r: a spacing, or one per axis" % (h,))
+        c.hx, c.hy = hs[0], hs[1]
+        c.hz = hs[2] if len(hs) > 2 else c.hz
+    for i, v in enumerate(_bc_codes(kw.get("bc"), nz > 1)):
+        c.bc[i] = v
+    for name in ("tolerance", "omega"):
+        if kw.get(name) is not None:
+            setattr(c, name, float(kw[name]))
+    for name in ("max_iterations", "pre_smooth", "post_smooth", "check_interval"):
+        if kw.get(name) is not None:
+            setattr(c, name, int(kw[name]))
+    strides = kw.get("strides")
+    if strides is not None:
+        c.stride_y, c.stride_z = int(strides[0]), int(strides[1]) if len(strides) > 1 else 0
+    c.stream = _stream_handle(kw.get("stream"))
+    return c
+
+
+def workspace_size(size, **kw):
+    """The device memory, in bytes, a Solver(size, **kw) would allocate on the
+    current device (pgpu_workspace_size: allocates nothing; needs a device)."""
+    c = make_config(size, **kw)
+    n = _ct.c_size_t(0)
+    st = _api.lib().pgpu_workspace_size(_ct.byref(c), _ct.byref(n))
+    if st != _api.SUCCESS:
+        _raise(st, None, what="workspace_size")
+    return n.value
+
+
+def _config_for(u, kw):
+    """size and keywords for an array laid out as u (precision from its
+    dtype unless given; strides from the array)."""
+    d = _describe(u, "u")
+    nx, ny, nz, sy, sz = _layout(d, "u")
+    kw = dict(kw)
+    if kw.get("precision") is None:
+        kw["precision"] = "float" if d.dtype == "float32" else "double"
+    kw.setdefault("strides", (sy, sz))
+    return ((nx, ny, nz) if len(d.shape) == 3 else (nx, ny)), kw
+
+
+# ---- the solver -------------------------------------------------------------------
+
+class Solver:
+    """A handle (pgpu_solver): created once per grid and config, it holds all
+    the device memory; solve() many times.  Solver(size, **config), or
+    Solver.for_array(u, **config) to take the size, precision and strides
+    from an array."""
+
+    def __init__(self, size, **kw):
+        self._h = None
+        self._monitor = None
+        self._size = tuple(int(n) for n in size)
+        monitor = kw.pop("monitor", None)
+        self._cfg = make_config(size, **kw)
+        h = _ct.c_void_p()
+        st = _api.lib().pgpu_create(_ct.byref(self._cfg), _ct.byref(h))
+        if st != _api.SUCCESS:
+            _raise(st, None, what="Solver")
+        self._h = h
+        c = _api.Config()
+        _api.lib().pgpu_get_config(self._h, _ct.byref(c))
+        self._cfg = c
+        if monitor is not None:
+            self.set_monitor(monitor)
+
+    @classmethod
+    def for_array(cls, u, **kw):
+        size, kw = _config_for(u, kw)
+        return cls(size, **kw)
+
+    # lifetime
+    def close(self):
+        """Frees the device memory now (pgpu_destroy); also on garbage collection."""
+        if self._h is not None and _api._lib is not None:
+            _api.lib().pgpu_destroy(self._h)
+        self._h = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if self._h is None:
+            raise ValueError("the solver is closed")
+        return self._h
+
+    # what it holds
+    @property
+    def config(self):
+        """The config in use, defaults resolved (pgpu_get_config), as a dict."""
+        c = self._cfg
+        out = {name: getattr(c, name) for name, _ in _api.Config._fields_ if name not in ("bc", "stream")}
+        names = {v: k for k, v in _api.BCS.items()}
+        out["bc"] = {f: names.get(c.bc[i], c.bc[i]) for i, f in enumerate(_api.FACES)}
+        out["stream"] = c.stream or 0
+        return out
+
+    @property
+    def workspace_bytes(self):
+        """Device memory held, in bytes (pgpu_workspace_bytes)."""
+        return _api.lib().pgpu_workspace_bytes(self._handle())
+
+    @property
+    def stream(self):
+        s = _ct.c_void_p()
+        _api.lib().pgpu_get_stream(self._handle(), _ct.byref(s))
+        return s.value or 0
+
+    def set_stream(self, stream):
+        """All later work goes to `stream` (an int, a CuPy or PyTorch stream)."""
+        st = _api.lib().pgpu_set_stream(self._handle(), _stream_handle(stream))
+        if st != _api.SUCCESS:
+            _raise(st, self._h, what="set_stream")
+
+    def set_monitor(self, fn):
+        """fn(iteration, residual_norm, relative_residual) at each convergence
+        check of later solves; None removes it."""
+        cb = _api.MONITOR(lambda _user, it, rn, rel: fn(it, rn, rel)) if fn is not None else _api.MONITOR()
+        st = _api.lib().pgpu_set_monitor(self._handle(), cb, None)
+        if st != _api.SUCCESS:
+            _raise(st, self._h, what="set_monitor")
+        self._monitor = cb  # kept alive while installed
+
+    # the arrays
+    def _check(self, a, name, want_device, writable):
+        d = _describe(a, name, stream=self.stream or 1)
+        nx, ny, nz, sy, sz = _layout(d, name)
+        c = self._cfg
+        if (nx, ny, nz) != (c.nx, c.ny, c.nz):
+            raise ValueError("%s: shape %s holds %dx%dx%d interior points; this solver's grid is %dx%dx%d"
+                             % (name, d.shape, nx, ny, nz, c.nx, c.ny, c.nz))
+        want = "float32" if c.flags & _api.PRECISIONS["float"] else "float64"
+        if d.dtype != want:
+            raise TypeError("%s: %s; this solver takes %s arrays" % (name, d.dtype, want))
+        if sy != c.stride_y or (nz > 1 and sz != c.stride_z):
+            raise ValueError("%s: strides (%d, %d) elements; this solver was made for (%d, %d): create it with "
+                             "Solver.for_array(%s) or strides=" % (name, sy, sz, c.stride_y, c.stride_z, name))
+        if want_device is not None and d.device != want_device:
+            raise TypeError("u and f must both be device arrays or both host arrays")
+        if writable and d.readonly:
+            raise ValueError("%s is read-only" % name)
+        return d
+
+    def solve(self, u, f):
+        """Solves in place: u's interior becomes the solution (its ghosts hold
+        the boundary data and are left as they were).  Device arrays go to
+        pgpu_solve, host arrays to pgpu_solve_host.  Returns a Report; a
+        failure raises (NOT_CONVERGED and BREAKDOWN with .report)."""
+        du = self._check(u, "u", None, True)
+        df = self._check(f, "f", du.device, False)
+        rep = _api.CReport()
+        fn = _api.lib().pgpu_solve if du.device else _api.lib().pgpu_solve_host
+        st = fn(self._handle(), du.ptr, df.ptr, _ct.byref(rep))
+        report = Report(rep)
+        if st != _api.SUCCESS:
+            _raise(st, self._h, report, what="solve")
+        return report
+
+    def residual(self, u, f):
+        """||b - A u|| / ||b|| of device arrays (pgpu_residual)."""
+        du = self._check(u, "u", True, False)
+        df = self._check(f, "f", True, False)
+        out = _ct.c_double()
+        st = _api.lib().pgpu_residual(self._handle(), du.ptr, df.ptr, _ct.byref(out))
+        if st != _api.SUCCESS:
+            _raise(st, self._h, what="residual")
+        return out.value
+
+    def set_mask(self, mask):
+        """Cell types, a uint8 device array laid out as u (CELL_FLUID,
+        CELL_DIRICHLET, CELL_SOLID); None removes it."""
+        ptr = None
+        if mask is not None:
+            d = _describe(mask, "mask")
+            if d.dtype != "uint8" or not d.device:
+                raise TypeError("mask: a uint8 device array laid out as u")
+            ptr = d.ptr
+        st = _api.lib().pgpu_set_mask(self._handle(), ptr)
+        if st != _api.SUCCESS:
+            _raise(st, self._h, what="set_mask")
+
+    def set_coefficients(self, beta):
+        """beta of -div(beta grad u) = f, a device array laid out as u in
+        u's precision; None removes it."""
+        ptr = None
+        if beta is not None:
+            ptr = self._check(beta, "beta", True, False).ptr
+        st = _api.lib().pgpu_set_coefficients(self._handle(), ptr)
+        if st != _api.SUCCESS:
+            _raise(st, self._h, what="set_coefficients")
+
+
+def solve(u, f, **kw):
+    """Solves once: a Solver for u's size, precision and strides, a solve,
+    the device memory freed again.  Keep a Solver for repeated solves."""
+    with Solver.for_array(u, **kw) as s:
+        return s.solve(u, f)
