@@ -43,7 +43,9 @@ static void compare(const char *what, const pgpu_config *cfg)
     const int64_t points = cfg->nx * cfg->ny * cfg->nz;
     CHECK(qs == PGPU_SUCCESS && q == held, "%-44s query %zu, handle %zu bytes (%+lld; %.2f bytes per point)",
           what, q, held, (long long)q - (long long)held, (double)held / (double)points);
-    CHECK(before == after, "%-44s free device memory unchanged by the query (%zu -> %zu)", what, before, after);
+    /* (not "unchanged": memory an earlier handle released may come back to
+     * the free pool while the query runs) */
+    CHECK(after >= before, "%-44s free device memory not taken by the query (%zu -> %zu)", what, before, after);
     pgpu_destroy(s);
 }
 
