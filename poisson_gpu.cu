@@ -7407,7 +7407,8 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     const char *what = method == PGPU_BICGSTAB ? "BiCGStab" : pipelined ? "pipelined CG" : "CG";
     // The flexible coefficients where the cycle is not symmetric (>>krylov's
     // head): on the general form's levels.
-    flexible = method == PGPU_CG && !pipelined && pre == PGPU_PRECOND_VCYCLE && h->gen.on();
+    // (and with PGPU_MIXED: the float preconditioner's rounding is not symmetric either)
+    flexible = method == PGPU_CG && !pipelined && (fp.h || (pre == PGPU_PRECOND_VCYCLE && h->gen.on()));
     int none = 0;
     auto start_ = [&]() {
         par = 0;
@@ -8296,6 +8297,10 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
                    "flags: PGPU_WCYCLE needs PGPU_VCYCLE, PGPU_FMG, or a Krylov method with PGPU_PRECOND_VCYCLE");
     PGPU_RETURN_IF((c->flags & PGPU_PIPELINED) && method != PGPU_CG, PGPU_ERROR_INVALID_ARGUMENT,
                    "flags: PGPU_PIPELINED is a form of PGPU_CG");
+    PGPU_RETURN_IF(prec == PGPU_MIXED && (c->flags & PGPU_PIPELINED), PGPU_ERROR_UNSUPPORTED,
+                   "flags: PGPU_PIPELINED with PGPU_MIXED: the pipelined recurrences need the same symmetric "
+                   "preconditioner every iteration, which a float one rounding its input is not (use the classic "
+                   "CG, whose flexible coefficients allow it)");
     PGPU_RETURN_IF(prec == PGPU_MIXED && krylov && c->preconditioner != PGPU_PRECOND_VCYCLE &&
                        c->preconditioner != PGPU_PRECOND_FFT,
                    PGPU_ERROR_UNSUPPORTED,

@@ -349,7 +349,10 @@
  *    preconditioner (the input rounded to float, one float cycle or FFT,
  *    the result added back in double): double's accuracy, MG-preconditioned
  *    CG at 512^3 to 1e-10 in 138 ms against 155 ms in double.  With
- *    PGPU_PRECOND_VCYCLE or PGPU_PRECOND_FFT (else UNSUPPORTED); no masks.
+ *    PGPU_PRECOND_VCYCLE or PGPU_PRECOND_FFT (else UNSUPPORTED); no masks;
+ *    not pipelined (UNSUPPORTED: a preconditioner that rounds is not the
+ *    same symmetric operator every iteration; classic CG takes flexible
+ *    coefficients for it).
  *  - When to take which: the box without mask or beta: FMG (with a
  *    tolerance: FMG then V-cycles) is faster (at 512^3 in double to 1e-10:
  *    66 ms against 155 ms for MG-preconditioned CG and 50 ms for CG with
