@@ -448,7 +448,7 @@
  *    Dirichlet child makes a coarse point Dirichlet, else a fluid child
  *    fluid) and face coefficients averaged over the coarse face.
  *    V-cycles converge on most masks (10-18 cycles to 1e-12 on the test
- *    grids; 0.22-0.26 per cycle on a solid sphere at 63^3-127^3) and on
+ *    grids; 0.22-0.30 per cycle on a solid sphere at 63^3-127^3) and on
  *    beta jumps of 1e3 and 1e6 with Dirichlet faces, but may diverge
  *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces, on
  *    1000:1 two-phase flow at 256^3 and where a staircase of solid cells
