@@ -1154,6 +1154,30 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
     }
 }
 
+// The last pass of a reduction over `blocks` block partials of `width`
+// doubles each, at part: where they are many (one block would take tens of
+// microseconds) fold(n, seg, from, blocks, to) first adds them into n
+// groups of seg at part + width * nparts, then last(from, blocks) adds what
+// is left in one block.  Shared by the Reducer (three numbers) and the
+// Krylov methods (four sums).
+template <class Fold, class Last>
+static pgpu_status fold_then_last(char *err, double *part, size_t nparts, int width, size_t blocks, Fold fold,
+                                  Last last)
+{
+    const double *from = part;
+    if (blocks > FOLD_AT) {
+        const size_t seg = (blocks + FOLD_BLOCKS - 1) / FOLD_BLOCKS, n = (blocks + seg - 1) / seg;
+        double *folded = part + (size_t)width * nparts;
+        fold((unsigned)n, seg, from, blocks, folded);
+        PGPU_LAUNCHED();
+        from = folded;
+        blocks = n;
+    }
+    last(from, blocks);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
 // Slots of the results buffer (three doubles each).
 enum { RES_SCAN = 0, RES_CENTRED = 3, RES_NORM = 6, RES_SUM = 9, RES_CORR = 12, RES_COUNT = 15 };
 
@@ -1181,21 +1205,15 @@ struct Reducer {
     pgpu_status total(Env &env, size_t blocks, int slot, int mode = FINAL_STORE, double npts = 0, int singular = 0,
                       T *shift = nullptr)
     {
-        char *err = env.err;
-        const double *from = d_part;
-        if (blocks > FOLD_AT) { // one block would take tens of microseconds: fold in FOLD_BLOCKS first
-            const size_t seg = (blocks + FOLD_BLOCKS - 1) / FOLD_BLOCKS;
-            double *folded = d_part + 3 * nparts;
-            final_kernel<T><<<(unsigned)((blocks + seg - 1) / seg), FINAL_THREADS, 0, env.st>>>(
-                d_part, blocks, seg, folded, FINAL_STORE, 0, 0, nullptr);
-            PGPU_LAUNCHED();
-            from = folded;
-            blocks = (blocks + seg - 1) / seg;
-        }
-        final_kernel<T><<<1, FINAL_THREADS, 0, env.st>>>(from, blocks, blocks, d_res + slot, mode, npts, singular,
-                                                         shift);
-        PGPU_LAUNCHED();
-        return PGPU_SUCCESS;
+        const cudaStream_t st = env.st;
+        return fold_then_last(
+            env.err, d_part, nparts, 3, blocks,
+            [&](unsigned n, size_t seg, const double *from, size_t b, double *to) {
+                final_kernel<T><<<n, FINAL_THREADS, 0, st>>>(from, b, seg, to, FINAL_STORE, 0, 0, nullptr);
+            },
+            [&](const double *from, size_t b) {
+                final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(from, b, b, d_res + slot, mode, npts, singular, shift);
+            });
     }
     // Copies `count` results from slot on to the host and waits for them.
     pgpu_status fetch(Env &env, int slot, int count)
@@ -7190,22 +7208,16 @@ template <class T> pgpu_status Krylov<T>::reset()
 // they are many), on stream st.
 template <class T> pgpu_status Krylov<T>::finish(size_t blocks, int op, cudaStream_t st)
 {
-    char *err = env->err;
-    const double *from = d_part;
-    const bool singular = h->singular;
-    if (blocks > FOLD_AT) {
-        const size_t seg = (blocks + FOLD_BLOCKS - 1) / FOLD_BLOCKS;
-        double *folded = d_part + 4 * nparts;
-        krylov_final_kernel<T><<<(unsigned)((blocks + seg - 1) / seg), FINAL_THREADS, 0, st>>>(
-            d_part, blocks, seg, folded, KOP_STORE, d_s, nullptr, 0, 0, 0);
-        PGPU_LAUNCHED();
-        from = folded;
-        blocks = (blocks + seg - 1) / seg;
-    }
-    krylov_final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(from, blocks, blocks, nullptr, op, d_s, d_kshift, L().npts,
-                                                        singular, flexible);
-    PGPU_LAUNCHED();
-    return PGPU_SUCCESS;
+    const int singular = h->singular;
+    return fold_then_last(
+        env->err, d_part, nparts, 4, blocks,
+        [&](unsigned n, size_t seg, const double *from, size_t b, double *to) {
+            krylov_final_kernel<T><<<n, FINAL_THREADS, 0, st>>>(from, b, seg, to, KOP_STORE, d_s, nullptr, 0, 0, 0);
+        },
+        [&](const double *from, size_t b) {
+            krylov_final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(from, b, b, nullptr, op, d_s, d_kshift, L().npts,
+                                                                singular, (int)flexible);
+        });
 }
 
 // A walk kernel, then (op != KOP_STORE) its reduction's last block; the
