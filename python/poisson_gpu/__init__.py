@@ -46,7 +46,7 @@ __all__ = ["Solver", "solve", "workspace_size", "Report", "PoissonGPUError", "In
            "BreakdownError", "NonfiniteInputError", "library_version", "CELL_FLUID", "CELL_DIRICHLET",
            "CELL_SOLID"]
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 CELL_FLUID, CELL_DIRICHLET, CELL_SOLID = _api.CELL_FLUID, _api.CELL_DIRICHLET, _api.CELL_SOLID
 
