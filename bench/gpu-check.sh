@@ -2,6 +2,9 @@
 # gpu-check.sh OUTDIR -- the whole check on a machine with a GPU:
 #   build (release) -> test suites cpu + gpu -> compute-sanitizer memcheck and
 #   racecheck on suite 'small' -> bench.
+# NCCL is found as meson.build says (nccl=auto: e.g. the Python package
+# nvidia.nccl of python3); then suite gpu holds the distributed test too,
+# and the setup line of the summary says where NCCL came from.
 # Every step's log goes to OUTDIR; the end of the output is a summary (one
 # line per step) and the bench table.  Exits 1 if any step failed.
 #
@@ -197,6 +200,8 @@ for i in "${!NAMES[@]}"; do
     case $name in
     gpu-info)
         extra=$(sed -n '/^name, driver_version/{n;p;}' "$log" 2>/dev/null | head -n 1) ;;
+    setup)
+        extra=$(grep -m 1 -o 'distributed mode (NCCL): .*' "$log" 2>/dev/null | cut -c1-160) ;;
     test | memcheck | racecheck)
         extra=$(test_counts "$log") ;;
     bench)
