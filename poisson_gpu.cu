@@ -14,6 +14,8 @@
 //   >>stationary  the Jacobi and RBGS methods
 //   >>fft         the direct solver: row FFTs, the cuFFT route, line solves
 //   >>graph       replay of fixed multigrid solves from CUDA graphs
+//   >>krylov      CG (classic, pipelined) and BiCGStab
+//   >>dist        several GPUs: the split, halo exchange, all-reductions
 //   >>handle      the solver behind a handle: config, workspace, one solve
 //   >>public      the C API
 // Precision is a template parameter everywhere; the C API dispatches once.
@@ -24,6 +26,9 @@
 #include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 #include <cufft.h>
+#ifdef PGPU_WITH_NCCL
+#include <nccl.h>
+#endif
 
 #include <algorithm>
 #include <cfloat>
@@ -252,6 +257,16 @@ static const char *cufft_name(cufftResult r)
     } while (0)
 // Check the launch just made (configuration errors surface here).
 #define PGPU_LAUNCHED() PGPU_CUDA(cudaGetLastError())
+#ifdef PGPU_WITH_NCCL
+// Check an NCCL call.
+#define PGPU_NCCL(call)                                                                            \
+    do {                                                                                           \
+        ncclResult_t r_ = (call);                                                                  \
+        if (r_ != ncclSuccess)                                                                     \
+            return ::pgpu::record(err, PGPU_ERROR_CUDA, "%s failed: %s [poisson_gpu.cu:%d]", #call,  \
+                                  ncclGetErrorString(r_), __LINE__);                               \
+    } while (0)
+#endif
 // Check a cuFFT call.
 #define PGPU_CUFFT(call)                                                                           \
     do {                                                                                           \
@@ -314,7 +329,25 @@ struct DeviceMem {
     }
 };
 
+// A handle of the distributed mode (>>dist): where its box lies in the global
+// grid, its neighbours along the split axis, and the buffers of the halo
+// exchange and the all-reductions.  NULL in Env: a single-GPU handle.
+struct Dist {
+    int rank = 0, ranks = 1;
+    int axis = 2;                   // the split axis: z in 3D, y in 2D
+    int lo_peer = -1, hi_peer = -1; // the ranks across the box's low / high face on that axis (-1: none)
+    pgpu_config global{};           // the global config, defaults resolved
+    pgpu_box box{};
+    int64_t plane = 0;              // points of one interface plane
+    void *halo = nullptr;           // send low, send high, receive low, receive high: 4 planes
+    double *d_red = nullptr;        // a reduction's local totals, all-reduced in place (4 doubles)
+#ifdef PGPU_WITH_NCCL
+    ncclComm_t comm = nullptr;
+#endif
+};
+
 struct Env {
+    Dist *dist = nullptr;      // the distributed mode's state (>>dist), or NULL
     cudaStream_t st = nullptr; // where every launch goes (the graph replay swaps it while capturing)
     char err[ERR_LEN] = {0};
     int device = 0, sms = 0, optin = 0; // optin: the most shared memory a block may opt into
@@ -980,6 +1013,14 @@ __global__ void __launch_bounds__(WALK_THREADS, REDUCE ? Tune<T>::norm_blocks : 
 // block then adds the partials in a fixed order.  No atomics: results are
 // bit-identical from run to run.  The vector operations over a level's
 // interior (dot, axpby) are the building blocks of the solvers' bookkeeping.
+// In the distributed mode each rank's totals are all-reduced before the
+// last step that uses them (dist_allreduce, >>dist).
+
+// (>>dist) fill the ghost planes of level-0 array u at the box's faces
+// between ranks; all-reduce d[0 .. nsum) by sums and d[nsum .. nsum + nmax)
+// by maxima on stream st.  Both do nothing on a single-GPU handle.
+template <class T> static pgpu_status dist_halo(Env &env, const Grid<T> &g, T *u);
+static pgpu_status dist_allreduce(Env &env, double *d, int nsum, int nmax, cudaStream_t st);
 
 __device__ __forceinline__ Red3 red_combine(Red3 a, Red3 b)
 {
@@ -1201,19 +1242,29 @@ struct Reducer {
     }
     // The totals of the partials of `blocks` blocks into slot; FINAL_SHIFT
     // also sets *shift (see final_kernel).
+    // Distributed: the rank's totals go to dist->d_red, are all-reduced
+    // there, and the final pass runs again over that one partial.
     template <class T>
     pgpu_status total(Env &env, size_t blocks, int slot, int mode = FINAL_STORE, double npts = 0, int singular = 0,
                       T *shift = nullptr)
     {
         const cudaStream_t st = env.st;
-        return fold_then_last(
+        char *err = env.err;
+        double *loc = env.dist ? env.dist->d_red : nullptr;
+        PGPU_FORWARD(fold_then_last(
             env.err, d_part, nparts, 3, blocks,
             [&](unsigned n, size_t seg, const double *from, size_t b, double *to) {
                 final_kernel<T><<<n, FINAL_THREADS, 0, st>>>(from, b, seg, to, FINAL_STORE, 0, 0, nullptr);
             },
             [&](const double *from, size_t b) {
-                final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(from, b, b, d_res + slot, mode, npts, singular, shift);
-            });
+                if (loc) final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(from, b, b, loc, FINAL_STORE, 0, 0, nullptr);
+                else final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(from, b, b, d_res + slot, mode, npts, singular, shift);
+            }));
+        if (!loc) return PGPU_SUCCESS;
+        PGPU_FORWARD(dist_allreduce(env, loc, 2, 1, st));
+        final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(loc, 1, 1, d_res + slot, mode, npts, singular, shift);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
     }
     // Copies `count` results from slot on to the host and waits for them.
     pgpu_status fetch(Env &env, int slot, int count)
@@ -1253,6 +1304,7 @@ static pgpu_status residual_norm_launch(Env &env, Reducer &red, const Grid<T> &g
                                         const T *f, const T *shift)
 {
     char *err = env.err;
+    PGPU_FORWARD(dist_halo(env, g, const_cast<T *>(u)));
     launch(walk, 0, env.st, residual_kernel<T, false, true>, g, u, f, shift, (T *)nullptr, red.d_part);
     PGPU_LAUNCHED();
     return red.total<T>(env, blocks_of(walk), RES_NORM);
@@ -4763,6 +4815,8 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
 // belongs to stationary iterations on float storage.  Multigrid's coarse
 // corrections are not sub-ulp; float V-cycles reach float's rounding.
 
+template <class T> static pgpu_status dist_rb_interfaces(Env &env, Level<T> &L, T omega); // >>dist
+
 template <class T>
 static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Convergence &cv, bool jacobi, T omega,
                                   bool fixed, int interval, pgpu_report &r)
@@ -4773,9 +4827,20 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
     const int maxit = cv.max_it;
     int it = 0;
     pgpu_status result = PGPU_SUCCESS;
+    // Distributed: one iteration per pass, the halo exchanged before each
+    // (red-black: and the second colour next to the interfaces redone).
+    auto iterations = [&](int n) -> pgpu_status {
+        if (!e.dist) return smooth(e, L, jacobi, n, omega);
+        for (int s = 0; s < n; ++s) {
+            PGPU_FORWARD(dist_halo(e, L.g, L.iter()));
+            PGPU_FORWARD(smooth(e, L, jacobi, 1, omega));
+            if (!jacobi) PGPU_FORWARD(dist_rb_interfaces(e, L, omega));
+        }
+        return PGPU_SUCCESS;
+    };
     for (bool stop = false; !stop;) {
         const int n = fixed ? maxit : std::min(interval, maxit - it);
-        PGPU_FORWARD(smooth(e, L, jacobi, n, omega));
+        PGPU_FORWARD(iterations(n));
         it += n;
         if (fixed) break;
         double rn = 0, rmax = 0;
@@ -7139,6 +7204,7 @@ template <class T> class Krylov {
     Reducer *red = nullptr; // the handle's (the true residual's norm)
     std::vector<T *> vec;
     double *d_part = nullptr, *d_s = nullptr, *h_s = nullptr;
+    double *d_loc = nullptr; // distributed: the rank's four sums, all-reduced in place
     T *d_kshift = nullptr; // the preconditioner input's mean (singular problems)
     double floor = 0;      // float_residual_floor of the config (float's own stop)
     size_t nparts = 0;
@@ -7177,7 +7243,7 @@ pgpu_status Krylov<T>::init(Env &e, Hierarchy<T> &hh, Multigrid<T> *m, FftSolver
     method = (int)(c.flags & PGPU_METHOD_MASK);
     pipelined = (c.flags & PGPU_PIPELINED) != 0;
     pre = (int)c.preconditioner;
-    floor = float_residual_floor(c);
+    floor = float_residual_floor(e.dist ? e.dist->global : c); // the same on every rank
     const Level<T> &L0 = h->lv[0];
     const int nv = vectors(method, pipelined, pre);
     vec.assign(nv, nullptr);
@@ -7186,6 +7252,7 @@ pgpu_status Krylov<T>::init(Env &e, Hierarchy<T> &hh, Multigrid<T> *m, FftSolver
     nparts = std::max(blocks_of(L0.walk), blocks_of(L0.col));
     PGPU_FORWARD(e.mem.alloc(err, (void **)&d_part, (nparts + FOLD_BLOCKS) * 4 * sizeof(double), "Krylov partials"));
     PGPU_FORWARD(e.mem.alloc(err, (void **)&d_s, KS_COUNT * sizeof(double), "Krylov scalars"));
+    if (e.dist) PGPU_FORWARD(e.mem.alloc(err, (void **)&d_loc, 4 * sizeof(double), "Krylov sums to all-reduce"));
     PGPU_FORWARD(e.mem.alloc(err, (void **)&d_kshift, sizeof(T), "the preconditioner's shift"));
     PGPU_CUDA_SETUP(e, cudaMallocHost((void **)&h_s, KS_COUNT * sizeof(double)));
     PGPU_CUDA_SETUP(e, cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
@@ -7206,18 +7273,31 @@ template <class T> pgpu_status Krylov<T>::reset()
 
 // The last block of a reduction of `blocks` partials (folded first when
 // they are many), on stream st.
+// Distributed: the rank's four sums are all-reduced (on st: the pipelined
+// form's all-reduction runs beside the preconditioner), then the scalars
+// are formed from the global sums.
 template <class T> pgpu_status Krylov<T>::finish(size_t blocks, int op, cudaStream_t st)
 {
+    char *err = env->err;
     const int singular = h->singular;
-    return fold_then_last(
+    PGPU_FORWARD(fold_then_last(
         env->err, d_part, nparts, 4, blocks,
         [&](unsigned n, size_t seg, const double *from, size_t b, double *to) {
             krylov_final_kernel<T><<<n, FINAL_THREADS, 0, st>>>(from, b, seg, to, KOP_STORE, d_s, nullptr, 0, 0, 0);
         },
         [&](const double *from, size_t b) {
-            krylov_final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(from, b, b, nullptr, op, d_s, d_kshift, L().npts,
-                                                                singular, (int)flexible);
-        });
+            if (d_loc)
+                krylov_final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(from, b, b, d_loc, KOP_STORE, d_s, nullptr, 0, 0, 0);
+            else
+                krylov_final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(from, b, b, nullptr, op, d_s, d_kshift, L().npts,
+                                                                    singular, (int)flexible);
+        }));
+    if (!d_loc) return PGPU_SUCCESS;
+    PGPU_FORWARD(dist_allreduce(*env, d_loc, 4, 0, st));
+    krylov_final_kernel<T><<<1, FINAL_THREADS, 0, st>>>(d_loc, 1, 1, nullptr, op, d_s, d_kshift, L().npts, singular,
+                                                        (int)flexible);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
 }
 
 // A walk kernel, then (op != KOP_STORE) its reduction's last block; the
@@ -7226,6 +7306,7 @@ template <class T> template <int OP> pgpu_status Krylov<T>::walk(const KArgs<T> 
 {
     char *err = env->err;
     const Level<T> &l = L();
+    if (OP != KW_JACOBI) PGPU_FORWARD(dist_halo(*env, l.g, const_cast<T *>(a.in))); // the walked vector's neighbours
     launch(l.walk, 0, env->st, krylov_walk_kernel<T, OP>, l.g, a, op == KOP_STORE ? (double *)nullptr : d_part);
     PGPU_LAUNCHED();
     if (op == KOP_STORE) return PGPU_SUCCESS;
@@ -7517,6 +7598,236 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
 }
 
 // ============================================================================
+// >>dist
+// ============================================================================
+// Several GPUs: the global grid is split along its slowest axis (z in 3D, y
+// in 2D) into slabs of whole planes, one per rank, each starting at an even
+// plane so that the red-black colours are the global ones.  Each rank's
+// handle is a single-GPU handle of its slab whose faces towards other ranks
+// are Dirichlet faces of the interior spacing: the operator reads the
+// ghost plane there as the neighbour's value with the interior coupling, so
+// after a halo exchange (the neighbours' boundary planes into the ghost
+// planes, grouped NCCL send/receive on the handle's stream) every stencil
+// kernel computes the global operator unchanged.  Reductions all-reduce
+// their totals (one ncclAllReduce per reduction) before the step that uses
+// them, so every rank takes the same decisions from bit-identical numbers.
+// The right-hand side's scan skips the interface faces (their ghosts hold
+// no boundary data).  A Krylov method's multigrid preconditioner is the
+// slab's own cycle with zero values across the interfaces: block Jacobi
+// over the ranks, symmetric, so CG's theory holds.
+
+#ifdef PGPU_WITH_NCCL
+// Pack (unpack == 0) the first and last planes of the split axis into the
+// send buffers, or unpack the receive buffers into the two ghost planes;
+// lo / hi: which side has a neighbour.  buf: send lo, send hi, receive lo,
+// receive hi, `plane` values each.
+template <class T>
+__global__ void halo_kernel(const Grid<T> g, int axis, T *__restrict__ u, T *__restrict__ buf, int64_t plane,
+                            int unpack, int lo, int hi)
+{
+    PGPU_GRID_STRIDE(e, plane)
+    {
+        const int64_t i = e % g.nx, r = e / g.nx;
+        const int64_t first = axis == 2 ? g.base + i + r * g.sy : g.base + i;
+        const int64_t step = axis == 2 ? g.sz : g.sy;
+        const int64_t last = axis == 2 ? g.nz - 1 : g.ny - 1;
+        if (!unpack) {
+            if (lo) buf[e] = u[first];
+            if (hi) buf[plane + e] = u[first + last * step];
+        } else {
+            if (lo) u[first - step] = buf[2 * plane + e];
+            if (hi) u[first + (last + 1) * step] = buf[3 * plane + e];
+        }
+    }
+}
+#endif
+
+template <class T> static pgpu_status dist_halo(Env &env, const Grid<T> &g, T *u)
+{
+    Dist *d = env.dist;
+    if (!d || (d->lo_peer < 0 && d->hi_peer < 0)) return PGPU_SUCCESS;
+    char *err = env.err;
+#ifdef PGPU_WITH_NCCL
+    T *buf = (T *)d->halo;
+    const int64_t n = d->plane;
+    const int lo = d->lo_peer >= 0, hi = d->hi_peer >= 0;
+    const unsigned blocks = grid_for(n, env.sms);
+    halo_kernel<T><<<blocks, 256, 0, env.st>>>(g, d->axis, u, buf, n, 0, lo, hi);
+    PGPU_LAUNCHED();
+    // Sends to a peer match its receives from us in order: every rank sends
+    // high then low and receives low then high (two ranks on a periodic
+    // axis are each other's low and high neighbour).
+    const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
+    ncclResult_t r = ncclGroupStart();
+    if (r == ncclSuccess && hi) r = ncclSend(buf + n, (size_t)n, ty, d->hi_peer, d->comm, env.st);
+    if (r == ncclSuccess && lo) r = ncclRecv(buf + 2 * n, (size_t)n, ty, d->lo_peer, d->comm, env.st);
+    if (r == ncclSuccess && lo) r = ncclSend(buf, (size_t)n, ty, d->lo_peer, d->comm, env.st);
+    if (r == ncclSuccess && hi) r = ncclRecv(buf + 3 * n, (size_t)n, ty, d->hi_peer, d->comm, env.st);
+    const ncclResult_t r_end = ncclGroupEnd();
+    PGPU_NCCL(r);
+    PGPU_NCCL(r_end);
+    halo_kernel<T><<<blocks, 256, 0, env.st>>>(g, d->axis, u, buf, n, 1, lo, hi);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+#else
+    (void)g, (void)u;
+    return record(err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
+#endif
+}
+
+static pgpu_status dist_allreduce(Env &env, double *d, int nsum, int nmax, cudaStream_t st)
+{
+    Dist *ds = env.dist;
+    if (!ds) return PGPU_SUCCESS;
+    char *err = env.err;
+#ifdef PGPU_WITH_NCCL
+    ncclResult_t r = ncclGroupStart();
+    if (r == ncclSuccess && nsum) r = ncclAllReduce(d, d, (size_t)nsum, ncclDouble, ncclSum, ds->comm, st);
+    if (r == ncclSuccess && nmax) r = ncclAllReduce(d + nsum, d + nsum, (size_t)nmax, ncclDouble, ncclMax, ds->comm, st);
+    const ncclResult_t r_end = ncclGroupEnd();
+    PGPU_NCCL(r);
+    PGPU_NCCL(r_end);
+    return PGPU_SUCCESS;
+#else
+    (void)d, (void)nsum, (void)nmax, (void)st;
+    return record(err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
+#endif
+}
+
+// Red-black across an interface: the pass updated the second colour of the
+// planes next to an interface from the first colour's OLD values across it
+// (the ghost plane).  With the new ones exchanged into dst's ghosts, those
+// points are updated again from their old values in src.  A neighbour of
+// the same colour (across an odd periodic axis' seam: also the split axis'
+// seam between the last rank and the first) is read as the pass read it,
+// old, from src: no point read here is written.  glo / ghi: the index of
+// the ghost planes' points in the box's frame, for their colour (-1 and n,
+// or across the split axis' periodic seam N - 1 and -lo).
+template <class T>
+__global__ void rb_interface_kernel(const Grid<T> g, int axis, const T *__restrict__ src, T *__restrict__ dst,
+                                    const T *__restrict__ f, const T *__restrict__ shiftp, T omega, int lo, int hi,
+                                    int glo, int ghi)
+{
+    const int64_t n = axis == 2 ? (int64_t)g.nx * g.ny : (int64_t)g.nx;
+    const int last = axis == 2 ? g.nz - 1 : g.ny - 1;
+    const T shift = shiftp ? *shiftp : T(0);
+    PGPU_GRID_STRIDE(t, 2 * n)
+    {
+        const int side = t >= n;
+        if (side ? !hi : !lo) continue;
+        const int64_t e = t - side * n;
+        const int i = (int)(e % g.nx);
+        const int j = axis == 2 ? (int)(e / g.nx) : (side ? last : 0);
+        const int k = axis == 2 ? (side ? last : 0) : 0;
+        if ((i + j + k) & 1) continue; // the first colour ((i + j + k) odd, >>smooth): final after the pass
+        const int64_t p = at_point(g, i, j, k);
+        const ColXY<T> c = col_xy(g, i, j);
+        const ColZ<T> z = col_z(g, k);
+        // a neighbour's index along an axis of n points (periodic: wrapped; else the ghost's -1 or n)
+        auto at = [](int m, int n, int per, int gl, int gh) {
+            return m < 0 ? (per ? n - 1 : gl) : m >= n ? (per ? 0 : gh) : m;
+        };
+        auto v = [&](int64_t o, int ni, int nj, int nk) { return ((ni + nj + nk) & 1) ? dst[p + o] : src[p + o]; };
+        const int yl = axis == 1 ? glo : -1, yh = axis == 1 ? ghi : g.ny;
+        const int kl = g.is3d ? at(k - 1, g.nz, g.pz, glo, ghi) : 1, kh = g.is3d ? at(k + 1, g.nz, g.pz, glo, ghi) : 1;
+        const T nb = neighbours<T>(c.vxl, v(c.nxl, at(i - 1, g.nx, g.px, -1, g.nx), j, k), c.vxh,
+                                   v(c.nxh, at(i + 1, g.nx, g.px, -1, g.nx), j, k), c.vyl,
+                                   v(c.nyl, i, at(j - 1, g.ny, g.py, yl, yh), k), c.vyh,
+                                   v(c.nyh, i, at(j + 1, g.ny, g.py, yl, yh), k), z.vzl, v(z.nzl, i, j, kl), z.vzh,
+                                   v(z.nzh, i, j, kh));
+        dst[p] = relax(src[p], (f[p] - shift) + nb, c.dxy + z.dz, omega);
+    }
+}
+
+// After one red-black pass of level 0 (src = L.other(), dst = L.iter()).
+template <class T> static pgpu_status dist_rb_interfaces(Env &env, Level<T> &L, T omega)
+{
+    Dist *d = env.dist;
+    if (!d || (d->lo_peer < 0 && d->hi_peer < 0)) return PGPU_SUCCESS;
+    char *err = env.err;
+    PGPU_FORWARD(dist_halo(env, L.g, L.iter()));
+    const int64_t N = d->axis == 2 ? d->global.nz : d->global.ny, lo = d->box.lo[d->axis], n = d->box.n[d->axis];
+    const int glo = lo == 0 && d->lo_peer >= 0 ? (int)(N - 1) : -1;      // (lo is even: the frame keeps colours)
+    const int ghi = lo + n == N && d->hi_peer >= 0 ? (int)-lo : (int)n;
+    rb_interface_kernel<T><<<grid_for(2 * d->plane, env.sms), 256, 0, env.st>>>(
+        L.g, d->axis, (const T *)L.other(), L.iter(), (const T *)L.f, L.shift, omega, d->lo_peer >= 0,
+        d->hi_peer >= 0, glo, ghi);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err); // >>handle
+static bool is_krylov(int m);                                                        // >>handle
+
+// The box of `rank` among `ranks` for a resolved global config: pairs of
+// planes of the split axis dealt out evenly, the last rank taking an odd
+// axis' last plane.
+static pgpu_status dist_split(const pgpu_config &g, int ranks, int rank, pgpu_box &b, char *err)
+{
+    PGPU_RETURN_IF(ranks < 1, PGPU_ERROR_INVALID_ARGUMENT, "ranks = %d: at least one", ranks);
+    PGPU_RETURN_IF(rank < 0 || rank >= ranks, PGPU_ERROR_INVALID_ARGUMENT, "rank %d is not one of 0 .. %d", rank,
+                   ranks - 1);
+    const int axis = g.nz > 1 ? 2 : 1;
+    const int64_t n[3] = {g.nx, g.ny, g.nz};
+    const int64_t N = n[axis];
+    PGPU_RETURN_IF(ranks > 1 && N < 2 * (int64_t)ranks, PGPU_ERROR_INVALID_ARGUMENT,
+                   "%s = %lld cannot be split over %d ranks: each rank needs at least two planes (at most %lld "
+                   "ranks for this grid)", axis == 2 ? "nz" : "ny", (long long)N, ranks, (long long)(N / 2));
+    const int64_t pairs = N / 2, q = pairs / ranks, rem = pairs % ranks;
+    memset(&b, 0, sizeof b);
+    for (int a = 0; a < 3; ++a) b.n[a] = n[a];
+    b.lo[axis] = 2 * (rank * q + std::min<int64_t>(rank, rem));
+    b.n[axis] = ranks == 1 ? N : 2 * (q + (rank < rem ? 1 : 0)) + (rank == ranks - 1 ? N % 2 : 0);
+    b.rank = rank;
+    b.ranks = ranks;
+    return PGPU_SUCCESS;
+}
+
+// The global config (defaults resolved once, from the global grid: every
+// rank resolves the same values), the rank's box, its neighbours, and the
+// config of its slab: the interface faces Dirichlet, the caller's strides
+// for the local arrays.
+static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Dist &d, pgpu_config &local, char *err)
+{
+    PGPU_FORWARD(resolve_config(user, &d.global, err));
+    PGPU_FORWARD(dist_split(d.global, ranks, rank, d.box, err));
+    const pgpu_config &g = d.global;
+    d.rank = rank;
+    d.ranks = ranks;
+    d.axis = g.nz > 1 ? 2 : 1;
+    const bool per = g.bc[2 * d.axis] == PGPU_BC_PERIODIC && ranks > 1;
+    d.lo_peer = rank > 0 ? rank - 1 : per ? ranks - 1 : -1;
+    d.hi_peer = rank < ranks - 1 ? rank + 1 : per ? 0 : -1;
+    d.plane = d.axis == 2 ? g.nx * g.ny : g.nx;
+    pgpu_config raw = g;
+    raw.nx = d.box.n[0];
+    raw.ny = d.box.n[1];
+    raw.nz = d.box.n[2];
+    raw.stride_y = user->stride_y;
+    raw.stride_z = user->stride_z;
+    if (d.lo_peer >= 0) raw.bc[2 * d.axis] = PGPU_BC_DIRICHLET;
+    if (d.hi_peer >= 0) raw.bc[2 * d.axis + 1] = PGPU_BC_DIRICHLET;
+    return resolve_config(&raw, &local, err);
+}
+
+#ifdef PGPU_WITH_NCCL
+// What the distributed mode serves (a resolved config).
+static pgpu_status dist_supported(const pgpu_config &c, char *err)
+{
+    const int m = (int)(c.flags & PGPU_METHOD_MASK);
+    PGPU_RETURN_IF(m != PGPU_JACOBI && m != PGPU_RBGS && m != PGPU_CG && m != PGPU_BICGSTAB, PGPU_ERROR_UNSUPPORTED,
+                   "distributed: %s is not served yet on several GPUs (JACOBI, RBGS, CG and BICGSTAB are; their "
+                   "V-cycle preconditioner runs on each rank's box)",
+                   m == PGPU_FFT ? "the FFT" : m == PGPU_VCYCLE ? "PGPU_VCYCLE" : "PGPU_FMG");
+    PGPU_RETURN_IF((c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED, PGPU_ERROR_UNSUPPORTED,
+                   "distributed: PGPU_MIXED is not served yet on several GPUs (use PGPU_DOUBLE or PGPU_FLOAT)");
+    PGPU_RETURN_IF(is_krylov(m) && c.preconditioner == PGPU_PRECOND_FFT, PGPU_ERROR_UNSUPPORTED,
+                   "distributed: the FFT preconditioner is not served yet on several GPUs (NONE, JACOBI and VCYCLE "
+                   "are)");
+    return PGPU_SUCCESS;
+}
+#endif
+// ============================================================================
 // >>handle
 // ============================================================================
 // The solver behind a handle: the resolved config, the environment (stream,
@@ -7554,6 +7865,8 @@ struct DeviceGuard {
 struct SolverBase {
     pgpu_config cfg{};
     Env env;
+    pgpu_box box{};              // the part of the global grid the handle holds (pgpu_get_box)
+    std::unique_ptr<Dist> dist;  // the distributed mode's state (env.dist), or NULL
     virtual ~SolverBase() {}
     virtual pgpu_status solve(void *u, const void *f, pgpu_report *rep) = 0;
     virtual pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) = 0;
@@ -7669,6 +7982,10 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     // PGPU_CUDA_SETUP.  Then pgpu_workspace_size counts them with no change
     // of its own.
     PGPU_FORWARD(red.init(env, most));
+    if (env.dist) { // (>>dist) the halo planes and the all-reduced totals
+        PGPU_FORWARD(env.mem.alloc(err, &env.dist->halo, (size_t)(4 * env.dist->plane) * sizeof(T), "halo planes"));
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&env.dist->d_red, 4 * sizeof(double), "totals to all-reduce"));
+    }
     if (uses_multigrid(c) && !mixed) PGPU_FORWARD(mg.init(env, h, c, &red));
     if (kmg) mg.post_flip = 1; // a symmetric cycle
     if (in && uses_multigrid(c)) PGPU_FORWARD(in->mg.init(env, in->h, c, &red));
@@ -7680,12 +7997,24 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     PGPU_CUDA_SETUP(env, cudaEventCreate(&ev0));
     PGPU_CUDA_SETUP(env, cudaEventCreate(&ev1));
     PGPU_CUDA_SETUP(env, cudaEventCreateWithFlags(&scan_ev, cudaEventDisableTiming));
-    if ((is_multigrid(method) || krylov) && !env.mem.counting) PGPU_FORWARD(replay.init(env));
+    // (distributed: no graphs of our own; a caller may capture a PGPU_FIXED solve)
+    if ((is_multigrid(method) || krylov) && !env.mem.counting && !env.dist) PGPU_FORWARD(replay.init(env));
     if ((method == PGPU_FFT || (krylov && c.preconditioner == PGPU_PRECOND_FFT)) && !mixed)
         PGPU_FORWARD(fft.init(env, c, L0));
     // (>>workspace-hook) the Krylov methods' vectors, partials and scalars
     if (krylov) PGPU_FORWARD(kry.init(env, h, &mg, &fft, &replay, &red, c));
     if (krylov && in) kry.fp = FloatPrecond{&in->h, &in->mg, &in->fft, in->d_shift};
+    if (env.dist) {
+        // (>>dist) means and singularity are the global problem's: the
+        // slab's interface faces are Dirichlet only to its own cycle.
+        const pgpu_config &gc = env.dist->global;
+        const int nfaces = gc.nz > 1 ? 6 : 4;
+        bool singular = true;
+        for (int fc = 0; fc < nfaces; ++fc)
+            if (gc.bc[fc] == PGPU_BC_DIRICHLET) singular = false;
+        h.singular = h.singular_box = singular;
+        h.lv[0].npts = (double)gc.nx * gc.ny * gc.nz;
+    }
     PGPU_CUDA_SETUP(env, cudaDeviceSynchronize());
     return PGPU_SUCCESS;
 }
@@ -7697,11 +8026,19 @@ template <class T> pgpu_status Solver<T>::scan_launch(const T *u, const T *f)
     char *err = env.err;
     const Level<T> &L = h.lv[0];
     const ColLaunch &c = L.col;
-    launch(c, 0, env.st, scan_rhs_kernel<T>, L.g, u, f, (const T *)d_shift, 0, red.d_part);
+    Grid<T> g = L.g;
+    if (env.dist) { // (>>dist) the faces between ranks hold no boundary data
+        const Dist &d = *env.dist;
+        int &lo = d.axis == 2 ? g.dzl : g.dyl, &hi = d.axis == 2 ? g.dzh : g.dyh;
+        if (d.lo_peer >= 0) lo = 0;
+        if (d.hi_peer >= 0) hi = 0;
+        g.dirichlet &= ~((d.lo_peer >= 0 ? 1 << (2 * d.axis) : 0) | (d.hi_peer >= 0 ? 2 << (2 * d.axis) : 0));
+    }
+    launch(c, 0, env.st, scan_rhs_kernel<T>, g, u, f, (const T *)d_shift, 0, red.d_part);
     PGPU_LAUNCHED();
     PGPU_FORWARD(red.total<T>(env, blocks_of(c), RES_SCAN, FINAL_SHIFT, L.npts, h.singular, d_shift));
     if (h.singular) { // ||b - mean||, summed again rather than by the cancelling formula
-        launch(c, 0, env.st, scan_rhs_kernel<T>, L.g, u, f, (const T *)d_shift, 1, red.d_part);
+        launch(c, 0, env.st, scan_rhs_kernel<T>, g, u, f, (const T *)d_shift, 1, red.d_part);
         PGPU_LAUNCHED();
         PGPU_FORWARD(red.total<T>(env, blocks_of(c), RES_CENTRED));
     }
@@ -8043,6 +8380,8 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     const char *what = is_mask ? "pgpu_set_mask" : "pgpu_set_coefficients";
     PGPU_RETURN_IF(method == PGPU_FFT || mixed, PGPU_ERROR_UNSUPPORTED,
                    "%s: masks and coefficients are served by JACOBI, RBGS, VCYCLE and FMG (not FFT, not MIXED)", what);
+    PGPU_RETURN_IF(env.dist != nullptr, PGPU_ERROR_UNSUPPORTED,
+                   "%s: masks and coefficients are not served yet on several GPUs", what);
     DeviceGuard guard(env.device);
     if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
     const void *data = is_mask ? (const void *)mask : beta;
@@ -8454,6 +8793,129 @@ static pgpu_status count_workspace(const pgpu_config &c, char *err, size_t *byte
     else if (impl->env.err[0]) snprintf(err, ERR_LEN, "%s", impl->env.err);
     return st;
 }
+
+// A new solver of the config's precision, built by init(c); on failure
+// deleted, its message copied to err.
+static pgpu_status build_solver(const pgpu_config &c, Dist *dist, SolverBase *&impl, char *err)
+{
+    impl = nullptr;
+    pgpu_status st = PGPU_SUCCESS;
+    try {
+        if ((c.flags & PGPU_PRECISION_MASK) == PGPU_FLOAT) {
+            Solver<float> *p = new Solver<float>();
+            impl = p;
+            p->env.dist = dist;
+            st = p->init(c);
+        } else {
+            Solver<double> *p = new Solver<double>();
+            impl = p;
+            p->env.dist = dist;
+            st = p->init(c);
+        }
+    } catch (const std::bad_alloc &) {
+        st = record(err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted while building the solver");
+    }
+    if (st != PGPU_SUCCESS) {
+        if (impl && impl->env.err[0]) snprintf(err, ERR_LEN, "%s", impl->env.err);
+        delete impl;
+        impl = nullptr;
+    }
+    return st;
+}
+
+#ifdef PGPU_WITH_NCCL
+// The maximum over the ranks of v (in place), on stream st; synchronises.
+static pgpu_status agree_max(ncclComm_t comm, cudaStream_t st, std::vector<long long> &v, char *err)
+{
+    long long *d = nullptr;
+    PGPU_CUDA(cudaMalloc((void **)&d, v.size() * sizeof(long long)));
+    std::unique_ptr<long long, decltype(&cudaFree)> hold(d, &cudaFree);
+    PGPU_CUDA(cudaMemcpyAsync(d, v.data(), v.size() * sizeof(long long), cudaMemcpyHostToDevice, st));
+    PGPU_NCCL(ncclAllReduce(d, d, v.size(), ncclInt64, ncclMax, comm, st));
+    PGPU_CUDA(cudaMemcpyAsync(v.data(), d, v.size() * sizeof(long long), cudaMemcpyDeviceToHost, st));
+    PGPU_CUDA(cudaStreamSynchronize(st));
+    return PGPU_SUCCESS;
+}
+
+// pgpu_create_distributed: every rank checks its part, then the ranks agree
+// (one all-reduction of a fingerprint of the config and of each rank's
+// verdict) before anything is built, and again after the build, so that a
+// failure anywhere is a failure everywhere and no rank waits for another.
+static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, pgpu_solver **out)
+{
+    char *err = tls_create_error;
+    int ranks = 0, rank = 0, cdev = -1, dev = -1;
+    PGPU_NCCL(ncclCommCount(comm, &ranks));
+    PGPU_NCCL(ncclCommUserRank(comm, &rank));
+    PGPU_NCCL(ncclCommCuDevice(comm, &cdev));
+    PGPU_FORWARD(require_device(err));
+    PGPU_CUDA(cudaGetDevice(&dev));
+    std::unique_ptr<Dist> d(new Dist());
+    d->comm = comm;
+    pgpu_config local{};
+    char mine[ERR_LEN] = {0};
+    pgpu_status ls = dist_configs(&user, ranks, rank, *d, local, mine);
+    if (ls == PGPU_SUCCESS) ls = dist_supported(d->global, mine);
+    if (ls == PGPU_SUCCESS && dev != cdev)
+        ls = record(mine, PGPU_ERROR_INVALID_ARGUMENT,
+                    "the communicator's rank %d uses device %d but the current device is %d", rank, cdev, dev);
+    DeviceGuard guard(cdev);
+    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
+    const cudaStream_t st = (cudaStream_t)user.stream;
+    // The fingerprint: the fields every rank must share, resolved.
+    const pgpu_config &g = ls == PGPU_SUCCESS ? d->global : user;
+    auto bits = [](double x) {
+        long long b;
+        memcpy(&b, &x, sizeof b);
+        return b;
+    };
+    static const char *names[] = {"nx", "ny", "nz", "hx", "hy", "hz", "flags", "bc x-", "bc x+", "bc y-", "bc y+",
+                                  "bc z-", "bc z+", "tolerance", "max_iterations", "omega", "pre_smooth",
+                                  "post_smooth", "check_interval", "preconditioner"};
+    const long long f[] = {g.nx, g.ny, g.nz, bits(g.hx), bits(g.hy), bits(g.hz), (long long)g.flags, g.bc[0], g.bc[1],
+                           g.bc[2], g.bc[3], g.bc[4], g.bc[5], bits(g.tolerance), g.max_iterations, bits(g.omega),
+                           g.pre_smooth, g.post_smooth, g.check_interval, (long long)g.preconditioner};
+    const size_t K = sizeof f / sizeof f[0];
+    std::vector<long long> v(2 + 2 * K);
+    v[0] = ls != PGPU_SUCCESS;
+    v[1] = (long long)ls;
+    for (size_t k = 0; k < K; ++k) {
+        v[2 + k] = f[k];
+        v[2 + K + k] = -f[k];
+    }
+    PGPU_FORWARD(agree_max(comm, st, v, err));
+    if (ls != PGPU_SUCCESS) return record(err, ls, "pgpu_create_distributed on rank %d: %s", rank, mine);
+    PGPU_RETURN_IF(v[0], (pgpu_status)v[1],
+                   "pgpu_create_distributed: another rank's call failed (%s; its pgpu_last_error(NULL) says why)",
+                   status_text((pgpu_status)v[1]));
+    for (size_t k = 0; k < K; ++k)
+        PGPU_RETURN_IF(v[2 + k] != -v[2 + K + k], PGPU_ERROR_INVALID_ARGUMENT,
+                       "pgpu_create_distributed: the ranks' configs differ in %s (every rank must pass the same "
+                       "global problem)", names[k]);
+    // Build, then agree that every rank built.
+    SolverBase *impl = nullptr;
+    const pgpu_status bs = build_solver(local, d.get(), impl, mine);
+    std::vector<long long> w = {bs != PGPU_SUCCESS, (long long)bs};
+    const pgpu_status as = agree_max(comm, st, w, err);
+    if (bs != PGPU_SUCCESS) return record(err, bs, "pgpu_create_distributed on rank %d: %s", rank, mine);
+    if (as != PGPU_SUCCESS || w[0]) {
+        delete impl;
+        if (as != PGPU_SUCCESS) return as;
+        return record(err, (pgpu_status)w[1],
+                      "pgpu_create_distributed: another rank could not build its solver (%s; its "
+                      "pgpu_last_error(NULL) says why)", status_text((pgpu_status)w[1]));
+    }
+    impl->box = d->box;
+    impl->dist = std::move(d);
+    try {
+        *out = new pgpu_solver{impl};
+    } catch (const std::bad_alloc &) {
+        delete impl;
+        return record(err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted while building the solver");
+    }
+    return PGPU_SUCCESS;
+}
+#endif
 } // namespace pgpu
 
 extern "C" {
@@ -8487,28 +8949,71 @@ pgpu_status pgpu_create(const pgpu_config *cfg, pgpu_solver **out)
     PGPU_FORWARD(resolve_config(cfg, &c, err));
     PGPU_FORWARD(require_device(err));
     SolverBase *impl = nullptr;
-    pgpu_solver *s = nullptr;
-    pgpu_status st = PGPU_SUCCESS;
+    PGPU_FORWARD(build_solver(c, nullptr, impl, err));
+    impl->box.n[0] = c.nx;
+    impl->box.n[1] = c.ny;
+    impl->box.n[2] = c.nz;
+    impl->box.ranks = 1;
     try {
-        if ((c.flags & PGPU_PRECISION_MASK) == PGPU_FLOAT) {
-            Solver<float> *p = new Solver<float>();
-            impl = p;
-            st = p->init(c);
-        } else {
-            Solver<double> *p = new Solver<double>();
-            impl = p;
-            st = p->init(c);
-        }
-        if (st == PGPU_SUCCESS) s = new pgpu_solver{impl};
+        *out = new pgpu_solver{impl};
     } catch (const std::bad_alloc &) {
-        st = record(err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted while building the solver");
-    }
-    if (st != PGPU_SUCCESS || !s) {
-        if (impl && impl->env.err[0]) snprintf(err, ERR_LEN, "%s", impl->env.err);
         delete impl;
-        return st;
+        return record(err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted while building the solver");
     }
-    *out = s;
+    return PGPU_SUCCESS;
+}
+
+int pgpu_has_distributed(void)
+{
+#ifdef PGPU_WITH_NCCL
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+pgpu_status pgpu_decompose(const pgpu_config *global, int ranks, int rank, pgpu_box *box)
+{
+    using namespace pgpu;
+    char *err = tls_create_error;
+    err[0] = 0;
+    if (box) memset(box, 0, sizeof *box);
+    PGPU_RETURN_IF(!global, PGPU_ERROR_INVALID_ARGUMENT, "global is NULL");
+    PGPU_RETURN_IF(!box, PGPU_ERROR_INVALID_ARGUMENT, "box is NULL");
+    Dist d;
+    pgpu_config local;
+    PGPU_FORWARD(dist_configs(global, ranks, rank, d, local, err));
+    *box = d.box;
+    return PGPU_SUCCESS;
+}
+
+pgpu_status pgpu_create_distributed(const pgpu_config *global, struct ncclComm *comm, pgpu_solver **out)
+{
+    using namespace pgpu;
+    char *err = tls_create_error;
+    err[0] = 0;
+    if (out) *out = nullptr;
+    PGPU_RETURN_IF(!global, PGPU_ERROR_INVALID_ARGUMENT, "global is NULL");
+    PGPU_RETURN_IF(!out, PGPU_ERROR_INVALID_ARGUMENT, "out is NULL");
+#ifdef PGPU_WITH_NCCL
+    PGPU_RETURN_IF(!comm, PGPU_ERROR_INVALID_ARGUMENT, "comm is NULL");
+    try {
+        return create_distributed(*global, comm, out);
+    } catch (const std::bad_alloc &) {
+        return record(err, PGPU_ERROR_OUT_OF_MEMORY, "host memory exhausted while building the solver");
+    }
+#else
+    (void)comm;
+    return record(err, PGPU_ERROR_UNSUPPORTED,
+                  "pgpu_create_distributed: this build has no NCCL (compile poisson_gpu.cu with -DPGPU_WITH_NCCL "
+                  "and link NCCL; Meson: -Dnccl=enabled)");
+#endif
+}
+
+pgpu_status pgpu_get_box(const pgpu_solver *s, pgpu_box *box)
+{
+    if (!s || !box) return PGPU_ERROR_INVALID_ARGUMENT;
+    *box = s->impl->box;
     return PGPU_SUCCESS;
 }
 

@@ -486,7 +486,7 @@ extern "C" {
 #endif
 
 #define PGPU_VERSION_MAJOR 0
-#define PGPU_VERSION_MINOR 6
+#define PGPU_VERSION_MINOR 7
 #define PGPU_VERSION_PATCH 0
 /* One integer: major * 10000 + minor * 100 + patch. */
 #define PGPU_VERSION (PGPU_VERSION_MAJOR * 10000 + PGPU_VERSION_MINOR * 100 + PGPU_VERSION_PATCH)
@@ -680,6 +680,47 @@ pgpu_status pgpu_set_mask(pgpu_solver *s, const uint8_t *mask);
 /* Sets beta of -div(beta grad u) = f (device memory, laid out as u, in the
  * precision of u); NULL removes it (beta = 1). */
 pgpu_status pgpu_set_coefficients(pgpu_solver *s, const void *beta);
+
+/* ---- Several GPUs (see SEVERAL GPUS above) ---- */
+
+/* nccl.h's communicator type is `struct ncclComm *` (ncclComm_t): named here
+ * without including nccl.h. */
+struct ncclComm;
+
+/* The part of the global grid a rank holds.  Along each axis a, the local
+ * interior points are the global interior points lo[a] .. lo[a] + n[a] - 1
+ * (0-based); the local arrays hold n[0] x n[1] x n[2] interior points plus
+ * one ghost layer, laid out as THE PROBLEM says for a grid of that size
+ * (the config's strides, 0 = packed for the local box). */
+typedef struct pgpu_box {
+    int64_t lo[3]; /* first global interior index per axis (0-based) */
+    int64_t n[3];  /* interior points per axis */
+    int rank;      /* this rank, 0 .. ranks - 1 */
+    int ranks;     /* the communicator's size */
+} pgpu_box;
+
+/* 1 when the library was built with NCCL (PGPU_WITH_NCCL), else 0. */
+int pgpu_has_distributed(void);
+
+/* The box rank `rank` of `ranks` holds for the global config (no device, no
+ * communicator: for planning and allocation).  PGPU_ERROR_INVALID_ARGUMENT
+ * for a bad config or rank, or a grid too short along the split axis (every
+ * rank needs two planes). */
+pgpu_status pgpu_decompose(const pgpu_config *global, int ranks, int rank, pgpu_box *box);
+
+/* Collective over comm: every rank calls it with the same global config
+ * (sizes, spacing, faces, flags, tolerances) and its own stream, on the
+ * device the communicator's rank uses.  Each rank's handle then solves the
+ * global problem with pgpu_solve on its local box's arrays (every rank
+ * calls pgpu_solve together).  A config that differs between ranks, or
+ * one this rank count cannot split, fails on every rank with the same
+ * status.  PGPU_ERROR_UNSUPPORTED when built without NCCL, and for methods
+ * the distributed mode does not serve (see SEVERAL GPUS). */
+pgpu_status pgpu_create_distributed(const pgpu_config *global, struct ncclComm *comm, pgpu_solver **out);
+
+/* The local box of a handle (a single-GPU handle: the whole grid, rank 0 of
+ * 1). */
+pgpu_status pgpu_get_box(const pgpu_solver *s, pgpu_box *box);
 
 /* Frees everything; NULL is a no-op. */
 void pgpu_destroy(pgpu_solver *s);
