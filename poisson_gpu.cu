@@ -341,6 +341,13 @@ struct Dist {
     int64_t plane = 0;              // points of one interface plane
     void *halo = nullptr;           // send low, send high, receive low, receive high: 4 planes
     double *d_red = nullptr;        // a reduction's local totals, all-reduced in place (4 doubles)
+    // Multigrid (dist_plan): the first `levels` levels are slabs of the
+    // global levels -- on level l this rank holds the split axis' nodes
+    // lva[l] .. of lvN[l] -- the rest are the global levels, replicated;
+    // on the first replicated level rank r computes planes own_a[r] ..
+    // own_b[r] - 1 and broadcasts them.
+    int levels = 0;
+    std::vector<int64_t> lvN, lva, own_a, own_b;
 #ifdef PGPU_WITH_NCCL
     ncclComm_t comm = nullptr;
 #endif
@@ -2297,6 +2304,7 @@ static bool plane_owners(const AxisTransfer &t, const std::vector<double> &rw, i
     for (int K = 0; K < nc && ok; ++K) {
         for (int m = 0; m < t.rcnt[K]; ++m) {
             const int kf = t.ridx[(size_t)K * MAX_CHILDREN + m];
+            if (kf < 0 || kf >= nf) { ok = false; break; } // (>>dist) a child in a ghost plane
             if (m > 0 && kf != t.ridx[(size_t)K * MAX_CHILDREN] + m) ok = false;
             const double w = rw[(size_t)K * MAX_CHILDREN + m];
             if (t0[kf] < 0) { t0[kf] = K; w0[kf] = w; }
@@ -3657,6 +3665,13 @@ template <class T> struct Level {
     T *other() const { return cur ? u : t; }
 };
 
+// (>>dist) `iters` smoothing iterations of slab level l, one per pass, the
+// halo exchanged before each; the slab level's restricted right-hand side
+// broadcast to every rank (the first replicated level).
+template <class T>
+static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int iters, T omega, int flip);
+template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T *f);
+
 // ---- the ghost frame ----
 // Points of the ghost layer (faces, edges, corners), numbered: 3D, the two z
 // planes of the frame whole, then per interior plane the two y rows and the
@@ -3757,6 +3772,12 @@ template <class T> class Hierarchy {
     std::vector<Level<T>> lv;
     std::vector<HostLevel> hl; // the host description (axes, transfer tables)
     int data_faces = 0;        // bit f: face f is Dirichlet or Neumann
+    // (>>dist) a distributed hierarchy: set before build.  plan: the levels
+    // (the slab's first dist_levels, then the global grid's, replicated on
+    // every rank); global_cfg: the faces of the replicated levels.
+    const std::vector<HostLevel> *plan = nullptr;
+    int dist_levels = 0;
+    pgpu_config global_cfg{};
     bool singular = false;     // no Dirichlet face (and no mask: then regions decide, see General)
     bool singular_box = false; // no Dirichlet face
     General<T> gen;            // the general form's data (>>general)
@@ -3812,16 +3833,22 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
     char *err = env.err;
     const bool is3d = c.nz > 1;
     const int nfaces = is3d ? 6 : 4;
+    // (>>dist) the slab's levels take the slab's faces, the replicated ones
+    // the global problem's; singular is the global problem's.
+    auto cfg_of = [&](int l) -> const pgpu_config & { return plan && l >= dist_levels ? global_cfg : c; };
+    const pgpu_config &sc = plan ? global_cfg : c;
     singular = true;
     data_faces = 0;
     for (int fc = 0; fc < nfaces; ++fc) {
-        if (c.bc[fc] == PGPU_BC_DIRICHLET) singular = false;
-        if (c.bc[fc] != PGPU_BC_PERIODIC) data_faces |= 1 << fc;
+        if (sc.bc[fc] == PGPU_BC_DIRICHLET) singular = false;
+        if (c.bc[fc] != PGPU_BC_PERIODIC || sc.bc[fc] != PGPU_BC_PERIODIC) data_faces |= 1 << fc;
     }
     Axis fine[3] = {fine_axis(c.nx, c.hx, c.bc[0], c.bc[1], true), fine_axis(c.ny, c.hy, c.bc[2], c.bc[3], true),
                     fine_axis(c.nz, is3d ? c.hz : 1.0, is3d ? c.bc[4] : PGPU_BC_NEUMANN,
                               is3d ? c.bc[5] : PGPU_BC_NEUMANN, is3d)};
-    if (multigrid) {
+    if (plan) {
+        hl = *plan;
+    } else if (multigrid) {
         PGPU_RETURN_IF(!build_hierarchy(fine, hl), PGPU_ERROR_UNSUPPORTED,
                        "multigrid: could not build a level hierarchy for this grid");
     } else {
@@ -3900,6 +3927,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         const int64_t cplane = (int64_t)(hl[l + 1].ax[0].n + 2) * (hl[l + 1].ax[1].n + 2);
         pl_tile[l] = ok2 && cplane < INT32_MAX;
         fi_tile[l] = ok4 && cplane < INT32_MAX;
+        if (l < dist_levels && plan) rs_tile[l] = pl_tile[l] = fi_tile[l] = 0; // (>>dist) the direct kernels
     }
     T *dt = nullptr;
     int *di = nullptr;
@@ -3917,9 +3945,10 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         g.ny = ax[1].n;
         g.nz = ax[2].n;
         g.is3d = is3d;
-        g.px = c.bc[0] == PGPU_BC_PERIODIC;
-        g.py = c.bc[2] == PGPU_BC_PERIODIC;
-        g.pz = is3d && c.bc[4] == PGPU_BC_PERIODIC;
+        const pgpu_config &cl = cfg_of(l);
+        g.px = cl.bc[0] == PGPU_BC_PERIODIC;
+        g.py = cl.bc[2] == PGPU_BC_PERIODIC;
+        g.pz = is3d && cl.bc[4] == PGPU_BC_PERIODIC;
         g.sy = l == 0 ? c.stride_y : g.nx + 2;
         g.sz = l == 0 ? c.stride_z : g.sy * (g.ny + 2);
         g.base = 1 + g.sy + (is3d ? g.sz : 0);
@@ -3939,12 +3968,15 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         g.oyh = g.py ? -(int64_t)(g.ny - 1) * g.sy : g.sy;
         g.ozl = g.pz ? (int64_t)(g.nz - 1) * g.sz : -g.sz;
         g.ozh = g.pz ? -(int64_t)(g.nz - 1) * g.sz : g.sz;
-        g.dxl = (data_faces >> 0) & 1; g.dxh = (data_faces >> 1) & 1;
-        g.dyl = (data_faces >> 2) & 1; g.dyh = (data_faces >> 3) & 1;
-        g.dzl = (data_faces >> 4) & 1; g.dzh = (data_faces >> 5) & 1;
+        int ldf = 0; // this level's faces with data
+        for (int fc = 0; fc < nfaces; ++fc)
+            if (cl.bc[fc] != PGPU_BC_PERIODIC) ldf |= 1 << fc;
+        g.dxl = (ldf >> 0) & 1; g.dxh = (ldf >> 1) & 1;
+        g.dyl = (ldf >> 2) & 1; g.dyh = (ldf >> 3) & 1;
+        g.dzl = (ldf >> 4) & 1; g.dzh = (ldf >> 5) & 1;
         g.dirichlet = 0;
         for (int fc = 0; fc < nfaces; ++fc)
-            if (c.bc[fc] == PGPU_BC_DIRICHLET) g.dirichlet |= 1 << fc;
+            if (cl.bc[fc] == PGPU_BC_DIRICHLET) g.dirichlet |= 1 << fc;
         { // the uniform form (see Grid::fast)
             T cu[3] = {T(0), T(0), T(0)};
             bool uniform = true;
@@ -3977,6 +4009,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         L.col = col_launch(g.nx, g.ny, g.nz, is3d, COL_BX, COL_BY, COL_BX, COL_BY, env.sms);
         L.walk = walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::walk_group);
         L.sm = smooth_plan(g, L.npts, env.sms);
+        if (plan && l < dist_levels) L.sm.paired = false; // (>>dist) a halo exchange between iterations
         const size_t bytes = (size_t)L.elems * sizeof(T);
         if (l == 0 && !own) {
             if (second) PGPU_FORWARD(env.mem.alloc(err, (void **)&L.t, bytes, "the second iterate"));
@@ -4455,7 +4488,9 @@ template <class T> pgpu_status Multigrid<T>::init(Env &e, Hierarchy<T> &hh, cons
     // The tail of levels that tiny_cycle_kernel runs (never level 0: the
     // user's arrays, strides and mean shift stay with the general kernels).
     tiny_first = nl;
-    while (tiny_first > 1 && lv[tiny_first - 1].npts <= TINY_THREADS && nl - (tiny_first - 1) <= TINY_LEVELS)
+    // (>>dist: nor a slab level: they exchange halos between passes)
+    while (tiny_first > std::max(1, h->dist_levels) && lv[tiny_first - 1].npts <= TINY_THREADS &&
+           nl - (tiny_first - 1) <= TINY_LEVELS)
         --tiny_first;
     if (tiny_first < nl) {
         // The dense level: the finest tiny one (not the single node) of at
@@ -4536,7 +4571,13 @@ template <class T> pgpu_status Multigrid<T>::down(int l, bool zero)
     Env &e = *env;
     char *err = e.err;
     Level<T> &L = h->lv[l], &C = h->lv[l + 1];
-    if (L.down.rr_fused) {
+    if (e.dist && l < h->dist_levels) { // (>>dist) a slab: its halos, then the global level's rows
+        PGPU_FORWARD(dist_halo(e, L.g, L.iter()));
+        PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
+        PGPU_FORWARD(dist_halo(e, L.g, L.other()));
+        PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
+        if (l + 1 == h->dist_levels) PGPU_FORWARD(dist_gather(e, C.g, C.f));
+    } else if (L.down.rr_fused) {
         PGPU_FORWARD(L.down.restrict_residual(e, L.iter(), L.f, L.shift, C.f));
     } else {
         PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
@@ -4554,8 +4595,9 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
 {
     Env &e = *env;
     Level<T> &L = h->lv[l];
+    const bool slab = e.dist && l < h->dist_levels; // (>>dist)
     switch (op) {
-    case STEP_PRE: return smooth(e, L, false, pre, omega);
+    case STEP_PRE: return slab ? dist_smooth(e, L, l, false, pre, omega, 0) : smooth(e, L, false, pre, omega);
     case STEP_DOWN: return down(l, true);
     case STEP_SOLVE: // one node (the tiny levels hold every other last level): weight 1 solves it
         PGPU_FORWARD(jacobi_pass(e, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, T(1)));
@@ -4568,13 +4610,15 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         const bool in_place = (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
         const bool sum = measure && l == 0 && red;
         size_t blocks = 0;
+        if (e.dist && l + 1 < h->dist_levels) PGPU_FORWARD(dist_halo(e, C.g, C.iter())); // (>>dist)
         PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other(), Transfer<T>::AUTO,
                                     sum ? red->d_part : nullptr, &blocks));
         if (sum) PGPU_FORWARD(red->total<T>(e, blocks, RES_CORR));
         if (!in_place) L.cur ^= 1;
         return PGPU_SUCCESS;
     }
-    default: return smooth(e, L, false, post, omega, post_flip);
+    default:
+        return slab ? dist_smooth(e, L, l, false, post, omega, post_flip) : smooth(e, L, false, post, omega, post_flip);
     }
 }
 
@@ -4815,8 +4859,6 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
 // belongs to stationary iterations on float storage.  Multigrid's coarse
 // corrections are not sub-ulp; float V-cycles reach float's rounding.
 
-template <class T> static pgpu_status dist_rb_interfaces(Env &env, Level<T> &L, T omega); // >>dist
-
 template <class T>
 static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Convergence &cv, bool jacobi, T omega,
                                   bool fixed, int interval, pgpu_report &r)
@@ -4830,13 +4872,7 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
     // Distributed: one iteration per pass, the halo exchanged before each
     // (red-black: and the second colour next to the interfaces redone).
     auto iterations = [&](int n) -> pgpu_status {
-        if (!e.dist) return smooth(e, L, jacobi, n, omega);
-        for (int s = 0; s < n; ++s) {
-            PGPU_FORWARD(dist_halo(e, L.g, L.iter()));
-            PGPU_FORWARD(smooth(e, L, jacobi, 1, omega));
-            if (!jacobi) PGPU_FORWARD(dist_rb_interfaces(e, L, omega));
-        }
-        return PGPU_SUCCESS;
+        return e.dist ? dist_smooth(e, L, 0, jacobi, n, omega, 0) : smooth(e, L, jacobi, n, omega);
     };
     for (bool stop = false; !stop;) {
         const int n = fixed ? maxit : std::min(interval, maxit - it);
@@ -7649,7 +7685,7 @@ template <class T> static pgpu_status dist_halo(Env &env, const Grid<T> &g, T *u
     char *err = env.err;
 #ifdef PGPU_WITH_NCCL
     T *buf = (T *)d->halo;
-    const int64_t n = d->plane;
+    const int64_t n = d->axis == 2 ? (int64_t)g.nx * g.ny : (int64_t)g.nx; // (<= d->plane: level 0's)
     const int lo = d->lo_peer >= 0, hi = d->hi_peer >= 0;
     const unsigned blocks = grid_for(n, env.sms);
     halo_kernel<T><<<blocks, 256, 0, env.st>>>(g, d->axis, u, buf, n, 0, lo, hi);
@@ -7705,8 +7741,8 @@ static pgpu_status dist_allreduce(Env &env, double *d, int nsum, int nmax, cudaS
 // or across the split axis' periodic seam N - 1 and -lo).
 template <class T>
 __global__ void rb_interface_kernel(const Grid<T> g, int axis, const T *__restrict__ src, T *__restrict__ dst,
-                                    const T *__restrict__ f, const T *__restrict__ shiftp, T omega, int lo, int hi,
-                                    int glo, int ghi)
+                                    const T *__restrict__ f, const T *__restrict__ shiftp, T omega, int flip, int lo,
+                                    int hi, int glo, int ghi)
 {
     const int64_t n = axis == 2 ? (int64_t)g.nx * g.ny : (int64_t)g.nx;
     const int last = axis == 2 ? g.nz - 1 : g.ny - 1;
@@ -7719,7 +7755,7 @@ __global__ void rb_interface_kernel(const Grid<T> g, int axis, const T *__restri
         const int i = (int)(e % g.nx);
         const int j = axis == 2 ? (int)(e / g.nx) : (side ? last : 0);
         const int k = axis == 2 ? (side ? last : 0) : 0;
-        if ((i + j + k) & 1) continue; // the first colour ((i + j + k) odd, >>smooth): final after the pass
+        if ((i + j + k + flip) & 1) continue; // the first colour ((i + j + k + flip) odd, >>smooth): final
         const int64_t p = at_point(g, i, j, k);
         const ColXY<T> c = col_xy(g, i, j);
         const ColZ<T> z = col_z(g, k);
@@ -7727,7 +7763,7 @@ __global__ void rb_interface_kernel(const Grid<T> g, int axis, const T *__restri
         auto at = [](int m, int n, int per, int gl, int gh) {
             return m < 0 ? (per ? n - 1 : gl) : m >= n ? (per ? 0 : gh) : m;
         };
-        auto v = [&](int64_t o, int ni, int nj, int nk) { return ((ni + nj + nk) & 1) ? dst[p + o] : src[p + o]; };
+        auto v = [&](int64_t o, int ni, int nj, int nk) { return ((ni + nj + nk + flip) & 1) ? dst[p + o] : src[p + o]; };
         const int yl = axis == 1 ? glo : -1, yh = axis == 1 ? ghi : g.ny;
         const int kl = g.is3d ? at(k - 1, g.nz, g.pz, glo, ghi) : 1, kh = g.is3d ? at(k + 1, g.nz, g.pz, glo, ghi) : 1;
         const T nb = neighbours<T>(c.vxl, v(c.nxl, at(i - 1, g.nx, g.px, -1, g.nx), j, k), c.vxh,
@@ -7739,21 +7775,272 @@ __global__ void rb_interface_kernel(const Grid<T> g, int axis, const T *__restri
     }
 }
 
-// After one red-black pass of level 0 (src = L.other(), dst = L.iter()).
-template <class T> static pgpu_status dist_rb_interfaces(Env &env, Level<T> &L, T omega)
+// After one red-black pass of slab level l (src = L.other(), dst = L.iter()).
+template <class T> static pgpu_status dist_rb_interfaces(Env &env, Level<T> &L, int l, T omega, int flip)
 {
     Dist *d = env.dist;
     if (!d || (d->lo_peer < 0 && d->hi_peer < 0)) return PGPU_SUCCESS;
     char *err = env.err;
     PGPU_FORWARD(dist_halo(env, L.g, L.iter()));
-    const int64_t N = d->axis == 2 ? d->global.nz : d->global.ny, lo = d->box.lo[d->axis], n = d->box.n[d->axis];
-    const int glo = lo == 0 && d->lo_peer >= 0 ? (int)(N - 1) : -1;      // (lo is even: the frame keeps colours)
+    const int64_t N = d->lvN[l], lo = d->lva[l], n = d->axis == 2 ? L.g.nz : L.g.ny;
+    // the ghost planes' nodes in the slab's frame, for their colours (flip
+    // holds the slab's own shift; the periodic seam's is here)
+    const int glo = lo == 0 && d->lo_peer >= 0 ? (int)(N - 1 - lo) : -1;
     const int ghi = lo + n == N && d->hi_peer >= 0 ? (int)-lo : (int)n;
-    rb_interface_kernel<T><<<grid_for(2 * d->plane, env.sms), 256, 0, env.st>>>(
-        L.g, d->axis, (const T *)L.other(), L.iter(), (const T *)L.f, L.shift, omega, d->lo_peer >= 0,
+    const int64_t plane = d->axis == 2 ? (int64_t)L.g.nx * L.g.ny : (int64_t)L.g.nx;
+    rb_interface_kernel<T><<<grid_for(2 * plane, env.sms), 256, 0, env.st>>>(
+        L.g, d->axis, (const T *)L.other(), L.iter(), (const T *)L.f, L.shift, omega, flip, d->lo_peer >= 0,
         d->hi_peer >= 0, glo, ghi);
     PGPU_LAUNCHED();
     return PGPU_SUCCESS;
+}
+
+template <class T>
+static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int iters, T omega, int flip)
+{
+    // The global colours: a slab starting at an odd node swaps the local ones.
+    const int f = flip ^ (env.dist ? (int)(env.dist->lva[l] & 1) : 0);
+    for (int s = 0; s < iters; ++s) {
+        PGPU_FORWARD(dist_halo(env, L.g, L.iter()));
+        PGPU_FORWARD(smooth(env, L, jacobi, 1, omega, f));
+        if (!jacobi) PGPU_FORWARD(dist_rb_interfaces(env, L, l, omega, f));
+    }
+    return PGPU_SUCCESS;
+}
+
+// Each rank's own planes of a replicated level's f, broadcast to all.
+template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T *f)
+{
+    Dist *d = env.dist;
+    char *err = env.err;
+#ifdef PGPU_WITH_NCCL
+    const int64_t stride = d->axis == 2 ? g.sz : g.sy;
+    const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
+    ncclResult_t r = ncclGroupStart();
+    for (int q = 0; q < d->ranks && r == ncclSuccess; ++q) {
+        T *at = f + (d->own_a[q] + 1) * stride; // storage plane own_a + 1 onwards
+        const size_t count = (size_t)((d->own_b[q] - d->own_a[q]) * stride);
+        if (count) r = ncclBroadcast(at, at, count, ty, q, d->comm, env.st);
+    }
+    const ncclResult_t r_end = ncclGroupEnd();
+    PGPU_NCCL(r);
+    PGPU_NCCL(r_end);
+    return PGPU_SUCCESS;
+#else
+    (void)d, (void)g, (void)f;
+    return record(err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
+#endif
+}
+
+// ---- a distributed multigrid hierarchy ----
+// The global hierarchy (the single-GPU one, host tables only), cut into
+// slabs level by level while every rank keeps at least two nodes of the
+// split axis, a level has DIST_REPLICATE_AT points or more, and the
+// transfers reach at most one node across a slab's face (the halo depth);
+// from the next level on every rank holds the whole global level.  A
+// coarse node belongs to the rank that holds its heaviest child.  On the
+// slab levels the split axis is the global axis restricted to the rank's
+// nodes, a face towards another rank a Dirichlet face at the neighbour's
+// node: its coupling is the global one.  The transfers are the global
+// tables in the slab's indices: a restriction row or an interpolation tap
+// one node beyond the slab reads the ghost plane (exchanged before).  The
+// first replicated level gets the restriction rows of this rank's own
+// coarse nodes only (the others' are broadcast).
+constexpr double DIST_REPLICATE_AT = 131072; // points: below, a level's halo latency outweighs its work
+
+static pgpu_status dist_split(const pgpu_config &g, int ranks, int rank, pgpu_box &b, char *err);
+
+static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
+{
+    const pgpu_config &c = d.global;
+    const bool is3d = c.nz > 1;
+    const int ax = d.axis, R = d.ranks;
+    Axis fine[3] = {fine_axis(c.nx, c.hx, c.bc[0], c.bc[1], true), fine_axis(c.ny, c.hy, c.bc[2], c.bc[3], true),
+                    fine_axis(c.nz, is3d ? c.hz : 1.0, is3d ? c.bc[4] : PGPU_BC_NEUMANN,
+                              is3d ? c.bc[5] : PGPU_BC_NEUMANN, is3d)};
+    std::vector<HostLevel> hg;
+    if (!build_hierarchy(fine, hg)) {
+        record(err, PGPU_ERROR_UNSUPPORTED, "multigrid: could not build a level hierarchy for this grid");
+        return false;
+    }
+    const int nl = (int)hg.size();
+    const bool per = c.bc[2 * ax] == PGPU_BC_PERIODIC && R > 1;
+    // Level-0 ranges of every rank.
+    std::vector<std::vector<int64_t>> A(1), B(1);
+    for (int r = 0; r < R; ++r) {
+        pgpu_box b;
+        if (dist_split(c, R, r, b, err) != PGPU_SUCCESS) return false;
+        A[0].push_back(b.lo[ax]);
+        B[0].push_back(b.lo[ax] + b.n[ax]);
+    }
+    // Index maps with a slab [a, b) of N nodes: a global node to the slab's
+    // storage (1..n; 0 and n+1 the ghosts), -1 where it is further away.
+    auto to_storage = [&](int64_t J, int64_t a, int64_t b, int64_t N) -> int64_t {
+        if (J >= a && J < b) return J - a + 1;
+        if (J == a - 1) return 0; // (J == -1: the wall below node 0)
+        if (J == b) return b - a + 1;
+        if (per && a == 0 && J == N - 1) return 0;
+        if (per && b == N && J == 0) return b - a + 1;
+        return -1;
+    };
+    // The owners of level l+1's nodes; false where they are not contiguous.
+    auto owners = [&](int l, std::vector<int64_t> &a1, std::vector<int64_t> &b1) {
+        const AxisTransfer &t = hg[l].tr[ax];
+        const int64_t Nc = hg[l + 1].ax[ax].n;
+        a1.assign(R, 0);
+        b1.assign(R, 0);
+        if (!t.coarsened) {
+            a1 = A[l];
+            b1 = B[l];
+            return true;
+        }
+        int prev = 0;
+        std::vector<bool> seen(R, false);
+        for (int64_t J = 0; J < Nc; ++J) {
+            int best = -1;
+            for (int m = 0; m < t.rcnt[J]; ++m)
+                if (best < 0 || t.rw[(size_t)J * MAX_CHILDREN + m] > t.rw[(size_t)J * MAX_CHILDREN + best]) best = m;
+            if (best < 0) return false;
+            const int64_t ch = t.ridx[(size_t)J * MAX_CHILDREN + best];
+            int r = 0;
+            while (r < R && !(ch >= A[l][r] && ch < B[l][r])) ++r;
+            if (r == R || r < prev) return false;
+            if (!seen[r]) { a1[r] = J; seen[r] = true; }
+            b1[r] = J + 1;
+            prev = r;
+        }
+        return true;
+    };
+    // The transfer l -> l+1 reaches at most one node beyond each slab.
+    auto reachable = [&](int l, const std::vector<int64_t> &a1, const std::vector<int64_t> &b1, bool coarse_slab) {
+        const AxisTransfer &t = hg[l].tr[ax];
+        const int64_t N = hg[l].ax[ax].n, Nc = hg[l + 1].ax[ax].n;
+        for (int r = 0; r < R; ++r) {
+            for (int64_t J = a1[r]; J < b1[r]; ++J)
+                for (int m = 0; m < (t.coarsened ? t.rcnt[J] : 0); ++m) {
+                    const int64_t ch = t.ridx[(size_t)J * MAX_CHILDREN + m];
+                    if (to_storage(ch, A[l][r], B[l][r], N) < 0) return false;
+                }
+            if (!coarse_slab) continue;
+            for (int64_t i = A[l][r]; i < B[l][r]; ++i) {
+                const int64_t P[2] = {t.p0[i], t.p1[i]};
+                const double Q[2] = {t.q0[i], t.q1[i]};
+                for (int q = 0; q < 2; ++q)
+                    if (Q[q] != 0.0 && to_storage(P[q] - 1, a1[r], b1[r], Nc) < 0) return false;
+            }
+        }
+        return true;
+    };
+    // Level l+1 from slab level l: another slab, else the replicated level;
+    // where neither is reachable, level l is the replicated one instead.
+    int nd = 1;
+    std::vector<int64_t> a1, b1;
+    for (int l = 0; l + 1 < nl; ++l) {
+        if (!owners(l, a1, b1) || !reachable(l, a1, b1, false)) {
+            if (l == 0) {
+                record(err, PGPU_ERROR_UNSUPPORTED,
+                       "distributed multigrid: the first coarsening of the split axis (%s) reaches further than one "
+                       "plane across the ranks' faces (an odd periodic axis: make it even, or split fewer ways)",
+                       ax == 2 ? "z" : "y");
+                return false;
+            }
+            nd = l;
+            A.resize(l + 1);
+            B.resize(l + 1);
+            break;
+        }
+        const HostLevel &C = hg[l + 1];
+        const double npts = (double)C.ax[0].n * C.ax[1].n * C.ax[2].n;
+        bool slab = l + 2 < nl && npts >= DIST_REPLICATE_AT; // the coarsest level is replicated
+        for (int r = 0; r < R && slab; ++r) slab = b1[r] - a1[r] >= 2;
+        slab = slab && reachable(l, a1, b1, true);
+        A.push_back(a1);
+        B.push_back(b1);
+        nd = slab ? l + 2 : l + 1;
+        if (!slab) break;
+    }
+    // The levels of this rank.
+    const int me = d.rank;
+    out = hg;
+    d.levels = nd;
+    d.lvN.assign(nd, 0);
+    d.lva.assign(nd, 0);
+    for (int l = 0; l < nd; ++l) {
+        const Axis &G = hg[l].ax[ax];
+        const int64_t a = A[l][me], b = B[l][me], N = G.n;
+        d.lvN[l] = N;
+        d.lva[l] = a;
+        Axis &S = out[l].ax[ax];
+        S.n = (int)(b - a);
+        S.x.assign(G.x.begin() + a, G.x.begin() + b);
+        S.w.assign(G.w.begin() + a, G.w.begin() + b);
+        if (R > 1 && (a > 0 || per)) {
+            S.lo = PGPU_BC_DIRICHLET;
+            S.xlo = a > 0 ? G.x[a - 1] : G.x[N - 1] - G.L;
+        }
+        if (R > 1 && (b < N || per)) {
+            S.hi = PGPU_BC_DIRICHLET;
+            S.xhi = b < N ? G.x[b] : G.x[0] + G.L;
+        }
+        // The transfer to level l+1 in the slab's indices.
+        const AxisTransfer &t = hg[l].tr[ax];
+        AxisTransfer &u = out[l].tr[ax];
+        const bool slab_c = l + 1 < nd;
+        const int64_t Nc = hg[l + 1].ax[ax].n, ca = A[l + 1][me], cb = B[l + 1][me];
+        auto tap = [&](int64_t P) { // a coarse storage index of the global tables, in the coarse level's storage
+            if (!slab_c) return P;
+            return to_storage(P - 1, ca, cb, Nc);
+        };
+        const int n = S.n;
+        u.coarsened = t.coarsened;
+        u.p0.assign(n, 0);
+        u.p1.assign(n, 0);
+        u.q0.assign(n, 0.0);
+        u.q1.assign(n, 0.0);
+        u.c4.assign((size_t)n * 4, 0);
+        u.w4.assign((size_t)n * 4, 0.0);
+        for (int i = 0; i < n; ++i) {
+            const int64_t ig = a + i;
+            int64_t p0 = tap(t.p0[ig]), p1 = tap(t.p1[ig]);
+            if (p0 < 0) p0 = p1 >= 0 ? p1 : 0; // (weight 0: read, not used)
+            if (p1 < 0) p1 = p0;
+            u.p0[i] = (int)p0;
+            u.p1[i] = (int)p1;
+            u.q0[i] = t.q0[ig];
+            u.q1[i] = t.q1[ig];
+            for (int q = 0; q < 4; ++q) { // (FMG's taps: not served on slabs; kept valid)
+                const int64_t P = tap(t.c4[(size_t)ig * 4 + q]);
+                u.c4[(size_t)i * 4 + q] = P >= 0 ? (int)P : (int)p0;
+                u.w4[(size_t)i * 4 + q] = P >= 0 ? t.w4[(size_t)ig * 4 + q] : 0.0;
+            }
+        }
+        // Restriction rows: this rank's coarse nodes, children in the slab's indices.
+        const int64_t rows = slab_c ? cb - ca : Nc, first = slab_c ? ca : 0;
+        u.rcnt.assign(rows, 0);
+        u.ridx.assign((size_t)rows * MAX_CHILDREN, 0);
+        u.rw.assign((size_t)rows * MAX_CHILDREN, 0.0);
+        u.fw.assign((size_t)rows * MAX_CHILDREN, 0.0);
+        for (int64_t I = 0; I < rows; ++I) {
+            const int64_t J = first + I;
+            if (J < ca || J >= cb) continue; // another rank's node (replicated level)
+            if (!t.coarsened) { // identity: the node itself
+                u.rcnt[I] = 1;
+                u.ridx[(size_t)I * MAX_CHILDREN] = (int)(J - a);
+                u.rw[(size_t)I * MAX_CHILDREN] = u.fw[(size_t)I * MAX_CHILDREN] = 1.0;
+                continue;
+            }
+            u.rcnt[I] = t.rcnt[J];
+            for (int m = 0; m < t.rcnt[J]; ++m) {
+                const size_t k = (size_t)I * MAX_CHILDREN + m, kg = (size_t)J * MAX_CHILDREN + m;
+                u.ridx[k] = (int)(to_storage(t.ridx[kg], a, b, N) - 1);
+                u.rw[k] = t.rw[kg];
+                u.fw[k] = t.fw[kg];
+            }
+        }
+    }
+    d.own_a = A[nd];
+    d.own_b = B[nd];
+    return true;
 }
 
 static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err); // >>handle
@@ -7799,6 +8086,8 @@ static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Di
     d.lo_peer = rank > 0 ? rank - 1 : per ? ranks - 1 : -1;
     d.hi_peer = rank < ranks - 1 ? rank + 1 : per ? 0 : -1;
     d.plane = d.axis == 2 ? g.nx * g.ny : g.nx;
+    d.lvN.assign(1, d.axis == 2 ? g.nz : g.ny);
+    d.lva.assign(1, d.box.lo[d.axis]);
     pgpu_config raw = g;
     raw.nx = d.box.n[0];
     raw.ny = d.box.n[1];
@@ -7815,10 +8104,9 @@ static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Di
 static pgpu_status dist_supported(const pgpu_config &c, char *err)
 {
     const int m = (int)(c.flags & PGPU_METHOD_MASK);
-    PGPU_RETURN_IF(m != PGPU_JACOBI && m != PGPU_RBGS && m != PGPU_CG && m != PGPU_BICGSTAB, PGPU_ERROR_UNSUPPORTED,
-                   "distributed: %s is not served yet on several GPUs (JACOBI, RBGS, CG and BICGSTAB are; their "
-                   "V-cycle preconditioner runs on each rank's box)",
-                   m == PGPU_FFT ? "the FFT" : m == PGPU_VCYCLE ? "PGPU_VCYCLE" : "PGPU_FMG");
+    PGPU_RETURN_IF(m == PGPU_FMG || m == PGPU_FFT, PGPU_ERROR_UNSUPPORTED,
+                   "distributed: %s is not served yet on several GPUs (JACOBI, RBGS, VCYCLE, CG and BICGSTAB are)",
+                   m == PGPU_FFT ? "the FFT" : "PGPU_FMG");
     PGPU_RETURN_IF((c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED, PGPU_ERROR_UNSUPPORTED,
                    "distributed: PGPU_MIXED is not served yet on several GPUs (use PGPU_DOUBLE or PGPU_FLOAT)");
     PGPU_RETURN_IF(is_krylov(m) && c.preconditioner == PGPU_PRECOND_FFT, PGPU_ERROR_UNSUPPORTED,
@@ -7960,7 +8248,22 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     }
     mixed = (c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED;
     const bool krylov = is_krylov(method), kmg = krylov && uses_multigrid(c);
+    // (>>dist) multigrid on several GPUs: the global hierarchy in slabs,
+    // its coarse levels replicated; where the split axis' coarsening cannot
+    // be cut so, a Krylov method's cycle stays on the rank's slab.
+    std::vector<HostLevel> plan;
+    if (env.dist && env.dist->ranks > 1 && uses_multigrid(c) && !mixed) {
+        char why[ERR_LEN] = {0};
+        if (dist_plan(*env.dist, plan, why)) {
+            h.plan = &plan;
+            h.dist_levels = env.dist->levels;
+            h.global_cfg = env.dist->global;
+        } else {
+            PGPU_RETURN_IF(!krylov, PGPU_ERROR_UNSUPPORTED, "%s", why);
+        }
+    }
     PGPU_FORWARD(h.build(env, c, uses_multigrid(c) && !mixed, krylov ? kmg && !mixed : method != PGPU_FFT && !mixed));
+    h.plan = nullptr;
     const Level<T> &L0 = h.lv[0];
     // Partials for the largest launch that reduces on level 0.
     size_t most = std::max(blocks_of(L0.col), blocks_of(L0.walk));

@@ -1,0 +1,301 @@
+/* bench_dist.c -- the distributed mode on 1 .. all GPUs of this machine, one
+ * thread per GPU, one NCCL communicator per GPU count.
+ *
+ * First the halo-exchange bandwidth between GPU 0 and GPU 1 (ncclSend /
+ * ncclRecv of one 512^2 plane each way, as a sweep exchanges it).  Then per
+ * GPU count p, weak scaling (n^3 per GPU: a global grid of n x n x p n) and
+ * strong scaling (n^3 in all), double, Dirichlet faces, a rough right-hand
+ * side, u = 0 to start:
+ *
+ *   jacobi     PGPU_FIXED, 20 sweeps: time per sweep
+ *   cg-none    PGPU_FIXED, 20 unpreconditioned CG iterations: per iteration
+ *   pipe-none  the same, pipelined CG
+ *   vcycle     PGPU_FIXED, 5 V(2,1)-cycles: per cycle; and to 1e-10
+ *   cg-mg      CG with the V-cycle preconditioner to a relative residual of
+ *              1e-10: total time and iterations
+ *
+ * Each time is the median over repeats (after a warm-up) of the slowest
+ * rank's CUDA-event time around pgpu_solve; the ranks start each repeat
+ * together (a barrier).  Efficiency: weak T(1) / T(p), strong T(1) / (p T(p)).
+ *
+ *   bench_dist [--n N] [--reps R]     (N = 512, R = 5)
+ *
+ * Exit status: 0 done, 77 no device or a build without NCCL, 1 a failure.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "poisson_gpu.h"
+
+#define MAX_GPUS 8
+#define CK(call)                                                                                                      \
+    do {                                                                                                              \
+        cudaError_t e_ = (call);                                                                                      \
+        if (e_ != cudaSuccess) {                                                                                      \
+            fprintf(stderr, "bench_dist: %s failed at %s:%d: %s\n", #call, __FILE__, __LINE__,                        \
+                    cudaGetErrorString(e_));                                                                          \
+            exit(1);                                                                                                  \
+        }                                                                                                             \
+    } while (0)
+#define CKN(call)                                                                                                     \
+    do {                                                                                                              \
+        ncclResult_t r_ = (call);                                                                                     \
+        if (r_ != ncclSuccess) {                                                                                      \
+            fprintf(stderr, "bench_dist: %s failed at %s:%d: %s\n", #call, __FILE__, __LINE__,                        \
+                    ncclGetErrorString(r_));                                                                          \
+            exit(1);                                                                                                  \
+        }                                                                                                             \
+    } while (0)
+
+static int reps = 5;
+
+typedef struct scenario {
+    const char *name;
+    unsigned flags;
+    pgpu_preconditioner pre;
+    int fixed; /* iterations with PGPU_FIXED; 0: to the tolerance */
+} scenario;
+
+typedef struct rank_job {
+    int rank, ranks;
+    ncclComm_t comm;
+    pgpu_config cfg;
+    pthread_barrier_t *bar;
+    float ms[16];      /* per repeat */
+    int iterations;
+    double relres;
+    pgpu_status st;
+    char msg[600];
+} rank_job;
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 11;
+}
+
+static void *rank_main(void *arg)
+{
+    rank_job *j = (rank_job *)arg;
+    CK(cudaSetDevice(j->rank));
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    j->cfg.stream = (struct CUstream_st *)st;
+    pgpu_solver *s = NULL;
+    j->st = pgpu_create_distributed(&j->cfg, j->comm, &s);
+    if (j->st != PGPU_SUCCESS) {
+        snprintf(j->msg, sizeof j->msg, "%s", pgpu_last_error(NULL));
+        pthread_barrier_wait(j->bar); /* every rank fails together: the barrier count stays right */
+        return NULL;
+    }
+    pgpu_box b;
+    pgpu_get_box(s, &b);
+    pgpu_config lc;
+    pgpu_get_config(s, &lc);
+    const size_t elems = (size_t)lc.stride_z * (size_t)(b.n[2] + 2);
+    double *h = (double *)malloc(elems * sizeof(double));
+    uint64_t seed = 12345 + 977 * (uint64_t)j->rank;
+    for (size_t e = 0; e < elems; ++e) h[e] = (double)lcg(&seed) / 9007199254740992.0 - 0.5;
+    double *du, *df;
+    CK(cudaMalloc((void **)&du, elems * sizeof(double)));
+    CK(cudaMalloc((void **)&df, elems * sizeof(double)));
+    CK(cudaMemcpy(df, h, elems * sizeof(double), cudaMemcpyHostToDevice));
+    free(h);
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    pgpu_report rep;
+    for (int r = -1; r < reps; ++r) {
+        CK(cudaMemsetAsync(du, 0, elems * sizeof(double), st)); /* u = 0, ghosts (Dirichlet data) 0 */
+        CK(cudaStreamSynchronize(st));
+        pthread_barrier_wait(j->bar);
+        CK(cudaEventRecord(e0, st));
+        j->st = pgpu_solve(s, du, df, &rep);
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        if (j->st != PGPU_SUCCESS) snprintf(j->msg, sizeof j->msg, "%s", pgpu_last_error(s));
+        if (r >= 0) CK(cudaEventElapsedTime(&j->ms[r], e0, e1));
+    }
+    j->iterations = rep.iterations;
+    j->relres = rep.relative_residual;
+    pgpu_destroy(s);
+    cudaFree(du);
+    cudaFree(df);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaStreamDestroy(st);
+    return NULL;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median over repeats of the slowest rank; its iterations. */
+static double run(const scenario *sc, int p, int64_t n, int64_t nz, ncclComm_t *comms, int *its, double *relres,
+                  char *msg)
+{
+    rank_job jobs[MAX_GPUS];
+    pthread_t th[MAX_GPUS];
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, (unsigned)p);
+    memset(jobs, 0, sizeof jobs);
+    for (int r = 0; r < p; ++r) {
+        pgpu_config c = pgpu_config_default(n, n, nz);
+        c.flags = sc->flags | (sc->fixed ? PGPU_FIXED : 0);
+        c.preconditioner = sc->pre;
+        if (sc->fixed) c.max_iterations = sc->fixed;
+        else c.tolerance = 1e-10;
+        jobs[r] = (rank_job){.rank = r, .ranks = p, .comm = comms[r], .cfg = c, .bar = &bar};
+        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
+    }
+    for (int r = 0; r < p; ++r) pthread_join(th[r], NULL);
+    pthread_barrier_destroy(&bar);
+    for (int r = 0; r < p; ++r)
+        if (jobs[r].st != PGPU_SUCCESS) {
+            snprintf(msg, 800, "rank %d: %s: %s", r, pgpu_status_string(jobs[r].st), jobs[r].msg);
+            return NAN;
+        }
+    float worst[16];
+    for (int k = 0; k < reps; ++k) {
+        worst[k] = 0;
+        for (int r = 0; r < p; ++r)
+            if (jobs[r].ms[k] > worst[k]) worst[k] = jobs[r].ms[k];
+    }
+    qsort(worst, (size_t)reps, sizeof(float), cmp_float);
+    *its = jobs[0].iterations;
+    *relres = jobs[0].relres;
+    return worst[reps / 2];
+}
+
+/* GB/s of one plane each way between GPU 0 and 1 (bytes sent by both). */
+static double halo_bandwidth(ncclComm_t *comms, int64_t n)
+{
+    const size_t count = (size_t)(n * n);
+    double *buf[2];
+    cudaStream_t st[2];
+    for (int r = 0; r < 2; ++r) {
+        CK(cudaSetDevice(r));
+        CK(cudaMalloc((void **)&buf[r], 2 * count * sizeof(double)));
+        CK(cudaMemset(buf[r], 0, 2 * count * sizeof(double)));
+        CK(cudaStreamCreate(&st[r]));
+    }
+    cudaEvent_t e0, e1;
+    CK(cudaSetDevice(0));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float best = 1e30f;
+    for (int it = 0; it < 20; ++it) {
+        CK(cudaSetDevice(0));
+        CK(cudaEventRecord(e0, st[0]));
+        CKN(ncclGroupStart());
+        for (int r = 0; r < 2; ++r) {
+            CKN(ncclSend(buf[r], count, ncclDouble, 1 - r, comms[r], st[r]));
+            CKN(ncclRecv(buf[r] + count, count, ncclDouble, 1 - r, comms[r], st[r]));
+        }
+        CKN(ncclGroupEnd());
+        CK(cudaSetDevice(0));
+        CK(cudaEventRecord(e1, st[0]));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaSetDevice(1));
+        CK(cudaStreamSynchronize(st[1]));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (it >= 3 && ms < best) best = ms;
+    }
+    for (int r = 0; r < 2; ++r) {
+        CK(cudaSetDevice(r));
+        cudaFree(buf[r]);
+        cudaStreamDestroy(st[r]);
+    }
+    CK(cudaSetDevice(0));
+    printf("halo exchange, GPU 0 <-> 1, one %lldx%lld double plane each way: %.1f us, %.1f GB/s each way\n",
+           (long long)n, (long long)n, best * 1e3, count * 8.0 / (best * 1e-3) / 1e9);
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    int64_t n = 512;
+    for (int a = 1; a < argc; ++a) {
+        if (!strcmp(argv[a], "--n") && a + 1 < argc) n = atoll(argv[++a]);
+        else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = atoi(argv[++a]);
+        else {
+            fprintf(stderr, "usage: bench_dist [--n N] [--reps R]\n");
+            return 2;
+        }
+    }
+    if (reps < 1) reps = 1;
+    if (reps > 16) reps = 16;
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("bench_dist: no CUDA device: skipped\n");
+        return 77;
+    }
+    if (!pgpu_has_distributed()) {
+        printf("bench_dist: the library was built without NCCL: skipped\n");
+        return 77;
+    }
+    if (ndev > MAX_GPUS) ndev = MAX_GPUS;
+    struct cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    printf("bench_dist: %d x %s, n = %lld, %d repeats, double, Dirichlet, rough f\n", ndev, prop.name, (long long)n,
+           reps);
+    const scenario scs[] = {
+        {"jacobi (20 sweeps)", PGPU_JACOBI | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 20},
+        {"cg-none (20 it.)", PGPU_CG | PGPU_DOUBLE, PGPU_PRECOND_NONE, 20},
+        {"pipe-none (20 it.)", PGPU_CG | PGPU_PIPELINED | PGPU_DOUBLE, PGPU_PRECOND_NONE, 20},
+        {"vcycle (5 cycles)", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 5},
+        {"vcycle to 1e-10", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 0},
+        {"cg-mg to 1e-10", PGPU_CG | PGPU_DOUBLE, PGPU_PRECOND_VCYCLE, 0},
+    };
+    const int nsc = (int)(sizeof scs / sizeof scs[0]);
+    double t1w[16] = {0}, t1s[16] = {0};
+    printf("\n| scaling | GPUs | global grid | scenario | time ms | per iteration ms | iterations | relres | efficiency |\n");
+    printf("|---|---|---|---|---|---|---|---|---|\n");
+    ncclComm_t comms[MAX_GPUS];
+    for (int p = 1; p <= ndev; ++p) {
+        int devs[MAX_GPUS];
+        for (int r = 0; r < p; ++r) devs[r] = r;
+        CKN(ncclCommInitAll(comms, p, devs));
+        if (p == 2) halo_bandwidth(comms, n);
+        for (int weak = 1; weak >= 0; --weak) {
+            const int64_t nz = weak ? p * n : n;
+            for (int k = 0; k < nsc; ++k) {
+                int its = 0;
+                double rr = NAN;
+                char msg[800] = "";
+                const double t = run(&scs[k], p, n, nz, comms, &its, &rr, msg);
+                if (isnan(t)) {
+                    printf("| %s | %d | %lldx%lldx%lld | %s | failed: %s |\n", weak ? "weak" : "strong", p,
+                           (long long)n, (long long)n, (long long)nz, scs[k].name, msg);
+                    continue;
+                }
+                double *t1 = weak ? t1w : t1s;
+                if (p == 1) t1[k] = t;
+                const double eff = weak ? t1[k] / t : t1[k] / (p * t);
+                printf("| %s | %d | %lldx%lldx%lld | %s | %.2f | %.3f | %d | %s%.2e | %.2f |\n", weak ? "weak" : "strong",
+                       p, (long long)n, (long long)n, (long long)nz, scs[k].name, t, its > 0 ? t / its : t, its,
+                       scs[k].fixed ? "(fixed) " : "", rr, eff);
+                fflush(stdout);
+            }
+            if (p == 1) { /* one GPU: weak and strong are the same runs */
+                memcpy(t1s, t1w, sizeof t1s);
+                break;
+            }
+        }
+        for (int r = 0; r < p; ++r) ncclCommDestroy(comms[r]);
+    }
+    return 0;
+}
