@@ -2296,24 +2296,34 @@ static bool runs_forward(const AxisTransfer &t, int tile, int span)
 static bool plane_owners(const AxisTransfer &t, const std::vector<double> &rw, int nf, std::vector<int> &t0,
                          std::vector<double> &w0, std::vector<double> &w1)
 {
+    // Entry kf + 1 for fine plane kf = -1 .. nf: a slab's children include
+    // the ghost planes across its faces (>>dist); elsewhere 0 and nf + 1
+    // stay unused.
     const int nc = (int)t.rcnt.size();
-    t0.assign(nf, -1);
-    w0.assign(nf, 0.0);
-    w1.assign(nf, 0.0);
+    t0.assign(nf + 2, -1);
+    w0.assign(nf + 2, 0.0);
+    w1.assign(nf + 2, 0.0);
     bool ok = true;
     for (int K = 0; K < nc && ok; ++K) {
-        for (int m = 0; m < t.rcnt[K]; ++m) {
-            const int kf = t.ridx[(size_t)K * MAX_CHILDREN + m];
-            if (kf < 0 || kf >= nf) { ok = false; break; } // (>>dist) a child in a ghost plane
+        ok = t.rcnt[K] > 0; // (a row of another rank's node, >>dist: the tiles need every row)
+        for (int m = 0; m < t.rcnt[K] && ok; ++m) {
+            const int kf = t.ridx[(size_t)K * MAX_CHILDREN + m], e = kf + 1;
+            if (kf < -1 || kf > nf) { ok = false; break; }
             if (m > 0 && kf != t.ridx[(size_t)K * MAX_CHILDREN] + m) ok = false;
             const double w = rw[(size_t)K * MAX_CHILDREN + m];
-            if (t0[kf] < 0) { t0[kf] = K; w0[kf] = w; }
-            else if (K == t0[kf] + 1 && w1[kf] == 0.0) w1[kf] = w;
+            if (t0[e] < 0) { t0[e] = K; w0[e] = w; }
+            else if (K == t0[e] + 1 && w1[e] == 0.0) w1[e] = w;
             else ok = false;
         }
     }
-    for (int kf = 0; kf < nf && ok; ++kf)
-        if (t0[kf] < 0 || (kf > 0 && t0[kf] < t0[kf - 1])) ok = false;
+    for (int e = 0, last = -1; e < nf + 2 && ok; ++e) {
+        if (t0[e] < 0) { // only a ghost plane may have no parent
+            ok = e == 0 || e == nf + 1;
+            continue;
+        }
+        ok = t0[e] >= last;
+        last = t0[e];
+    }
     if (!ok) std::fill(t0.begin(), t0.end(), 0);
     return ok;
 }
@@ -2484,8 +2494,8 @@ template <class T> struct RsPlanes {
     T a0 = T(0), a1 = T(0);
     template <class F> __device__ __forceinline__ void add(const Xfer<T> &x, int kf, T s, F &&flush)
     {
-        const int t = __ldg(x.tz0 + kf);
-        const T w0 = __ldg(x.wz0 + kf), w1 = __ldg(x.wz1 + kf);
+        const int t = __ldg(x.tz0 + kf + 1); // (entry kf + 1: see plane_owners)
+        const T w0 = __ldg(x.wz0 + kf + 1), w1 = __ldg(x.wz1 + kf + 1);
         while (Kc < t) { // plane Kc has all its children
             flush(Kc, a0);
             a0 = a1;
@@ -3927,7 +3937,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         const int64_t cplane = (int64_t)(hl[l + 1].ax[0].n + 2) * (hl[l + 1].ax[1].n + 2);
         pl_tile[l] = ok2 && cplane < INT32_MAX;
         fi_tile[l] = ok4 && cplane < INT32_MAX;
-        if (l < dist_levels && plan) rs_tile[l] = pl_tile[l] = fi_tile[l] = 0; // (>>dist) the direct kernels
+        if (l < dist_levels && plan) fi_tile[l] = 0; // (>>dist) FMG is not served on slabs
     }
     T *dt = nullptr;
     int *di = nullptr;
@@ -4045,7 +4055,9 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         x.fwalk = F.walk;
         x.cwalk = C.walk;
         x.rs_tile = rs_tile[l] != 0;
-        x.rr_fused = x.rs_tile && rr_fits && is3d && F.g.fast && !F.g.px && !F.g.py && !F.g.pz;
+        // (>>dist: not on a slab: its rows reach the residual's ghost planes)
+        x.rr_fused = x.rs_tile && rr_fits && is3d && F.g.fast && !F.g.px && !F.g.py && !F.g.pz &&
+                     !(plan && l < dist_levels);
         x.pl_tile = pl_tile[l] != 0;
         x.fi_tile = fi_tile[l] != 0;
         x.it = col_launch(F.g.nx, F.g.ny, F.g.nz, is3d, IT_FX, IT_FY, IT_FX, IT_FY, env.sms);
@@ -7711,6 +7723,38 @@ template <class T> static pgpu_status dist_halo(Env &env, const Grid<T> &g, T *u
 #endif
 }
 
+// NCCL connects peers on their first exchange, which cannot happen inside
+// a CUDA graph capture: one exchange of each kind the handle will make (a
+// word to each neighbour, a broadcast from every rank, an all-reduction),
+// at create time, outside any capture.  Synchronises.
+static pgpu_status dist_connect(Env &env)
+{
+    Dist *d = env.dist;
+    char *err = env.err;
+#ifdef PGPU_WITH_NCCL
+    double *b = d->d_red;
+    ncclResult_t r = ncclGroupStart();
+    if (r == ncclSuccess && d->hi_peer >= 0) r = ncclSend(b, 1, ncclDouble, d->hi_peer, d->comm, env.st);
+    if (r == ncclSuccess && d->lo_peer >= 0) r = ncclRecv(b + 1, 1, ncclDouble, d->lo_peer, d->comm, env.st);
+    if (r == ncclSuccess && d->lo_peer >= 0) r = ncclSend(b, 1, ncclDouble, d->lo_peer, d->comm, env.st);
+    if (r == ncclSuccess && d->hi_peer >= 0) r = ncclRecv(b + 2, 1, ncclDouble, d->hi_peer, d->comm, env.st);
+    ncclResult_t r_end = ncclGroupEnd();
+    PGPU_NCCL(r);
+    PGPU_NCCL(r_end);
+    r = ncclGroupStart();
+    for (int q = 0; q < d->ranks && r == ncclSuccess; ++q) r = ncclBroadcast(b + 3, b + 3, 1, ncclDouble, q, d->comm, env.st);
+    r_end = ncclGroupEnd();
+    PGPU_NCCL(r);
+    PGPU_NCCL(r_end);
+    PGPU_NCCL(ncclAllReduce(b, b, 4, ncclDouble, ncclSum, d->comm, env.st));
+    PGPU_CUDA(cudaStreamSynchronize(env.st));
+    return PGPU_SUCCESS;
+#else
+    (void)d;
+    return record(err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
+#endif
+}
+
 static pgpu_status dist_allreduce(Env &env, double *d, int nsum, int nmax, cudaStream_t st)
 {
     Dist *ds = env.dist;
@@ -8288,6 +8332,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     if (env.dist) { // (>>dist) the halo planes and the all-reduced totals
         PGPU_FORWARD(env.mem.alloc(err, &env.dist->halo, (size_t)(4 * env.dist->plane) * sizeof(T), "halo planes"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&env.dist->d_red, 4 * sizeof(double), "totals to all-reduce"));
+        PGPU_CUDA_SETUP(env, cudaMemset(env.dist->d_red, 0, 4 * sizeof(double)));
     }
     if (uses_multigrid(c) && !mixed) PGPU_FORWARD(mg.init(env, h, c, &red));
     if (kmg) mg.post_flip = 1; // a symmetric cycle
@@ -8300,8 +8345,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     PGPU_CUDA_SETUP(env, cudaEventCreate(&ev0));
     PGPU_CUDA_SETUP(env, cudaEventCreate(&ev1));
     PGPU_CUDA_SETUP(env, cudaEventCreateWithFlags(&scan_ev, cudaEventDisableTiming));
-    // (distributed: no graphs of our own; a caller may capture a PGPU_FIXED solve)
-    if ((is_multigrid(method) || krylov) && !env.mem.counting && !env.dist) PGPU_FORWARD(replay.init(env));
+    if ((is_multigrid(method) || krylov) && !env.mem.counting) PGPU_FORWARD(replay.init(env));
     if ((method == PGPU_FFT || (krylov && c.preconditioner == PGPU_PRECOND_FFT)) && !mixed)
         PGPU_FORWARD(fft.init(env, c, L0));
     // (>>workspace-hook) the Krylov methods' vectors, partials and scalars
@@ -9210,6 +9254,11 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
     }
     impl->box = d->box;
     impl->dist = std::move(d);
+    if (dist_connect(impl->env) != PGPU_SUCCESS) { // (every rank built: every rank is here)
+        snprintf(err, ERR_LEN, "%s", impl->env.err);
+        delete impl;
+        return PGPU_ERROR_CUDA;
+    }
     try {
         *out = new pgpu_solver{impl};
     } catch (const std::bad_alloc &) {
