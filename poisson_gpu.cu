@@ -7723,6 +7723,7 @@ template <class T> static pgpu_status dist_halo(Env &env, const Grid<T> &g, T *u
 #endif
 }
 
+#ifdef PGPU_WITH_NCCL
 // NCCL connects peers on their first exchange, which cannot happen inside
 // a CUDA graph capture: one exchange of each kind the handle will make (a
 // word to each neighbour, a broadcast from every rank, an all-reduction),
@@ -7731,7 +7732,6 @@ static pgpu_status dist_connect(Env &env)
 {
     Dist *d = env.dist;
     char *err = env.err;
-#ifdef PGPU_WITH_NCCL
     double *b = d->d_red;
     ncclResult_t r = ncclGroupStart();
     if (r == ncclSuccess && d->hi_peer >= 0) r = ncclSend(b, 1, ncclDouble, d->hi_peer, d->comm, env.st);
@@ -7749,11 +7749,8 @@ static pgpu_status dist_connect(Env &env)
     PGPU_NCCL(ncclAllReduce(b, b, 4, ncclDouble, ncclSum, d->comm, env.st));
     PGPU_CUDA(cudaStreamSynchronize(env.st));
     return PGPU_SUCCESS;
-#else
-    (void)d;
-    return record(err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
-#endif
 }
+#endif
 
 static pgpu_status dist_allreduce(Env &env, double *d, int nsum, int nmax, cudaStream_t st)
 {

@@ -1,0 +1,228 @@
+/* test_dist_plan_host.cu -- the distributed multigrid hierarchy, planned on
+ * the host for every rank of a communicator that does not exist (no device,
+ * no NCCL: it includes poisson_gpu.cu and calls the planner itself).
+ *
+ * For global grids of odd and even sizes, every face set of the split axis,
+ * 2D and 3D, anisotropic spacing (semicoarsening) and 1 to 8 ranks:
+ *  - every rank plans the same number of slab levels (a rank that planned
+ *    another would enter other collectives: a hang);
+ *  - on each slab level the ranks' node ranges tile the global axis, every
+ *    rank at least two nodes; the ranks that own the first replicated
+ *    level's nodes tile it;
+ *  - the slab axis is the global axis restricted (positions, widths), a face
+ *    towards another rank a Dirichlet face at the neighbour's node;
+ *  - each slab's restriction rows are the global rows of its own coarse
+ *    nodes, children at most one node across its faces; together the ranks'
+ *    rows are every global row, each once, with its weights;
+ *  - each slab's interpolation taps, mapped back, are the global taps
+ *    (where their weight is not zero), at most one coarse node across;
+ *  - levels from the first replicated one on are the global levels;
+ *  - an odd periodic split axis has no plan (its ring is not nested).
+ * cpu suite. */
+#include "../poisson_gpu.cu"
+
+#include <cstdio>
+#include <cstring>
+
+static int checks = 0, failures = 0;
+#define CHECK(cond, ...)                                                                                              \
+    do {                                                                                                              \
+        ++checks;                                                                                                     \
+        if (!(cond)) {                                                                                                \
+            if (++failures <= 40) {                                                                                   \
+                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                           \
+                printf(__VA_ARGS__);                                                                                  \
+                printf("\n");                                                                                         \
+            }                                                                                                         \
+        }                                                                                                             \
+    } while (0)
+
+using namespace pgpu;
+
+static pgpu_config make(int64_t nx, int64_t ny, int64_t nz, const char *bc, double hz_scale)
+{
+    pgpu_config c = pgpu_config_default(nx, ny, nz);
+    c.flags = PGPU_VCYCLE | PGPU_DOUBLE;
+    c.hx = 1.0 / (double)(nx + 1);
+    c.hy = 1.3 / (double)(ny + 1);
+    c.hz = hz_scale / (double)(nz + 1);
+    for (int k = 0; k < 6; ++k)
+        c.bc[k] = bc[k] == 'N' ? PGPU_BC_NEUMANN : bc[k] == 'P' ? PGPU_BC_PERIODIC : PGPU_BC_DIRICHLET;
+    return c;
+}
+
+// Every rank's plan for c over R ranks; false: no plan (the same on every rank).
+// want_plan: 1 must plan, -1 either (an odd periodic split axis: no plan where its ring is the first coarsening)
+static bool plan_case(const pgpu_config &c, int R, const char *name, int want_plan)
+{
+    std::vector<Dist> d(R);
+    std::vector<std::vector<HostLevel>> hl(R);
+    int planned = 0;
+    for (int r = 0; r < R; ++r) {
+        char err[ERR_LEN] = {0};
+        pgpu_config local;
+        if (dist_configs(&c, R, r, d[r], local, err) != PGPU_SUCCESS) {
+            CHECK(false, "%s: rank %d configs: %s", name, r, err);
+            return false;
+        }
+        planned += dist_plan(d[r], hl[r], err) ? 1 : 0;
+    }
+    CHECK(planned == 0 || planned == R, "%s: %d of %d ranks planned", name, planned, R);
+    CHECK(want_plan < 0 || planned == R, "%s: no plan", name);
+    if (planned != R) return false;
+    // The global hierarchy, as the planner built it.
+    const bool is3d = c.nz > 1;
+    const int ax = is3d ? 2 : 1;
+    pgpu_config g = d[0].global;
+    Axis fine[3] = {fine_axis(g.nx, g.hx, g.bc[0], g.bc[1], true), fine_axis(g.ny, g.hy, g.bc[2], g.bc[3], true),
+                    fine_axis(g.nz, is3d ? g.hz : 1.0, is3d ? g.bc[4] : PGPU_BC_NEUMANN,
+                              is3d ? g.bc[5] : PGPU_BC_NEUMANN, is3d)};
+    std::vector<HostLevel> hg;
+    build_hierarchy(fine, hg);
+    const int nd = d[0].levels, nl = (int)hg.size();
+    for (int r = 1; r < R; ++r) CHECK(d[r].levels == nd, "%s: rank %d plans %d slab levels, rank 0 %d", name, r, d[r].levels, nd);
+    CHECK(nd >= 1 && nd < nl, "%s: %d slab levels of %d", name, nd, nl);
+    for (int r = 0; r < R; ++r) CHECK((int)hl[r].size() == nl, "%s: rank %d has %zu levels, global %d", name, r, hl[r].size(), nl);
+    const bool per = g.bc[2 * ax] == PGPU_BC_PERIODIC && R > 1;
+    // Ranges tile each slab level; the own ranges tile the first replicated one.
+    for (int l = 0; l <= nd && l < nl; ++l) {
+        int64_t next = 0;
+        for (int r = 0; r < R; ++r) {
+            const int64_t a = l < nd ? d[r].lva[l] : d[r].own_a[r], n = l < nd ? hl[r][l].ax[ax].n : d[r].own_b[r] - d[r].own_a[r];
+            if (l == nd) { // every rank has every rank's own range
+                for (int q = 1; q < R; ++q)
+                    CHECK(d[q].own_a[r] == d[0].own_a[r] && d[q].own_b[r] == d[0].own_b[r], "%s: own ranges differ", name);
+            }
+            CHECK(a == next, "%s: level %d rank %d starts at %lld, expected %lld", name, l, r, (long long)a, (long long)next);
+            if (l < nd) CHECK(n >= 2, "%s: level %d rank %d holds %lld nodes", name, l, r, (long long)n);
+            next = a + n;
+        }
+        CHECK(next == hg[l].ax[ax].n, "%s: level %d covered to %lld of %d", name, l, (long long)next, hg[l].ax[ax].n);
+    }
+    for (int r = 0; r < R; ++r) {
+        for (int l = 0; l < nl; ++l) {
+            for (int dd = 0; dd < 3; ++dd) {
+                const Axis &S = hl[r][l].ax[dd], &G = hg[l].ax[dd];
+                if (dd != ax || l >= nd) {
+                    CHECK(S.n == G.n && S.x == G.x && S.lo == G.lo && S.hi == G.hi, "%s: rank %d level %d axis %d not global", name, r, l, dd);
+                    continue;
+                }
+                const int64_t a = d[r].lva[l], n = S.n, N = G.n;
+                bool same = true;
+                for (int64_t i = 0; i < n; ++i) same = same && S.x[i] == G.x[a + i] && S.w[i] == G.w[a + i];
+                CHECK(same, "%s: rank %d level %d: the slab's nodes are not the global ones", name, r, l);
+                const bool lo_if = R > 1 && (a > 0 || per), hi_if = R > 1 && (a + n < N || per);
+                if (lo_if) CHECK(S.lo == PGPU_BC_DIRICHLET && S.xlo == (a > 0 ? G.x[a - 1] : G.x[N - 1] - G.L), "%s: rank %d level %d: low face", name, r, l);
+                else CHECK(S.lo == G.lo && S.xlo == G.xlo, "%s: rank %d level %d: low wall", name, r, l);
+                if (hi_if) CHECK(S.hi == PGPU_BC_DIRICHLET && S.xhi == (a + n < N ? G.x[a + n] : G.x[0] + G.L), "%s: rank %d level %d: high face", name, r, l);
+                else CHECK(S.hi == G.hi && S.xhi == G.xhi, "%s: rank %d level %d: high wall", name, r, l);
+            }
+        }
+        // Transfers of the slab levels along the split axis.
+        for (int l = 0; l < nd; ++l) {
+            const AxisTransfer &t = hl[r][l].tr[ax], &tg = hg[l].tr[ax];
+            const int64_t a = d[r].lva[l], n = hl[r][l].ax[ax].n, N = hg[l].ax[ax].n;
+            const bool slab_c = l + 1 < nd;
+            const int64_t ca = slab_c ? d[r].lva[l + 1] : 0, nc = slab_c ? hl[r][l + 1].ax[ax].n : hg[l + 1].ax[ax].n;
+            const int64_t Nc = hg[l + 1].ax[ax].n;
+            auto back = [&](int64_t s) { // a coarse storage index of the slab's tables, in the global level's
+                if (!slab_c) return s;
+                int64_t J = ca + s - 1;
+                if (per) J = (J % Nc + Nc) % Nc;
+                return J + 1;
+            };
+            for (int64_t i = 0; i < n; ++i) {
+                const int64_t ig = a + i;
+                const int64_t P[2] = {t.p0[i], t.p1[i]}, Pg[2] = {tg.p0[ig], tg.p1[ig]};
+                const double Q[2] = {t.q0[i], t.q1[i]};
+                for (int q = 0; q < 2; ++q) {
+                    CHECK(P[q] >= 0 && P[q] <= nc + 1, "%s: rank %d level %d fine %lld: tap %lld outside 0..%lld", name, r, l, (long long)i, (long long)P[q], (long long)nc + 1);
+                    if (Q[q] != 0.0) CHECK(back(P[q]) == Pg[q], "%s: rank %d level %d fine %lld: tap %lld is global %lld, want %lld", name, r, l, (long long)i, (long long)P[q], (long long)back(P[q]), (long long)Pg[q]);
+                }
+                CHECK(t.q0[i] == tg.q0[ig] && t.q1[i] == tg.q1[ig], "%s: rank %d level %d: weights differ", name, r, l);
+            }
+            // Rows: this rank's coarse nodes with their global children.
+            const int64_t rows = (int64_t)t.rcnt.size(), first = slab_c ? ca : 0;
+            CHECK(rows == (slab_c ? nc : Nc), "%s: rank %d level %d: %lld rows", name, r, l, (long long)rows);
+            for (int64_t I = 0; I < rows; ++I) {
+                const int64_t J = first + I;
+                const bool mine = slab_c || (J >= d[r].own_a[r] && J < d[r].own_b[r]);
+                if (!mine) {
+                    CHECK(t.rcnt[I] == 0, "%s: rank %d level %d: a row for another rank's node %lld", name, r, l, (long long)J);
+                    continue;
+                }
+                CHECK(t.rcnt[I] == tg.rcnt[J], "%s: rank %d level %d node %lld: %d children, global %d", name, r, l, (long long)J, t.rcnt[I], tg.rcnt[J]);
+                for (int m = 0; m < t.rcnt[I] && m < tg.rcnt[J]; ++m) {
+                    const int64_t kf = t.ridx[(size_t)I * MAX_CHILDREN + m];
+                    CHECK(kf >= -1 && kf <= n, "%s: rank %d level %d node %lld: child %lld beyond the ghost planes", name, r, l, (long long)J, (long long)kf);
+                    const int64_t kg = per ? ((a + kf) % N + N) % N : a + kf;
+                    CHECK(kg == tg.ridx[(size_t)J * MAX_CHILDREN + m] && t.rw[(size_t)I * MAX_CHILDREN + m] == tg.rw[(size_t)J * MAX_CHILDREN + m] &&
+                              t.fw[(size_t)I * MAX_CHILDREN + m] == tg.fw[(size_t)J * MAX_CHILDREN + m],
+                          "%s: rank %d level %d node %lld child %d: %lld (%g), global %d (%g)", name, r, l, (long long)J, m, (long long)kg,
+                          t.rw[(size_t)I * MAX_CHILDREN + m], tg.ridx[(size_t)J * MAX_CHILDREN + m], tg.rw[(size_t)J * MAX_CHILDREN + m]);
+                }
+            }
+        }
+    }
+    return true;
+}
+
+int main()
+{
+    const char *faces3[] = {"DDDDDD", "NNDNPP", "NNNNNN", "DDNNDN", "PPDDND", "NDPPNN", "PPPPPP"};
+    const int64_t sizes[] = {8, 9, 26, 28, 31, 64, 90, 200, 221, 255, 256, 300, 513};
+    int planned = 0, cases = 0;
+    for (const char *bc : faces3)
+        for (int64_t nz : sizes)
+            for (int R = 1; R <= 8; ++R) {
+                if (nz < 2 * R) continue;
+                for (int aniso = 0; aniso < 2; ++aniso) {
+                    const double hz = aniso ? 3.0 : 0.9; // 3.0: z weak, the first levels keep it
+                    const int64_t nx = nz > 100 ? 64 : 24, ny = nz > 100 ? 48 : 20;
+                    pgpu_config c = make(nx, ny, nz, bc, hz);
+                    char name[128];
+                    snprintf(name, sizeof name, "%s %lldx%lldx%lld%s over %d", bc, (long long)nx, (long long)ny, (long long)nz,
+                             aniso ? " (z weak)" : "", R);
+                    // An odd periodic split axis cannot be cut (its first coarsening is a ring).
+                    const bool ring = bc[4] == 'P' && nz % 2 == 1;
+                    if (R == 1) continue; // one rank: the single-GPU hierarchy, no plan
+                    const bool ok = plan_case(c, R, name, ring ? -1 : 1);
+                    planned += ok;
+                    ++cases;
+                }
+            }
+    // 2D: split along y.
+    const char *faces2[] = {"DDDDxx", "NNPPxx", "DNNDxx", "PPNNxx"};
+    for (const char *bc : faces2)
+        for (int64_t ny : {16, 33, 64, 255, 400})
+            for (int R = 2; R <= 8; ++R) {
+                if (ny < 2 * R) continue;
+                pgpu_config c = make(300, ny, 1, bc, 1.0);
+                char name[128];
+                snprintf(name, sizeof name, "2D %s 300x%lld over %d", bc, (long long)ny, R);
+                const bool ring = bc[2] == 'P' && ny % 2 == 1;
+                planned += plan_case(c, R, name, ring ? -1 : 1);
+                ++cases;
+            }
+    // The 512^3-per-GPU grids of the bench: slabs down to a small level.
+    for (int R = 2; R <= 8; R *= 2) {
+        pgpu_config c = make(512, 512, 512 * R, "DDDDDD", 1.0);
+        c.hx = c.hy = c.hz = 1.0 / 513;
+        char name[64];
+        snprintf(name, sizeof name, "512x512x%d over %d", 512 * R, R);
+        if (plan_case(c, R, name, 1)) {
+            Dist dd;
+            pgpu_config local;
+            char err[ERR_LEN] = {0};
+            dist_configs(&c, R, 0, dd, local, err);
+            std::vector<HostLevel> hl;
+            dist_plan(dd, hl, err);
+            const Axis *ra = hl[dd.levels].ax; // slabs down to a level below DIST_REPLICATE_AT points
+            CHECK(dd.levels >= 4 && (double)ra[0].n * ra[1].n * ra[2].n < DIST_REPLICATE_AT, "%s: %d slab levels", name, dd.levels);
+            printf("  %s: %d slab levels, replicated from %dx%dx%d\n", name, dd.levels, hl[dd.levels].ax[0].n,
+                   hl[dd.levels].ax[1].n, hl[dd.levels].ax[2].n);
+        }
+    }
+    printf("dist_plan: %d of %d cases planned; %d checks, %d failed\n", planned, cases, checks, failures);
+    return failures ? 1 : 0;
+}
