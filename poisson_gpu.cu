@@ -7660,9 +7660,11 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
 // their totals (one ncclAllReduce per reduction) before the step that uses
 // them, so every rank takes the same decisions from bit-identical numbers.
 // The right-hand side's scan skips the interface faces (their ghosts hold
-// no boundary data).  A Krylov method's multigrid preconditioner is the
-// slab's own cycle with zero values across the interfaces: block Jacobi
-// over the ranks, symmetric, so CG's theory holds.
+// no boundary data).  Multigrid (V-cycles, the Krylov methods' cycle) runs
+// the global hierarchy: slabs of its fine levels, its coarse levels on every
+// rank (dist_plan, below).  Where that plan does not exist (an odd periodic
+// split axis), a Krylov method's cycle is the slab's own with zero values
+// across the interfaces: block Jacobi over the ranks, still symmetric.
 
 #ifdef PGPU_WITH_NCCL
 // Pack (unpack == 0) the first and last planes of the split axis into the
@@ -9225,7 +9227,7 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
     v[1] = (long long)ls;
     for (size_t k = 0; k < K; ++k) {
         v[2 + k] = f[k];
-        v[2 + K + k] = -f[k];
+        v[2 + K + k] = ~f[k]; // (order-reversing like negation, defined for every value)
     }
     PGPU_FORWARD(agree_max(comm, st, v, err));
     if (ls != PGPU_SUCCESS) return record(err, ls, "pgpu_create_distributed on rank %d: %s", rank, mine);
@@ -9233,7 +9235,7 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
                    "pgpu_create_distributed: another rank's call failed (%s; its pgpu_last_error(NULL) says why)",
                    status_text((pgpu_status)v[1]));
     for (size_t k = 0; k < K; ++k)
-        PGPU_RETURN_IF(v[2 + k] != -v[2 + K + k], PGPU_ERROR_INVALID_ARGUMENT,
+        PGPU_RETURN_IF(v[2 + k] != ~v[2 + K + k], PGPU_ERROR_INVALID_ARGUMENT,
                        "pgpu_create_distributed: the ranks' configs differ in %s (every rank must pass the same "
                        "global problem)", names[k]);
     // Build, then agree that every rank built.

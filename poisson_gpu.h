@@ -72,14 +72,15 @@
  * reason in pgpu_last_error):
  *
  *  method            faces (THE PROBLEM, GEOMETRY)        mask, beta  precision             GPUs
- *  JACOBI, RBGS      every combination                    yes         float, double         1 or more
+ *  JACOBI, RBGS      every combination                    yes         float, double         1 or more (**)
  *  VCYCLE (W)        every combination                    yes (*)     float, double, mixed  1 or more (**)
  *  FMG               every combination                    yes (*)     float, double, mixed  1
  *  FFT               every combination with at most one   no          float, double, mixed  1
  *                    axis mixing Dirichlet and Neumann
  *  CG, BICGSTAB      every combination                    yes         float, double, mixed  1 or more (**)
  *  (*) not with PGPU_MIXED.  (**) several GPUs: float and double, no mask
- *  or beta, not the FFT preconditioner (SEVERAL GPUS below).
+ *  or beta, not the FFT preconditioner; V-cycles not across an odd periodic
+ *  split axis (SEVERAL GPUS below).
  *  Every method: any size >= 1 per axis, 2D and 3D, anisotropic spacing
  *  (multigrid by semicoarsening), padded strides.  Multigrid's reduction
  *  per V(2,1) cycle: 0.04-0.06 with even periodic axes, up to 0.155 where
@@ -487,8 +488,11 @@
  *
  *  - Ranks.  The caller brings one NCCL communicator rank per GPU -- one
  *    process per GPU (ranks bootstrapped by MPI or anything else) or one
- *    process driving several GPUs from threads (ncclCommInitAll) -- and
- *    calls the library on each rank with that rank's device current.
+ *    process driving several GPUs from threads (ncclCommInitAll; what the
+ *    tests run) -- and calls the library on each rank with that rank's
+ *    device current (create checks it) and a stream of that device.  The
+ *    communicator must outlive the handle, and nothing else may use it
+ *    while a call of the handle runs.
  *  - The split.  Slabs of whole planes along the slowest axis (z in 3D, y
  *    in 2D), every rank at least two planes, each slab starting at an even
  *    plane; pgpu_decompose says which box a rank holds (no device needed)
@@ -500,42 +504,55 @@
  *    the neighbour's values there (f's are never read).
  *  - Calls.  pgpu_create_distributed(&global_cfg, comm, &s) on every rank
  *    with the same global config (sizes, spacing, faces, flags, tolerances;
- *    the stream and strides may differ), then pgpu_solve on every rank
- *    together; pgpu_residual, pgpu_solve_host, pgpu_set_stream,
- *    pgpu_set_monitor and pgpu_destroy work per rank as for one GPU
- *    (pgpu_solve and pgpu_residual are collective).  The report holds the
- *    global numbers, the same on every rank.
+ *    the stream and strides may differ).  Collective (every rank calls
+ *    them together): pgpu_solve, pgpu_solve_host, pgpu_residual (which,
+ *    like a solve, writes u's ghost planes between ranks).  Per rank:
+ *    pgpu_set_stream, pgpu_set_monitor, pgpu_get_box, pgpu_get_config (the
+ *    rank's local config: its box's sizes, Dirichlet faces towards the
+ *    neighbours) and pgpu_destroy.  The report holds the global numbers,
+ *    the same on every rank, except seconds (each rank's own events).
+ *    pgpu_workspace_size does not size a rank (pgpu_workspace_bytes does,
+ *    after create).  Arguments of a collective call are checked on each
+ *    rank before it communicates: a rank whose call fails there (a NULL or
+ *    wrong-device array) returns at once and the others wait for it --
+ *    pass the same kind of arguments on every rank.
  *  - Agreement.  pgpu_create_distributed compares a fingerprint of the
  *    configs and every rank's verdict in one all-reduction before building,
  *    and the builds' outcome after: a config that differs between ranks,
  *    one refused anywhere, or a communicator with more ranks than the grid
- *    splits into fails on every rank with the same status (the failing
- *    rank's pgpu_last_error(NULL) says why).  A NULL argument returns at
- *    once, on that rank only.
+ *    splits into fails on every rank (a rank that refused returns its own
+ *    status and reason; the others the highest status among the ranks and
+ *    "another rank's call failed").  What fails before that agreement
+ *    returns on that rank alone while the others wait: NULL arguments, no
+ *    CUDA device, a communicator NCCL cannot query, a stream of another
+ *    device.  NCCL failures are PGPU_ERROR_CUDA.
  *  - Methods.  JACOBI, RBGS, VCYCLE (V and W), CG (classic and pipelined)
  *    and BICGSTAB with the NONE, JACOBI and VCYCLE preconditioners, float
  *    and double, every face combination, PGPU_FIXED.  Not yet: FMG, FFT,
  *    the FFT preconditioner, PGPU_MIXED, masks and coefficients
  *    (PGPU_ERROR_UNSUPPORTED).  Multigrid runs the single-GPU cycle of the
- *    global grid (fixed V-cycles equal one GPU's to 1e-14): the fine levels
- *    in slabs with halo exchanges, the coarse ones (below 2^17 points, or
+ *    global grid (fixed V-cycles measured equal to one GPU's to 1e-14 of max
+ *    |u|): the fine levels in slabs with halo exchanges, the coarse ones (below 2^17 points, or
  *    where the slabs would get thinner than two planes) on every rank.  An
  *    odd periodic split axis (a coarse ring that is not nested) cannot be
  *    cut that way: VCYCLE answers PGPU_ERROR_UNSUPPORTED there, and a
  *    Krylov method's V-cycle preconditioner becomes each rank's own cycle
- *    on its slab (block Jacobi: 4-6 times the iterations).
+ *    on its slab (block Jacobi: 4 to 9 times the iterations on the tests'
+ *    grids).
  *  - Communication, on the handle's stream: each sweep or operator
  *    application exchanges the ghost planes with the neighbours (grouped
  *    ncclSend / ncclRecv); each reduction (norms, the Krylov methods' dot
  *    products: one per iteration in the pipelined CG, beside the
  *    preconditioner) is one ncclAllReduce; the host reads a number only at
  *    the convergence checks.  Cycles and Krylov iterations are replayed as
- *    CUDA graphs with their NCCL calls; a PGPU_FIXED solve can be captured
- *    by the caller (NCCL 2.9 or later).  NVLink multicast is not needed.
+ *    CUDA graphs with their NCCL calls (NCCL connects the peers at create,
+ *    outside any capture); a PGPU_FIXED solve can be captured by the
+ *    caller.  NVLink multicast is not needed.
  *  - Speed (2 H200s, 512^3 doubles per GPU, bench/bench_dist): weak-scaling
  *    efficiency 0.96 for Jacobi, 0.99 for CG iterations, 0.55 for V-cycles
  *    (12.1 ms against 6.67 ms on one GPU) and 0.66 for MG-PCG to 1e-10 (9
- *    iterations on 1 and 2 GPUs); README.md's table has the rest.
+ *    iterations on 1 and 2 GPUs); strong scaling (512^3 on 2) 0.72 for
+ *    V-cycles; README.md's table has the rest.
  *
  * What it does not do: non-uniform spacing along an axis, higher-order
  * stencils.
@@ -567,7 +584,7 @@ typedef enum pgpu_status {
     PGPU_ERROR_INVALID_ARGUMENT = 1, /* NULL, bad size, bad flag mix, stride too small, overflow */
     PGPU_ERROR_UNSUPPORTED = 2,      /* a valid request this method cannot serve */
     PGPU_ERROR_OUT_OF_MEMORY = 3,
-    PGPU_ERROR_CUDA = 4,             /* a CUDA or cuFFT call failed */
+    PGPU_ERROR_CUDA = 4,             /* a CUDA, cuFFT or NCCL call failed */
     PGPU_ERROR_NO_DEVICE = 5,
     PGPU_ERROR_NOT_CONVERGED = 6,    /* max_iterations reached; the report holds what was reached */
     PGPU_ERROR_BREAKDOWN = 7,        /* NaN/Inf appeared or the iteration diverged */
@@ -746,7 +763,7 @@ pgpu_status pgpu_set_mask(pgpu_solver *s, const uint8_t *mask);
  * precision of u); NULL removes it (beta = 1). */
 pgpu_status pgpu_set_coefficients(pgpu_solver *s, const void *beta);
 
-/* ---- Several GPUs (see SEVERAL GPUS above) ---- */
+/* ---- Several GPUs (see SEVERAL GPUS above; added in 0.7) ---- */
 
 /* nccl.h's communicator type is `struct ncclComm *` (ncclComm_t): named here
  * without including nccl.h. */
@@ -769,8 +786,9 @@ int pgpu_has_distributed(void);
 
 /* The box rank `rank` of `ranks` holds for the global config (no device, no
  * communicator: for planning and allocation).  PGPU_ERROR_INVALID_ARGUMENT
- * for a bad config or rank, or a grid too short along the split axis (every
- * rank needs two planes). */
+ * for a bad rank, a grid too short along the split axis (every rank needs
+ * two planes) or a config pgpu_create refuses so (and that config's other
+ * statuses, e.g. PGPU_ERROR_UNSUPPORTED); detail in pgpu_last_error(NULL). */
 pgpu_status pgpu_decompose(const pgpu_config *global, int ranks, int rank, pgpu_box *box);
 
 /* Collective over comm: every rank calls it with the same global config

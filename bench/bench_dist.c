@@ -3,9 +3,9 @@
  *
  * First the halo-exchange bandwidth between GPU 0 and GPU 1 (ncclSend /
  * ncclRecv of one 512^2 plane each way, as a sweep exchanges it).  Then per
- * GPU count p, weak scaling (n^3 per GPU: a global grid of n x n x p n) and
- * strong scaling (n^3 in all), double, Dirichlet faces, a rough right-hand
- * side, u = 0 to start:
+ * GPU count p, weak scaling (n^3 per GPU: a global grid of n x n x p n, the
+ * same spacing on every axis) and strong scaling (n^3 in all), double,
+ * Dirichlet faces, a rough right-hand side, u = 0 to start:
  *
  *   jacobi     PGPU_FIXED, 20 sweeps: time per sweep
  *   cg-none    PGPU_FIXED, 20 unpreconditioned CG iterations: per iteration
@@ -153,6 +153,7 @@ static double run(const scenario *sc, int p, int64_t n, int64_t nz, ncclComm_t *
     memset(jobs, 0, sizeof jobs);
     for (int r = 0; r < p; ++r) {
         pgpu_config c = pgpu_config_default(n, n, nz);
+        c.hz = c.hx; /* cubic cells: the weak grids are p copies of one GPU's */
         c.flags = sc->flags | (sc->fixed ? PGPU_FIXED : 0);
         c.preconditioner = sc->pre;
         if (sc->fixed) c.max_iterations = sc->fixed;
