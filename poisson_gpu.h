@@ -531,9 +531,10 @@
  *    and double, every face combination, PGPU_FIXED.  Not yet: FMG, FFT,
  *    the FFT preconditioner, PGPU_MIXED, masks and coefficients
  *    (PGPU_ERROR_UNSUPPORTED).  Multigrid runs the single-GPU cycle of the
- *    global grid (fixed V-cycles measured equal to one GPU's to 1e-14 of max
- *    |u|): the fine levels in slabs with halo exchanges, the coarse ones (below 2^17 points, or
- *    where the slabs would get thinner than two planes) on every rank.  An
+ *    global grid (fixed V-cycles measured equal to one GPU's to 1e-14 of
+ *    max |u|): the fine levels in slabs with halo exchanges, the coarse
+ *    ones (below 2^17 points, or where the slabs would get thinner than two
+ *    planes) on every rank.  An
  *    odd periodic split axis (a coarse ring that is not nested) cannot be
  *    cut that way: VCYCLE answers PGPU_ERROR_UNSUPPORTED there, and a
  *    Krylov method's V-cycle preconditioner becomes each rank's own cycle
