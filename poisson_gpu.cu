@@ -580,6 +580,16 @@ static Axis fine_axis(int64_t n, double h, int lo, int hi, bool active)
     return a;
 }
 
+// The three fine axes of a config (2D: an inactive z axis).
+static void fine_axes(const pgpu_config &c, Axis fine[3])
+{
+    const bool is3d = c.nz > 1;
+    fine[0] = fine_axis(c.nx, c.hx, c.bc[0], c.bc[1], true);
+    fine[1] = fine_axis(c.ny, c.hy, c.bc[2], c.bc[3], true);
+    fine[2] = fine_axis(c.nz, is3d ? c.hz : 1.0, is3d ? c.bc[4] : PGPU_BC_NEUMANN, is3d ? c.bc[5] : PGPU_BC_NEUMANN,
+                        is3d);
+}
+
 // The operator of a small level as a dense matrix a (row p, column q, points
 // p = i + nx (j + ny k)) and the cell volumes w of its points.
 static void assemble_dense(const Axis ax[3], std::vector<double> &a, std::vector<double> &w)
@@ -3853,9 +3863,8 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         if (sc.bc[fc] == PGPU_BC_DIRICHLET) singular = false;
         if (c.bc[fc] != PGPU_BC_PERIODIC || sc.bc[fc] != PGPU_BC_PERIODIC) data_faces |= 1 << fc;
     }
-    Axis fine[3] = {fine_axis(c.nx, c.hx, c.bc[0], c.bc[1], true), fine_axis(c.ny, c.hy, c.bc[2], c.bc[3], true),
-                    fine_axis(c.nz, is3d ? c.hz : 1.0, is3d ? c.bc[4] : PGPU_BC_NEUMANN,
-                              is3d ? c.bc[5] : PGPU_BC_NEUMANN, is3d)};
+    Axis fine[3];
+    fine_axes(c, fine);
     if (plan) {
         hl = *plan;
     } else if (multigrid) {
@@ -7896,11 +7905,9 @@ static pgpu_status dist_split(const pgpu_config &g, int ranks, int rank, pgpu_bo
 static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
 {
     const pgpu_config &c = d.global;
-    const bool is3d = c.nz > 1;
     const int ax = d.axis, R = d.ranks;
-    Axis fine[3] = {fine_axis(c.nx, c.hx, c.bc[0], c.bc[1], true), fine_axis(c.ny, c.hy, c.bc[2], c.bc[3], true),
-                    fine_axis(c.nz, is3d ? c.hz : 1.0, is3d ? c.bc[4] : PGPU_BC_NEUMANN,
-                              is3d ? c.bc[5] : PGPU_BC_NEUMANN, is3d)};
+    Axis fine[3];
+    fine_axes(c, fine);
     std::vector<HostLevel> hg;
     if (!build_hierarchy(fine, hg)) {
         record(err, PGPU_ERROR_UNSUPPORTED, "multigrid: could not build a level hierarchy for this grid");

@@ -74,9 +74,8 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
     const bool is3d = c.nz > 1;
     const int ax = is3d ? 2 : 1;
     pgpu_config g = d[0].global;
-    Axis fine[3] = {fine_axis(g.nx, g.hx, g.bc[0], g.bc[1], true), fine_axis(g.ny, g.hy, g.bc[2], g.bc[3], true),
-                    fine_axis(g.nz, is3d ? g.hz : 1.0, is3d ? g.bc[4] : PGPU_BC_NEUMANN,
-                              is3d ? g.bc[5] : PGPU_BC_NEUMANN, is3d)};
+    Axis fine[3];
+    fine_axes(g, fine);
     std::vector<HostLevel> hg;
     build_hierarchy(fine, hg);
     const int nd = d[0].levels, nl = (int)hg.size();
