@@ -10,7 +10,9 @@
  *   jacobi     PGPU_FIXED, 20 sweeps: time per sweep
  *   cg-none    PGPU_FIXED, 20 unpreconditioned CG iterations: per iteration
  *   pipe-none  the same, pipelined CG
- *   vcycle     PGPU_FIXED, 5 V(2,1)-cycles: per cycle; and to 1e-10
+ *   rbgs       PGPU_FIXED, 20 red-black iterations: per iteration
+ *   vcycle     PGPU_FIXED, 5 V(2,1)-cycles: per cycle; V(1,1) too; and
+ *              V(2,1) to 1e-10
  *   cg-mg      CG with the V-cycle preconditioner to a relative residual of
  *              1e-10: total time and iterations
  *
@@ -18,7 +20,8 @@
  * rank's CUDA-event time around pgpu_solve; the ranks start each repeat
  * together (a barrier).  Efficiency: weak T(1) / T(p), strong T(1) / (p T(p)).
  *
- *   bench_dist [--n N] [--reps R]     (N = 512, R = 5)
+ *   bench_dist [--n N] [--reps R] [--only TEXT]   (N = 512, R = 5; TEXT:
+ *              only the scenarios whose name contains it)
  *
  * Exit status: 0 done, 77 no device or a build without NCCL, 1 a failure.
  */
@@ -63,6 +66,7 @@ typedef struct scenario {
     unsigned flags;
     pgpu_preconditioner pre;
     int fixed; /* iterations with PGPU_FIXED; 0: to the tolerance */
+    int nu1, nu2; /* smoothing iterations (0: the defaults, 2 and 1) */
 } scenario;
 
 typedef struct rank_job {
@@ -156,6 +160,8 @@ static double run(const scenario *sc, int p, int64_t n, int64_t nz, ncclComm_t *
         c.hz = c.hx; /* cubic cells: the weak grids are p copies of one GPU's */
         c.flags = sc->flags | (sc->fixed ? PGPU_FIXED : 0);
         c.preconditioner = sc->pre;
+        c.pre_smooth = sc->nu1;
+        c.post_smooth = sc->nu2;
         if (sc->fixed) c.max_iterations = sc->fixed;
         else c.tolerance = 1e-10;
         jobs[r] = (rank_job){.rank = r, .ranks = p, .comm = comms[r], .cfg = c, .bar = &bar};
@@ -229,11 +235,13 @@ static double halo_bandwidth(ncclComm_t *comms, int64_t n)
 int main(int argc, char **argv)
 {
     int64_t n = 512;
+    const char *only = NULL;
     for (int a = 1; a < argc; ++a) {
         if (!strcmp(argv[a], "--n") && a + 1 < argc) n = atoll(argv[++a]);
         else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
         else {
-            fprintf(stderr, "usage: bench_dist [--n N] [--reps R]\n");
+            fprintf(stderr, "usage: bench_dist [--n N] [--reps R] [--only TEXT]\n");
             return 2;
         }
     }
@@ -254,12 +262,14 @@ int main(int argc, char **argv)
     printf("bench_dist: %d x %s, n = %lld, %d repeats, double, Dirichlet, rough f\n", ndev, prop.name, (long long)n,
            reps);
     const scenario scs[] = {
-        {"jacobi (20 sweeps)", PGPU_JACOBI | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 20},
-        {"cg-none (20 it.)", PGPU_CG | PGPU_DOUBLE, PGPU_PRECOND_NONE, 20},
-        {"pipe-none (20 it.)", PGPU_CG | PGPU_PIPELINED | PGPU_DOUBLE, PGPU_PRECOND_NONE, 20},
-        {"vcycle (5 cycles)", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 5},
-        {"vcycle to 1e-10", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 0},
-        {"cg-mg to 1e-10", PGPU_CG | PGPU_DOUBLE, PGPU_PRECOND_VCYCLE, 0},
+        {"jacobi (20 sweeps)", PGPU_JACOBI | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 20, 0, 0},
+        {"rbgs (20 it.)", PGPU_RBGS | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 20, 0, 0},
+        {"cg-none (20 it.)", PGPU_CG | PGPU_DOUBLE, PGPU_PRECOND_NONE, 20, 0, 0},
+        {"pipe-none (20 it.)", PGPU_CG | PGPU_PIPELINED | PGPU_DOUBLE, PGPU_PRECOND_NONE, 20, 0, 0},
+        {"vcycle (5 cycles)", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 5, 0, 0},
+        {"vcycle V(1,1) (5 cycles)", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 5, 1, 1},
+        {"vcycle to 1e-10", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 0, 0, 0},
+        {"cg-mg to 1e-10", PGPU_CG | PGPU_DOUBLE, PGPU_PRECOND_VCYCLE, 0, 0, 0},
     };
     const int nsc = (int)(sizeof scs / sizeof scs[0]);
     double t1w[16] = {0}, t1s[16] = {0};
@@ -274,6 +284,7 @@ int main(int argc, char **argv)
         for (int weak = 1; weak >= 0; --weak) {
             const int64_t nz = weak ? p * n : n;
             for (int k = 0; k < nsc; ++k) {
+                if (only && !strstr(scs[k].name, only)) continue;
                 int its = 0;
                 double rr = NAN;
                 char msg[800] = "";
