@@ -329,6 +329,13 @@ struct DeviceMem {
     }
 };
 
+// Two red-black iterations in one pass on a slab (>>dist, dist_band_pass):
+// the pass holds the ghost planes at their old values, which leaves the
+// DIST_BAND_S - 1 planes next to an interface wrong; a band of
+// DIST_BAND_L planes around it (DIST_BAND_S of them the neighbour's) redoes
+// the DIST_BAND_S colour half-steps there.
+constexpr int DIST_BAND_S = 4, DIST_BAND_L = 3 * DIST_BAND_S - 1;
+
 // A handle of the distributed mode (>>dist): where its box lies in the global
 // grid, its neighbours along the split axis, and the buffers of the halo
 // exchange and the all-reductions.  NULL in Env: a single-GPU handle.
@@ -348,6 +355,16 @@ struct Dist {
     // own_b[r] - 1 and broadcasts them.
     int levels = 0;
     std::vector<int64_t> lvN, lva, own_a, own_b;
+    // band[l]: slab level l smooths two red-black iterations per pass with
+    // band fix-ups (every rank decides alike, from the plan); bandc: per such
+    // level the couplings of the band planes' nodes along the split axis,
+    // c_lo then c_hi, low band then high band (4 DIST_BAND_L values);
+    // bandbuf: the bands (u low, u high, f low, f high, then u low and high
+    // after one iteration), band_sz elements per plane.
+    std::vector<char> band;
+    std::vector<double> bandc;
+    void *bandbuf = nullptr;
+    int64_t band_sz = 0;
 #ifdef PGPU_WITH_NCCL
     ncclComm_t comm = nullptr;
 #endif
@@ -4028,7 +4045,8 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         L.col = col_launch(g.nx, g.ny, g.nz, is3d, COL_BX, COL_BY, COL_BX, COL_BY, env.sms);
         L.walk = walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::walk_group);
         L.sm = smooth_plan(g, L.npts, env.sms);
-        if (plan && l < dist_levels) L.sm.paired = false; // (>>dist) a halo exchange between iterations
+        // (>>dist) a slab pairs red-black iterations only with band fix-ups
+        if (plan && l < dist_levels) L.sm.paired = L.sm.paired && env.dist->band[l];
         const size_t bytes = (size_t)L.elems * sizeof(T);
         if (l == 0 && !own) {
             if (second) PGPU_FORWARD(env.mem.alloc(err, (void **)&L.t, bytes, "the second iterate"));
@@ -4168,6 +4186,7 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         changed = changed || std::memcmp(&g, &L.g, sizeof(g)) != 0;
         L.g = g;
         L.sm = smooth_plan(g, L.npts, env.sms);
+        if (l < dist_levels) L.sm.paired = L.sm.paired && env.dist->band[l]; // (>>dist) as in build
     }
     for (int l = 0; l + 1 < nl; ++l) {
         Transfer<T> &x = lv[l].down;
@@ -7847,15 +7866,181 @@ template <class T> static pgpu_status dist_rb_interfaces(Env &env, Level<T> &L, 
     return PGPU_SUCCESS;
 }
 
+// The bands of a slab's two interfaces (side 0: low, 1: high), each
+// DIST_BAND_L planes in the level's storage layout: band plane b is the
+// slab's plane k0[side] + b (the low band starts DIST_BAND_S planes below
+// the slab, the high one ends DIST_BAND_S planes above it).  u[side][0]:
+// the values before the pass (ghosts included), then the second
+// iteration's; u[side][1]: the first iteration's (NULL where the side has
+// no neighbour); f: the right-hand side; cl / ch: the couplings of the
+// band's nodes along the split axis (the global axis' values: the
+// neighbour's planes are not the slab's).
+template <class T> struct BandArgs {
+    T *u[2][2];
+    const T *f[2];
+    int k0[2];
+    T cl[2][DIST_BAND_L], ch[2][DIST_BAND_L];
+};
+
+// Half-step h (0 .. DIST_BAND_S - 1) of the band fix-up: the colour of
+// half-step h (the first colour of an iteration at even h) on the band
+// planes h + 1 .. DIST_BAND_L - 2 - h (the planes it can get right shrink
+// by one on each side per half-step), from iteration h / 2's old values
+// into its new ones, read as the pass reads them (rbgs_kernel): the first
+// colour's neighbours old, the second colour's first-colour neighbours new
+// and same-colour ones (across an odd periodic seam) old; x / y ghosts from
+// u[side][0].  out (the last half-step): both colours of the planes
+// DIST_BAND_S .. 2 DIST_BAND_S - 2, the ones the pass got wrong, written
+// to the level's iterate.
+template <class T>
+__global__ void rb_band_kernel(const Grid<T> g, const BandArgs<T> a, const T *__restrict__ shiftp, T omega, int flip,
+                               int h, T *__restrict__ out)
+{
+    constexpr int S = DIST_BAND_S;
+    const int b0 = h + 1, nb = DIST_BAND_L - 2 - 2 * h, it = h >> 1, second = h & 1;
+    const int64_t plane = (int64_t)g.nx * g.ny, per_side = nb * plane;
+    const int64_t org = ghost_origin(g), in0 = g.base - org - g.sz; // (0, 0) within a storage plane
+    const T shift = shiftp ? *shiftp : T(0);
+    PGPU_GRID_STRIDE(t, 2 * per_side)
+    {
+        const int side = t >= per_side;
+        const T *ghosts = a.u[side][0], *src = a.u[side][it];
+        T *dst = a.u[side][it ^ 1];
+        if (!dst) continue;
+        const int64_t r = t - side * per_side, e = r % plane;
+        const int b = b0 + (int)(r / plane), i = (int)(e % g.nx), j = (int)(e / g.nx);
+        const int k = a.k0[side] + b, mine = (i + j + k + flip) & 1;
+        const int64_t q = (int64_t)b * g.sz + in0 + i + (int64_t)j * g.sy;
+        T v;
+        if (mine == second) { // not this half-step's colour (the first colour: odd)
+            v = dst[q];
+        } else {
+            const ColXY<T> c = col_xy(g, i, j);
+            // a neighbour at offset o, index m on an axis of n points
+            auto nb_at = [&](int64_t o, int m, int n, int per, int ni, int nj) -> T {
+                if ((m < 0 || m >= n) && !per) return ghosts[q + o];
+                const int other = ((ni + nj + k + flip) & 1) != mine;
+                return other && second ? dst[q + o] : src[q + o];
+            };
+            const int xl = i > 0 ? i - 1 : g.nx - 1, xh = i < g.nx - 1 ? i + 1 : 0;
+            const int yl = j > 0 ? j - 1 : g.ny - 1, yh = j < g.ny - 1 ? j + 1 : 0;
+            const T cl = a.cl[side][b], ch = a.ch[side][b];
+            const T nbs = neighbours<T>(c.vxl, nb_at(c.nxl, i - 1, g.nx, g.px, xl, j), c.vxh,
+                                        nb_at(c.nxh, i + 1, g.nx, g.px, xh, j), c.vyl,
+                                        nb_at(c.nyl, j - 1, g.ny, g.py, i, yl), c.vyh,
+                                        nb_at(c.nyh, j + 1, g.ny, g.py, i, yh), cl,
+                                        second ? dst[q - g.sz] : src[q - g.sz], ch,
+                                        second ? dst[q + g.sz] : src[q + g.sz]);
+            v = relax(src[q], (a.f[side][q] - shift) + nbs, c.dxy + (cl + ch), omega);
+            dst[q] = v;
+        }
+        if (out && b >= S && b <= 2 * S - 2) out[org + (int64_t)(k + 1) * g.sz + in0 + i + (int64_t)j * g.sy] = v;
+    }
+}
+
+// Two red-black iterations on slab level l (d->band[l]) with one exchange:
+// each neighbour's DIST_BAND_S planes of u and DIST_BAND_S - 1 of f next
+// to the interface (grouped NCCL send/receive, straight from and into
+// storage planes) into the band, the nearest into the ghost plane; the
+// pass (one paired pass where the level pairs, else two) with the ghosts
+// held; then the band's half-steps redo the planes next to each interface.
+template <class T> static pgpu_status dist_band_pass(Env &env, Level<T> &L, int l, T omega, int flip)
+{
+    Dist *d = env.dist;
+    char *err = env.err;
+#ifdef PGPU_WITH_NCCL
+    constexpr int S = DIST_BAND_S, LB = DIST_BAND_L;
+    const Grid<T> &g = L.g;
+    const int n = g.nz;
+    const int64_t sz = g.sz, org = g.base - 1 - g.sy - g.sz;
+    const bool lo = d->lo_peer >= 0, hi = d->hi_peer >= 0;
+    T *src = L.iter();
+    const T *f = L.f;
+    auto plane = [&](const T *a, int k) { return const_cast<T *>(a) + org + (int64_t)(k + 1) * sz; };
+    T *bb = (T *)d->bandbuf;
+    const int64_t bl = (int64_t)LB * d->band_sz; // one band (the largest level's planes)
+    T *ub[2] = {bb, bb + bl}, *fb[2] = {bb + 2 * bl, bb + 3 * bl}, *ub1[2] = {bb + 4 * bl, bb + 5 * bl};
+    const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
+    const size_t nu = (size_t)(S * sz), nf = (size_t)((S - 1) * sz);
+    // In the order of dist_halo (a peer's sends match its receives).
+    ncclResult_t r = ncclGroupStart();
+    if (r == ncclSuccess && hi) r = ncclSend(plane(src, n - S), nu, ty, d->hi_peer, d->comm, env.st);
+    if (r == ncclSuccess && hi) r = ncclSend(plane(f, n - S + 1), nf, ty, d->hi_peer, d->comm, env.st);
+    if (r == ncclSuccess && lo) r = ncclRecv(ub[0], nu, ty, d->lo_peer, d->comm, env.st);
+    if (r == ncclSuccess && lo) r = ncclRecv(fb[0] + sz, nf, ty, d->lo_peer, d->comm, env.st);
+    if (r == ncclSuccess && lo) r = ncclSend(plane(src, 0), nu, ty, d->lo_peer, d->comm, env.st);
+    if (r == ncclSuccess && lo) r = ncclSend(plane(f, 0), nf, ty, d->lo_peer, d->comm, env.st);
+    if (r == ncclSuccess && hi) r = ncclRecv(ub[1] + (2 * S - 1) * sz, nu, ty, d->hi_peer, d->comm, env.st);
+    if (r == ncclSuccess && hi) r = ncclRecv(fb[1] + (2 * S - 1) * sz, nf, ty, d->hi_peer, d->comm, env.st);
+    const ncclResult_t r_end = ncclGroupEnd();
+    PGPU_NCCL(r);
+    PGPU_NCCL(r_end);
+    // The slab's own band planes (old values); the ghost planes' interior
+    // points for the pass (their edges are the caller's).
+    const size_t own = (size_t)((2 * S - 1) * sz) * sizeof(T), row = (size_t)g.sy * sizeof(T);
+    const int64_t in0 = g.base - org - sz; // (0, 0) within a storage plane
+    const cudaMemcpyKind dd = cudaMemcpyDeviceToDevice;
+    auto ghost = [&](int k, const T *from) {
+        return cudaMemcpy2DAsync(plane(src, k) + in0, row, from + in0, row, (size_t)g.nx * sizeof(T), (size_t)g.ny,
+                                 dd, env.st);
+    };
+    if (lo) {
+        PGPU_CUDA(cudaMemcpyAsync(ub[0] + S * sz, plane(src, 0), own, dd, env.st));
+        PGPU_CUDA(cudaMemcpyAsync(fb[0] + S * sz, plane(f, 0), own, dd, env.st));
+        PGPU_CUDA(ghost(-1, ub[0] + (S - 1) * sz));
+    }
+    if (hi) {
+        PGPU_CUDA(cudaMemcpyAsync(ub[1], plane(src, n - 2 * S + 1), own, dd, env.st));
+        PGPU_CUDA(cudaMemcpyAsync(fb[1], plane(f, n - 2 * S + 1), own, dd, env.st));
+        PGPU_CUDA(ghost(n, ub[1] + (2 * S - 1) * sz));
+    }
+    PGPU_FORWARD(smooth(env, L, false, 2, omega, flip)); // paired where L.sm.paired, else two passes
+    BandArgs<T> a;
+    for (int side = 0; side < 2; ++side) {
+        const bool has = side ? hi : lo;
+        a.u[side][0] = has ? ub[side] : nullptr;
+        a.u[side][1] = has ? ub1[side] : nullptr;
+    }
+    a.f[0] = fb[0];
+    a.f[1] = fb[1];
+    a.k0[0] = -S;
+    a.k0[1] = n - 2 * S + 1;
+    const double *c = &d->bandc[(size_t)l * 4 * LB];
+    for (int side = 0; side < 2; ++side)
+        for (int b = 0; b < LB; ++b) {
+            a.cl[side][b] = (T)c[side * LB + b];
+            a.ch[side][b] = (T)c[(2 + side) * LB + b];
+        }
+    const int64_t most = 2 * (int64_t)(LB - 2) * g.nx * g.ny;
+    for (int h = 0; h < S; ++h) {
+        rb_band_kernel<T><<<grid_for(most, env.sms), 256, 0, env.st>>>(g, a, L.shift, omega, flip, h,
+                                                                       h == S - 1 ? L.iter() : nullptr);
+        PGPU_LAUNCHED();
+    }
+    return PGPU_SUCCESS;
+#else
+    (void)d, (void)L, (void)l, (void)omega, (void)flip;
+    return record(err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
+#endif
+}
+
 template <class T>
 static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int iters, T omega, int flip)
 {
+    Dist *d = env.dist;
     // The global colours: a slab starting at an odd node swaps the local ones.
-    const int f = flip ^ (env.dist ? (int)(env.dist->lva[l] & 1) : 0);
-    for (int s = 0; s < iters; ++s) {
+    const int f = flip ^ (d ? (int)(d->lva[l] & 1) : 0);
+    const bool band = !jacobi && d && l < (int)d->band.size() && d->band[l] && (d->lo_peer >= 0 || d->hi_peer >= 0);
+    for (int s = 0; s < iters;) {
+        if (band && iters - s >= 2) {
+            PGPU_FORWARD(dist_band_pass(env, L, l, omega, f));
+            s += 2;
+            continue;
+        }
         PGPU_FORWARD(dist_halo(env, L.g, L.iter()));
         PGPU_FORWARD(smooth(env, L, jacobi, 1, omega, f));
         if (!jacobi) PGPU_FORWARD(dist_rb_interfaces(env, L, l, omega, f));
+        ++s;
     }
     return PGPU_SUCCESS;
 }
@@ -8090,6 +8275,30 @@ static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
     }
     d.own_a = A[nd];
     d.own_b = B[nd];
+    // Paired smoothing (dist_band_pass) on the slab levels of a 3D split
+    // axis where every slab holds a band's own planes (2 S - 1) and a
+    // periodic seam keeps the colours (an even number of nodes).
+    const int S = DIST_BAND_S, LB = DIST_BAND_L;
+    d.band.assign(nd, 0);
+    d.bandc.assign((size_t)nd * 4 * LB, 0.0);
+    for (int l = 0; l < nd && R > 1 && ax == 2; ++l) {
+        const Axis &G = hg[l].ax[ax];
+        const int64_t N = G.n;
+        bool ok = !(per && (N & 1));
+        for (int r = 0; r < R && ok; ++r) ok = B[l][r] - A[l][r] >= 2 * S - 1;
+        if (!ok) continue;
+        d.band[l] = 1;
+        const AxisCoef gc = axis_coef(G);
+        const int64_t a = A[l][me], n = B[l][me] - a;
+        for (int side = 0; side < 2; ++side)
+            for (int b = 0; b < LB; ++b) {
+                int64_t J = a + (side ? n - 2 * S + 1 + b : b - S);
+                if (per) J = ((J % N) + N) % N;
+                if (J < 0 || J >= N) continue; // no neighbour on this side: not used
+                d.bandc[((size_t)l * 4 + side) * LB + b] = gc.c_lo[J];
+                d.bandc[((size_t)l * 4 + 2 + side) * LB + b] = gc.c_hi[J];
+            }
+    }
     return true;
 }
 
@@ -8339,6 +8548,13 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
         PGPU_FORWARD(env.mem.alloc(err, &env.dist->halo, (size_t)(4 * env.dist->plane) * sizeof(T), "halo planes"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&env.dist->d_red, 4 * sizeof(double), "totals to all-reduce"));
         PGPU_CUDA_SETUP(env, cudaMemset(env.dist->d_red, 0, 4 * sizeof(double)));
+        Dist &d = *env.dist;
+        d.band_sz = 0;
+        for (int l = 0; l < (int)d.band.size() && l < h.dist_levels; ++l)
+            if (d.band[l]) d.band_sz = std::max<int64_t>(d.band_sz, h.lv[l].g.sz);
+        if (d.band_sz)
+            PGPU_FORWARD(env.mem.alloc(err, &d.bandbuf, (size_t)(6 * DIST_BAND_L * d.band_sz) * sizeof(T),
+                                       "the smoothing bands"));
     }
     if (uses_multigrid(c) && !mixed) PGPU_FORWARD(mg.init(env, h, c, &red));
     if (kmg) mg.post_flip = 1; // a symmetric cycle

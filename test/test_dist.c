@@ -354,6 +354,11 @@ int main(int argc, char **argv)
         dist_case("DDNNDN", 96, 80, 221, PGPU_VCYCLE | D, PGPU_PRECOND_DEFAULT, 2, ranks, 0);
         dist_case("NNDDPP", 96, 80, 200, PGPU_VCYCLE | D, PGPU_PRECOND_DEFAULT, 0, ranks, 0);
         dist_case("DDDDDD", 96, 80, 221, PGPU_CG | D, PGPU_PRECOND_VCYCLE, 0, ranks, 0);
+        /* slabs of 2^22 points: two red-black iterations in one tiled pass,
+         * the planes next to the interfaces redone in the bands (the slabs
+         * above have 7 planes or more too: band passes of two single ones) */
+        hz_scale = 4.0;
+        dist_case("DDNNDD", 129, 128, 520, PGPU_VCYCLE | D, PGPU_PRECOND_DEFAULT, 2, ranks, 0);
         hz_scale = 3.0; /* z weak: the first levels do not coarsen z */
         dist_case("DDNNDD", 64, 48, 90, PGPU_VCYCLE | D, PGPU_PRECOND_DEFAULT, 2, ranks, 0);
         hz_scale = 0.9;
