@@ -7690,7 +7690,8 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
 // The right-hand side's scan skips the interface faces (their ghosts hold
 // no boundary data).  Multigrid (V-cycles, the Krylov methods' cycle) runs
 // the global hierarchy: slabs of its fine levels, its coarse levels on every
-// rank (dist_plan, below).  Where that plan does not exist (an odd periodic
+// rank (dist_plan, below); slab levels smooth two red-black iterations per
+// exchange and redo the planes next to each face (dist_band_pass).  Where that plan does not exist (an odd periodic
 // split axis), a Krylov method's cycle is the slab's own with zero values
 // across the interfaces: block Jacobi over the ranks, still symmetric.
 

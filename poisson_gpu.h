@@ -542,7 +542,9 @@
  *    grids).
  *  - Communication, on the handle's stream: each sweep or operator
  *    application exchanges the ghost planes with the neighbours (grouped
- *    ncclSend / ncclRecv); each reduction (norms, the Krylov methods' dot
+ *    ncclSend / ncclRecv; a multigrid level whose slabs have 7 planes or
+ *    more smooths two red-black iterations per exchange of 4 planes of u
+ *    and 3 of f, redoing the planes next to each face); each reduction (norms, the Krylov methods' dot
  *    products: one per iteration in the pipelined CG, beside the
  *    preconditioner) is one ncclAllReduce; the host reads a number only at
  *    the convergence checks.  Cycles and Krylov iterations are replayed as
@@ -550,10 +552,11 @@
  *    outside any capture); a PGPU_FIXED solve can be captured by the
  *    caller.  NVLink multicast is not needed.
  *  - Speed (2 H200s, 512^3 doubles per GPU, bench/bench_dist): weak-scaling
- *    efficiency 0.96 for Jacobi, 0.99 for CG iterations, 0.55 for V-cycles
- *    (12.1 ms against 6.67 ms on one GPU) and 0.66 for MG-PCG to 1e-10 (9
- *    iterations on 1 and 2 GPUs); strong scaling (512^3 on 2) 0.72 for
- *    V-cycles; README.md's table has the rest.
+ *    efficiency 0.97 for Jacobi, 0.99 for CG iterations, 0.90 for V(2,1)
+ *    cycles (7.44 ms against 6.71 ms on one GPU), 0.91 for V-cycles and
+ *    0.92 for MG-PCG to 1e-10 (8 cycles, 9 iterations on 1 and 2 GPUs);
+ *    strong scaling (512^3 on 2) 0.75 for V-cycles; README.md's table has
+ *    the rest.
  *
  * What it does not do: non-uniform spacing along an axis, higher-order
  * stencils.
