@@ -8031,7 +8031,9 @@ static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int it
     Dist *d = env.dist;
     // The global colours: a slab starting at an odd node swaps the local ones.
     const int f = flip ^ (d ? (int)(d->lva[l] & 1) : 0);
-    const bool band = !jacobi && d && l < (int)d->band.size() && d->band[l] && (d->lo_peer >= 0 || d->hi_peer >= 0);
+    if (!d || (d->lo_peer < 0 && d->hi_peer < 0)) return smooth(env, L, jacobi, iters, omega, f); // one rank
+    const bool band = !jacobi && d && d->bandbuf && l < (int)d->band.size() && d->band[l] &&
+                      (d->lo_peer >= 0 || d->hi_peer >= 0) && L.g.sz <= d->band_sz;
     for (int s = 0; s < iters;) {
         if (band && iters - s >= 2) {
             PGPU_FORWARD(dist_band_pass(env, L, l, omega, f));
@@ -8087,6 +8089,33 @@ template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T 
 constexpr double DIST_REPLICATE_AT = 131072; // points: below, a level's halo latency outweighs its work
 
 static pgpu_status dist_split(const pgpu_config &g, int ranks, int rank, pgpu_box &b, char *err);
+
+// Paired smoothing (dist_band_pass) on level l where the split axis is z,
+// every slab holds a band's own planes (2 S - 1) and a periodic seam keeps
+// the colours (an even number of nodes): Dist::band[l] and the couplings
+// of this rank's band nodes from G, the level's global split axis; A / B:
+// every rank's first and end node on it.  (d.band / d.bandc sized.)
+static void dist_band_level(Dist &d, int l, const Axis &G, const std::vector<int64_t> &A,
+                            const std::vector<int64_t> &B)
+{
+    const int S = DIST_BAND_S, LB = DIST_BAND_L, R = d.ranks;
+    const int64_t N = G.n;
+    const bool per = G.lo == PGPU_BC_PERIODIC;
+    bool ok = R > 1 && d.axis == 2 && !(per && (N & 1));
+    for (int r = 0; r < R && ok; ++r) ok = B[r] - A[r] >= 2 * S - 1;
+    d.band[l] = ok;
+    if (!ok) return;
+    const AxisCoef gc = axis_coef(G);
+    const int64_t a = A[d.rank], n = B[d.rank] - a;
+    for (int side = 0; side < 2; ++side)
+        for (int b = 0; b < LB; ++b) {
+            int64_t J = a + (side ? n - 2 * S + 1 + b : b - S);
+            if (per) J = ((J % N) + N) % N;
+            if (J < 0 || J >= N) continue; // no neighbour on this side: not used
+            d.bandc[((size_t)l * 4 + side) * LB + b] = gc.c_lo[J];
+            d.bandc[((size_t)l * 4 + 2 + side) * LB + b] = gc.c_hi[J];
+        }
+}
 
 static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
 {
@@ -8276,30 +8305,9 @@ static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
     }
     d.own_a = A[nd];
     d.own_b = B[nd];
-    // Paired smoothing (dist_band_pass) on the slab levels of a 3D split
-    // axis where every slab holds a band's own planes (2 S - 1) and a
-    // periodic seam keeps the colours (an even number of nodes).
-    const int S = DIST_BAND_S, LB = DIST_BAND_L;
     d.band.assign(nd, 0);
-    d.bandc.assign((size_t)nd * 4 * LB, 0.0);
-    for (int l = 0; l < nd && R > 1 && ax == 2; ++l) {
-        const Axis &G = hg[l].ax[ax];
-        const int64_t N = G.n;
-        bool ok = !(per && (N & 1));
-        for (int r = 0; r < R && ok; ++r) ok = B[l][r] - A[l][r] >= 2 * S - 1;
-        if (!ok) continue;
-        d.band[l] = 1;
-        const AxisCoef gc = axis_coef(G);
-        const int64_t a = A[l][me], n = B[l][me] - a;
-        for (int side = 0; side < 2; ++side)
-            for (int b = 0; b < LB; ++b) {
-                int64_t J = a + (side ? n - 2 * S + 1 + b : b - S);
-                if (per) J = ((J % N) + N) % N;
-                if (J < 0 || J >= N) continue; // no neighbour on this side: not used
-                d.bandc[((size_t)l * 4 + side) * LB + b] = gc.c_lo[J];
-                d.bandc[((size_t)l * 4 + 2 + side) * LB + b] = gc.c_hi[J];
-            }
-    }
+    d.bandc.assign((size_t)nd * 4 * DIST_BAND_L, 0.0);
+    for (int l = 0; l < nd; ++l) dist_band_level(d, l, hg[l].ax[ax], A[l], B[l]);
     return true;
 }
 
@@ -8348,6 +8356,20 @@ static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Di
     d.plane = d.axis == 2 ? g.nx * g.ny : g.nx;
     d.lvN.assign(1, d.axis == 2 ? g.nz : g.ny);
     d.lva.assign(1, d.box.lo[d.axis]);
+    { // level 0's bands (the stationary red-black method; dist_plan redoes them)
+        Axis fine[3];
+        fine_axes(g, fine);
+        std::vector<int64_t> A(ranks), B(ranks);
+        for (int r = 0; r < ranks; ++r) {
+            pgpu_box b;
+            PGPU_FORWARD(dist_split(g, ranks, r, b, err));
+            A[r] = b.lo[d.axis];
+            B[r] = b.lo[d.axis] + b.n[d.axis];
+        }
+        d.band.assign(1, 0);
+        d.bandc.assign(4 * DIST_BAND_L, 0.0);
+        dist_band_level(d, 0, fine[d.axis], A, B);
+    }
     pgpu_config raw = g;
     raw.nx = d.box.n[0];
     raw.ny = d.box.n[1];
@@ -8551,7 +8573,8 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
         PGPU_CUDA_SETUP(env, cudaMemset(env.dist->d_red, 0, 4 * sizeof(double)));
         Dist &d = *env.dist;
         d.band_sz = 0;
-        for (int l = 0; l < (int)d.band.size() && l < h.dist_levels; ++l)
+        const int smoothed = method == PGPU_RBGS ? 1 : h.dist_levels; // the levels dist_smooth runs on
+        for (int l = 0; l < (int)d.band.size() && l < smoothed; ++l)
             if (d.band[l]) d.band_sz = std::max<int64_t>(d.band_sz, h.lv[l].g.sz);
         if (d.band_sz)
             PGPU_FORWARD(env.mem.alloc(err, &d.bandbuf, (size_t)(6 * DIST_BAND_L * d.band_sz) * sizeof(T),

@@ -542,9 +542,9 @@
  *    grids).
  *  - Communication, on the handle's stream: each sweep or operator
  *    application exchanges the ghost planes with the neighbours (grouped
- *    ncclSend / ncclRecv; a multigrid level whose slabs have 7 planes or
- *    more smooths two red-black iterations per exchange of 4 planes of u
- *    and 3 of f, redoing the planes next to each face); each reduction (norms, the Krylov methods' dot
+ *    ncclSend / ncclRecv; where every slab has 7 planes or more, RBGS and
+ *    multigrid's red-black smoothing take two iterations per exchange of
+ *    4 planes of u and 3 of f, redoing the planes next to each face); each reduction (norms, the Krylov methods' dot
  *    products: one per iteration in the pipelined CG, beside the
  *    preconditioner) is one ncclAllReduce; the host reads a number only at
  *    the convergence checks.  Cycles and Krylov iterations are replayed as
