@@ -17,7 +17,10 @@
  *  - each slab's interpolation taps, mapped back, are the global taps
  *    (where their weight is not zero), at most one coarse node across;
  *  - levels from the first replicated one on are the global levels;
- *  - an odd periodic split axis has no plan (its ring is not nested).
+ *  - an odd periodic split axis has no plan (its ring is not nested);
+ *  - the paired smoothing's bands: where they are used, and their nodes'
+ *    couplings equal those of the slab (this rank's or the neighbour's)
+ *    that holds the node.
  * cpu suite. */
 #include "../poisson_gpu.cu"
 
@@ -159,6 +162,37 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
                               t.fw[(size_t)I * MAX_CHILDREN + m] == tg.fw[(size_t)J * MAX_CHILDREN + m],
                           "%s: rank %d level %d node %lld child %d: %lld (%g), global %d (%g)", name, r, l, (long long)J, m, (long long)kg,
                           t.rw[(size_t)I * MAX_CHILDREN + m], tg.ridx[(size_t)J * MAX_CHILDREN + m], tg.rw[(size_t)J * MAX_CHILDREN + m]);
+                }
+            }
+        }
+        // The bands (dist_band_pass): alike on every rank, where the split
+        // axis is z, every slab of the level has 2 S - 1 nodes or more and a
+        // periodic seam an even count; a band node's couplings are those of
+        // the slab that holds it (the neighbour's for its nodes, whose face
+        // towards this rank is a Dirichlet face at this rank's node).
+        const int S = DIST_BAND_S, LB = DIST_BAND_L;
+        for (int l = 0; l < nd; ++l) {
+            const int64_t N = hg[l].ax[ax].n;
+            bool want = ax == 2 && R > 1 && !(per && (N & 1));
+            for (int q = 0; q < R; ++q) want = want && hl[q][l].ax[ax].n >= 2 * S - 1;
+            CHECK((int)d[r].band.size() == nd && d[r].band[l] == want, "%s: rank %d level %d: band %d, want %d", name, r, l,
+                  l < (int)d[r].band.size() ? d[r].band[l] : -1, want);
+            if (!want || l >= (int)d[r].band.size()) continue;
+            const int64_t n = hl[r][l].ax[ax].n;
+            for (int side = 0; side < 2; ++side) {
+                const int q = side ? d[r].hi_peer : d[r].lo_peer;
+                if (q < 0) continue;
+                const int64_t nq = hl[q][l].ax[ax].n;
+                const AxisCoef mine = axis_coef(hl[r][l].ax[ax]), theirs = axis_coef(hl[q][l].ax[ax]);
+                for (int b = 0; b < LB; ++b) {
+                    const int64_t k = side ? n - 2 * S + 1 + b : b - S;
+                    const bool own = k >= 0 && k < n;
+                    const int64_t kk = own ? k : side ? k - n : nq + k;
+                    const AxisCoef &ac = own ? mine : theirs;
+                    const double cl = d[r].bandc[((size_t)l * 4 + side) * LB + b], ch = d[r].bandc[((size_t)l * 4 + 2 + side) * LB + b];
+                    CHECK(kk >= 0 && fabs(cl - ac.c_lo[kk]) <= 1e-12 * fabs(ac.c_lo[kk]) && fabs(ch - ac.c_hi[kk]) <= 1e-12 * fabs(ac.c_hi[kk]),
+                          "%s: rank %d level %d band %d plane %d (node %lld of rank %d): couplings %g %g, the slab's %g %g", name, r, l,
+                          side, b, (long long)kk, own ? r : q, cl, ch, ac.c_lo[kk], ac.c_hi[kk]);
                 }
             }
         }
