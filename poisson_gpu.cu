@@ -363,6 +363,7 @@ struct Dist {
     // after one iteration), band_sz elements per plane.
     std::vector<char> band;
     std::vector<double> bandc;
+    bool band_strides = true; // every rank's level 0 has the same strides (else no band there)
     void *bandbuf = nullptr;
     int64_t band_sz = 0;
 #ifdef PGPU_WITH_NCCL
@@ -3702,9 +3703,10 @@ template <class T> struct Level {
     T *other() const { return cur ? u : t; }
 };
 
-// (>>dist) `iters` smoothing iterations of slab level l, one per pass, the
-// halo exchanged before each; the slab level's restricted right-hand side
-// broadcast to every rank (the first replicated level).
+// (>>dist) `iters` smoothing iterations of slab level l (red-black: two per
+// exchange where the level has bands, else one, the halo exchanged before
+// each); the slab level's restricted right-hand side broadcast to every
+// rank (the first replicated level).
 template <class T>
 static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int iters, T omega, int flip);
 template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T *f);
@@ -4909,8 +4911,9 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
     const int maxit = cv.max_it;
     int it = 0;
     pgpu_status result = PGPU_SUCCESS;
-    // Distributed: one iteration per pass, the halo exchanged before each
-    // (red-black: and the second colour next to the interfaces redone).
+    // Distributed: dist_smooth (Jacobi: one iteration per exchange;
+    // red-black: two per exchange where level 0 has bands, else one, the
+    // second colour next to the interfaces redone).
     auto iterations = [&](int n) -> pgpu_status {
         return e.dist ? dist_smooth(e, L, 0, jacobi, n, omega, 0) : smooth(e, L, jacobi, n, omega);
     };
@@ -7690,8 +7693,11 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
 // The right-hand side's scan skips the interface faces (their ghosts hold
 // no boundary data).  Multigrid (V-cycles, the Krylov methods' cycle) runs
 // the global hierarchy: slabs of its fine levels, its coarse levels on every
-// rank (dist_plan, below); slab levels smooth two red-black iterations per
-// exchange and redo the planes next to each face (dist_band_pass).  Where that plan does not exist (an odd periodic
+// rank (dist_plan, below).  Red-black smoothing takes two iterations per
+// exchange and redoes the planes next to each face (dist_band_pass) on the
+// levels where the split axis is z and every slab has 7 planes or more
+// (dist_band_level); a single iteration, or another level, exchanges before
+// it and redoes the second colour at the faces after (dist_rb_interfaces).  Where that plan does not exist (an odd periodic
 // split axis), a Krylov method's cycle is the slab's own with zero values
 // across the interfaces: block Jacobi over the ranks, still symmetric.
 
@@ -8101,7 +8107,7 @@ static void dist_band_level(Dist &d, int l, const Axis &G, const std::vector<int
     const int S = DIST_BAND_S, LB = DIST_BAND_L, R = d.ranks;
     const int64_t N = G.n;
     const bool per = G.lo == PGPU_BC_PERIODIC;
-    bool ok = R > 1 && d.axis == 2 && !(per && (N & 1));
+    bool ok = R > 1 && d.axis == 2 && !(per && (N & 1)) && (l > 0 || d.band_strides);
     for (int r = 0; r < R && ok; ++r) ok = B[r] - A[r] >= 2 * S - 1;
     d.band[l] = ok;
     if (!ok) return;
@@ -9469,13 +9475,21 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
                            g.bc[2], g.bc[3], g.bc[4], g.bc[5], bits(g.tolerance), g.max_iterations, bits(g.omega),
                            g.pre_smooth, g.post_smooth, g.check_interval, (long long)g.preconditioner};
     const size_t K = sizeof f / sizeof f[0];
-    std::vector<long long> v(2 + 2 * K);
+    // ... and the local arrays' strides, which may differ between ranks: the
+    // paired smoothing's bands of level 0 move storage planes, so they need
+    // the same layout on every rank (Dist::band_strides).
+    const long long ls_y = ls == PGPU_SUCCESS ? local.stride_y : 0, ls_z = ls == PGPU_SUCCESS ? local.stride_z : 0;
+    std::vector<long long> v(2 + 2 * K + 4);
     v[0] = ls != PGPU_SUCCESS;
     v[1] = (long long)ls;
     for (size_t k = 0; k < K; ++k) {
         v[2 + k] = f[k];
         v[2 + K + k] = ~f[k]; // (order-reversing like negation, defined for every value)
     }
+    v[2 + 2 * K] = ls_y;
+    v[3 + 2 * K] = ~ls_y;
+    v[4 + 2 * K] = ls_z;
+    v[5 + 2 * K] = ~ls_z;
     PGPU_FORWARD(agree_max(comm, st, v, err));
     if (ls != PGPU_SUCCESS) return record(err, ls, "pgpu_create_distributed on rank %d: %s", rank, mine);
     PGPU_RETURN_IF(v[0], (pgpu_status)v[1],
@@ -9485,6 +9499,10 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
         PGPU_RETURN_IF(v[2 + k] != ~v[2 + K + k], PGPU_ERROR_INVALID_ARGUMENT,
                        "pgpu_create_distributed: the ranks' configs differ in %s (every rank must pass the same "
                        "global problem)", names[k]);
+    if (v[2 + 2 * K] != ~v[3 + 2 * K] || v[4 + 2 * K] != ~v[5 + 2 * K]) { // strides differ somewhere
+        d->band_strides = false; // (dist_plan keeps it so)
+        d->band.assign(1, 0);
+    }
     // Build, then agree that every rank built.
     SolverBase *impl = nullptr;
     const pgpu_status bs = build_solver(local, d.get(), impl, mine);

@@ -512,7 +512,10 @@
  *    neighbours) and pgpu_destroy.  The report holds the global numbers,
  *    the same on every rank, except seconds (each rank's own events).
  *    pgpu_workspace_size does not size a rank (pgpu_workspace_bytes does,
- *    after create).  Arguments of a collective call are checked on each
+ *    after create; beside the single-GPU figures a rank holds 4 halo
+ *    planes and, where red-black smoothing has bands, 66 planes of its
+ *    largest such level's storage: (nx+2)(ny+2) w bytes each, or stride_z
+ *    w on level 0).  Arguments of a collective call are checked on each
  *    rank before it communicates: a rank whose call fails there (a NULL or
  *    wrong-device array) returns at once and the others wait for it --
  *    pass the same kind of arguments on every rank.
@@ -542,12 +545,17 @@
  *    grids).
  *  - Communication, on the handle's stream: each sweep or operator
  *    application exchanges the ghost planes with the neighbours (grouped
- *    ncclSend / ncclRecv; where every slab has 7 planes or more, RBGS and
- *    multigrid's red-black smoothing take two iterations per exchange of
- *    4 planes of u and 3 of f, redoing the planes next to each face); each reduction (norms, the Krylov methods' dot
- *    products: one per iteration in the pipelined CG, beside the
- *    preconditioner) is one ncclAllReduce; the host reads a number only at
- *    the convergence checks.  Cycles and Krylov iterations are replayed as
+ *    ncclSend / ncclRecv).  Red-black smoothing (RBGS, and multigrid's on
+ *    its slab levels) takes two iterations per exchange of 4 planes of u
+ *    and 3 of f, redoing the planes next to each face, on the levels of a
+ *    3D grid where every slab has 7 planes or more (level 0: where every
+ *    rank's strides are the same); a single iteration (V(2,1)'s
+ *    post-smoothing), a 2D grid or a thinner slab exchanges before each
+ *    iteration and again before redoing the second colour at the faces.
+ *    Each reduction (norms, the Krylov methods' dot products: one per
+ *    iteration in the pipelined CG, beside the preconditioner) is one
+ *    ncclAllReduce; the host reads a number only at the convergence
+ *    checks.  Cycles and Krylov iterations are replayed as
  *    CUDA graphs with their NCCL calls (NCCL connects the peers at create,
  *    outside any capture); a PGPU_FIXED solve can be captured by the
  *    caller.  NVLink multicast is not needed.

@@ -187,7 +187,7 @@ static void dist_case(const char *bc, int64_t nx, int64_t ny, int64_t nz, unsign
     snprintf(name, sizeof name, "%s %s%s %s %lldx%lldx%lld over %d%s", t_method_name(flags),
              pre == PGPU_PRECOND_NONE ? "none " : pre == PGPU_PRECOND_JACOBI ? "jacobi " : krylov ? "vcycle " : "",
              t_precision_name(prec), bc, (long long)nx, (long long)ny, (long long)nz, ranks,
-             padded ? " padded" : "");
+             padded == 2 ? " padded on odd ranks" : padded ? " padded" : "");
     t_problem P;
     if (!CHECK(t_problem_init(&P, &cfg), "%s: host problem", name)) return;
     t_problem_randomize(&P);
@@ -239,7 +239,7 @@ static void dist_case(const char *bc, int64_t nx, int64_t ny, int64_t nz, unsign
     memset(jobs, 0, sizeof jobs);
     for (int r = 0; r < ranks; ++r) {
         jobs[r].cfg = cfg;
-        if (padded) {
+        if (padded == 1 || (padded == 2 && r % 2 == 1)) {
             jobs[r].cfg.stride_y = nx + 5;
             jobs[r].cfg.stride_z = (nx + 5) * (ny + 2) + 7;
         }
@@ -359,6 +359,9 @@ int main(int argc, char **argv)
          * above have 7 planes or more too: band passes of two single ones) */
         hz_scale = 4.0;
         dist_case("DDNNDD", 129, 128, 520, PGPU_VCYCLE | D, PGPU_PRECOND_DEFAULT, 2, ranks, 0);
+        /* strides that differ between ranks (allowed): level 0 has no bands then */
+        dist_case("DDNNDD", 21, 17, 27, PGPU_VCYCLE | D, PGPU_PRECOND_DEFAULT, 2, ranks, 2);
+        dist_case("DDDDNN", 11, 9, 19, PGPU_RBGS | D, PGPU_PRECOND_DEFAULT, 3, ranks, 2);
         hz_scale = 3.0; /* z weak: the first levels do not coarsen z */
         dist_case("DDNNDD", 64, 48, 90, PGPU_VCYCLE | D, PGPU_PRECOND_DEFAULT, 2, ranks, 0);
         hz_scale = 0.9;
