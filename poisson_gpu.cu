@@ -7697,9 +7697,10 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
 // exchange and redoes the planes next to each face (dist_band_pass) on the
 // levels where the split axis is z and every slab has 7 planes or more
 // (dist_band_level); a single iteration, or another level, exchanges before
-// it and redoes the second colour at the faces after (dist_rb_interfaces).  Where that plan does not exist (an odd periodic
-// split axis), a Krylov method's cycle is the slab's own with zero values
-// across the interfaces: block Jacobi over the ranks, still symmetric.
+// it and redoes the second colour at the faces after (dist_rb_interfaces).
+// Where that plan does not exist (an odd periodic split axis), a Krylov
+// method's cycle is the slab's own with zero values across the interfaces:
+// block Jacobi over the ranks, still symmetric.
 
 #ifdef PGPU_WITH_NCCL
 // Pack (unpack == 0) the first and last planes of the split axis into the
@@ -8096,6 +8097,21 @@ constexpr double DIST_REPLICATE_AT = 131072; // points: below, a level's halo la
 
 static pgpu_status dist_split(const pgpu_config &g, int ranks, int rank, pgpu_box &b, char *err);
 
+// Every rank's first node A[r] and end node B[r] along the split axis (level 0).
+static pgpu_status dist_ranges(const pgpu_config &g, int ranks, int axis, std::vector<int64_t> &A,
+                               std::vector<int64_t> &B, char *err)
+{
+    A.assign(ranks, 0);
+    B.assign(ranks, 0);
+    for (int r = 0; r < ranks; ++r) {
+        pgpu_box b;
+        PGPU_FORWARD(dist_split(g, ranks, r, b, err));
+        A[r] = b.lo[axis];
+        B[r] = b.lo[axis] + b.n[axis];
+    }
+    return PGPU_SUCCESS;
+}
+
 // Paired smoothing (dist_band_pass) on level l where the split axis is z,
 // every slab holds a band's own planes (2 S - 1) and a periodic seam keeps
 // the colours (an even number of nodes): Dist::band[l] and the couplings
@@ -8138,12 +8154,7 @@ static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
     const bool per = c.bc[2 * ax] == PGPU_BC_PERIODIC && R > 1;
     // Level-0 ranges of every rank.
     std::vector<std::vector<int64_t>> A(1), B(1);
-    for (int r = 0; r < R; ++r) {
-        pgpu_box b;
-        if (dist_split(c, R, r, b, err) != PGPU_SUCCESS) return false;
-        A[0].push_back(b.lo[ax]);
-        B[0].push_back(b.lo[ax] + b.n[ax]);
-    }
+    if (dist_ranges(c, R, ax, A[0], B[0], err) != PGPU_SUCCESS) return false;
     // Index maps with a slab [a, b) of N nodes: a global node to the slab's
     // storage (1..n; 0 and n+1 the ghosts), -1 where it is further away.
     auto to_storage = [&](int64_t J, int64_t a, int64_t b, int64_t N) -> int64_t {
@@ -8365,13 +8376,8 @@ static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Di
     { // level 0's bands (the stationary red-black method; dist_plan redoes them)
         Axis fine[3];
         fine_axes(g, fine);
-        std::vector<int64_t> A(ranks), B(ranks);
-        for (int r = 0; r < ranks; ++r) {
-            pgpu_box b;
-            PGPU_FORWARD(dist_split(g, ranks, r, b, err));
-            A[r] = b.lo[d.axis];
-            B[r] = b.lo[d.axis] + b.n[d.axis];
-        }
+        std::vector<int64_t> A, B;
+        PGPU_FORWARD(dist_ranges(g, ranks, d.axis, A, B, err));
         d.band.assign(1, 0);
         d.bandc.assign(4 * DIST_BAND_L, 0.0);
         dist_band_level(d, 0, fine[d.axis], A, B);
