@@ -2380,7 +2380,7 @@ template <class T> struct Windows {
     const T *wx, *wy, *wz;
 };
 
-template <class T> __device__ __forceinline__ int64_t ghost_origin(const Grid<T> &g)
+template <class T> __host__ __device__ __forceinline__ int64_t ghost_origin(const Grid<T> &g)
 {
     return g.base - 1 - g.sy - (g.is3d ? g.sz : 0); // storage of (-1, -1, -1)
 }
@@ -7703,6 +7703,41 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
 // block Jacobi over the ranks, still symmetric.
 
 #ifdef PGPU_WITH_NCCL
+// A message of a grouped exchange with the neighbours.
+struct DistMsg {
+    void *p;
+    size_t n;
+};
+
+// One grouped exchange with the neighbours on the split axis: k messages
+// each way per side (send[0] / recv[0]: the low neighbour, [1]: the high
+// one), posted in the one order every rank uses -- to the high neighbour,
+// from the low one, to the low one, from the high one -- so that a peer's
+// sends match its receives (two ranks on a periodic axis are each other's
+// low and high neighbour).  A side without a neighbour is skipped.
+static pgpu_status dist_exchange(Env &env, ncclDataType_t ty, int k, const DistMsg *const send[2],
+                                 const DistMsg *const recv[2])
+{
+    const Dist *d = env.dist;
+    char *err = env.err;
+    const int peer[2] = {d->lo_peer, d->hi_peer};
+    const int order[4][2] = {{1, 0}, {0, 1}, {0, 0}, {1, 1}}; // (side, receive)
+    ncclResult_t r = ncclGroupStart();
+    for (int s = 0; s < 4; ++s) {
+        const int side = order[s][0], rx = order[s][1];
+        if (peer[side] < 0) continue;
+        for (int m = 0; m < k && r == ncclSuccess; ++m) {
+            const DistMsg &g = (rx ? recv : send)[side][m];
+            r = rx ? ncclRecv(g.p, g.n, ty, peer[side], d->comm, env.st)
+                   : ncclSend(g.p, g.n, ty, peer[side], d->comm, env.st);
+        }
+    }
+    const ncclResult_t r_end = ncclGroupEnd();
+    PGPU_NCCL(r);
+    PGPU_NCCL(r_end);
+    return PGPU_SUCCESS;
+}
+
 // Pack (unpack == 0) the first and last planes of the split axis into the
 // send buffers, or unpack the receive buffers into the two ghost planes;
 // lo / hi: which side has a neighbour.  buf: send lo, send hi, receive lo,
@@ -7740,18 +7775,9 @@ template <class T> static pgpu_status dist_halo(Env &env, const Grid<T> &g, T *u
     const unsigned blocks = grid_for(n, env.sms);
     halo_kernel<T><<<blocks, 256, 0, env.st>>>(g, d->axis, u, buf, n, 0, lo, hi);
     PGPU_LAUNCHED();
-    // Sends to a peer match its receives from us in order: every rank sends
-    // high then low and receives low then high (two ranks on a periodic
-    // axis are each other's low and high neighbour).
-    const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
-    ncclResult_t r = ncclGroupStart();
-    if (r == ncclSuccess && hi) r = ncclSend(buf + n, (size_t)n, ty, d->hi_peer, d->comm, env.st);
-    if (r == ncclSuccess && lo) r = ncclRecv(buf + 2 * n, (size_t)n, ty, d->lo_peer, d->comm, env.st);
-    if (r == ncclSuccess && lo) r = ncclSend(buf, (size_t)n, ty, d->lo_peer, d->comm, env.st);
-    if (r == ncclSuccess && hi) r = ncclRecv(buf + 3 * n, (size_t)n, ty, d->hi_peer, d->comm, env.st);
-    const ncclResult_t r_end = ncclGroupEnd();
-    PGPU_NCCL(r);
-    PGPU_NCCL(r_end);
+    const DistMsg s0{buf, (size_t)n}, s1{buf + n, (size_t)n}, r0{buf + 2 * n, (size_t)n}, r1{buf + 3 * n, (size_t)n};
+    const DistMsg *const send[2] = {&s0, &s1}, *const recv[2] = {&r0, &r1};
+    PGPU_FORWARD(dist_exchange(env, sizeof(T) == 8 ? ncclDouble : ncclFloat, 1, send, recv));
     halo_kernel<T><<<blocks, 256, 0, env.st>>>(g, d->axis, u, buf, n, 1, lo, hi);
     PGPU_LAUNCHED();
     return PGPU_SUCCESS;
@@ -7771,17 +7797,12 @@ static pgpu_status dist_connect(Env &env)
     Dist *d = env.dist;
     char *err = env.err;
     double *b = d->d_red;
+    const DistMsg s{b, 1}, r0{b + 1, 1}, r1{b + 2, 1};
+    const DistMsg *const send[2] = {&s, &s}, *const recv[2] = {&r0, &r1};
+    PGPU_FORWARD(dist_exchange(env, ncclDouble, 1, send, recv));
     ncclResult_t r = ncclGroupStart();
-    if (r == ncclSuccess && d->hi_peer >= 0) r = ncclSend(b, 1, ncclDouble, d->hi_peer, d->comm, env.st);
-    if (r == ncclSuccess && d->lo_peer >= 0) r = ncclRecv(b + 1, 1, ncclDouble, d->lo_peer, d->comm, env.st);
-    if (r == ncclSuccess && d->lo_peer >= 0) r = ncclSend(b, 1, ncclDouble, d->lo_peer, d->comm, env.st);
-    if (r == ncclSuccess && d->hi_peer >= 0) r = ncclRecv(b + 2, 1, ncclDouble, d->hi_peer, d->comm, env.st);
-    ncclResult_t r_end = ncclGroupEnd();
-    PGPU_NCCL(r);
-    PGPU_NCCL(r_end);
-    r = ncclGroupStart();
     for (int q = 0; q < d->ranks && r == ncclSuccess; ++q) r = ncclBroadcast(b + 3, b + 3, 1, ncclDouble, q, d->comm, env.st);
-    r_end = ncclGroupEnd();
+    const ncclResult_t r_end = ncclGroupEnd();
     PGPU_NCCL(r);
     PGPU_NCCL(r_end);
     PGPU_NCCL(ncclAllReduce(b, b, 4, ncclDouble, ncclSum, d->comm, env.st));
@@ -7921,6 +7942,7 @@ __global__ void rb_band_kernel(const Grid<T> g, const BandArgs<T> a, const T *__
         const int64_t q = (int64_t)b * g.sz + in0 + i + (int64_t)j * g.sy;
         T v;
         if (mine == second) { // not this half-step's colour (the first colour: odd)
+            if (!out) continue;
             v = dst[q];
         } else {
             const ColXY<T> c = col_xy(g, i, j);
@@ -7960,7 +7982,7 @@ template <class T> static pgpu_status dist_band_pass(Env &env, Level<T> &L, int 
     constexpr int S = DIST_BAND_S, LB = DIST_BAND_L;
     const Grid<T> &g = L.g;
     const int n = g.nz;
-    const int64_t sz = g.sz, org = g.base - 1 - g.sy - g.sz;
+    const int64_t sz = g.sz, org = ghost_origin(g);
     const bool lo = d->lo_peer >= 0, hi = d->hi_peer >= 0;
     T *src = L.iter();
     const T *f = L.f;
@@ -7968,21 +7990,13 @@ template <class T> static pgpu_status dist_band_pass(Env &env, Level<T> &L, int 
     T *bb = (T *)d->bandbuf;
     const int64_t bl = (int64_t)LB * d->band_sz; // one band (the largest level's planes)
     T *ub[2] = {bb, bb + bl}, *fb[2] = {bb + 2 * bl, bb + 3 * bl}, *ub1[2] = {bb + 4 * bl, bb + 5 * bl};
-    const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
     const size_t nu = (size_t)(S * sz), nf = (size_t)((S - 1) * sz);
-    // In the order of dist_halo (a peer's sends match its receives).
-    ncclResult_t r = ncclGroupStart();
-    if (r == ncclSuccess && hi) r = ncclSend(plane(src, n - S), nu, ty, d->hi_peer, d->comm, env.st);
-    if (r == ncclSuccess && hi) r = ncclSend(plane(f, n - S + 1), nf, ty, d->hi_peer, d->comm, env.st);
-    if (r == ncclSuccess && lo) r = ncclRecv(ub[0], nu, ty, d->lo_peer, d->comm, env.st);
-    if (r == ncclSuccess && lo) r = ncclRecv(fb[0] + sz, nf, ty, d->lo_peer, d->comm, env.st);
-    if (r == ncclSuccess && lo) r = ncclSend(plane(src, 0), nu, ty, d->lo_peer, d->comm, env.st);
-    if (r == ncclSuccess && lo) r = ncclSend(plane(f, 0), nf, ty, d->lo_peer, d->comm, env.st);
-    if (r == ncclSuccess && hi) r = ncclRecv(ub[1] + (2 * S - 1) * sz, nu, ty, d->hi_peer, d->comm, env.st);
-    if (r == ncclSuccess && hi) r = ncclRecv(fb[1] + (2 * S - 1) * sz, nf, ty, d->hi_peer, d->comm, env.st);
-    const ncclResult_t r_end = ncclGroupEnd();
-    PGPU_NCCL(r);
-    PGPU_NCCL(r_end);
+    const DistMsg s0[2] = {{plane(src, 0), nu}, {plane(f, 0), nf}},
+                  s1[2] = {{plane(src, n - S), nu}, {plane(f, n - S + 1), nf}},
+                  r0[2] = {{ub[0], nu}, {fb[0] + sz, nf}},
+                  r1[2] = {{ub[1] + (2 * S - 1) * sz, nu}, {fb[1] + (2 * S - 1) * sz, nf}};
+    const DistMsg *const send[2] = {s0, s1}, *const recv[2] = {r0, r1};
+    PGPU_FORWARD(dist_exchange(env, sizeof(T) == 8 ? ncclDouble : ncclFloat, 2, send, recv));
     // The slab's own band planes (old values); the ghost planes' interior
     // points for the pass (their edges are the caller's).
     const size_t own = (size_t)((2 * S - 1) * sz) * sizeof(T), row = (size_t)g.sy * sizeof(T);
@@ -8039,8 +8053,7 @@ static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int it
     // The global colours: a slab starting at an odd node swaps the local ones.
     const int f = flip ^ (d ? (int)(d->lva[l] & 1) : 0);
     if (!d || (d->lo_peer < 0 && d->hi_peer < 0)) return smooth(env, L, jacobi, iters, omega, f); // one rank
-    const bool band = !jacobi && d && d->bandbuf && l < (int)d->band.size() && d->band[l] &&
-                      (d->lo_peer >= 0 || d->hi_peer >= 0) && L.g.sz <= d->band_sz;
+    const bool band = !jacobi && d->bandbuf && l < (int)d->band.size() && d->band[l] && L.g.sz <= d->band_sz;
     for (int s = 0; s < iters;) {
         if (band && iters - s >= 2) {
             PGPU_FORWARD(dist_band_pass(env, L, l, omega, f));
