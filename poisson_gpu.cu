@@ -345,7 +345,7 @@ struct Dist {
     int lo_peer = -1, hi_peer = -1; // the ranks across the box's low / high face on that axis (-1: none)
     pgpu_config global{};           // the global config, defaults resolved
     pgpu_box box{};
-    int64_t plane = 0;              // points of one interface plane
+    int64_t plane = 0;              // points of one interface plane, its ghost lines included
     void *halo = nullptr;           // send low, send high, receive low, receive high: 4 planes
     double *d_red = nullptr;        // a reduction's local totals, all-reduced in place (4 doubles)
     // Multigrid (dist_plan): the first `levels` levels are slabs of the
@@ -1054,7 +1054,7 @@ __global__ void __launch_bounds__(WALK_THREADS, REDUCE ? Tune<T>::norm_blocks : 
 // (>>dist) fill the ghost planes of level-0 array u at the box's faces
 // between ranks; all-reduce d[0 .. nsum) by sums and d[nsum .. nsum + nmax)
 // by maxima on stream st.  Both do nothing on a single-GPU handle.
-template <class T> static pgpu_status dist_halo(Env &env, const Grid<T> &g, T *u);
+template <class T> static pgpu_status dist_halo(Env &env, const Grid<T> &g, T *u, bool lines = false);
 static pgpu_status dist_allreduce(Env &env, double *d, int nsum, int nmax, cudaStream_t st);
 
 __device__ __forceinline__ Red3 red_combine(Red3 a, Red3 b)
@@ -3004,16 +3004,17 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
 }
 
 // FMG: the coarse problem's boundary data, restricted across each data face
-// from the next finer level's ghosts with the lateral restriction weights.
-// blockIdx.z = face; threads cover the coarse face (interior lateral extent).
+// (of those in `faces`) from the next finer level's ghosts with the lateral
+// restriction weights.  blockIdx.z = face; threads cover the coarse face
+// (interior lateral extent).
 template <class T>
 __global__ void ghost_restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const Xfer<T> x,
-                                      const T *__restrict__ uf, T *__restrict__ uc0, T *__restrict__ uc1)
+                                      const T *__restrict__ uf, T *__restrict__ uc0, T *__restrict__ uc1, int faces)
 {
     const int face = blockIdx.z;
     const int axis = face >> 1, hi = face & 1;
     const int dmask[6] = {coarse.dxl, coarse.dxh, coarse.dyl, coarse.dyh, coarse.dzl, coarse.dzh};
-    if (!dmask[face]) return;
+    if (!dmask[face] || !((faces >> face) & 1)) return;
     const int nfine[3] = {fine.nx, fine.ny, fine.nz}, ncoarse[3] = {coarse.nx, coarse.ny, coarse.nz};
     const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
     const int n1 = ncoarse[a1], n2 = coarse.is3d ? ncoarse[a2] : 1;
@@ -3181,13 +3182,14 @@ template <class T> struct Transfer {
         return PGPU_SUCCESS;
     }
     // The coarse problem's boundary data (FMG), restricted from the fine
-    // ghosts of uf into the coarse ghosts of uc0 and uc1.
-    pgpu_status restrict_ghosts(Env &env, const T *uf, T *uc0, T *uc1) const
+    // ghosts of uf into the coarse ghosts of uc0 and uc1 (the faces in
+    // `faces`).
+    pgpu_status restrict_ghosts(Env &env, const T *uf, T *uc0, T *uc1, int faces = 63) const
     {
         char *err = env.err;
         const int64_t face = std::max<int64_t>({(int64_t)cg.nx * cg.ny, (int64_t)cg.nx * cg.nz, (int64_t)cg.ny * cg.nz});
         const unsigned blocks = (unsigned)std::min<int64_t>((face + 255) / 256, 4096);
-        ghost_restrict_kernel<T><<<dim3(blocks, 1, cg.is3d ? 6 : 4), 256, 0, env.st>>>(fg, cg, rf, uf, uc0, uc1);
+        ghost_restrict_kernel<T><<<dim3(blocks, 1, cg.is3d ? 6 : 4), 256, 0, env.st>>>(fg, cg, rf, uf, uc0, uc1, faces);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
@@ -3709,7 +3711,12 @@ template <class T> struct Level {
 // rank (the first replicated level).
 template <class T>
 static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int iters, T omega, int flip);
-template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T *f);
+template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T *f, bool frame = false);
+// The faces of a slab towards other ranks (bit f: face f).
+static int dist_faces(const Dist &d)
+{
+    return (d.lo_peer >= 0 ? 1 << (2 * d.axis) : 0) | (d.hi_peer >= 0 ? 2 << (2 * d.axis) : 0);
+}
 
 // ---- the ghost frame ----
 // Points of the ghost layer (faces, edges, corners), numbered: 3D, the two z
@@ -3965,7 +3972,6 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         const int64_t cplane = (int64_t)(hl[l + 1].ax[0].n + 2) * (hl[l + 1].ax[1].n + 2);
         pl_tile[l] = ok2 && cplane < INT32_MAX;
         fi_tile[l] = ok4 && cplane < INT32_MAX;
-        if (l < dist_levels && plan) fi_tile[l] = 0; // (>>dist) FMG is not served on slabs
     }
     T *dt = nullptr;
     int *di = nullptr;
@@ -4490,6 +4496,12 @@ template <class T> class Multigrid {
     }
     pgpu_status fmg_coarse();
     pgpu_status fmg_finish();
+    // FMG: level l+1's data restricted from level l's; level l's u the
+    // tricubic interpolant of level l+1's solution.
+    pgpu_status fmg_restrict(int l);
+    pgpu_status fmg_interpolate(int l);
+    // Level l's points in the global problem (a slab level's npts are the rank's).
+    double global_points(int l) const;
     // The general operator (a mask or coefficients) has no dense level: its
     // cycles go down to the single node.
     int last_level() const { return dense_level >= 0 && !gen ? dense_level : (int)h->lv.size() - 1; }
@@ -4685,18 +4697,22 @@ template <class T> pgpu_status Multigrid<T>::cycle(int l, int gamma_top)
     char *err = e.err;
     Level<T> &C = lv[l + 1];
     PGPU_FORWARD(run(l, STEP_PRE));
-    if (l + 2 <= last_level() && C.npts >= FMG_START_MIN) {
+    if (l + 2 <= last_level() && global_points(l + 1) >= FMG_START_MIN) {
         // The correction on l+1 starts from the interpolated solution of its
         // own restriction on l+2 (one cycle there), then one cycle on l+1.
         // C's ghosts are zero (a correction level), its interior is all
         // written by the interpolation.
         PGPU_FORWARD(down(l, false));
         Level<T> &D = lv[l + 2];
+        const int slabs = e.dist ? h->dist_levels : 0; // (>>dist) C's f with its neighbours' planes
+        if (l + 1 < slabs) PGPU_FORWARD(dist_halo(e, C.g, C.f));
         PGPU_FORWARD(C.down.restrict_(e, C.f, nullptr, D.f));
+        if (l + 2 == slabs) PGPU_FORWARD(dist_gather(e, D.g, D.f));
         PGPU_CUDA(cudaMemsetAsync(D.u, 0, (size_t)D.elems * sizeof(T), e.st));
         D.cur = 0;
         PGPU_FORWARD(cycle(l + 2));
         C.cur = 0;
+        if (l + 2 < slabs) PGPU_FORWARD(dist_halo(e, D.g, D.iter()));
         PGPU_FORWARD(C.down.interpolate(e, D.iter(), C.u));
         PGPU_FORWARD(cycle(l + 1));
     } else {
@@ -4727,26 +4743,17 @@ template <class T> pgpu_status Multigrid<T>::fmg_coarse()
     // included) instead, with zero data on the coarse levels: u's fluid values
     // solve A u = b with zero data, which is what the coarse levels
     // approximate.
-    for (int l = 1; l <= top; ++l) {
-        Level<T> &F = lv[l - 1], &C = lv[l];
-        if (gen && l == 1) {
-            PGPU_FORWARD(h->general_rhs(e, F.other()));
-            PGPU_FORWARD(F.down.restrict_(e, F.other(), nullptr, C.f, true));
-            continue;
-        }
-        PGPU_FORWARD(F.down.restrict_(e, F.f, gen ? nullptr : F.shift, C.f, true));
-        if (h->data_faces && !gen) PGPU_FORWARD(F.down.restrict_ghosts(e, F.u, C.u, C.t));
-    }
+    char *err = e.err;
+    PGPU_RETURN_IF(e.dist && top < h->dist_levels, PGPU_ERROR_CUDA, "internal: FMG's coarsest level is a slab");
+    for (int l = 1; l <= top; ++l) PGPU_FORWARD(fmg_restrict(l - 1));
     // The coarsest interior starts from zero; its ghosts hold the data.
     Level<T> &B = lv[top];
     B.cur = 0;
     PGPU_FORWARD(axpby(e, B.g, B.col, T(0), T(0), (const T *)nullptr, T(0), (const T *)nullptr, B.u));
     PGPU_FORWARD(cycle(top));
     for (int l = top - 1; l >= 1; --l) {
-        Level<T> &L = lv[l], &C = lv[l + 1];
-        L.cur = 0;
-        if (C.g.dirichlet) PGPU_FORWARD(edge_ghosts(e, C.g, C.iter()));
-        PGPU_FORWARD(L.down.interpolate(e, C.iter(), L.u));
+        Level<T> &C = lv[l + 1];
+        PGPU_FORWARD(fmg_interpolate(l));
         // Level l+1 becomes a correction level: zero ghosts from here on.
         // (Its interiors are written before they are read: the cycle zeroes
         // u or interpolates into it; t takes residuals and prolongations.)
@@ -4762,11 +4769,69 @@ template <class T> pgpu_status Multigrid<T>::fmg_finish()
     std::vector<Level<T>> &lv = h->lv;
     if (lv.size() == 1) return cycle(0);
     Level<T> &L = lv[0], &C = lv[1];
-    L.cur = 0;
-    if (C.g.dirichlet) PGPU_FORWARD(edge_ghosts(e, C.g, C.iter()));
-    PGPU_FORWARD(L.down.interpolate(e, C.iter(), L.u));
+    PGPU_FORWARD(fmg_interpolate(0));
     if (h->data_faces) PGPU_FORWARD(frame(e, C.g, (const T *)nullptr, C.u, C.t, L.g.is3d ? 63 : 15));
     return cycle(0, 2);
+}
+
+// On slab levels (>>dist): f with the neighbours' planes (level 0's f is
+// the caller's: a copy in t, whose ghosts hold the boundary data), and the
+// data restricted across the global faces only; the coarse boundary data's
+// ghost lines in the planes between ranks exchanged (the neighbours' face
+// ghosts there: a restriction row or a cubic tap one node across reads
+// them), or, on the first replicated level, every rank's planes broadcast.
+// The general form restricts b instead (see fmg_coarse).
+template <class T> pgpu_status Multigrid<T>::fmg_restrict(int l)
+{
+    Env &e = *env;
+    Level<T> &F = h->lv[l], &C = h->lv[l + 1];
+    const bool data = h->data_faces && !gen;
+    if (gen && l == 0) {
+        PGPU_FORWARD(h->general_rhs(e, F.other()));
+        return F.down.restrict_(e, F.other(), nullptr, C.f, true);
+    }
+    if (!e.dist || l >= h->dist_levels) {
+        PGPU_FORWARD(F.down.restrict_(e, F.f, gen ? nullptr : F.shift, C.f, true));
+        return data ? F.down.restrict_ghosts(e, F.u, C.u, C.t) : PGPU_SUCCESS;
+    }
+    T *f = F.f, *ub = F.u;
+    if (l == 0) {
+        PGPU_FORWARD(axpby(e, F.g, F.col, T(0), T(1), (const T *)F.f, T(0), (const T *)nullptr, F.t));
+        f = ub = F.t;
+    }
+    PGPU_FORWARD(dist_halo(e, F.g, f, l == 0 && data));
+    PGPU_FORWARD(F.down.restrict_(e, f, F.shift, C.f, true));
+    const bool last = l + 1 == h->dist_levels;
+    if (last) PGPU_FORWARD(dist_gather(e, C.g, C.f));
+    if (!data) return PGPU_SUCCESS;
+    PGPU_FORWARD(F.down.restrict_ghosts(e, ub, C.u, C.t, 63 & ~dist_faces(*e.dist)));
+    if (!last) return dist_halo(e, C.g, C.u, true);
+    PGPU_FORWARD(dist_gather(e, C.g, C.u, true));
+    return dist_gather(e, C.g, C.t, true);
+}
+
+// Edge and corner ghosts first (where C has two Dirichlet faces); a slab
+// C's planes between ranks, ghost lines included, from the neighbours
+// (which made their own edges), not extrapolated.
+template <class T> pgpu_status Multigrid<T>::fmg_interpolate(int l)
+{
+    Env &e = *env;
+    Level<T> &L = h->lv[l], &C = h->lv[l + 1];
+    const bool slab = e.dist && l + 1 < h->dist_levels;
+    Grid<T> g = C.g;
+    if (slab) g.dirichlet &= ~dist_faces(*e.dist);
+    L.cur = 0;
+    if (g.dirichlet) PGPU_FORWARD(edge_ghosts(e, g, C.iter()));
+    if (slab) PGPU_FORWARD(dist_halo(e, C.g, C.iter(), true));
+    return L.down.interpolate(e, C.iter(), L.u);
+}
+
+template <class T> double Multigrid<T>::global_points(int l) const
+{
+    const Level<T> &L = h->lv[l];
+    if (!env->dist || l >= h->dist_levels) return L.npts;
+    const double N = (double)env->dist->lvN[l];
+    return env->dist->axis == 2 ? (double)L.g.nx * L.g.ny * N : (double)L.g.nx * N;
 }
 
 // The V/W-cycle and FMG methods on the problem bound to level 0: FMG (one
@@ -7740,15 +7805,16 @@ static pgpu_status dist_exchange(Env &env, ncclDataType_t ty, int k, const DistM
 
 // Pack (unpack == 0) the first and last planes of the split axis into the
 // send buffers, or unpack the receive buffers into the two ghost planes;
-// lo / hi: which side has a neighbour.  buf: send lo, send hi, receive lo,
-// receive hi, `plane` values each.
+// lo / hi: which side has a neighbour; lines: the planes' ghost lines too.
+// buf: send lo, send hi, receive lo, receive hi, `plane` values each.
 template <class T>
 __global__ void halo_kernel(const Grid<T> g, int axis, T *__restrict__ u, T *__restrict__ buf, int64_t plane,
-                            int unpack, int lo, int hi)
+                            int unpack, int lo, int hi, int lines)
 {
     PGPU_GRID_STRIDE(e, plane)
     {
-        const int64_t i = e % g.nx, r = e / g.nx;
+        const int64_t rx = g.nx + 2 * lines;
+        const int64_t i = e % rx - lines, r = e / rx - (axis == 2 ? lines : 0);
         const int64_t first = axis == 2 ? g.base + i + r * g.sy : g.base + i;
         const int64_t step = axis == 2 ? g.sz : g.sy;
         const int64_t last = axis == 2 ? g.nz - 1 : g.ny - 1;
@@ -7763,26 +7829,27 @@ __global__ void halo_kernel(const Grid<T> g, int axis, T *__restrict__ u, T *__r
 }
 #endif
 
-template <class T> static pgpu_status dist_halo(Env &env, const Grid<T> &g, T *u)
+template <class T> static pgpu_status dist_halo(Env &env, const Grid<T> &g, T *u, bool lines)
 {
     Dist *d = env.dist;
     if (!d || (d->lo_peer < 0 && d->hi_peer < 0)) return PGPU_SUCCESS;
     char *err = env.err;
 #ifdef PGPU_WITH_NCCL
     T *buf = (T *)d->halo;
-    const int64_t n = d->axis == 2 ? (int64_t)g.nx * g.ny : (int64_t)g.nx; // (<= d->plane: level 0's)
+    const int64_t w = lines ? 2 : 0;
+    const int64_t n = d->axis == 2 ? (g.nx + w) * (g.ny + w) : g.nx + w; // (<= d->plane: level 0's)
     const int lo = d->lo_peer >= 0, hi = d->hi_peer >= 0;
     const unsigned blocks = grid_for(n, env.sms);
-    halo_kernel<T><<<blocks, 256, 0, env.st>>>(g, d->axis, u, buf, n, 0, lo, hi);
+    halo_kernel<T><<<blocks, 256, 0, env.st>>>(g, d->axis, u, buf, n, 0, lo, hi, (int)lines);
     PGPU_LAUNCHED();
     const DistMsg s0{buf, (size_t)n}, s1{buf + n, (size_t)n}, r0{buf + 2 * n, (size_t)n}, r1{buf + 3 * n, (size_t)n};
     const DistMsg *const send[2] = {&s0, &s1}, *const recv[2] = {&r0, &r1};
     PGPU_FORWARD(dist_exchange(env, sizeof(T) == 8 ? ncclDouble : ncclFloat, 1, send, recv));
-    halo_kernel<T><<<blocks, 256, 0, env.st>>>(g, d->axis, u, buf, n, 1, lo, hi);
+    halo_kernel<T><<<blocks, 256, 0, env.st>>>(g, d->axis, u, buf, n, 1, lo, hi, (int)lines);
     PGPU_LAUNCHED();
     return PGPU_SUCCESS;
 #else
-    (void)g, (void)u;
+    (void)g, (void)u, (void)lines;
     return record(err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
 #endif
 }
@@ -8068,8 +8135,9 @@ static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int it
     return PGPU_SUCCESS;
 }
 
-// Each rank's own planes of a replicated level's f, broadcast to all.
-template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T *f)
+// Each rank's own planes of a replicated level's f, broadcast to all;
+// frame: the first rank's and the last one's ghost planes too.
+template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T *f, bool frame)
 {
     Dist *d = env.dist;
     char *err = env.err;
@@ -8078,8 +8146,9 @@ template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T 
     const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
     ncclResult_t r = ncclGroupStart();
     for (int q = 0; q < d->ranks && r == ncclSuccess; ++q) {
-        T *at = f + (d->own_a[q] + 1) * stride; // storage plane own_a + 1 onwards
-        const size_t count = (size_t)((d->own_b[q] - d->own_a[q]) * stride);
+        const int64_t a = d->own_a[q] + 1 - (frame && q == 0), b = d->own_b[q] + 1 + (frame && q == d->ranks - 1);
+        T *at = f + a * stride; // storage planes a .. b - 1
+        const size_t count = (size_t)((b - a) * stride);
         if (count) r = ncclBroadcast(at, at, count, ty, q, d->comm, env.st);
     }
     const ncclResult_t r_end = ncclGroupEnd();
@@ -8087,7 +8156,7 @@ template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T 
     PGPU_NCCL(r_end);
     return PGPU_SUCCESS;
 #else
-    (void)d, (void)g, (void)f;
+    (void)d, (void)g, (void)f, (void)frame;
     return record(err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
 #endif
 }
@@ -8303,7 +8372,7 @@ static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
             u.p1[i] = (int)p1;
             u.q0[i] = t.q0[ig];
             u.q1[i] = t.q1[ig];
-            for (int q = 0; q < 4; ++q) { // (FMG's taps: not served on slabs; kept valid)
+            for (int q = 0; q < 4; ++q) { // (FMG's taps; between two slab levels, redone below)
                 const int64_t P = tap(t.c4[(size_t)ig * 4 + q]);
                 u.c4[(size_t)i * 4 + q] = P >= 0 ? (int)P : (int)p0;
                 u.w4[(size_t)i * 4 + q] = P >= 0 ? t.w4[(size_t)ig * 4 + q] : 0.0;
@@ -8332,6 +8401,17 @@ static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
                 u.fw[k] = t.fw[kg];
             }
         }
+    }
+    // FMG's cubic taps between two slab levels: through the four points
+    // nearest each fine node among the coarse slab's nodes and its ghost
+    // planes (the neighbours' nodes, or a wall), so that none lies beyond
+    // the halo -- off-centre next to an interface, still cubic.
+    for (int l = 0; l + 1 < nd; ++l) {
+        if (!hg[l].tr[ax].coarsened) continue;
+        AxisTransfer cub;
+        cubic_interpolation(out[l].ax[ax], out[l + 1].ax[ax], cub);
+        out[l].tr[ax].c4 = cub.c4;
+        out[l].tr[ax].w4 = cub.w4;
     }
     d.own_a = A[nd];
     d.own_b = B[nd];
@@ -8383,7 +8463,7 @@ static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Di
     const bool per = g.bc[2 * d.axis] == PGPU_BC_PERIODIC && ranks > 1;
     d.lo_peer = rank > 0 ? rank - 1 : per ? ranks - 1 : -1;
     d.hi_peer = rank < ranks - 1 ? rank + 1 : per ? 0 : -1;
-    d.plane = d.axis == 2 ? g.nx * g.ny : g.nx;
+    d.plane = d.axis == 2 ? (g.nx + 2) * (g.ny + 2) : g.nx + 2; // (with the ghost lines)
     d.lvN.assign(1, d.axis == 2 ? g.nz : g.ny);
     d.lva.assign(1, d.box.lo[d.axis]);
     { // level 0's bands (the stationary red-black method; dist_plan redoes them)
@@ -8411,9 +8491,9 @@ static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Di
 static pgpu_status dist_supported(const pgpu_config &c, char *err)
 {
     const int m = (int)(c.flags & PGPU_METHOD_MASK);
-    PGPU_RETURN_IF(m == PGPU_FMG || m == PGPU_FFT, PGPU_ERROR_UNSUPPORTED,
-                   "distributed: %s is not served yet on several GPUs (JACOBI, RBGS, VCYCLE, CG and BICGSTAB are)",
-                   m == PGPU_FFT ? "the FFT" : "PGPU_FMG");
+    PGPU_RETURN_IF(m == PGPU_FFT, PGPU_ERROR_UNSUPPORTED,
+                   "distributed: the FFT is not served yet on several GPUs (JACOBI, RBGS, VCYCLE, FMG, CG and "
+                   "BICGSTAB are)");
     PGPU_RETURN_IF((c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED, PGPU_ERROR_UNSUPPORTED,
                    "distributed: PGPU_MIXED is not served yet on several GPUs (use PGPU_DOUBLE or PGPU_FLOAT)");
     PGPU_RETURN_IF(is_krylov(m) && c.preconditioner == PGPU_PRECOND_FFT, PGPU_ERROR_UNSUPPORTED,

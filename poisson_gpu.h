@@ -529,20 +529,25 @@
  *    returns on that rank alone while the others wait: NULL arguments, no
  *    CUDA device, a communicator NCCL cannot query, a stream of another
  *    device.  NCCL failures are PGPU_ERROR_CUDA.
- *  - Methods.  JACOBI, RBGS, VCYCLE (V and W), CG (classic and pipelined)
- *    and BICGSTAB with the NONE, JACOBI and VCYCLE preconditioners, float
- *    and double, every face combination, PGPU_FIXED.  Not yet: FMG, FFT,
- *    the FFT preconditioner, PGPU_MIXED, masks and coefficients
- *    (PGPU_ERROR_UNSUPPORTED).  Multigrid runs the single-GPU cycle of the
- *    global grid (fixed V-cycles measured equal to one GPU's to 1e-14 of
- *    max |u|): the fine levels in slabs with halo exchanges, the coarse
- *    ones (below 2^17 points, or where the slabs would get thinner than two
- *    planes) on every rank.  An
- *    odd periodic split axis (a coarse ring that is not nested) cannot be
- *    cut that way: VCYCLE answers PGPU_ERROR_UNSUPPORTED there, and a
- *    Krylov method's V-cycle preconditioner becomes each rank's own cycle
- *    on its slab (block Jacobi: 4 to 9 times the iterations on the tests'
- *    grids).
+ *  - Methods.  JACOBI, RBGS, VCYCLE (V and W), FMG (the default config's
+ *    method), CG (classic and pipelined) and BICGSTAB with the NONE,
+ *    JACOBI and VCYCLE preconditioners, float and double, every face
+ *    combination, PGPU_FIXED.  Not yet: FFT, the FFT preconditioner,
+ *    PGPU_MIXED, masks and coefficients (PGPU_ERROR_UNSUPPORTED).
+ *    Multigrid runs the single-GPU cycle of the global grid (fixed
+ *    V-cycles measured equal to one GPU's to 1e-14 of max |u|): the fine
+ *    levels in slabs with halo exchanges, the coarse ones (below 2^17
+ *    points, or where the slabs would get thinner than two planes) on
+ *    every rank.  FMG is one GPU's pass except that its cubic
+ *    interpolation between two slab levels takes an off-centre window of
+ *    four coarse nodes next to a face between ranks (still cubic): one
+ *    pass's error against the exact discrete solution measured equal to
+ *    one GPU's to 4 digits on the tests' grids (smooth solutions, errors
+ *    1e-7 to 2e-3 of max |u|).  An odd periodic split axis (a coarse ring
+ *    that is not nested) cannot be cut that way: VCYCLE and FMG answer
+ *    PGPU_ERROR_UNSUPPORTED there, and a Krylov method's V-cycle
+ *    preconditioner becomes each rank's own cycle on its slab (block
+ *    Jacobi: 4 to 9 times the iterations on the tests' grids).
  *  - Communication, on the handle's stream: each sweep or operator
  *    application exchanges the ghost planes with the neighbours (grouped
  *    ncclSend / ncclRecv).  Red-black smoothing (RBGS, and multigrid's on
@@ -562,9 +567,10 @@
  *  - Speed (2 H200s, 512^3 doubles per GPU, bench/bench_dist): weak-scaling
  *    efficiency 0.97 for Jacobi, 0.99 for CG iterations, 0.90 for V(2,1)
  *    cycles (7.44 ms against 6.71 ms on one GPU), 0.91 for V-cycles and
- *    0.92 for MG-PCG to 1e-10 (8 cycles, 9 iterations on 1 and 2 GPUs);
- *    strong scaling (512^3 on 2) 0.75 for V-cycles; README.md's table has
- *    the rest.
+ *    0.92 for MG-PCG to 1e-10 (8 cycles, 9 iterations on 1 and 2 GPUs),
+ *    0.83 for one FMG pass (16.1 ms against 13.4 ms) and 0.90 for FMG then
+ *    V-cycles to 1e-10; strong scaling (512^3 on 2) 0.75 for V-cycles and
+ *    0.66 for one FMG pass; README.md's table has the rest.
  *
  * What it does not do: non-uniform spacing along an axis, higher-order
  * stencils.

@@ -13,6 +13,8 @@
  *   rbgs       PGPU_FIXED, 20 red-black iterations: per iteration
  *   vcycle     PGPU_FIXED, 5 V(2,1)-cycles: per cycle; V(1,1) too; and
  *              V(2,1) to 1e-10
+ *   fmg        one FMG pass (the default solve: tolerance 0), and FMG then
+ *              V(2,1)-cycles to 1e-10
  *   cg-mg      CG with the V-cycle preconditioner to a relative residual of
  *              1e-10: total time and iterations
  *
@@ -67,6 +69,7 @@ typedef struct scenario {
     pgpu_preconditioner pre;
     int fixed; /* iterations with PGPU_FIXED; 0: to the tolerance */
     int nu1, nu2; /* smoothing iterations (0: the defaults, 2 and 1) */
+    double tol;   /* the tolerance (fixed == 0) */
 } scenario;
 
 typedef struct rank_job {
@@ -163,7 +166,7 @@ static double run(const scenario *sc, int p, int64_t n, int64_t nz, ncclComm_t *
         c.pre_smooth = sc->nu1;
         c.post_smooth = sc->nu2;
         if (sc->fixed) c.max_iterations = sc->fixed;
-        else c.tolerance = 1e-10;
+        else c.tolerance = sc->tol;
         jobs[r] = (rank_job){.rank = r, .ranks = p, .comm = comms[r], .cfg = c, .bar = &bar};
         pthread_create(&th[r], NULL, rank_main, &jobs[r]);
     }
@@ -262,14 +265,16 @@ int main(int argc, char **argv)
     printf("bench_dist: %d x %s, n = %lld, %d repeats, double, Dirichlet, rough f\n", ndev, prop.name, (long long)n,
            reps);
     const scenario scs[] = {
-        {"jacobi (20 sweeps)", PGPU_JACOBI | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 20, 0, 0},
-        {"rbgs (20 it.)", PGPU_RBGS | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 20, 0, 0},
-        {"cg-none (20 it.)", PGPU_CG | PGPU_DOUBLE, PGPU_PRECOND_NONE, 20, 0, 0},
-        {"pipe-none (20 it.)", PGPU_CG | PGPU_PIPELINED | PGPU_DOUBLE, PGPU_PRECOND_NONE, 20, 0, 0},
-        {"vcycle (5 cycles)", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 5, 0, 0},
-        {"vcycle V(1,1) (5 cycles)", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 5, 1, 1},
-        {"vcycle to 1e-10", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 0, 0, 0},
-        {"cg-mg to 1e-10", PGPU_CG | PGPU_DOUBLE, PGPU_PRECOND_VCYCLE, 0, 0, 0},
+        {"jacobi (20 sweeps)", PGPU_JACOBI | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 20, 0, 0, 0},
+        {"rbgs (20 it.)", PGPU_RBGS | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 20, 0, 0, 0},
+        {"cg-none (20 it.)", PGPU_CG | PGPU_DOUBLE, PGPU_PRECOND_NONE, 20, 0, 0, 0},
+        {"pipe-none (20 it.)", PGPU_CG | PGPU_PIPELINED | PGPU_DOUBLE, PGPU_PRECOND_NONE, 20, 0, 0, 0},
+        {"vcycle (5 cycles)", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 5, 0, 0, 0},
+        {"vcycle V(1,1) (5 cycles)", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 5, 1, 1, 0},
+        {"vcycle to 1e-10", PGPU_VCYCLE | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 0, 0, 0, 1e-10},
+        {"fmg (one pass)", PGPU_FMG | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 0, 0, 0, 0},
+        {"fmg to 1e-10", PGPU_FMG | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 0, 0, 0, 1e-10},
+        {"cg-mg to 1e-10", PGPU_CG | PGPU_DOUBLE, PGPU_PRECOND_VCYCLE, 0, 0, 0, 1e-10},
     };
     const int nsc = (int)(sizeof scs / sizeof scs[0]);
     double t1w[16] = {0}, t1s[16] = {0};

@@ -16,6 +16,8 @@
  *    rows are every global row, each once, with its weights;
  *  - each slab's interpolation taps, mapped back, are the global taps
  *    (where their weight is not zero), at most one coarse node across;
+ *    FMG's cubic taps too, except between two slab levels where a global
+ *    tap lies further: there another window of four, exact for cubics;
  *  - levels from the first replicated one on are the global levels;
  *  - an odd periodic split axis has no plan (its ring is not nested);
  *  - the paired smoothing's bands: where they are used, and their nodes'
@@ -28,6 +30,7 @@
 #include <cstring>
 
 static int checks = 0, failures = 0;
+static long long shifted = 0; // fine nodes whose cubic window was moved inside the halo
 #define CHECK(cond, ...)                                                                                              \
     do {                                                                                                              \
         ++checks;                                                                                                     \
@@ -142,6 +145,41 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
                     if (Q[q] != 0.0) CHECK(back(P[q]) == Pg[q], "%s: rank %d level %d fine %lld: tap %lld is global %lld, want %lld", name, r, l, (long long)i, (long long)P[q], (long long)back(P[q]), (long long)Pg[q]);
                 }
                 CHECK(t.q0[i] == tg.q0[ig] && t.q1[i] == tg.q1[ig], "%s: rank %d level %d: weights differ", name, r, l);
+                // FMG's cubic taps: within the halo; to a replicated level
+                // the global ones; between slabs the global ones where those
+                // stay within the halo, else another cubic window (the
+                // interpolant of cubics exact at the node's position).
+                bool reach = true, same = true;
+                for (int q = 0; q < 4; ++q) {
+                    const int64_t c4 = t.c4[(size_t)i * 4 + q];
+                    CHECK(c4 >= 0 && c4 <= nc + 1, "%s: rank %d level %d fine %lld: cubic tap %lld outside 0..%lld", name, r, l, (long long)i, (long long)c4, (long long)nc + 1);
+                    if (!tg.coarsened) continue;
+                    const int64_t J = tg.c4[(size_t)ig * 4 + q] - 1; // a global node, or -1 / Nc: a wall
+                    if (slab_c) {
+                        int64_t s = J - ca + 1;
+                        if (per && s < 0) s += Nc;
+                        if (per && s > nc + 1) s -= Nc;
+                        reach = reach && s >= 0 && s <= nc + 1;
+                    }
+                    same = same && back(c4) == tg.c4[(size_t)ig * 4 + q] && t.w4[(size_t)i * 4 + q] == tg.w4[(size_t)ig * 4 + q];
+                }
+                if (!tg.coarsened) continue;
+                if (!slab_c || reach) {
+                    CHECK(same, "%s: rank %d level %d fine %lld: cubic taps are not the global ones", name, r, l, (long long)i);
+                    continue;
+                }
+                ++shifted;
+                const Axis &C = hl[r][l + 1].ax[ax];
+                const double xi = hl[r][l].ax[ax].x[i], hc = hg[l + 1].ax[ax].L / Nc;
+                double mom[4] = {0, 0, 0, 0};
+                for (int q = 0; q < 4; ++q) {
+                    const int64_t c4 = t.c4[(size_t)i * 4 + q];
+                    const double X = c4 == 0 ? C.xlo : c4 == nc + 1 ? C.xhi : C.x[c4 - 1], dx = (X - xi) / hc;
+                    for (int k = 0; k < 4; ++k) mom[k] += t.w4[(size_t)i * 4 + q] * pow(dx, k);
+                }
+                CHECK(fabs(mom[0] - 1) <= 1e-12 && fabs(mom[1]) <= 1e-12 && fabs(mom[2]) <= 1e-12 && fabs(mom[3]) <= 1e-12,
+                      "%s: rank %d level %d fine %lld: cubic moments %g %g %g %g", name, r, l, (long long)i, mom[0] - 1, mom[1],
+                      mom[2], mom[3]);
             }
             // Rows: this rank's coarse nodes with their global children.
             const int64_t rows = (int64_t)t.rcnt.size(), first = slab_c ? ca : 0;
@@ -256,6 +294,7 @@ int main()
                    hl[dd.levels].ax[1].n, hl[dd.levels].ax[2].n);
         }
     }
-    printf("dist_plan: %d of %d cases planned; %d checks, %d failed\n", planned, cases, checks, failures);
+    printf("dist_plan: %d of %d cases planned (%lld cubic windows moved); %d checks, %d failed\n", planned, cases,
+           shifted, checks, failures);
     return failures ? 1 : 0;
 }
