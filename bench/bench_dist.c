@@ -24,6 +24,11 @@
  *
  *   bench_dist [--n N] [--reps R] [--only TEXT]   (N = 512, R = 5; TEXT:
  *              only the scenarios whose name contains it)
+ *   bench_dist --largest N [--reps R]
+ *              one float FMG pass (the default solve) of N^3 on 1 .. all
+ *              GPUs where it fits: u = sin(pi x) sin(pi y) sin(pi z) on the
+ *              unit cube, f = 3 pi^2 u, Dirichlet 0; the time and the max
+ *              error against u (discretisation and float rounding)
  *
  * Exit status: 0 done, 77 no device or a build without NCCL, 1 a failure.
  */
@@ -189,6 +194,164 @@ static double run(const scenario *sc, int p, int64_t n, int64_t nz, ncclComm_t *
     return worst[reps / 2];
 }
 
+/* --largest: one rank's part. */
+typedef struct big_job {
+    int rank, ranks;
+    int64_t n;
+    ncclComm_t comm;
+    pthread_barrier_t *bar;
+    float ms[16];
+    double err, umax, gb; /* max error, max u, GB held on the GPU (u, f, the handle) */
+    pgpu_status st;
+    char msg[600];
+} big_job;
+
+static void *big_main(void *arg)
+{
+    big_job *j = (big_job *)arg;
+    const double pi = 3.14159265358979323846;
+    j->err = j->umax = NAN;
+    CK(cudaSetDevice(j->rank));
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    pgpu_config c = pgpu_config_default(j->n, j->n, j->n); /* unit cube, Dirichlet, FMG */
+    c.flags = PGPU_FMG | PGPU_FLOAT;
+    c.stream = (struct CUstream_st *)st;
+    pgpu_solver *s = NULL;
+    float *du = NULL, *df = NULL, *h = NULL;
+    j->st = pgpu_create_distributed(&c, j->comm, &s);
+    if (j->st != PGPU_SUCCESS) snprintf(j->msg, sizeof j->msg, "create: %s", pgpu_last_error(NULL));
+    pgpu_box b;
+    pgpu_config lc;
+    size_t elems = 0;
+    if (j->st == PGPU_SUCCESS) {
+        pgpu_get_box(s, &b);
+        pgpu_get_config(s, &lc);
+        elems = (size_t)lc.stride_z * (size_t)(b.n[2] + 2);
+        j->gb = (2.0 * elems * sizeof(float) + (double)pgpu_workspace_bytes(s)) * 1e-9;
+        if (cudaMalloc((void **)&du, elems * sizeof(float)) != cudaSuccess ||
+            cudaMalloc((void **)&df, elems * sizeof(float)) != cudaSuccess ||
+            !(h = (float *)malloc(elems * sizeof(float)))) {
+            j->st = PGPU_ERROR_OUT_OF_MEMORY;
+            snprintf(j->msg, sizeof j->msg, "u and f (%.1f GB each) do not fit beside the handle's %.1f GB",
+                     elems * 4e-9, pgpu_workspace_bytes(s) * 1e-9);
+        }
+    }
+    /* every rank learns whether all could start (an all-reduction of the verdicts) */
+    int *dv = NULL, ok = j->st == PGPU_SUCCESS ? 0 : 1;
+    CK(cudaMalloc((void **)&dv, sizeof(int)));
+    CK(cudaMemcpy(dv, &ok, sizeof(int), cudaMemcpyHostToDevice));
+    CKN(ncclAllReduce(dv, dv, 1, ncclInt, ncclMax, j->comm, st));
+    CK(cudaStreamSynchronize(st));
+    CK(cudaMemcpy(&ok, dv, sizeof(int), cudaMemcpyDeviceToHost));
+    cudaFree(dv);
+    if (ok == 0) {
+        const double hh = 1.0 / (double)(j->n + 1);
+        double *sx = (double *)malloc((b.n[0] + 2) * sizeof(double)), *sy = (double *)malloc((b.n[1] + 2) * sizeof(double));
+        for (int64_t i = 0; i < b.n[0] + 2; ++i) sx[i] = sin(pi * (double)(b.lo[0] + i) * hh);
+        for (int64_t i = 0; i < b.n[1] + 2; ++i) sy[i] = sin(pi * (double)(b.lo[1] + i) * hh);
+        memset(h, 0, elems * sizeof(float));
+        for (int64_t k = 1; k <= b.n[2]; ++k) {
+            const double sz = 3 * pi * pi * sin(pi * (double)(b.lo[2] + k) * hh);
+            for (int64_t jj = 1; jj <= b.n[1]; ++jj) {
+                float *row = h + (size_t)k * lc.stride_z + (size_t)jj * lc.stride_y;
+                for (int64_t i = 1; i <= b.n[0]; ++i) row[i] = (float)(sz * sy[jj] * sx[i]);
+            }
+        }
+        CK(cudaMemcpy(df, h, elems * sizeof(float), cudaMemcpyHostToDevice));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        pgpu_report rep;
+        for (int r = -1; r < reps && j->st == PGPU_SUCCESS; ++r) {
+            CK(cudaMemsetAsync(du, 0, elems * sizeof(float), st)); /* boundary values 0 */
+            CK(cudaStreamSynchronize(st));
+            pthread_barrier_wait(j->bar);
+            CK(cudaEventRecord(e0, st));
+            j->st = pgpu_solve(s, du, df, &rep);
+            CK(cudaEventRecord(e1, st));
+            CK(cudaEventSynchronize(e1));
+            if (j->st != PGPU_SUCCESS) snprintf(j->msg, sizeof j->msg, "solve: %s", pgpu_last_error(s));
+            if (r >= 0) CK(cudaEventElapsedTime(&j->ms[r], e0, e1));
+        }
+        if (j->st == PGPU_SUCCESS) {
+            CK(cudaMemcpy(h, du, elems * sizeof(float), cudaMemcpyDeviceToHost));
+            double e = 0, m = 0;
+            for (int64_t k = 1; k <= b.n[2]; ++k) {
+                const double sz = sin(pi * (double)(b.lo[2] + k) * hh);
+                for (int64_t jj = 1; jj <= b.n[1]; ++jj) {
+                    const float *row = h + (size_t)k * lc.stride_z + (size_t)jj * lc.stride_y;
+                    for (int64_t i = 1; i <= b.n[0]; ++i) {
+                        const double x = sz * sy[jj] * sx[i], d = fabs((double)row[i] - x);
+                        if (!(d <= e)) e = d; /* (NaN sticks) */
+                        if (x > m) m = x;
+                    }
+                }
+            }
+            j->err = e;
+            j->umax = m;
+        }
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        free(sx);
+        free(sy);
+    }
+    free(h);
+    cudaFree(du);
+    cudaFree(df);
+    pgpu_destroy(s);
+    cudaStreamDestroy(st);
+    return NULL;
+}
+
+/* --largest: N^3 float FMG on 1 .. ndev GPUs. */
+static void largest(int64_t n, int ndev)
+{
+    printf("\n| GPUs | global grid | float FMG pass ms | max error | of max u | GB per GPU (u, f, handle; the most) |\n"
+           "|---|---|---|---|---|---|\n");
+    for (int p = 1; p <= ndev; ++p) {
+        ncclComm_t comms[MAX_GPUS];
+        int devs[MAX_GPUS];
+        for (int r = 0; r < p; ++r) devs[r] = r;
+        CKN(ncclCommInitAll(comms, p, devs));
+        big_job jobs[MAX_GPUS];
+        pthread_t th[MAX_GPUS];
+        pthread_barrier_t bar;
+        pthread_barrier_init(&bar, NULL, (unsigned)p);
+        memset(jobs, 0, sizeof jobs);
+        for (int r = 0; r < p; ++r) {
+            jobs[r] = (big_job){.rank = r, .ranks = p, .n = n, .comm = comms[r], .bar = &bar};
+            pthread_create(&th[r], NULL, big_main, &jobs[r]);
+        }
+        for (int r = 0; r < p; ++r) pthread_join(th[r], NULL);
+        pthread_barrier_destroy(&bar);
+        for (int r = 0; r < p; ++r) ncclCommDestroy(comms[r]);
+        int failed = -1;
+        for (int r = 0; r < p && failed < 0; ++r)
+            if (jobs[r].st != PGPU_SUCCESS) failed = r;
+        if (failed >= 0) {
+            printf("| %d | %lld^3 | not run: rank %d: %s | | | |\n", p, (long long)n, failed, jobs[failed].msg);
+            fflush(stdout);
+            continue;
+        }
+        float worst[16];
+        double err = 0, umax = 0, gb = 0;
+        for (int k = 0; k < reps; ++k) {
+            worst[k] = 0;
+            for (int r = 0; r < p; ++r)
+                if (jobs[r].ms[k] > worst[k]) worst[k] = jobs[r].ms[k];
+        }
+        for (int r = 0; r < p; ++r) {
+            if (!(jobs[r].err <= err)) err = jobs[r].err;
+            if (jobs[r].umax > umax) umax = jobs[r].umax;
+            if (jobs[r].gb > gb) gb = jobs[r].gb;
+        }
+        qsort(worst, (size_t)reps, sizeof(float), cmp_float);
+        printf("| %d | %lld^3 | %.1f | %.2e | %.2e | %.1f |\n", p, (long long)n, worst[reps / 2], err, err / umax, gb);
+        fflush(stdout);
+    }
+}
+
 /* GB/s of one plane each way between GPU 0 and 1 (bytes sent by both). */
 static double halo_bandwidth(ncclComm_t *comms, int64_t n)
 {
@@ -239,12 +402,14 @@ int main(int argc, char **argv)
 {
     int64_t n = 512;
     const char *only = NULL;
+    int64_t big = 0;
     for (int a = 1; a < argc; ++a) {
         if (!strcmp(argv[a], "--n") && a + 1 < argc) n = atoll(argv[++a]);
         else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
+        else if (!strcmp(argv[a], "--largest") && a + 1 < argc) big = atoll(argv[++a]);
         else {
-            fprintf(stderr, "usage: bench_dist [--n N] [--reps R] [--only TEXT]\n");
+            fprintf(stderr, "usage: bench_dist [--n N] [--reps R] [--only TEXT] | --largest N [--reps R]\n");
             return 2;
         }
     }
@@ -262,6 +427,11 @@ int main(int argc, char **argv)
     if (ndev > MAX_GPUS) ndev = MAX_GPUS;
     struct cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
+    if (big > 0) {
+        printf("bench_dist: %d x %s, the largest grid: %lld^3, %d repeats\n", ndev, prop.name, (long long)big, reps);
+        largest(big, ndev);
+        return 0;
+    }
     printf("bench_dist: %d x %s, n = %lld, %d repeats, double, Dirichlet, rough f\n", ndev, prop.name, (long long)n,
            reps);
     const scenario scs[] = {
