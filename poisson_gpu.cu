@@ -3470,12 +3470,20 @@ template <class T> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
 // ---- regions ----
 __device__ __forceinline__ uint32_t uf_find(uint32_t *lab, uint32_t x)
 {
-    uint32_t y = ((volatile uint32_t *)lab)[x] & LAB_INDEX;
-    while (y != x) {
-        x = y;
-        y = ((volatile uint32_t *)lab)[x] & LAB_INDEX;
+    // With path halving (each visited point to its grandparent, as ECL-CC
+    // does): parents only decrease and any ancestor lies in the point's set,
+    // so a concurrent link is never lost (the linking thread goes on from
+    // the old parent).  Labels carry no flag bits while linking.
+    volatile uint32_t *v = lab;
+    uint32_t curr = v[x] & LAB_INDEX;
+    if (curr == x) return x;
+    uint32_t prev = x, next;
+    while (curr > (next = v[curr] & LAB_INDEX)) {
+        v[prev] = next;
+        prev = curr;
+        curr = next;
     }
-    return x;
+    return curr;
 }
 __device__ __forceinline__ void uf_union(uint32_t *lab, uint32_t a, uint32_t b)
 {
@@ -3549,7 +3557,8 @@ __global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, ui
                 int ii, jj, kk;
                 touch = touch || (g.mk[point_of(g, o, ii, jj, kk)] & CELL_BITS) == PGPU_CELL_DIRICHLET;
             }
-            if (touch) atomicOr(lab + (lab[q] & LAB_INDEX), LAB_SINGULAR);
+            const uint32_t root = lab[q] & LAB_INDEX;
+            if (touch && !(((volatile uint32_t *)lab)[root] & LAB_SINGULAR)) atomicOr(lab + root, LAB_SINGULAR);
         } else if (stage == 4) {
             const uint32_t v = lab[q];
             if ((v & LAB_INDEX) != q) continue; // not a root
