@@ -8145,7 +8145,7 @@ static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int it
 }
 
 // Each rank's own planes of a replicated level's f, broadcast to all;
-// frame: the first rank's and the last one's ghost planes too.
+// frame: the ghost planes too (from the owners of the first and last node).
 template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T *f, bool frame)
 {
     Dist *d = env.dist;
@@ -8154,8 +8154,11 @@ template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T 
     const int64_t stride = d->axis == 2 ? g.sz : g.sy;
     const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
     ncclResult_t r = ncclGroupStart();
+    const int64_t N = d->axis == 2 ? g.nz : g.ny;
     for (int q = 0; q < d->ranks && r == ncclSuccess; ++q) {
-        const int64_t a = d->own_a[q] + 1 - (frame && q == 0), b = d->own_b[q] + 1 + (frame && q == d->ranks - 1);
+        if (d->own_b[q] <= d->own_a[q]) continue; // (a rank may own no node of the level)
+        const int64_t a = d->own_a[q] + 1 - (frame && d->own_a[q] == 0);
+        const int64_t b = d->own_b[q] + 1 + (frame && d->own_b[q] == N);
         T *at = f + a * stride; // storage planes a .. b - 1
         const size_t count = (size_t)((b - a) * stride);
         if (count) r = ncclBroadcast(at, at, count, ty, q, d->comm, env.st);
@@ -8325,7 +8328,13 @@ static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
         const HostLevel &C = hg[l + 1];
         const double npts = (double)C.ax[0].n * C.ax[1].n * C.ax[2].n;
         bool slab = l + 2 < nl && npts >= DIST_REPLICATE_AT; // the coarsest level is replicated
-        for (int r = 0; r < R && slab; ++r) slab = b1[r] - a1[r] >= 2;
+        // Two nodes per rank; three on an end rank at a wall that is not
+        // Dirichlet (FMG's cubic taps there: its nodes and one ghost plane).
+        for (int r = 0; r < R && slab; ++r) {
+            const bool wall = !per && ((r == 0 && c.bc[2 * ax] != PGPU_BC_DIRICHLET) ||
+                                       (r == R - 1 && c.bc[2 * ax + 1] != PGPU_BC_DIRICHLET));
+            slab = b1[r] - a1[r] >= (wall ? 3 : 2);
+        }
         slab = slab && reachable(l, a1, b1, true);
         A.push_back(a1);
         B.push_back(b1);
@@ -8694,6 +8703,9 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             PGPU_FORWARD(env.mem.alloc(err, &d.bandbuf, (size_t)(6 * DIST_BAND_L * d.band_sz) * sizeof(T),
                                        "the smoothing bands"));
     }
+    // (>>dist) level 0's points are the global problem's from here on (means,
+    // norms, and the cycle's choice of its dense level: alike on every rank).
+    if (env.dist) h.lv[0].npts = (double)env.dist->global.nx * env.dist->global.ny * env.dist->global.nz;
     if (uses_multigrid(c) && !mixed) PGPU_FORWARD(mg.init(env, h, c, &red));
     if (kmg) mg.post_flip = 1; // a symmetric cycle
     if (in && uses_multigrid(c)) PGPU_FORWARD(in->mg.init(env, in->h, c, &red));
@@ -8720,7 +8732,6 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
         for (int fc = 0; fc < nfaces; ++fc)
             if (gc.bc[fc] == PGPU_BC_DIRICHLET) singular = false;
         h.singular = h.singular_box = singular;
-        h.lv[0].npts = (double)gc.nx * gc.ny * gc.nz;
     }
     PGPU_CUDA_SETUP(env, cudaDeviceSynchronize());
     return PGPU_SUCCESS;

@@ -98,6 +98,7 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
                 for (int q = 1; q < R; ++q)
                     CHECK(d[q].own_a[r] == d[0].own_a[r] && d[q].own_b[r] == d[0].own_b[r], "%s: own ranges differ", name);
             }
+            if (l == nd && n == 0) continue; // a rank may own no node of the first replicated level
             CHECK(a == next, "%s: level %d rank %d starts at %lld, expected %lld", name, l, r, (long long)a, (long long)next);
             if (l < nd) CHECK(n >= 2, "%s: level %d rank %d holds %lld nodes", name, l, r, (long long)n);
             next = a + n;
@@ -164,11 +165,11 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
                     same = same && back(c4) == tg.c4[(size_t)ig * 4 + q] && t.w4[(size_t)i * 4 + q] == tg.w4[(size_t)ig * 4 + q];
                 }
                 if (!tg.coarsened) continue;
-                if (!slab_c || reach) {
+                if (!slab_c || (reach && !per)) { // (periodic: the global window may take a node's other image)
                     CHECK(same, "%s: rank %d level %d fine %lld: cubic taps are not the global ones", name, r, l, (long long)i);
                     continue;
                 }
-                ++shifted;
+                if (!reach) ++shifted;
                 const Axis &C = hl[r][l + 1].ax[ax];
                 const double xi = hl[r][l].ax[ax].x[i], hc = hg[l + 1].ax[ax].L / Nc;
                 double mom[4] = {0, 0, 0, 0};
@@ -275,6 +276,27 @@ int main()
                 planned += plan_case(c, R, name, ring ? -1 : 1);
                 ++cases;
             }
+    // Slab levels of two or three nodes per rank next to walls of each type
+    // (FMG's cubic taps there), a periodic pair of ranks with four coarse nodes.
+    {
+        const char *thin[] = {"DDDDNN", "DDDDDN", "DDDDND", "DDDDDD", "DDDDPP"};
+        for (const char *bc : thin)
+            for (int64_t nz : {8, 9, 10, 12, 14})
+                for (int R = 2; R <= 3; ++R) {
+                    if (nz < 2 * R) continue;
+                    pgpu_config c = make(512, 512, nz, bc, 1.0);
+                    c.hx = c.hy = c.hz = 1.0 / 513;
+                    char name[128];
+                    snprintf(name, sizeof name, "%s 512x512x%lld over %d", bc, (long long)nz, R);
+                    const bool ring = bc[4] == 'P' && nz % 2 == 1;
+                    planned += plan_case(c, R, name, ring ? -1 : 1);
+                    ++cases;
+                }
+        pgpu_config c2 = make(70000, 8, 1, "DDNNxx", 1.0);
+        c2.hx = c2.hy = 1.0 / 70001;
+        planned += plan_case(c2, 2, "2D DDNN 70000x8 over 2", 1);
+        ++cases;
+    }
     // The 512^3-per-GPU grids of the bench: slabs down to a small level.
     for (int R = 2; R <= 8; R *= 2) {
         pgpu_config c = make(512, 512, 512 * R, "DDDDDD", 1.0);
