@@ -89,6 +89,37 @@ typedef struct rank_job {
     char msg[600];
 } rank_job;
 
+/* One warm-up and `reps` timed solves, the ranks starting each together (a
+ * barrier), u zeroed before each (interior and boundary data: `bytes`); the
+ * CUDA-event times into ms, the report of the last; the first failure's
+ * status and message (every rank runs every repeat, so none is left
+ * waiting at the barrier). */
+static pgpu_status timed_solves(pgpu_solver *s, void *du, const void *df, size_t bytes, cudaStream_t st,
+                                pthread_barrier_t *bar, float *ms, pgpu_report *rep, char *msg, size_t cap)
+{
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    pgpu_status status = PGPU_SUCCESS;
+    for (int r = -1; r < reps; ++r) {
+        CK(cudaMemsetAsync(du, 0, bytes, st));
+        CK(cudaStreamSynchronize(st));
+        pthread_barrier_wait(bar);
+        CK(cudaEventRecord(e0, st));
+        const pgpu_status one = pgpu_solve(s, du, df, rep);
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        if (one != PGPU_SUCCESS && status == PGPU_SUCCESS) {
+            status = one;
+            snprintf(msg, cap, "%s", pgpu_last_error(s));
+        }
+        if (r >= 0) CK(cudaEventElapsedTime(&ms[r], e0, e1));
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return status;
+}
+
 static uint64_t lcg(uint64_t *s)
 {
     *s = *s * 6364136223846793005ull + 1442695040888963407ull;
@@ -122,28 +153,14 @@ static void *rank_main(void *arg)
     CK(cudaMalloc((void **)&df, elems * sizeof(double)));
     CK(cudaMemcpy(df, h, elems * sizeof(double), cudaMemcpyHostToDevice));
     free(h);
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
     pgpu_report rep;
-    for (int r = -1; r < reps; ++r) {
-        CK(cudaMemsetAsync(du, 0, elems * sizeof(double), st)); /* u = 0, ghosts (Dirichlet data) 0 */
-        CK(cudaStreamSynchronize(st));
-        pthread_barrier_wait(j->bar);
-        CK(cudaEventRecord(e0, st));
-        j->st = pgpu_solve(s, du, df, &rep);
-        CK(cudaEventRecord(e1, st));
-        CK(cudaEventSynchronize(e1));
-        if (j->st != PGPU_SUCCESS) snprintf(j->msg, sizeof j->msg, "%s", pgpu_last_error(s));
-        if (r >= 0) CK(cudaEventElapsedTime(&j->ms[r], e0, e1));
-    }
+    memset(&rep, 0, sizeof rep);
+    j->st = timed_solves(s, du, df, elems * sizeof(double), st, j->bar, j->ms, &rep, j->msg, sizeof j->msg);
     j->iterations = rep.iterations;
     j->relres = rep.relative_residual;
     pgpu_destroy(s);
     cudaFree(du);
     cudaFree(df);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
     cudaStreamDestroy(st);
     return NULL;
 }
@@ -154,12 +171,32 @@ static int cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* fn on p threads, one per job (jobs: p structs of `size` bytes), joined. */
+static void on_threads(void *(*fn)(void *), void *jobs, size_t size, int p)
+{
+    pthread_t th[MAX_GPUS];
+    for (int r = 0; r < p; ++r) pthread_create(&th[r], NULL, fn, (char *)jobs + (size_t)r * size);
+    for (int r = 0; r < p; ++r) pthread_join(th[r], NULL);
+}
+
+/* The median over repeats of the slowest rank's time (ms[r]: rank r's). */
+static double slowest_median(const float *const *ms, int p)
+{
+    float worst[16];
+    for (int k = 0; k < reps; ++k) {
+        worst[k] = 0;
+        for (int r = 0; r < p; ++r)
+            if (ms[r][k] > worst[k]) worst[k] = ms[r][k];
+    }
+    qsort(worst, (size_t)reps, sizeof(float), cmp_float);
+    return worst[reps / 2];
+}
+
 /* The median over repeats of the slowest rank; its iterations. */
 static double run(const scenario *sc, int p, int64_t n, int64_t nz, ncclComm_t *comms, int *its, double *relres,
                   char *msg)
 {
     rank_job jobs[MAX_GPUS];
-    pthread_t th[MAX_GPUS];
     pthread_barrier_t bar;
     pthread_barrier_init(&bar, NULL, (unsigned)p);
     memset(jobs, 0, sizeof jobs);
@@ -173,25 +210,19 @@ static double run(const scenario *sc, int p, int64_t n, int64_t nz, ncclComm_t *
         if (sc->fixed) c.max_iterations = sc->fixed;
         else c.tolerance = sc->tol;
         jobs[r] = (rank_job){.rank = r, .ranks = p, .comm = comms[r], .cfg = c, .bar = &bar};
-        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
     }
-    for (int r = 0; r < p; ++r) pthread_join(th[r], NULL);
+    on_threads(rank_main, jobs, sizeof jobs[0], p);
     pthread_barrier_destroy(&bar);
     for (int r = 0; r < p; ++r)
         if (jobs[r].st != PGPU_SUCCESS) {
             snprintf(msg, 800, "rank %d: %s: %s", r, pgpu_status_string(jobs[r].st), jobs[r].msg);
             return NAN;
         }
-    float worst[16];
-    for (int k = 0; k < reps; ++k) {
-        worst[k] = 0;
-        for (int r = 0; r < p; ++r)
-            if (jobs[r].ms[k] > worst[k]) worst[k] = jobs[r].ms[k];
-    }
-    qsort(worst, (size_t)reps, sizeof(float), cmp_float);
+    const float *ms[MAX_GPUS];
+    for (int r = 0; r < p; ++r) ms[r] = jobs[r].ms;
     *its = jobs[0].iterations;
     *relres = jobs[0].relres;
-    return worst[reps / 2];
+    return slowest_median(ms, p);
 }
 
 /* --largest: one rank's part. */
@@ -259,21 +290,8 @@ static void *big_main(void *arg)
             }
         }
         CK(cudaMemcpy(df, h, elems * sizeof(float), cudaMemcpyHostToDevice));
-        cudaEvent_t e0, e1;
-        CK(cudaEventCreate(&e0));
-        CK(cudaEventCreate(&e1));
         pgpu_report rep;
-        for (int r = -1; r < reps && j->st == PGPU_SUCCESS; ++r) {
-            CK(cudaMemsetAsync(du, 0, elems * sizeof(float), st)); /* boundary values 0 */
-            CK(cudaStreamSynchronize(st));
-            pthread_barrier_wait(j->bar);
-            CK(cudaEventRecord(e0, st));
-            j->st = pgpu_solve(s, du, df, &rep);
-            CK(cudaEventRecord(e1, st));
-            CK(cudaEventSynchronize(e1));
-            if (j->st != PGPU_SUCCESS) snprintf(j->msg, sizeof j->msg, "solve: %s", pgpu_last_error(s));
-            if (r >= 0) CK(cudaEventElapsedTime(&j->ms[r], e0, e1));
-        }
+        j->st = timed_solves(s, du, df, elems * sizeof(float), st, j->bar, j->ms, &rep, j->msg, sizeof j->msg);
         if (j->st == PGPU_SUCCESS) {
             CK(cudaMemcpy(h, du, elems * sizeof(float), cudaMemcpyDeviceToHost));
             double e = 0, m = 0;
@@ -291,8 +309,6 @@ static void *big_main(void *arg)
             j->err = e;
             j->umax = m;
         }
-        cudaEventDestroy(e0);
-        cudaEventDestroy(e1);
         free(sx);
         free(sy);
     }
@@ -315,15 +331,11 @@ static void largest(int64_t n, int ndev)
         for (int r = 0; r < p; ++r) devs[r] = r;
         CKN(ncclCommInitAll(comms, p, devs));
         big_job jobs[MAX_GPUS];
-        pthread_t th[MAX_GPUS];
         pthread_barrier_t bar;
         pthread_barrier_init(&bar, NULL, (unsigned)p);
         memset(jobs, 0, sizeof jobs);
-        for (int r = 0; r < p; ++r) {
-            jobs[r] = (big_job){.rank = r, .ranks = p, .n = n, .comm = comms[r], .bar = &bar};
-            pthread_create(&th[r], NULL, big_main, &jobs[r]);
-        }
-        for (int r = 0; r < p; ++r) pthread_join(th[r], NULL);
+        for (int r = 0; r < p; ++r) jobs[r] = (big_job){.rank = r, .ranks = p, .n = n, .comm = comms[r], .bar = &bar};
+        on_threads(big_main, jobs, sizeof jobs[0], p);
         pthread_barrier_destroy(&bar);
         for (int r = 0; r < p; ++r) ncclCommDestroy(comms[r]);
         int failed = -1;
@@ -334,20 +346,16 @@ static void largest(int64_t n, int ndev)
             fflush(stdout);
             continue;
         }
-        float worst[16];
         double err = 0, umax = 0, gb = 0;
-        for (int k = 0; k < reps; ++k) {
-            worst[k] = 0;
-            for (int r = 0; r < p; ++r)
-                if (jobs[r].ms[k] > worst[k]) worst[k] = jobs[r].ms[k];
-        }
+        const float *ms[MAX_GPUS];
         for (int r = 0; r < p; ++r) {
+            ms[r] = jobs[r].ms;
             if (!(jobs[r].err <= err)) err = jobs[r].err;
             if (jobs[r].umax > umax) umax = jobs[r].umax;
             if (jobs[r].gb > gb) gb = jobs[r].gb;
         }
-        qsort(worst, (size_t)reps, sizeof(float), cmp_float);
-        printf("| %d | %lld^3 | %.1f | %.2e | %.2e | %.1f |\n", p, (long long)n, worst[reps / 2], err, err / umax, gb);
+        printf("| %d | %lld^3 | %.1f | %.2e | %.2e | %.1f |\n", p, (long long)n, slowest_median(ms, p), err, err / umax,
+               gb);
         fflush(stdout);
     }
 }
