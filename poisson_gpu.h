@@ -49,22 +49,22 @@
  * ============================================================================
  *
  *  your problem                           method (flags)       cost at 512^3, H100, float / double
- *  one accurate solve, any boundaries,    PGPU_FMG (default)   7.41 / 11.46 ms with PGPU_FIXED,
- *  masks: the default                     one pass, below the  8.72 / 13.37 ms default path
+ *  one accurate solve, any boundaries,    PGPU_FMG (default)   7.50 / 11.71 ms with PGPU_FIXED,
+ *  masks: the default                     one pass, below the  9.35 / 14.24 ms default path
  *                                         discretisation error (input scan and report)
- *  a good initial guess (time stepping),  PGPU_VCYCLE          4.44 / 7.28 ms per V(2,1) cycle,
+ *  a good initial guess (time stepping),  PGPU_VCYCLE          4.44 / 7.42 ms per V(2,1) cycle,
  *  or a residual tolerance to meet                             residual x 0.027 / 0.041 per cycle;
- *                                                              to 1e-10: 87.2 ms (double, 10
- *                                                              cycles), 49.6 ms with PGPU_MIXED
- *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 9.05 / 18.1 ms,
- *  FFT serves (below), no mask                                 all-periodic 2.91 / 5.54 ms;
- *                                                              2D 511^2 in a CUDA graph: 56.8 us
+ *                                                              to 1e-10: 90.4 ms (double, 10
+ *                                                              cycles), 50.6 ms with PGPU_MIXED
+ *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 9.04 / 18.0 ms,
+ *  FFT serves (below), no mask                                 all-periodic 2.91 / 5.53 ms;
+ *                                                              2D 511^2 in a CUDA graph: 59.6 us
  *                                                              (double)
- *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.621 / 1.13 ms (86% / 94%
+ *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.674 / 1.17 ms (80% / 92%
  *                                         PGPU_RBGS (SOR:      of copy bandwidth), a red-black
- *                                         omega > 1)           iteration 0.496 / 0.989 ms; the
+ *                                         omega > 1)           iteration 0.495 / 0.992 ms; the
  *                                                              count grows with n^2: small grids
- *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3004 GB/s,
+ *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3007 GB/s,
  *  README.md's performance table.)  Masks and beta: VCYCLE and FMG take
  *  them, a cycle costing 4-5 times a box cycle (MASKS below).
  *
@@ -314,10 +314,13 @@
  *    in the reverse colour order) is a much weaker preconditioner (9
  *    iterations to 1e-10 at 512^3 against 7).  Pipelined CG, whose
  *    recurrences need a symmetric preconditioner, takes the symmetric
- *    cycle.  7 iterations to 1e-10 on the box at 512^3 (tested bound from
- *    64^3 to 256^3: 12).  The robust choice
- *    for beta jumps and masks: it converges where V-cycles alone diverge
- *    (1000:1 two-phase flow, jumps next to Neumann faces).
+ *    cycle.  CG's first application (one GPU) is an FMG pass instead of a
+ *    cycle: about 1.4 cycles' cost for one to three iterations fewer.
+ *    6 iterations to 1e-10 on the box at 512^3 with a rough right-hand
+ *    side, 2 to 1e-6 with a smooth one (tested bound from 64^3 to 256^3:
+ *    12).  The robust choice for beta jumps and masks: it converges where
+ *    V-cycles alone diverge (1000:1 two-phase flow, jumps next to Neumann
+ *    faces).
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
  *    without mask or beta (the faces the FFT serves; else
  *    PGPU_ERROR_UNSUPPORTED at create).  The exact inverse on the empty
@@ -355,14 +358,14 @@
  *  - PGPU_MIXED: double vectors (u, f and the Krylov vectors), a float
  *    preconditioner (the input rounded to float, one float cycle or FFT,
  *    the result added back in double): double's accuracy, MG-preconditioned
- *    CG at 512^3 to 1e-10 in 138 ms against 155 ms in double.  With
+ *    CG at 512^3 to 1e-10 in 102 ms against 116 ms in double.  With
  *    PGPU_PRECOND_VCYCLE or PGPU_PRECOND_FFT (else UNSUPPORTED); no masks;
  *    not pipelined (UNSUPPORTED: a preconditioner that rounds is not the
  *    same symmetric operator every iteration; classic CG takes flexible
  *    coefficients for it).
  *  - When to take which: the box without mask or beta: FMG (with a
  *    tolerance: FMG then V-cycles) is faster (at 512^3 in double to 1e-10:
- *    66 ms against 155 ms for MG-preconditioned CG and 50 ms for CG with
+ *    67 ms against 116 ms for MG-preconditioned CG and 50 ms for CG with
  *    the FFT preconditioner, where the FFT serves the faces); beta jumps,
  *    masks where V-cycles are slow or diverge: CG (or BiCGStab) with the
  *    multigrid preconditioner.
@@ -461,7 +464,8 @@
  *    1000:1 two-phase flow at 256^3 and where a staircase of solid cells
  *    covers a Dirichlet face, and may stall (PGPU_ERROR_NOT_CONVERGED) on
  *    singular pockets with a varying beta; CG with the multigrid
- *    preconditioner converges on all of them (11-17 iterations).  A
+ *    preconditioner converges on all of them (16 iterations on 1000:1
+ *    two-phase flow at 256^3).  A
  *    general cycle costs 4-5 times a box cycle (measured at 512^3).
  *  - Grids with a mask hold at most 2^31 - 1 interior points; a mask with
  *    more singular regions than an eighth of the points is refused
