@@ -69,6 +69,11 @@ constexpr int64_t SMALL_GRID_PTS = 1 << 17;
 // threads, each issuing all loads of its piece at once, keep more requests
 // in flight than long walks with a look-ahead window.
 constexpr int WALK_THREADS = 256;
+// Walks that end in a block reduction (norms, Krylov sums) take pieces of
+// up to REDUCE_WALK_PIECES groups where REDUCE_WALK_BLOCKS blocks per SM
+// remain: at 512^3 in double a two-plane piece per thread made the
+// reduction tails most of CG's q = A p (1.72 ms for two array passes).
+constexpr int REDUCE_WALK_PIECES = 4, REDUCE_WALK_BLOCKS = 32;
 constexpr int FINAL_THREADS = 1024; // the one block that adds the block partials
 constexpr size_t FOLD_AT = 8 * FINAL_THREADS, FOLD_BLOCKS = 128; // more partials are folded first
 
@@ -491,6 +496,20 @@ static ColLaunch walk_launch(int nx, int ny, int nz, bool is3d, int group)
 }
 
 static size_t blocks_of(const ColLaunch &L) { return (size_t)L.grid.x * L.grid.y * L.grid.z; }
+
+// A walk launch for kernels that end in a block reduction (norms, Krylov
+// sums): pieces of up to REDUCE_WALK_PIECES groups, as long as that leaves
+// REDUCE_WALK_BLOCKS blocks per SM, so that the reductions are fewer where
+// the grid is large and the parallelism stays where it is small.
+static ColLaunch reduce_walk_launch(int nx, int ny, int nz, bool is3d, int group, int sms)
+{
+    ColLaunch L = walk_launch(nx, ny, nz, is3d, group);
+    for (int m = REDUCE_WALK_PIECES; m > 1; m /= 2) {
+        const ColLaunch W = walk_launch(nx, ny, nz, is3d, group * m);
+        if (blocks_of(W) >= (size_t)REDUCE_WALK_BLOCKS * sms) return W;
+    }
+    return L;
+}
 
 // Blocks of 256 threads for a grid-stride loop over `total` items.
 static unsigned grid_for(int64_t total, int sms)
@@ -3708,6 +3727,7 @@ template <class T> struct Level {
     int64_t elems = 0;        // array length, ghosts included
     double npts = 0;
     ColLaunch col{}, walk{};  // column and walk launches over the level
+    ColLaunch rwalk{};        // ... for walks that reduce (reduce_walk_launch)
     SmoothPlan sm{};
     Transfer<T> down{};       // to the next coarser level (unused on the coarsest)
     T *iter() const { return cur ? t : u; }
@@ -3872,13 +3892,13 @@ template <class T> class Hierarchy {
     pgpu_status norm(Env &env, Reducer &red, double &rn, double &rmax)
     {
         const Level<T> &L = lv[0];
-        return residual_norm(env, red, L.g, L.walk, (const T *)L.iter(), (const T *)L.f, L.shift, rn, rmax);
+        return residual_norm(env, red, L.g, L.rwalk, (const T *)L.iter(), (const T *)L.f, L.shift, rn, rmax);
     }
     // ... its launches alone (into the reducer's slot RES_NORM).
     pgpu_status norm_launch(Env &env, Reducer &red)
     {
         const Level<T> &L = lv[0];
-        return residual_norm_launch(env, red, L.g, L.walk, (const T *)L.iter(), (const T *)L.f, L.shift);
+        return residual_norm_launch(env, red, L.g, L.rwalk, (const T *)L.iter(), (const T *)L.f, L.shift);
     }
 };
 
@@ -4061,6 +4081,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         }
         L.col = col_launch(g.nx, g.ny, g.nz, is3d, COL_BX, COL_BY, COL_BX, COL_BY, env.sms);
         L.walk = walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::walk_group);
+        L.rwalk = reduce_walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::walk_group, env.sms);
         L.sm = smooth_plan(g, L.npts, env.sms);
         // (>>dist) a slab pairs red-black iterations only with band fix-ups
         if (plan && l < dist_levels) L.sm.paired = L.sm.paired && env.dist->band[l];
@@ -7411,7 +7432,7 @@ pgpu_status Krylov<T>::init(Env &e, Hierarchy<T> &hh, Multigrid<T> *m, FftSolver
     vec.assign(nv, nullptr);
     for (int k = 0; k < nv; ++k)
         PGPU_FORWARD(e.mem.alloc(err, (void **)&vec[k], (size_t)L0.elems * sizeof(T), "a Krylov vector"));
-    nparts = std::max(blocks_of(L0.walk), blocks_of(L0.col));
+    nparts = std::max(blocks_of(L0.rwalk), blocks_of(L0.col));
     PGPU_FORWARD(e.mem.alloc(err, (void **)&d_part, (nparts + FOLD_BLOCKS) * 4 * sizeof(double), "Krylov partials"));
     PGPU_FORWARD(e.mem.alloc(err, (void **)&d_s, KS_COUNT * sizeof(double), "Krylov scalars"));
     if (e.dist) PGPU_FORWARD(e.mem.alloc(err, (void **)&d_loc, 4 * sizeof(double), "Krylov sums to all-reduce"));
@@ -7469,13 +7490,13 @@ template <class T> template <int OP> pgpu_status Krylov<T>::walk(const KArgs<T> 
     char *err = env->err;
     const Level<T> &l = L();
     if (OP != KW_JACOBI) PGPU_FORWARD(dist_halo(*env, l.g, const_cast<T *>(a.in))); // the walked vector's neighbours
-    launch(l.walk, 0, env->st, krylov_walk_kernel<T, OP>, l.g, a, op == KOP_STORE ? (double *)nullptr : d_part);
+    launch(l.rwalk, 0, env->st, krylov_walk_kernel<T, OP>, l.g, a, op == KOP_STORE ? (double *)nullptr : d_part);
     PGPU_LAUNCHED();
     if (op == KOP_STORE) return PGPU_SUCCESS;
-    if (!st) return finish(blocks_of(l.walk), op, env->st);
+    if (!st) return finish(blocks_of(l.rwalk), op, env->st);
     PGPU_CUDA(cudaEventRecord(fork_ev, env->st));
     PGPU_CUDA(cudaStreamWaitEvent(st, fork_ev, 0));
-    PGPU_FORWARD(finish(blocks_of(l.walk), op, st));
+    PGPU_FORWARD(finish(blocks_of(l.rwalk), op, st));
     PGPU_CUDA(cudaEventRecord(join_ev, st));
     return PGPU_SUCCESS;
 }
@@ -8872,10 +8893,10 @@ template <class T> pgpu_status Solver<T>::run_mixed(T *u, const T *f, double rhs
         int steps = 0, cycles = 0;
         for (;;) {
             // r = f - shift - A u, in double, rounded into E.f; its norm and mean.
-            launch(L.walk, 0, env.st, residual_kernel<T, true, true, float>, L.g, (const T *)u, f,
+            launch(L.rwalk, 0, env.st, residual_kernel<T, true, true, float>, L.g, (const T *)u, f,
                    (const T *)d_shift, E.f, red.d_part);
             PGPU_LAUNCHED();
-            PGPU_FORWARD(red.total<float>(env, blocks_of(L.walk), RES_NORM, FINAL_SHIFT, L.npts, h.singular,
+            PGPU_FORWARD(red.total<float>(env, blocks_of(L.rwalk), RES_NORM, FINAL_SHIFT, L.npts, h.singular,
                                           in->d_shift));
             if (fixed) {
                 if (steps == cv.max_it) break;
@@ -9015,7 +9036,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     if (method == PGPU_FFT) {
         double rn = 0, rmax = 0;
         const Level<T> &L = h.lv[0];
-        PGPU_FORWARD(finish(residual_norm(env, red, L.g, L.walk, (const T *)u, f, (const T *)d_shift, rn, rmax)));
+        PGPU_FORWARD(finish(residual_norm(env, red, L.g, L.rwalk, (const T *)u, f, (const T *)d_shift, rn, rmax)));
         Convergence cv;
         cv.rhs_norm = rhs_norm;
         cv.measured(rn, rmax, r);
@@ -9273,7 +9294,7 @@ template <class T> pgpu_status Solver<T>::residual(const void *uv, const void *f
     bool finite = true;
     PGPU_FORWARD(scan(u, f, true, bn, finite));
     const Level<T> &L = h.lv[0];
-    PGPU_FORWARD(residual_norm(env, red, L.g, L.walk, u, f, (const T *)d_shift, rn, rmax));
+    PGPU_FORWARD(residual_norm(env, red, L.g, L.rwalk, u, f, (const T *)d_shift, rn, rmax));
     PGPU_RETURN_IF(!finite, PGPU_ERROR_NONFINITE_INPUT, "f or the boundary data hold NaN or Inf");
     *rel = bn > 0 ? rn / bn : rn;
     return PGPU_SUCCESS;
