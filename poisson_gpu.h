@@ -314,8 +314,9 @@
  *    in the reverse colour order) is a much weaker preconditioner (9
  *    iterations to 1e-10 at 512^3 against 7).  Pipelined CG, whose
  *    recurrences need a symmetric preconditioner, takes the symmetric
- *    cycle.  CG's first application (one GPU) is an FMG pass instead of a
- *    cycle: about 1.4 cycles' cost for one to three iterations fewer.
+ *    cycle.  Classic CG's first application (one GPU) is an FMG pass
+ *    instead of a cycle: about 1.4 cycles' cost for one to three
+ *    iterations fewer at 512^3.
  *    6 iterations to 1e-10 on the box at 512^3 with a rough right-hand
  *    side, 2 to 1e-6 with a smooth one (tested bound from 64^3 to 256^3:
  *    12).  The robust choice for beta jumps and masks: it converges where
@@ -332,9 +333,12 @@
  *  - PGPU_PIPELINED (CG only): the Ghysels-Vanroose form, one reduction per
  *    iteration computed in the same pass as all the vector updates and the
  *    operator (8 vectors instead of 4; 6 without a preconditioner); pays
- *    where latency dominates (unpreconditioned: 0.47x the classic
- *    iteration's time at 64^3, 0.83x at 128^3), not where the
- *    preconditioner does (with the multigrid one: 0.97-1.01x).  Its longer recurrences lose more to
+ *    where latency dominates (unpreconditioned: 0.48x the classic
+ *    iteration's time at 64^3, 0.84x at 128^3), not where the
+ *    preconditioner does (with the multigrid one: 0.88x at 64^3, 0.95x at
+ *    128^3, and it needs the symmetric cycle, the weaker preconditioner:
+ *    9 iterations to 1e-10 at 512^3 against classic CG's 6, 175 against
+ *    116 ms).  Its longer recurrences lose more to
  *    rounding: in float without a preconditioner it may end in
  *    PGPU_ERROR_BREAKDOWN.
  *  - The iterate is the caller's u (its interior is the initial guess); the
@@ -356,7 +360,8 @@
  *  - PGPU_FIXED: exactly max_iterations iterations, no host
  *    synchronisation, capturable.
  *  - PGPU_MIXED: double vectors (u, f and the Krylov vectors), a float
- *    preconditioner (the input rounded to float, one float cycle or FFT,
+ *    preconditioner (the input rounded to float, one float cycle -- the
+ *    first of classic CG an FMG pass -- or FFT,
  *    the result added back in double): double's accuracy, MG-preconditioned
  *    CG at 512^3 to 1e-10 in 102 ms against 116 ms in double.  With
  *    PGPU_PRECOND_VCYCLE or PGPU_PRECOND_FFT (else UNSUPPORTED); no masks;
@@ -666,7 +671,8 @@ typedef enum pgpu_preconditioner {
     PGPU_PRECOND_DEFAULT = 0,
     PGPU_PRECOND_NONE = 1,
     PGPU_PRECOND_JACOBI = 2, /* the operator's diagonal */
-    PGPU_PRECOND_VCYCLE = 3, /* one multigrid cycle from zero (V, or W with PGPU_WCYCLE) */
+    PGPU_PRECOND_VCYCLE = 3, /* one multigrid cycle from zero (V, or W with PGPU_WCYCLE);
+                                classic CG's first application: one FMG pass */
     PGPU_PRECOND_FFT = 4     /* the FFT solve of the box without mask or beta */
 } pgpu_preconditioner;
 
