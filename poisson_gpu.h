@@ -579,7 +579,8 @@
  *  - Speed (2 H200s, 512^3 doubles per GPU, bench/bench_dist): weak-scaling
  *    efficiency 0.97 for Jacobi, 0.99 for CG iterations, 0.90 for V(2,1)
  *    cycles (7.44 ms against 6.71 ms on one GPU), 0.91 for V-cycles and
- *    0.92 for MG-PCG to 1e-10 (8 cycles, 9 iterations on 1 and 2 GPUs),
+ *    0.92 for MG-PCG to 1e-10 (8 cycles, 9 iterations on 1 and 2 GPUs;
+ *    measured with the symmetric cycle, before CG took the standard one),
  *    0.83 for one FMG pass (16.1 ms against 13.4 ms) and 0.90 for FMG then
  *    V-cycles to 1e-10; strong scaling (512^3 on 2) 0.75 for V-cycles and
  *    0.66 for one FMG pass (1024^3: 0.83).  The largest grid solved: 2048^3
