@@ -865,13 +865,12 @@ static void convergence(int64_t n, int beta, double jump, int assert_bar)
     CHECK(st == PGPU_SUCCESS, "%s: converges to 1e-12: %s after %d cycles (relative residual %.2e)%s%s", what,
           st == PGPU_ERROR_BREAKDOWN ? "BREAKDOWN" : pgpu_status_string(st), rep.iterations, rep.relative_residual,
           st ? ": " : "", st ? pgpu_last_error(s) : "");
-    /* The issue's bar is 0.15; measured 0.22 (63^3) and 0.26 (127^3), more
-     * smoothing does not help (V(4,4): 0.17 / 0.19; the coarse correction
-     * near the sphere limits it); 0.22-0.30 over random starts.  Asserted:
-     * no worse than 0.40, the bar printed. */
+    /* The issue's bar, 0.15.  With the coarse fluid region taken from the
+     * whole restriction row a CPU model of the cycle gives 0.047 (63^3)
+     * and 0.05 (127^3), like the empty box; with the core children only it
+     * gave 0.31 / 0.40 and the GPU 0.22 / 0.26. */
     if (assert_bar) {
-        CHECK(factor <= 0.40, "%s: geometric-mean factor over cycles 3..%d = %.4f (<= 0.40; the bar 0.15 is %s)",
-              what, to, factor, factor <= 0.15 ? "met" : "NOT met");
+        CHECK(factor <= 0.15, "%s: geometric-mean factor over cycles 3..%d = %.4f (<= 0.15)", what, to, factor);
     } else
         t_note("%s: geometric-mean factor over cycles 3..%d = %.4f (not asserted; bar 0.15)", what, to, factor);
     pgpu_destroy(s);
