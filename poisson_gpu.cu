@@ -3568,7 +3568,12 @@ __global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, ui
                 if ((g.mk[point_of(g, o, ii, jj, kk)] & CELL_BITS) == PGPU_CELL_FLUID) uf_union(lab, q, (uint32_t)o);
             }
         } else if (stage == 2) {
-            lab[q] = uf_find(lab, q);
+            // A plain walk: uf_find's halving writes could put an ancestor
+            // back over a label another thread has just set to its root.
+            volatile const uint32_t *v = lab;
+            uint32_t r = q, n;
+            while ((n = v[r]) != r) r = n;
+            lab[q] = r;
         } else if (stage == 3) {
             bool touch = false;
             const int dface[6] = {g.dirichlet & 1, g.dirichlet & 2, g.dirichlet & 4, g.dirichlet & 8,
