@@ -688,7 +688,9 @@ template <class T> struct Grid {
     // gen_couplings): the cell types mk (NULL: every point fluid; ghosts read
     // as fluid) and the face fractions fx, fy, fz (NULL: 1) that multiply the
     // table form's couplings; fx[p] belongs to the face between p - x and p,
-    // so the high face of the last node is at its ghost.  fast is 0 then.
+    // so the high face of the last node is at its ghost.  fast is 0 then,
+    // unless the level is uniform and has a mask but no fractions: the
+    // column walk and rbgs_tile_kernel read the mask bytes then.
     int gen;
     const uint8_t *mk;
     const T *fx, *fy, *fz;
@@ -780,14 +782,16 @@ __device__ __forceinline__ A neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T 
 }
 
 // ---- the general form ----
-// A point's type is the low two bits of its mask byte (the builder keeps
-// flags in the others).  Its six faces (x-, x+, y-, y+, z-, z+) couple with
-// the table form's values times the face fraction -- beta's harmonic face
-// mean, on coarse levels the coarsened one (>>hierarchy) -- and a face
-// towards a solid point not at all.  v: the couplings to the neighbours at
-// offsets o, d: the faces' parts of the diagonal (they differ at Neumann box
-// faces, whose ghost holds a flux: no diagonal part).
-constexpr int CELL_BITS = 3;
+// A point's type is the low two bits of its mask byte; bits 2..7 say which
+// of its six faces (x-, x+, y-, y+, z-, z+) are closed, the neighbour across
+// them being solid (the builder sets them, >>general; a byte is 0 at a fluid
+// point with every face open).  Faces couple with the table form's values
+// times the face fraction -- beta's harmonic face mean, on coarse levels the
+// coarsened one (>>hierarchy) -- and closed faces not at all.  v: the
+// couplings to the neighbours at offsets o, d: the faces' parts of the
+// diagonal (they differ at Neumann box faces, whose ghost holds a flux: no
+// diagonal part; a closed face has a point across it, so there d = v).
+constexpr int CELL_BITS = 3, CLOSED_SHIFT = 2;
 template <class T> __device__ __forceinline__ bool gen_fluid(const Grid<T> &g, int64_t p)
 {
     return !g.mk || (g.mk[p] & CELL_BITS) == PGPU_CELL_FLUID;
@@ -816,9 +820,10 @@ __device__ __forceinline__ GenPoint<T> gen_couplings(const Grid<T> &g, int64_t p
         q.o[4] = q.o[5] = 0;
         q.v[4] = q.v[5] = q.d[4] = q.d[5] = T(0);
     }
+    const unsigned closed = g.mk ? (unsigned)g.mk[p] >> CLOSED_SHIFT : 0u;
 #pragma unroll
     for (int f = 0; f < 6; ++f) {
-        if (g.mk && (g.mk[p + q.o[f]] & CELL_BITS) == PGPU_CELL_SOLID) fr[f] = T(0);
+        if ((closed >> f) & 1u) fr[f] = T(0);
         q.v[f] *= fr[f];
         q.d[f] *= fr[f];
     }
@@ -835,6 +840,24 @@ __device__ __forceinline__ A gen_sum(const GenPoint<T> &q, V value, A &diag)
     for (int f = 0; f < 6; ++f) t[f] = q.v[f] != T(0) ? A(q.v[f]) * A(value(f)) : A(0);
     diag = ((A(q.d[0]) + A(q.d[1])) + (A(q.d[2]) + A(q.d[3]))) + (A(q.d[4]) + A(q.d[5]));
     return ((t[0] + t[1]) + (t[2] + t[3])) + (t[4] + t[5]);
+}
+
+// A fluid point of a uniform masked level with closed faces `closed` (bit
+// f, face order of GenPoint; couplings v): the neighbour values nb across
+// closed faces become 0 (a solid point may hold anything), so that the
+// uniform form's neighbour sum drops them; returns diag, the all-open
+// diagonal, less their couplings (0 when every face is closed).
+template <class A, class T>
+__device__ __forceinline__ A drop_closed(unsigned closed, const T (&v)[6], T (&nb)[6], A diag)
+{
+    A cut = A(0);
+#pragma unroll
+    for (int f = 0; f < 6; ++f)
+        if ((closed >> f) & 1u) {
+            nb[f] = T(0);
+            cut += A(v[f]);
+        }
+    return closed == 63u ? A(0) : diag - cut;
 }
 
 // The neighbours' part of the operator at interior point (i, j, k), element
@@ -937,8 +960,12 @@ __device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restric
 // together; x/y neighbours are the neighbouring threads' column values and
 // come from L1.  The remaining planes (the first, the last, a short tail)
 // take the table form, which handles ghosts, wrapped planes and non-uniform
-// coefficients.
-template <class T, class A, int G, class Emit>
+// coefficients.  MK (walk_masked: a uniform level with a mask and no face
+// fractions) groups too: a point with a nonzero mask byte is skipped where
+// it is no unknown and otherwise drops its closed faces (drop_closed).  It
+// is a kernel's template argument so that the box's kernels keep their
+// registers.
+template <class T, class A, int G, bool MK, class Emit>
 __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restrict__ u, const T *__restrict__ f,
                                             int i, int j, int k0, int k1, T shift, Emit &emit)
 {
@@ -983,17 +1010,30 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
             for (int64_t p = col + (int64_t)kg0 * sz, k = kg0; k < kg1; k += G, p += G * sz) {
                 const T *s = u + p, *fp = f + p;
                 T zw[G + 2], fw[G]; // planes k-1 .. k+G of the column; f at k .. k+G-1
+                unsigned cw[G];     // mask bytes at k .. k+G-1
 #pragma unroll
                 for (int q = 0; q < G + 2; ++q) zw[q] = s[(q - 1) * sz];
 #pragma unroll
                 for (int q = 0; q < G; ++q) fw[q] = Emit::reads_f ? fp[q * sz] : T(0);
 #pragma unroll
+                for (int q = 0; q < G; ++q) cw[q] = MK ? g.mk[p + q * sz] : 0u;
+#pragma unroll
                 for (int q = 0; q < G; ++q) {
                     const T *sq = s + q * sz;
-                    const A off = neighbours_cz<A>(vxl, sq[adj ? -1 : nxl], vxh, sq[adj ? 1 : nxh], vyl, sq[nyl], vyh,
-                                                   sq[nyh], cz, zw[q], zw[q + 2]);
-                    if constexpr (Emit::reads_f) emit(p + q * sz, A(zw[q + 1]), (A(fw[q]) - A(shift)) + off, diag, true);
-                    else emit(p + q * sz, A(zw[q + 1]), off, diag, true);
+                    T nb[6] = {sq[adj ? -1 : nxl], sq[adj ? 1 : nxh], sq[nyl], sq[nyh], zw[q], zw[q + 2]};
+                    A dq = diag;
+                    if (MK && cw[q] != 0u) {
+                        if ((cw[q] & CELL_BITS) != PGPU_CELL_FLUID) {
+                            emit.skip(p + q * sz, zw[q + 1]);
+                            continue;
+                        }
+                        const T v[6] = {vxl, vxh, vyl, vyh, cz, cz};
+                        dq = drop_closed(cw[q] >> CLOSED_SHIFT, v, nb, dq);
+                    }
+                    const A off = neighbours_cz<A>(vxl, nb[0], vxh, nb[1], vyl, nb[2], vyh, nb[3], cz, nb[4], nb[5]);
+                    const bool uni = !MK || cw[q] == 0u;
+                    if constexpr (Emit::reads_f) emit(p + q * sz, A(zw[q + 1]), (A(fw[q]) - A(shift)) + off, dq, uni);
+                    else emit(p + q * sz, A(zw[q + 1]), off, dq, uni);
                 }
             }
         };
@@ -1001,6 +1041,14 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
         else groups(std::true_type{});
     }
     for (int k = kg1; k < k1; ++k) general(k);
+}
+
+// Calls fn with whether the column walks of level g read its mask bytes
+// (column_walk's MK) as a compile-time constant: a uniform level with a mask.
+template <class T, class F> static void walk_masked(const Grid<T> &g, F &&fn)
+{
+    if (g.fast && g.mk) fn(std::true_type{});
+    else fn(std::false_type{});
 }
 
 // ---- the residual ----
@@ -1043,7 +1091,7 @@ __device__ __forceinline__ void write_partial(double *partials, Red3 v); // >>re
 // WRITE stores r in the layout of u, in the precision R (the multigrid
 // restriction reads it; PGPU_MIXED rounds it into its float problem);
 // REDUCE sums r, r^2 and max |r| into block partials (the norm, the mean).
-template <class T, bool WRITE, bool REDUCE, class R = T>
+template <class T, bool WRITE, bool REDUCE, class R = T, bool MK = false>
 __global__ void __launch_bounds__(WALK_THREADS, REDUCE ? Tune<T>::norm_blocks : Tune<T>::walk_blocks)
     residual_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
                     const T *__restrict__ shiftp, R *__restrict__ r, double *partials, int kchunk, int nyb,
@@ -1054,7 +1102,7 @@ __global__ void __launch_bounds__(WALK_THREADS, REDUCE ? Tune<T>::norm_blocks : 
     if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
         const T shift = shiftp ? *shiftp : T(0);
         ResidualEmit<R, WRITE, REDUCE> emit{r, &acc};
-        column_walk<T, double, Tune<T>::walk_group>(g, u, f, i, j, k0, k1, shift, emit);
+        column_walk<T, double, Tune<T>::walk_group, MK>(g, u, f, i, j, k0, k1, shift, emit);
     }
     if (REDUCE) write_partial(partials, acc);
 }
@@ -1359,7 +1407,10 @@ static pgpu_status residual_norm_launch(Env &env, Reducer &red, const Grid<T> &g
 {
     char *err = env.err;
     PGPU_FORWARD(dist_halo(env, g, const_cast<T *>(u)));
-    launch(walk, 0, env.st, residual_kernel<T, false, true>, g, u, f, shift, (T *)nullptr, red.d_part);
+    walk_masked(g, [&](auto mk) {
+        launch(walk, 0, env.st, residual_kernel<T, false, true, T, decltype(mk)::value>, g, u, f, shift, (T *)nullptr,
+               red.d_part);
+    });
     PGPU_LAUNCHED();
     return red.total<T>(env, blocks_of(walk), RES_NORM);
 }
@@ -1462,7 +1513,7 @@ template <class T> struct JacobiEmit {
 // fast range the division by the diagonal is a multiplication by
 // omega / diag: scale_interior (interior_scale) for columns off the x/y
 // faces, computed once per column on the others.
-template <class T>
+template <class T, bool MK>
 __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::sweep_blocks)
     jacobi_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
                   const T *__restrict__ shiftp, T omega, T scale_interior, int kchunk, int nyb, int nchunks)
@@ -1471,7 +1522,7 @@ __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::sweep_blocks)
     if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
     const T shift = shiftp ? *shiftp : T(0);
     JacobiEmit<T> emit{dst, omega, T(1) - omega, scale_interior, T(0)};
-    column_walk<T, T, Tune<T>::sweep_group>(g, src, f, i, j, k0, k1, shift, emit);
+    column_walk<T, T, Tune<T>::sweep_group, MK>(g, src, f, i, j, k0, k1, shift, emit);
 }
 
 template <class T> struct Pair;
@@ -1546,7 +1597,7 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, Tune<T>::rbg_blocks)
     const int yf = yj + flip; // (x + y + flip + m) odd: first colour at plane m
     const int par0 = (xi[0] + yf) & 1, par1 = (xi[1] + yf) & 1;
     const bool pair_ok = !(reds[0] && reds[1]) || par0 != par1;
-    const bool fast = __syncthreads_and(pair_ok) && g.fast;
+    const bool fast = __syncthreads_and(pair_ok) && g.fast && !g.gen;
     const T keep = T(1) - omega;
     T sc[2];
 #pragma unroll
@@ -1766,6 +1817,9 @@ __device__ __forceinline__ void rb_parity(const bool (&act)[2], const ColXY<T> (
 // passes move each word twice: 1.10 ms per pass at 512^3 in float, 2.08 in
 // double, against 2 x 0.77 and 2 x 1.48 ms (ncu), and the same arithmetic
 // and results bit for bit.
+// MASKED (a uniform level with a mask and no face fractions): the mask
+// bytes travel with f; a point with a nonzero byte is left as it is where
+// it is no unknown and otherwise drops its closed faces, as drop_closed does.
 template <class T, int ITERS> struct RbTile {
     static constexpr int S = 2 * ITERS;
     static constexpr int TX = Tune<T>::rbt_tx;
@@ -1775,7 +1829,7 @@ template <class T, int ITERS> struct RbTile {
     static constexpr int PER_SM = ITERS == 1 ? Tune<T>::rbt_per_sm : Tune<T>::rbt2_per_sm;
 };
 
-template <class T, int ITERS>
+template <class T, int ITERS, bool MASKED>
 __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, RbTile<T, ITERS>::BLOCKS)
     rbgs_tile_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
                      const T *__restrict__ shiftp, T omega, int flip, int kchunk, int nyb, int nchunks)
@@ -1828,6 +1882,18 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
         if (fl[0]) v0 = s[0];
         if (fl[1]) v1 = s[1];
     };
+    // The pair's mask bytes of plane p (element e in byte e), where f is loaded.
+    auto load_c = [&](int p, bool edge) {
+        unsigned c = 0;
+        if (!MASKED || (edge && (p < 0 || p >= g.nz))) return c;
+        const uint8_t *mp = g.mk + col + (int64_t)p * sz;
+        if (fl[0]) c = mp[0];
+        if (fl[1]) c |= (unsigned)mp[1] << 8;
+        return c;
+    };
+    // The byte of the first / second colour of a raw pair whose first-colour element is er.
+    auto first_c = [](int er, unsigned c) { return (c >> (er ? 8 : 0)) & 0xffu; };
+    auto second_c = [](int er, unsigned c) { return (c >> (er ? 0 : 8)) & 0xffu; };
     auto at = [&](const T *base, int p) { return base + (int64_t)p * sz; };
     // Colour order of a raw pair whose first-colour element is er.
     auto colour = [&](int er, T v0, T v1, T &r, T &b) {
@@ -1840,9 +1906,12 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     // fk[d] of the first / second colour at plane m - d; raw f in flight (fw).
     // Stage values: prev[s] of the step before (element B), prev2[s] of two
     // steps before (element A).
+    // Mask bytes (MASKED): cr / ck hold those of fr / fk, byte d for plane m - d;
+    // cq the raw pairs in flight with fw.
     constexpr int LA = Tune<T>::rbt_ahead; // planes loaded ahead
     T ubk, rm, bm, rp, bp, fr[S], fk[S], prev[S], prev2[S];
     T uq[LA][2], fw[LA][2];
+    unsigned cr = 0, ck = 0, cq[LA];
 #pragma unroll
     for (int s = 0; s < S; ++s) fr[s] = fk[s] = prev[s] = prev2[s] = T(0);
     {
@@ -1858,8 +1927,14 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
         for (int a = 0; a + 1 < LA; ++a) load_u(at(su, mstart + 2 + a), mstart + 2 + a, true, uq[a][0], uq[a][1]);
         load_f(at(sf, mstart), mstart, true, v0, v1);
         colour(e_m, v0, v1, fr[0], fk[0]);
+        const unsigned c0 = load_c(mstart, true);
+        cr = first_c(e_m, c0);
+        ck = second_c(e_m, c0);
 #pragma unroll
-        for (int a = 0; a + 1 < LA; ++a) load_f(at(sf, mstart + 1 + a), mstart + 1 + a, true, fw[a][0], fw[a][1]);
+        for (int a = 0; a + 1 < LA; ++a) {
+            load_f(at(sf, mstart + 1 + a), mstart + 1 + a, true, fw[a][0], fw[a][1]);
+            cq[a] = load_c(mstart + 1 + a, true);
+        }
         sb[0][mstart & 1][ty + 1][tx + 1] = bm;
     }
     __syncthreads();
@@ -1876,30 +1951,57 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
         const int er = er0 ^ PH;
         load_u(pu, m + 1 + LA, edge, uq[LA - 1][0], uq[LA - 1][1]); // in flight until the end of step m+LA-1
         load_f(pf, m + LA, edge, fw[LA - 1][0], fw[LA - 1][1]);
+        cq[LA - 1] = load_c(m + LA, edge);
         pu += sz;
         pf += sz;
         // Element A's update at plane p: x side and y neighbours from buffer
         // b, the partner (element B), the z neighbours zl / zh.
-        auto update = [&](T(*b)[W], T centre, T partner, T zl, T zh, T fv, int p) {
+        // cd: its mask byte (MASKED).
+        auto update = [&](T(*b)[W], T centre, T partner, T zl, T zh, T fv, unsigned cd, int p) {
             if (!FAST && (p < 0 || p >= g.nz)) return centre;
-            const T sd = b[ty + 1][side[PH]], lo = b[ty][tx + 1], hi = b[ty + 2][tx + 1];
+            T sd = b[ty + 1][side[PH]], lo = b[ty][tx + 1], hi = b[ty + 2][tx + 1];
             T off, s = scp[PH];
-            if (FAST) {
-                off = neighbours_cz<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, cz, zl, zh);
+            if constexpr (!MASKED) {
+                if (FAST) {
+                    off = neighbours_cz<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, cz, zl, zh);
+                } else {
+                    const ColZ<T> z = col_z(g, p);
+                    off = neighbours<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, z.vzl, zl, z.vzh, zh);
+                    s = omega / (dxyp[PH] + z.dz);
+                }
             } else {
-                const ColZ<T> z = col_z(g, p);
-                off = neighbours<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, z.vzl, zl, z.vzh, zh);
-                s = omega / (dxyp[PH] + z.dz);
+                T vzl = cz, vzh = cz, dz = cz + cz;
+                if (!FAST) {
+                    const ColZ<T> z = col_z(g, p);
+                    vzl = z.vzl;
+                    vzh = z.vzh;
+                    dz = z.dz;
+                    s = omega / (dxyp[PH] + dz);
+                }
+                if (cd != 0u) {
+                    if ((cd & CELL_BITS) != PGPU_CELL_FLUID || (cd >> CLOSED_SHIFT) == 63u) return centre;
+                    // element 0's partner is its x+ neighbour, element 1's its x-
+                    const T v6[6] = {er ? cown[PH] : cside[PH], er ? cside[PH] : cown[PH], cyl, cyh, vzl, vzh};
+                    T nb6[6] = {er ? partner : sd, er ? sd : partner, lo, hi, zl, zh};
+                    s = omega / drop_closed(cd >> CLOSED_SHIFT, v6, nb6, dxyp[PH] + dz);
+                    partner = er ? nb6[0] : nb6[1];
+                    sd = er ? nb6[1] : nb6[0];
+                    lo = nb6[2];
+                    hi = nb6[3];
+                    zl = nb6[4];
+                    zh = nb6[5];
+                }
+                off = neighbours<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, vzl, zl, vzh, zh);
             }
             const T v = relax_scaled(centre, (fv - shift) + off, keep, s);
             return upd[PH] ? v : centre;
         };
         T v[S + 1]; // v[s]: stage s's value of element A
-        v[1] = update(sb[0][PH], rm, bm, ubk, bp, fr[0], m);
-        v[2] = update(sb[1][PH ^ 1], ubk, prev[1], prev2[1], v[1], fk[1], m - 1);
+        v[1] = update(sb[0][PH], rm, bm, ubk, bp, fr[0], cr & 0xffu, m);
+        v[2] = update(sb[1][PH ^ 1], ubk, prev[1], prev2[1], v[1], fk[1], (ck >> 8) & 0xffu, m - 1);
         if constexpr (S == 4) {
-            v[3] = update(sb[2][PH ^ 1], prev2[1], prev[2], prev2[2], v[2], fr[2], m - 2);
-            v[4] = update(sb[3][PH ^ 1], prev2[2], prev[3], prev2[3], v[3], fk[3], m - 3);
+            v[3] = update(sb[2][PH ^ 1], prev2[1], prev[2], prev2[2], v[2], fr[2], (cr >> 16) & 0xffu, m - 2);
+            v[4] = update(sb[3][PH ^ 1], prev2[2], prev[3], prev2[3], v[3], fk[3], (ck >> 24) & 0xffu, m - 3);
         }
         const int q = m - (S - 1);
         if (FAST || (q >= k0 && q < k1)) {
@@ -1932,10 +2034,13 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
             fk[d] = fk[d - 1];
         }
         colour(er ^ 1, fw[0][0], fw[0][1], fr[0], fk[0]); // plane m+1
+        cr = cr << 8 | first_c(er ^ 1, cq[0]);
+        ck = ck << 8 | second_c(er ^ 1, cq[0]);
 #pragma unroll
         for (int a = 0; a + 1 < LA; ++a) {
             fw[a][0] = fw[a + 1][0];
             fw[a][1] = fw[a + 1][1];
+            cq[a] = cq[a + 1];
         }
     };
     constexpr int U = 4; // planes per fast block (even)
@@ -1995,7 +2100,10 @@ static pgpu_status jacobi_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, 
                                const T *shift, T w)
 {
     char *err = env.err;
-    launch(p.sweep, 0, env.st, jacobi_kernel<T>, g, src, dst, f, shift, w, interior_scale(g, w));
+    walk_masked(g, [&](auto mk) {
+        launch(p.sweep, 0, env.st, jacobi_kernel<T, decltype(mk)::value>, g, src, dst, f, shift, w,
+               interior_scale(g, w));
+    });
     PGPU_LAUNCHED();
     return PGPU_SUCCESS;
 }
@@ -2007,8 +2115,10 @@ static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int 
                            const T *f, const T *shift, T w, int flip)
 {
     char *err = env.err;
-    if (iters == 2) launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2>, g, src, dst, f, shift, w, flip);
-    else if (p.tile) launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1>, g, src, dst, f, shift, w, flip);
+    if (iters == 2 && g.mk) launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, true>, g, src, dst, f, shift, w, flip);
+    else if (iters == 2) launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, false>, g, src, dst, f, shift, w, flip);
+    else if (p.tile && g.mk) launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1, true>, g, src, dst, f, shift, w, flip);
+    else if (p.tile) launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1, false>, g, src, dst, f, shift, w, flip);
     else launch(p.rb, rbgs_smem_bytes<T>(), env.st, rbgs_kernel<T>, g, src, dst, f, shift, w, flip);
     PGPU_LAUNCHED();
     return PGPU_SUCCESS;
@@ -3369,7 +3479,27 @@ __global__ void gen_check_kernel(const Grid<T> g, const uint8_t *__restrict__ m,
     if (bits && (threadIdx.x & 31) == 0) atomicOr(flags, bits);
 }
 
-// Level 0's mask: the interior from the caller, the ghosts fluid.
+// The closed faces (bit f, GenPoint's order) of interior point (i, j, k),
+// element p, of a level with the cell types `types`: those towards a solid
+// neighbour.  Across a box face the neighbour is a ghost, fluid, unless the
+// axis is periodic.
+template <class T>
+__device__ __forceinline__ unsigned closed_faces(const Grid<T> &g, const uint8_t *types, int64_t p, int i, int j,
+                                                 int k)
+{
+    const int64_t o[6] = {i > 0 ? -1 : g.oxl, i < g.nx - 1 ? 1 : g.oxh, j > 0 ? -g.sy : g.oyl,
+                          j < g.ny - 1 ? g.sy : g.oyh, k > 0 ? -g.sz : g.ozl, k < g.nz - 1 ? g.sz : g.ozh};
+    const bool in[6] = {i > 0 || g.px, i < g.nx - 1 || g.px, j > 0 || g.py, j < g.ny - 1 || g.py,
+                        g.is3d && (k > 0 || g.pz), g.is3d && (k < g.nz - 1 || g.pz)};
+    unsigned c = 0;
+#pragma unroll
+    for (int f = 0; f < 6; ++f)
+        if (in[f] && (types[p + o[f]] & CELL_BITS) == PGPU_CELL_SOLID) c |= 1u << f;
+    return c;
+}
+
+// Level 0's mask: the interior from the caller with its closed faces, the
+// ghosts fluid.
 template <class T> __global__ void gen_mask_copy_kernel(const Grid<T> g, const uint8_t *__restrict__ m, uint8_t *mk)
 {
     const int64_t ex = g.nx + 2, ey = g.ny + 2, ez = g.is3d ? g.nz + 2 : 1;
@@ -3379,7 +3509,21 @@ template <class T> __global__ void gen_mask_copy_kernel(const Grid<T> g, const u
         const int64_t I = t % ex, J = (t / ex) % ey, K = t / (ex * ey);
         const int64_t p = origin + I + J * g.sy + K * g.sz;
         const bool in = I >= 1 && I <= g.nx && J >= 1 && J <= g.ny && (!g.is3d || (K >= 1 && K <= g.nz));
-        mk[p] = in ? m[p] : (uint8_t)PGPU_CELL_FLUID;
+        const unsigned c = in ? closed_faces(g, m, p, (int)I - 1, (int)J - 1, g.is3d ? (int)K - 1 : 0) : 0u;
+        mk[p] = in ? (uint8_t)(m[p] | c << CLOSED_SHIFT) : (uint8_t)PGPU_CELL_FLUID;
+    }
+}
+
+// A coarse level's closed faces, once gen_coarse_kernel has written its
+// types.  In place: a thread rewrites its own byte and reads only the type
+// bits of its neighbours' bytes, which the rewrite keeps.
+template <class T> __global__ void gen_faces_kernel(const Grid<T> g, uint8_t *mk)
+{
+    PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
+    {
+        int i, j, k;
+        const int64_t p = point_of(g, t, i, j, k);
+        mk[p] = (uint8_t)((mk[p] & CELL_BITS) | closed_faces(g, mk, p, i, j, k) << CLOSED_SHIFT);
     }
 }
 
@@ -3849,7 +3993,10 @@ template <class T> static int smooth_passes(const Level<T> &L, bool jacobi, int 
 template <class T> static pgpu_status residual(Env &env, const Level<T> &L, const T *u, T *r)
 {
     char *err = env.err;
-    launch(L.walk, 0, env.st, residual_kernel<T, true, false>, L.g, u, (const T *)L.f, L.shift, r, (double *)nullptr);
+    walk_masked(L.g, [&](auto mk) {
+        launch(L.walk, 0, env.st, residual_kernel<T, true, false, T, decltype(mk)::value>, L.g, u, (const T *)L.f, L.shift, r,
+               (double *)nullptr);
+    });
     PGPU_LAUNCHED();
     return PGPU_SUCCESS;
 }
@@ -4233,7 +4380,7 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         g.fx = fr[0];
         g.fy = fr[1];
         g.fz = fr[2];
-        g.fast = on ? 0 : fast_box[l];
+        g.fast = on && (g.fx || g.fy || g.fz) ? 0 : fast_box[l];
         changed = changed || std::memcmp(&g, &L.g, sizeof(g)) != 0;
         L.g = g;
         L.sm = smooth_plan(g, L.npts, env.sms);
@@ -4266,6 +4413,10 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         const int64_t total = (int64_t)(C.nx + 1) * (C.ny + 1) * (C.is3d ? C.nz + 1 : 1);
         gen_coarse_kernel<T><<<grid_for(total, env.sms), 256, 0, env.st>>>(a);
         PGPU_LAUNCHED();
+        if (a.cmk) {
+            gen_faces_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(C, a.cmk);
+            PGPU_LAUNCHED();
+        }
     }
     return PGPU_SUCCESS;
 }
@@ -7260,7 +7411,7 @@ template <class T, int OP> struct KrylovEmit {
     }
 };
 
-template <class T, int OP>
+template <class T, int OP, bool MK>
 __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::norm_blocks)
     krylov_walk_kernel(const Grid<T> g, const KArgs<T> a, double *partials, int kchunk, int nyb, int nchunks)
 {
@@ -7272,7 +7423,7 @@ __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::norm_blocks)
     }
     if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
         const T shift = a.shift ? *a.shift : T(0);
-        column_walk<T, double, Tune<T>::walk_group>(g, a.in, a.f, i, j, k0, k1, shift, emit);
+        column_walk<T, double, Tune<T>::walk_group, MK>(g, a.in, a.f, i, j, k0, k1, shift, emit);
     }
     if (partials) write_partial4(partials, emit.acc);
 }
@@ -7504,7 +7655,10 @@ template <class T> template <int OP> pgpu_status Krylov<T>::walk(const KArgs<T> 
     char *err = env->err;
     const Level<T> &l = L();
     if (OP != KW_JACOBI) PGPU_FORWARD(dist_halo(*env, l.g, const_cast<T *>(a.in))); // the walked vector's neighbours
-    launch(l.rwalk, 0, env->st, krylov_walk_kernel<T, OP>, l.g, a, op == KOP_STORE ? (double *)nullptr : d_part);
+    walk_masked(l.g, [&](auto mk) {
+        launch(l.rwalk, 0, env->st, krylov_walk_kernel<T, OP, decltype(mk)::value>, l.g, a,
+               op == KOP_STORE ? (double *)nullptr : d_part);
+    });
     PGPU_LAUNCHED();
     if (op == KOP_STORE) return PGPU_SUCCESS;
     if (!st) return finish(blocks_of(l.rwalk), op, env->st);
@@ -8908,8 +9062,10 @@ template <class T> pgpu_status Solver<T>::run_mixed(T *u, const T *f, double rhs
         int steps = 0, cycles = 0;
         for (;;) {
             // r = f - shift - A u, in double, rounded into E.f; its norm and mean.
-            launch(L.rwalk, 0, env.st, residual_kernel<T, true, true, float>, L.g, (const T *)u, f,
-                   (const T *)d_shift, E.f, red.d_part);
+            walk_masked(L.g, [&](auto mk) {
+                launch(L.rwalk, 0, env.st, residual_kernel<T, true, true, float, decltype(mk)::value>, L.g, (const T *)u, f,
+                       (const T *)d_shift, E.f, red.d_part);
+            });
             PGPU_LAUNCHED();
             PGPU_FORWARD(red.total<float>(env, blocks_of(L.rwalk), RES_NORM, FINAL_SHIFT, L.npts, h.singular,
                                           in->d_shift));
