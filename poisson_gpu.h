@@ -49,24 +49,25 @@
  * ============================================================================
  *
  *  your problem                           method (flags)       cost at 512^3, H100, float / double
- *  one accurate solve, any boundaries,    PGPU_FMG (default)   7.50 / 11.71 ms with PGPU_FIXED,
- *  masks: the default                     one pass, below the  9.35 / 14.24 ms default path
+ *  one accurate solve, any boundaries,    PGPU_FMG (default)   7.54 / 11.67 ms with PGPU_FIXED,
+ *  masks: the default                     one pass, below the  8.85 / 13.47 ms default path
  *                                         discretisation error (input scan and report)
- *  a good initial guess (time stepping),  PGPU_VCYCLE          4.44 / 7.42 ms per V(2,1) cycle,
+ *  a good initial guess (time stepping),  PGPU_VCYCLE          4.48 / 7.41 ms per V(2,1) cycle,
  *  or a residual tolerance to meet                             residual x 0.027 / 0.041 per cycle;
- *                                                              to 1e-10: 90.4 ms (double, 10
- *                                                              cycles), 50.6 ms with PGPU_MIXED
- *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 9.04 / 18.0 ms,
- *  FFT serves (below), no mask                                 all-periodic 2.91 / 5.53 ms;
- *                                                              2D 511^2 in a CUDA graph: 59.6 us
+ *                                                              to 1e-10: 85.2 ms (double, 10
+ *                                                              cycles), 48.4 ms with PGPU_MIXED
+ *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 9.06 / 18.0 ms,
+ *  FFT serves (below), no mask                                 all-periodic 2.91 / 5.52 ms;
+ *                                                              2D 511^2 in a CUDA graph: 59.7 us
  *                                                              (double)
- *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.674 / 1.17 ms (80% / 92%
+ *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.673 / 1.17 ms (80% / 92%
  *                                         PGPU_RBGS (SOR:      of copy bandwidth), a red-black
- *                                         omega > 1)           iteration 0.495 / 0.992 ms; the
+ *                                         omega > 1)           iteration 0.495 / 0.990 ms; the
  *                                                              count grows with n^2: small grids
- *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3007 GB/s,
+ *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3005 GB/s,
  *  README.md's performance table.)  Masks and beta: VCYCLE and FMG take
- *  them, a cycle costing 4-5 times a box cycle (MASKS below).
+ *  them; a cycle with a mask costs about 1.8 box cycles, with a smooth
+ *  beta 3.5 (MASKS below).
  *
  * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
  * reason in pgpu_last_error):
@@ -181,8 +182,8 @@
  *      2 beta_w beta_f / (beta_w + beta_f) = 2 beta_f (to 1e-6): the flux
  *      beta_f (u - g) / (h/2) of a wall value half a cell away.  The x-
  *      face's type no longer matters (it borders only the layer).  Cost:
- *      the masked form (a cycle costs 4-5 times a box cycle; no FFT, no
- *      PGPU_MIXED).
+ *      the general form (with beta a cycle costs about 3.5 box cycles; no
+ *      FFT, no PGPU_MIXED).
  * test_geometry checks the observed orders: 0.8 to 1.3 for (a), 1.8 to 2.3
  * for (b) and (c).
  *
@@ -333,12 +334,12 @@
  *  - PGPU_PIPELINED (CG only): the Ghysels-Vanroose form, one reduction per
  *    iteration computed in the same pass as all the vector updates and the
  *    operator (8 vectors instead of 4; 6 without a preconditioner); pays
- *    where latency dominates (unpreconditioned: 0.48x the classic
- *    iteration's time at 64^3, 0.84x at 128^3), not where the
- *    preconditioner does (with the multigrid one: 0.88x at 64^3, 0.95x at
+ *    where latency dominates (unpreconditioned: 0.47x the classic
+ *    iteration's time at 64^3, 0.86x at 128^3), not where the
+ *    preconditioner does (with the multigrid one: 0.88x at 64^3, 0.96x at
  *    128^3, and it needs the symmetric cycle, the weaker preconditioner:
- *    9 iterations to 1e-10 at 512^3 against classic CG's 6, 175 against
- *    116 ms).  Its longer recurrences lose more to
+ *    9 iterations to 1e-10 at 512^3 against classic CG's 6, 178 against
+ *    112 ms).  Its longer recurrences lose more to
  *    rounding: in float without a preconditioner it may end in
  *    PGPU_ERROR_BREAKDOWN.
  *  - The iterate is the caller's u (its interior is the initial guess); the
@@ -363,14 +364,14 @@
  *    preconditioner (the input rounded to float, one float cycle -- the
  *    first of classic CG an FMG pass -- or FFT,
  *    the result added back in double): double's accuracy, MG-preconditioned
- *    CG at 512^3 to 1e-10 in 102 ms against 116 ms in double.  With
+ *    CG at 512^3 to 1e-10 in 98 ms against 112 ms in double.  With
  *    PGPU_PRECOND_VCYCLE or PGPU_PRECOND_FFT (else UNSUPPORTED); no masks;
  *    not pipelined (UNSUPPORTED: a preconditioner that rounds is not the
  *    same symmetric operator every iteration; classic CG takes flexible
  *    coefficients for it).
  *  - When to take which: the box without mask or beta: FMG (with a
  *    tolerance: FMG then V-cycles) is faster (at 512^3 in double to 1e-10:
- *    67 ms against 116 ms for MG-preconditioned CG and 50 ms for CG with
+ *    64 ms against 112 ms for MG-preconditioned CG and 49 ms for CG with
  *    the FFT preconditioner, where the FFT serves the faces); beta jumps,
  *    masks where V-cycles are slow or diverge: CG (or BiCGStab) with the
  *    multigrid preconditioner.
@@ -463,15 +464,17 @@
  *    Dirichlet child makes a coarse point Dirichlet, else a fluid child
  *    fluid) and face coefficients averaged over the coarse face.
  *    V-cycles converge on most masks (10-18 cycles to 1e-12 on the test
- *    grids; 0.22-0.30 per cycle on a solid sphere at 63^3-127^3) and on
+ *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3) and on
  *    beta jumps of 1e3 and 1e6 with Dirichlet faces, but may diverge
  *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces, on
  *    1000:1 two-phase flow at 256^3 and where a staircase of solid cells
  *    covers a Dirichlet face, and may stall (PGPU_ERROR_NOT_CONVERGED) on
  *    singular pockets with a varying beta; CG with the multigrid
  *    preconditioner converges on all of them (16 iterations on 1000:1
- *    two-phase flow at 256^3).  A
- *    general cycle costs 4-5 times a box cycle (measured at 512^3).
+ *    two-phase flow at 256^3).  At 512^3 a cycle with a mask costs about
+ *    1.8 box cycles (the fine level runs the box's kernels, reading the
+ *    mask byte), with beta 3.5; a solid sphere to 1e-6 in double takes
+ *    2.6 times the empty box, in float 1.9 times.
  *  - Grids with a mask hold at most 2^31 - 1 interior points; a mask with
  *    more singular regions than an eighth of the points is refused
  *    (PGPU_ERROR_UNSUPPORTED, the handle then has no mask).
