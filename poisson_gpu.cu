@@ -843,21 +843,22 @@ __device__ __forceinline__ A gen_sum(const GenPoint<T> &q, V value, A &diag)
 }
 
 // A fluid point of a uniform masked level with closed faces `closed` (bit
-// f, face order of GenPoint; couplings v): the neighbour values nb across
-// closed faces become 0 (a solid point may hold anything), so that the
-// uniform form's neighbour sum drops them; returns diag, the all-open
-// diagonal, less their couplings (0 when every face is closed).
+// f, face order of GenPoint): the neighbour values nb across closed faces
+// become 0 (a solid point may hold anything), so that the uniform form's
+// neighbour sum drops them; returns the diagonal, the open faces' parts d
+// summed as gen_sum sums them.  So it is exactly 0 where only Neumann box
+// faces (diagonal part 0) are open, as in the general form.
 template <class A, class T>
-__device__ __forceinline__ A drop_closed(unsigned closed, const T (&v)[6], T (&nb)[6], A diag)
+__device__ __forceinline__ A drop_closed(unsigned closed, const T (&d)[6], T (&nb)[6])
 {
-    A cut = A(0);
+    A t[6];
 #pragma unroll
-    for (int f = 0; f < 6; ++f)
-        if ((closed >> f) & 1u) {
-            nb[f] = T(0);
-            cut += A(v[f]);
-        }
-    return closed == 63u ? A(0) : diag - cut;
+    for (int f = 0; f < 6; ++f) {
+        const bool c = (closed >> f) & 1u;
+        if (c) nb[f] = T(0);
+        t[f] = c ? A(0) : A(d[f]);
+    }
+    return ((t[0] + t[1]) + (t[2] + t[3])) + (t[4] + t[5]);
 }
 
 // The neighbours' part of the operator at interior point (i, j, k), element
@@ -1027,8 +1028,8 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
                             emit.skip(p + q * sz, zw[q + 1]);
                             continue;
                         }
-                        const T v[6] = {vxl, vxh, vyl, vyh, cz, cz};
-                        dq = drop_closed(cw[q] >> CLOSED_SHIFT, v, nb, dq);
+                        const T d[6] = {g.cxl[i], g.cxh[i], g.cyl[j], g.cyh[j], cz, cz};
+                        dq = drop_closed<A>(cw[q] >> CLOSED_SHIFT, d, nb);
                     }
                     const A off = neighbours_cz<A>(vxl, nb[0], vxh, nb[1], vyl, nb[2], vyh, nb[3], cz, nb[4], nb[5]);
                     const bool uni = !MK || cw[q] == 0u;
@@ -1970,20 +1971,24 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                     s = omega / (dxyp[PH] + z.dz);
                 }
             } else {
-                T vzl = cz, vzh = cz, dz = cz + cz;
+                T vzl = cz, vzh = cz, dzl = cz, dzh = cz;
                 if (!FAST) {
                     const ColZ<T> z = col_z(g, p);
                     vzl = z.vzl;
                     vzh = z.vzh;
-                    dz = z.dz;
-                    s = omega / (dxyp[PH] + dz);
+                    dzl = g.czl[p];
+                    dzh = g.czh[p];
+                    s = omega / (dxyp[PH] + z.dz);
                 }
                 if (cd != 0u) {
-                    if ((cd & CELL_BITS) != PGPU_CELL_FLUID || (cd >> CLOSED_SHIFT) == 63u) return centre;
+                    if ((cd & CELL_BITS) != PGPU_CELL_FLUID) return centre;
                     // element 0's partner is its x+ neighbour, element 1's its x-
-                    const T v6[6] = {er ? cown[PH] : cside[PH], er ? cside[PH] : cown[PH], cyl, cyh, vzl, vzh};
+                    const int xa = x0 + er;
+                    const T d6[6] = {g.cxl[xa], g.cxh[xa], g.cyl[y], g.cyh[y], dzl, dzh};
                     T nb6[6] = {er ? partner : sd, er ? sd : partner, lo, hi, zl, zh};
-                    s = omega / drop_closed(cd >> CLOSED_SHIFT, v6, nb6, dxyp[PH] + dz);
+                    const T dg = drop_closed<T>(cd >> CLOSED_SHIFT, d6, nb6);
+                    if (!(dg > T(0))) return centre; // only Neumann faces open: left as it is
+                    s = omega / dg;
                     partner = er ? nb6[0] : nb6[1];
                     sd = er ? nb6[1] : nb6[0];
                     lo = nb6[2];

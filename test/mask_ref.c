@@ -423,8 +423,8 @@ int mref_step_bound(const mref *m, const mref_regions *r, const double *uin, con
 
 const char *mref_shape_name(int shape)
 {
-    static const char *names[MREF_SHAPE_COUNT] = {"no mask", "sphere", "staircase", "thin walls", "pockets",
-                                                  "pool"};
+    static const char *names[MREF_SHAPE_COUNT] = {"no mask", "sphere",        "staircase",   "thin walls",
+                                                  "pockets", "pool", "cells on the box"};
     return shape >= 0 && shape < MREF_SHAPE_COUNT ? names[shape] : "?";
 }
 
@@ -473,6 +473,24 @@ void mref_shape(const ref_grid *g, int shape, uint8_t *mask)
                 t = PGPU_CELL_SOLID;
             if (dist == 0)
                 t = PGPU_CELL_FLUID;
+            break;
+        }
+        case MREF_SHAPE_CELLS: {
+            if (r2 < 0.25 * 0.25)
+                t = PGPU_CELL_SOLID;
+            /* 1-based; 2D: the low corner, the low x face, the high corner */
+            const int64_t c3[4][3] = {{1, 1, 1}, {1, 1, nz / 2}, {1, ny / 2, nz / 2}, {nx, ny, nz}};
+            const int64_t c2[3][3] = {{1, 1, 0}, {1, ny / 2, 0}, {nx, ny, 0}};
+            const int nc = is3d ? 4 : 3;
+            for (int pass = 0; pass < 2; ++pass)
+                for (int q = 0; q < nc; ++q) {
+                    const int64_t *c = is3d ? c3[q] : c2[q];
+                    const int64_t dist = llabs(i - c[0]) + llabs(j - c[1]) + (is3d ? llabs(k - c[2]) : 0);
+                    if (pass == 0 && dist == 1)
+                        t = PGPU_CELL_SOLID;
+                    if (pass == 1 && dist == 0)
+                        t = PGPU_CELL_FLUID;
+                }
             break;
         }
         case MREF_SHAPE_POOL:

@@ -169,6 +169,10 @@ enum {
                               the low corner (needs n >= 5 per axis) */
     MREF_SHAPE_POOL,       /* air (Dirichlet) above 0.7, a liquid pool below, a solid block
                               in a corner of its floor */
+    MREF_SHAPE_CELLS,      /* a solid ball of radius 0.25 and fluid cells walled in by solid
+                              ones on the box: at the low corner, on the edge along the
+                              last axis, on the low x face and at the high corner (apart
+                              for n >= 6 per axis) */
     MREF_SHAPE_COUNT
 };
 void mref_shape(const ref_grid *g, int shape, uint8_t *mask);

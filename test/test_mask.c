@@ -335,6 +335,13 @@ static const step_case step_cases[] = {
     {"2D pool", 41, 31, 1, "NNDN", MREF_SHAPE_POOL, MREF_BETA_ONE, 0, 1. / 32, 1. / 32, 0, 0, 0, 0.8, 1.0},
     {"2D sphere, padded strides", 37, 29, 1, "NDPP", MREF_SHAPE_SPHERE, MREF_BETA_RANDOM, 0, 1. / 32, 1. / 32, 0, 4, 0, 1.0, 1.5},
     {"2D no mask, periodic (singular)", 31, 29, 1, "PPPP", MREF_SHAPE_NONE, MREF_BETA_RANDOM, 0, 1. / 32, 1. / 32, 0, 0, 0, 0.7, 1.2},
+    /* A mask without beta: the fine level keeps the box's kernels, reading the
+     * mask byte; cells walled in on the box (on Neumann faces only Neumann
+     * faces open: no diagonal, left as they are). */
+    {"cells on Neumann faces, no beta", 32, 29, 31, "NNNNNN", MREF_SHAPE_CELLS, BETA_NONE, 0, 1. / 32, 1. / 32, 1. / 32, 0, 0, 0.9, 1.3},
+    {"cells on the box, no beta", 26, 24, 22, "DDNNND", MREF_SHAPE_CELLS, BETA_NONE, 0, 1. / 32, 1. / 16, 1. / 32, 0, 0, 1.0, 1.1},
+    {"sphere, no beta", 33, 30, 28, "DNNDND", MREF_SHAPE_SPHERE, BETA_NONE, 0, 1. / 32, 1. / 32, 1. / 16, 0, 0, 0.8, 1.4},
+    {"2D cells on Neumann faces, no beta", 45, 38, 1, "NNNN", MREF_SHAPE_CELLS, BETA_NONE, 0, 1. / 64, 1. / 32, 0, 0, 0, 1.0, 1.2},
 };
 
 static pgpu_config case_config(int64_t nx, int64_t ny, int64_t nz, const char *bcs, double hx, double hy, double hz,
@@ -543,6 +550,9 @@ static void solves(void)
                0);
     solve_case("pockets", 31, 29, 33, "NNDDNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_FMG, 1e-10, 0);
     solve_case("2D pockets", 61, 53, 1, "NNNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE, 1e-10, 1);
+    solve_case("cells on Neumann faces", 32, 29, 31, "NNNNNN", MREF_SHAPE_CELLS, BETA_NONE, 0, PGPU_VCYCLE, 1e-10, 0);
+    solve_case("cells on Neumann faces", 31, 30, 29, "NNNNNN", MREF_SHAPE_CELLS, BETA_NONE, 0, PGPU_CG, 1e-10, 0);
+    solve_case("cells on the box", 30, 33, 28, "DDNNNN", MREF_SHAPE_CELLS, BETA_NONE, 0, PGPU_FMG, 1e-10, 0);
     solve_case("pool, Neumann box", 37, 31, 29, "NNNNNN", MREF_SHAPE_POOL, MREF_BETA_ONE, 0, PGPU_VCYCLE, 1e-10, 0);
     solve_case("pool, Dirichlet box", 37, 31, 29, "DDDDDD", MREF_SHAPE_POOL, MREF_BETA_JUMP, 1e3, PGPU_VCYCLE, 1e-10,
                0);

@@ -170,6 +170,9 @@ int main(void)
     fails += run("sphere VC f 63^3", 63, 63, 63, "DDDDDD", 1, 0.0, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
     fails += run("pool FMG f 64^3", 64, 64, 64, "NNNNNN", 2, 0.0, PGPU_FMG, PGPU_FLOAT, 1e-6, 1e-4);
     fails += run("sphere VC d 128^3", 128, 128, 128, "DDDDDD", 1, 0.0, PGPU_VCYCLE, PGPU_DOUBLE, 1e-10, 1e-7);
+    /* 2^22 points and more: two red-black iterations per pass, with the mask */
+    fails += run("sphere VC d 171^3 NNDDNN", 171, 171, 171, "NNDDNN", 1, 0.0, PGPU_VCYCLE, PGPU_DOUBLE, 1e-10, 1e-7);
+    fails += run("sphere VC f 176^3", 176, 176, 176, "DDDDDD", 1, 0.0, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
     /* Krylov methods on the same classes: the cases where V-cycles alone
      * diverge (beta jumps next to Neumann faces) included. */
     const unsigned CG = PGPU_CG, PCG = PGPU_CG | PGPU_PIPELINED, BI = PGPU_BICGSTAB;
