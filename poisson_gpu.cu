@@ -9305,7 +9305,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     err[0] = 0;
     const char *what = is_mask ? "pgpu_set_mask" : "pgpu_set_coefficients";
     PGPU_RETURN_IF(method == PGPU_FFT || mixed, PGPU_ERROR_UNSUPPORTED,
-                   "%s: masks and coefficients are served by JACOBI, RBGS, VCYCLE and FMG (not FFT, not MIXED)", what);
+                   "%s: masks and coefficients are served by every method but FFT, and not with MIXED", what);
     PGPU_RETURN_IF(env.dist != nullptr, PGPU_ERROR_UNSUPPORTED,
                    "%s: masks and coefficients are not served yet on several GPUs", what);
     DeviceGuard guard(env.device);

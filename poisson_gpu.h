@@ -65,9 +65,9 @@
  *                                         omega > 1)           iteration 0.495 / 0.990 ms; the
  *                                                              count grows with n^2: small grids
  *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3005 GB/s,
- *  README.md's performance table.)  Masks and beta: VCYCLE and FMG take
- *  them; a cycle with a mask costs about 1.8 box cycles, with a smooth
- *  beta 3.5 (MASKS below).
+ *  README.md's performance table.)  Masks and beta: every method but FFT
+ *  takes them (one GPU, not with PGPU_MIXED); a cycle with a mask costs
+ *  about 1.8 box cycles, with a smooth beta 3.5 (MASKS below).
  *
  * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
  * reason in pgpu_last_error):
@@ -78,7 +78,7 @@
  *  FMG               every combination                    yes (*)     float, double, mixed  1
  *  FFT               every combination with at most one   no          float, double, mixed  1
  *                    axis mixing Dirichlet and Neumann
- *  CG, BICGSTAB      every combination                    yes         float, double, mixed  1 or more (**)
+ *  CG, BICGSTAB      every combination                    yes (*)     float, double, mixed  1 or more (**)
  *  (*) not with PGPU_MIXED.  (**) several GPUs: float and double, no mask
  *  or beta, not the FFT preconditioner; V-cycles not across an odd periodic
  *  split axis (SEVERAL GPUS below).
@@ -313,7 +313,7 @@
  *    which equal the classic ones for a symmetric preconditioner and do not
  *    need one: with red-black smoothing the symmetric cycle (post-smoothing
  *    in the reverse colour order) is a much weaker preconditioner (9
- *    iterations to 1e-10 at 512^3 against 7).  Pipelined CG, whose
+ *    iterations to 1e-10 at 512^3 against 7, both without the FMG start).  Pipelined CG, whose
  *    recurrences need a symmetric preconditioner, takes the symmetric
  *    cycle.  Classic CG's first application (one GPU) is an FMG pass
  *    instead of a cycle: about 1.4 cycles' cost for one to three
@@ -464,7 +464,8 @@
  *    Dirichlet child makes a coarse point Dirichlet, else a fluid child
  *    fluid) and face coefficients averaged over the coarse face.
  *    V-cycles converge on most masks (10-18 cycles to 1e-12 on the test
- *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3) and on
+ *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3; at powers of
+ *    two more slowly, 0.10 at 256^3 and 0.19 at 512^3) and on
  *    beta jumps of 1e3 and 1e6 with Dirichlet faces, but may diverge
  *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces, on
  *    1000:1 two-phase flow at 256^3 and where a staircase of solid cells
@@ -474,7 +475,7 @@
  *    two-phase flow at 256^3).  At 512^3 a cycle with a mask costs about
  *    1.8 box cycles (the fine level runs the box's kernels, reading the
  *    mask byte), with beta 3.5; a solid sphere to 1e-6 in double takes
- *    2.6 times the empty box, in float 1.9 times.
+ *    2.6 times the empty box, in float (to float's own stop) 1.9 times.
  *  - Grids with a mask hold at most 2^31 - 1 interior points; a mask with
  *    more singular regions than an eighth of the points is refused
  *    (PGPU_ERROR_UNSUPPORTED, the handle then has no mask).
@@ -794,11 +795,12 @@ enum { PGPU_CELL_FLUID = 0, PGPU_CELL_DIRICHLET = 1, PGPU_CELL_SOLID = 2 };
 
 /* Sets the cell-type mask (device memory, one byte per point, laid out as
  * u); NULL removes it (every point fluid).  PGPU_ERROR_UNSUPPORTED for
- * PGPU_FFT and PGPU_MIXED handles. */
+ * PGPU_FFT, PGPU_MIXED and several-GPU handles. */
 pgpu_status pgpu_set_mask(pgpu_solver *s, const uint8_t *mask);
 
 /* Sets beta of -div(beta grad u) = f (device memory, laid out as u, in the
- * precision of u); NULL removes it (beta = 1). */
+ * precision of u); NULL removes it (beta = 1).  PGPU_ERROR_UNSUPPORTED for
+ * PGPU_FFT, PGPU_MIXED and several-GPU handles. */
 pgpu_status pgpu_set_coefficients(pgpu_solver *s, const void *beta);
 
 /* ---- Several GPUs (see SEVERAL GPUS above; added in 0.7) ---- */
