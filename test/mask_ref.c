@@ -423,8 +423,8 @@ int mref_step_bound(const mref *m, const mref_regions *r, const double *uin, con
 
 const char *mref_shape_name(int shape)
 {
-    static const char *names[MREF_SHAPE_COUNT] = {"no mask", "sphere",        "staircase",   "thin walls",
-                                                  "pockets", "pool", "cells on the box"};
+    static const char *names[MREF_SHAPE_COUNT] = {"no mask", "sphere", "staircase", "thin walls", "pockets",
+                                                  "pool", "cells on the box"};
     return shape >= 0 && shape < MREF_SHAPE_COUNT ? names[shape] : "?";
 }
 
