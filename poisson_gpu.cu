@@ -2286,16 +2286,19 @@ static void moment_free(const Axis &a, const std::vector<double> &X, AxisTransfe
 }
 
 // Coarsening rule, per axis (documented in the README):
-//  - Dirichlet/Neumann axes: vertex coarsening, the coarse nodes are the
-//    fine nodes 2, 4, ... (1-based): 1 .. n-1 for n odd, 2 .. n for n even,
-//    whose last coarse node is then the last fine node (its cell narrower).
-//    Cell pairs for even n (a coarse node between fine nodes 2I-1 and 2I)
-//    converged worse with masks, the more the more levels (a solid sphere
-//    at 512^3: 0.19 per V-cycle against 0.05 at 511^3); keeping nodes
-//    converges like odd sizes, the box included (a CPU model of the
-//    hierarchy: 0.05 at 64^3-256^3 against 0.07-0.08 with cell pairs).
-//  - periodic axes: n even -> cell pairs; n odd -> a uniform coarse ring of
-//    nc nodes (the even one of (n +- 1)/2) not nested in the fine one.
+//  - n even on a periodic axis or between two Neumann walls: cell pairs, a
+//    coarse node at the middle of fine nodes 2I-1 and 2I (1-based); the
+//    coarse cells are then centred on their nodes as the fine ones are.
+//  - other Dirichlet/Neumann axes: vertex coarsening, the coarse nodes are
+//    the fine nodes 2, 4, ...: 2 .. n-1 for n odd, 2 .. n for n even, whose
+//    last coarse node is the last fine node.  Cell pairs there converged
+//    worse with masks, the more the more levels (a solid sphere in a
+//    Dirichlet box: 0.19 per V-cycle at 512^3, 0.05 at 511^3); kept nodes
+//    converge like odd sizes, the box included.  Between two Neumann walls
+//    kept nodes leave one coarse cell off its node, and FMG's error there
+//    rose to 1.5x the discretisation error.
+//  - periodic axes, n odd: a uniform coarse ring of nc nodes (the even one
+//    of (n +- 1)/2) not nested in the fine one.
 // Interpolation is linear in position, towards the wall value at Dirichlet
 // walls, constant towards Neumann walls, wrapping on periodic axes.
 static bool coarsen_axis(const Axis &a, Axis &c, AxisTransfer &t)
@@ -2303,14 +2306,13 @@ static bool coarsen_axis(const Axis &a, Axis &c, AxisTransfer &t)
     const int n = a.n;
     if (n <= 1) return false;
     std::vector<double> X;
-    if (a.lo == PGPU_BC_PERIODIC) {
-        if (n % 2 == 0) {
-            for (int I = 0; I < n / 2; ++I) X.push_back(0.5 * (a.x[2 * I] + a.x[2 * I + 1]));
-        } else {
-            int nc = (n + 1) / 2;
-            if (nc % 2 == 1) nc = (n - 1) / 2;
-            for (int I = 0; I < nc; ++I) X.push_back(a.x[0] + I * (a.L / nc));
-        }
+    const bool pairs = n % 2 == 0 && (a.lo == PGPU_BC_PERIODIC || (a.lo == PGPU_BC_NEUMANN && a.hi == PGPU_BC_NEUMANN));
+    if (pairs) {
+        for (int I = 0; I < n / 2; ++I) X.push_back(0.5 * (a.x[2 * I] + a.x[2 * I + 1]));
+    } else if (a.lo == PGPU_BC_PERIODIC) {
+        int nc = (n + 1) / 2;
+        if (nc % 2 == 1) nc = (n - 1) / 2;
+        for (int I = 0; I < nc; ++I) X.push_back(a.x[0] + I * (a.L / nc));
     } else {
         for (int I = 0; I < n / 2; ++I) X.push_back(a.x[2 * I + 1]);
     }
