@@ -2286,19 +2286,20 @@ static void moment_free(const Axis &a, const std::vector<double> &X, AxisTransfe
 }
 
 // Coarsening rule, per axis (documented in the README):
-//  - n even on a periodic axis or between two Neumann walls: cell pairs, a
-//    coarse node at the middle of fine nodes 2I-1 and 2I (1-based); the
-//    coarse cells are then centred on their nodes as the fine ones are.
-//  - other Dirichlet/Neumann axes: vertex coarsening, the coarse nodes are
-//    the fine nodes 2, 4, ...: 2 .. n-1 for n odd, 2 .. n for n even, whose
-//    last coarse node is the last fine node.  Cell pairs there converged
-//    worse with masks, the more the more levels (a solid sphere in a
-//    Dirichlet box: 0.19 per V-cycle at 512^3, 0.05 at 511^3); kept nodes
-//    converge like odd sizes, the box included.  Between two Neumann walls
-//    kept nodes leave one coarse cell off its node, and FMG's error there
-//    rose to 1.5x the discretisation error.
-//  - periodic axes, n odd: a uniform coarse ring of nc nodes (the even one
-//    of (n +- 1)/2) not nested in the fine one.
+//  - n even between two Dirichlet walls: vertex coarsening, the coarse nodes
+//    are the fine nodes 2, 4, ..., n (1-based), the last one next to the
+//    high wall.  Cell pairs there converged worse with masks, the more the
+//    more levels (a solid sphere at 512^3: 0.19 per V-cycle, 0.05 at 511^3);
+//    kept nodes converge like odd sizes, the box included.
+//  - other even axes (a Neumann wall, periodic): cell pairs, a coarse node
+//    at the middle of fine nodes 2I-1 and 2I, centred in its coarse cell as
+//    the fine nodes are next to a Neumann wall.  Kept nodes there put a
+//    coarse cell off its node: FMG's error rose to 1.5x the discretisation
+//    error between two Neumann walls, and V-cycles slowed (0.115 per cycle
+//    on a 256^3 box open at the top, 0.076 with pairs).
+//  - odd Dirichlet/Neumann axes: vertex coarsening, fine nodes 2, ..., n-1.
+//  - odd periodic axes: a uniform coarse ring of nc nodes (the even one of
+//    (n +- 1)/2) not nested in the fine one.
 // Interpolation is linear in position, towards the wall value at Dirichlet
 // walls, constant towards Neumann walls, wrapping on periodic axes.
 static bool coarsen_axis(const Axis &a, Axis &c, AxisTransfer &t)
@@ -2306,7 +2307,7 @@ static bool coarsen_axis(const Axis &a, Axis &c, AxisTransfer &t)
     const int n = a.n;
     if (n <= 1) return false;
     std::vector<double> X;
-    const bool pairs = n % 2 == 0 && (a.lo == PGPU_BC_PERIODIC || (a.lo == PGPU_BC_NEUMANN && a.hi == PGPU_BC_NEUMANN));
+    const bool pairs = n % 2 == 0 && !(a.lo == PGPU_BC_DIRICHLET && a.hi == PGPU_BC_DIRICHLET);
     if (pairs) {
         for (int I = 0; I < n / 2; ++I) X.push_back(0.5 * (a.x[2 * I] + a.x[2 * I + 1]));
     } else if (a.lo == PGPU_BC_PERIODIC) {

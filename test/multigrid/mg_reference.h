@@ -162,7 +162,7 @@ static int mg_coarsen(const mg_axis *a, mg_axis *c, mg_transfer *t)
         return 0;
     double *X = mg_alloc((size_t)nc);
     for (int I = 0; I < nc; ++I) {
-        if (n % 2 == 0 && (per || (a->lo == PGPU_BC_NEUMANN && a->hi == PGPU_BC_NEUMANN)))
+        if (n % 2 == 0 && !(a->lo == PGPU_BC_DIRICHLET && a->hi == PGPU_BC_DIRICHLET))
             X[I] = 0.5 * (a->x[2 * I] + a->x[2 * I + 1]); /* middle of a pair */
         else if (!per)
             X[I] = a->x[2 * I + 1]; /* fine nodes 2, 4, ... (1-based) */
