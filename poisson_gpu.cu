@@ -334,12 +334,15 @@ struct DeviceMem {
     }
 };
 
-// Two red-black iterations in one pass on a slab (>>dist, dist_band_pass):
-// the pass holds the ghost planes at their old values, which leaves the
-// DIST_BAND_S - 1 planes next to an interface wrong; a band of
-// DIST_BAND_L planes around it (DIST_BAND_S of them the neighbour's) redoes
-// the DIST_BAND_S colour half-steps there.
-constexpr int DIST_BAND_S = 4, DIST_BAND_L = 3 * DIST_BAND_S - 1;
+// Red-black iterations on a slab with one exchange (>>dist, dist_band_pass):
+// a pass of S colour half-steps (two iterations: DIST_BAND_S; one: half of
+// it) holds the ghost planes at their old values, which leaves the S - 1
+// planes next to an interface wrong; a band of 3 S planes around it (S + 1
+// of them the neighbour's) redoes the S half-steps there, the ghost plane's
+// included, so that the ghosts hold the neighbour's new values after it.
+// DIST_BAND_L: the longest band.
+constexpr int DIST_BAND_S = 4, DIST_BAND_L = 3 * DIST_BAND_S;
+static_assert(DIST_BAND_S == 4, "rb_band_kernel ping-pongs two iterations' values, dist_smooth passes of 2 and 1");
 
 // A handle of the distributed mode (>>dist): where its box lies in the global
 // grid, its neighbours along the split axis, and the buffers of the halo
@@ -360,10 +363,11 @@ struct Dist {
     // own_b[r] - 1 and broadcasts them.
     int levels = 0;
     std::vector<int64_t> lvN, lva, own_a, own_b;
-    // band[l]: slab level l smooths two red-black iterations per pass with
+    // band[l]: slab level l smooths red-black with one exchange per pass and
     // band fix-ups (every rank decides alike, from the plan); bandc: per such
     // level the couplings of the band planes' nodes along the split axis,
-    // c_lo then c_hi, low band then high band (4 DIST_BAND_L values);
+    // c_lo then c_hi, low band then high band (4 DIST_BAND_L values, the
+    // planes of a band of DIST_BAND_S half-steps);
     // bandbuf: the bands (u low, u high, f low, f high, then u low and high
     // after one iteration), band_sz elements per plane.
     std::vector<char> band;
@@ -3909,7 +3913,8 @@ template <class T> struct Level {
 // each); the slab level's restricted right-hand side broadcast to every
 // rank (the first replicated level).
 template <class T>
-static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int iters, T omega, int flip);
+static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int iters, T omega, int flip,
+                               bool *fresh = nullptr);
 template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T *f, bool frame = false);
 // The faces of a slab towards other ranks (bit f: face f).
 static int dist_faces(const Dist &d)
@@ -4713,6 +4718,10 @@ template <class T> class Multigrid {
     // cycles go down to the single node.
     int last_level() const { return dense_level >= 0 && !gen ? dense_level : (int)h->lv.size() - 1; }
     int tiny_first = 0;   // levels from here on run in tiny_cycle_kernel (never level 0)
+    // (>>dist) fresh[l]: slab level l's iterate has the neighbours' current
+    // values in its ghost planes (its last smoothing ended in a band pass),
+    // so the next residual or prolongation needs no exchange.
+    std::vector<char> fresh;
     int dense_level = -1; // the level solved by its inverse, or -1
     bool gen = false;     // the hierarchy's levels take the general form
     // After the levels' grids changed (the general form set or removed): the
@@ -4746,6 +4755,7 @@ template <class T> pgpu_status Multigrid<T>::init(Env &e, Hierarchy<T> &hh, cons
     omega = (T)c.omega;
     std::vector<Level<T>> &lv = h->lv;
     const int nl = (int)lv.size();
+    fresh.assign(nl, 0);
     // The tail of levels that tiny_cycle_kernel runs (never level 0: the
     // user's arrays, strides and mean shift stay with the general kernels).
     tiny_first = nl;
@@ -4833,7 +4843,7 @@ template <class T> pgpu_status Multigrid<T>::down(int l, bool zero)
     char *err = e.err;
     Level<T> &L = h->lv[l], &C = h->lv[l + 1];
     if (e.dist && l < h->dist_levels) { // (>>dist) a slab: its halos, then the global level's rows
-        PGPU_FORWARD(dist_halo(e, L.g, L.iter()));
+        if (!fresh[l]) PGPU_FORWARD(dist_halo(e, L.g, L.iter()));
         PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
         PGPU_FORWARD(dist_halo(e, L.g, L.other()));
         PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
@@ -4857,8 +4867,13 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
     Env &e = *env;
     Level<T> &L = h->lv[l];
     const bool slab = e.dist && l < h->dist_levels; // (>>dist)
+    bool fr = false;
     switch (op) {
-    case STEP_PRE: return slab ? dist_smooth(e, L, l, false, pre, omega, 0) : smooth(e, L, false, pre, omega);
+    case STEP_PRE:
+        if (!slab) return smooth(e, L, false, pre, omega);
+        PGPU_FORWARD(dist_smooth(e, L, l, false, pre, omega, 0, &fr));
+        fresh[l] = fr;
+        return PGPU_SUCCESS;
     case STEP_DOWN: return down(l, true);
     case STEP_SOLVE: // one node (the tiny levels hold every other last level): weight 1 solves it
         PGPU_FORWARD(jacobi_pass(e, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, T(1)));
@@ -4871,7 +4886,8 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         const bool in_place = (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
         const bool sum = measure && l == 0 && red;
         size_t blocks = 0;
-        if (e.dist && l + 1 < h->dist_levels) PGPU_FORWARD(dist_halo(e, C.g, C.iter())); // (>>dist)
+        if (e.dist && l + 1 < h->dist_levels && !fresh[l + 1]) PGPU_FORWARD(dist_halo(e, C.g, C.iter())); // (>>dist)
+        if (slab) fresh[l] = 0;
         PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other(), Transfer<T>::AUTO,
                                     sum ? red->d_part : nullptr, &blocks));
         if (sum) PGPU_FORWARD(red->total<T>(e, blocks, RES_CORR));
@@ -4879,7 +4895,10 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         return PGPU_SUCCESS;
     }
     default:
-        return slab ? dist_smooth(e, L, l, false, post, omega, post_flip) : smooth(e, L, false, post, omega, post_flip);
+        if (!slab) return smooth(e, L, false, post, omega, post_flip);
+        PGPU_FORWARD(dist_smooth(e, L, l, false, post, omega, post_flip, &fr));
+        fresh[l] = fr;
+        return PGPU_SUCCESS;
     }
 }
 
@@ -7980,11 +7999,13 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
 // The right-hand side's scan skips the interface faces (their ghosts hold
 // no boundary data).  Multigrid (V-cycles, the Krylov methods' cycle) runs
 // the global hierarchy: slabs of its fine levels, its coarse levels on every
-// rank (dist_plan, below).  Red-black smoothing takes two iterations per
-// exchange and redoes the planes next to each face (dist_band_pass) on the
-// levels where the split axis is z and every slab has 7 planes or more
-// (dist_band_level); a single iteration, or another level, exchanges before
-// it and redoes the second colour at the faces after (dist_rb_interfaces).
+// rank (dist_plan, below).  Red-black smoothing takes one exchange per pass
+// of two iterations (or of the last single one) and redoes the planes next
+// to each face and the ghost planes (dist_band_pass) on the levels where
+// the split axis is z and every slab has 7 planes or more
+// (dist_band_level): the ghost planes then hold the neighbours' new values
+// (Multigrid::fresh).  Another level exchanges before each iteration and
+// redoes the second colour at the faces after (dist_rb_interfaces).
 // Where that plan does not exist (an odd periodic split axis), a Krylov
 // method's cycle is the slab's own with zero values across the interfaces:
 // block Jacobi over the ranks, still symmetric.
@@ -8184,10 +8205,10 @@ template <class T> static pgpu_status dist_rb_interfaces(Env &env, Level<T> &L, 
     return PGPU_SUCCESS;
 }
 
-// The bands of a slab's two interfaces (side 0: low, 1: high), each
-// DIST_BAND_L planes in the level's storage layout: band plane b is the
-// slab's plane k0[side] + b (the low band starts DIST_BAND_S planes below
-// the slab, the high one ends DIST_BAND_S planes above it).  u[side][0]:
+// The bands of a slab's two interfaces (side 0: low, 1: high) for a pass of
+// S half-steps, each 3 S planes in the level's storage layout: band plane b
+// is the slab's plane k0[side] + b (the low band starts S + 1 planes below
+// the slab, the high one ends S + 1 planes above it).  u[side][0]:
 // the values before the pass (ghosts included), then the second
 // iteration's; u[side][1]: the first iteration's (NULL where the side has
 // no neighbour); f: the right-hand side; cl / ch: the couplings of the
@@ -8197,25 +8218,26 @@ template <class T> struct BandArgs {
     T *u[2][2];
     const T *f[2];
     int k0[2];
+    int S;
     T cl[2][DIST_BAND_L], ch[2][DIST_BAND_L];
 };
 
-// Half-step h (0 .. DIST_BAND_S - 1) of the band fix-up: the colour of
-// half-step h (the first colour of an iteration at even h) on the band
-// planes h + 1 .. DIST_BAND_L - 2 - h (the planes it can get right shrink
+// Half-step h (0 .. S - 1) of the band fix-up: the colour of half-step h
+// (the first colour of an iteration at even h) on the band planes
+// h + 1 .. 3 S - 2 - h (the planes it can get right shrink
 // by one on each side per half-step), from iteration h / 2's old values
 // into its new ones, read as the pass reads them (rbgs_kernel): the first
 // colour's neighbours old, the second colour's first-colour neighbours new
 // and same-colour ones (across an odd periodic seam) old; x / y ghosts from
 // u[side][0].  out (the last half-step): both colours of the planes
-// DIST_BAND_S .. 2 DIST_BAND_S - 2, the ones the pass got wrong, written
-// to the level's iterate.
+// S .. 2 S - 1, the ones the pass got wrong and the ghost plane, written to
+// the level's iterate.
 template <class T>
 __global__ void rb_band_kernel(const Grid<T> g, const BandArgs<T> a, const T *__restrict__ shiftp, T omega, int flip,
                                int h, T *__restrict__ out)
 {
-    constexpr int S = DIST_BAND_S;
-    const int b0 = h + 1, nb = DIST_BAND_L - 2 - 2 * h, it = h >> 1, second = h & 1;
+    const int S = a.S;
+    const int b0 = h + 1, nb = 3 * S - 2 - 2 * h, it = h >> 1, second = h & 1;
     const int64_t plane = (int64_t)g.nx * g.ny, per_side = nb * plane;
     const int64_t org = ghost_origin(g), in0 = g.base - org - g.sz; // (0, 0) within a storage plane
     const T shift = shiftp ? *shiftp : T(0);
@@ -8253,22 +8275,23 @@ __global__ void rb_band_kernel(const Grid<T> g, const BandArgs<T> a, const T *__
             v = relax(src[q], (a.f[side][q] - shift) + nbs, c.dxy + (cl + ch), omega);
             dst[q] = v;
         }
-        if (out && b >= S && b <= 2 * S - 2) out[org + (int64_t)(k + 1) * g.sz + in0 + i + (int64_t)j * g.sy] = v;
+        if (out && b >= S && b <= 2 * S - 1) out[org + (int64_t)(k + 1) * g.sz + in0 + i + (int64_t)j * g.sy] = v;
     }
 }
 
-// Two red-black iterations on slab level l (d->band[l]) with one exchange:
-// each neighbour's DIST_BAND_S planes of u and DIST_BAND_S - 1 of f next
-// to the interface (grouped NCCL send/receive, straight from and into
-// storage planes) into the band, the nearest into the ghost plane; the
-// pass (one paired pass where the level pairs, else two) with the ghosts
-// held; then the band's half-steps redo the planes next to each interface.
-template <class T> static pgpu_status dist_band_pass(Env &env, Level<T> &L, int l, T omega, int flip)
+// S / 2 red-black iterations (S: DIST_BAND_S or half of it) on slab level
+// l (d->band[l]) with one exchange: each neighbour's S + 1 planes of u and
+// S of f next to the interface (grouped NCCL send/receive, straight from
+// and into storage planes) into the band, the nearest into the ghost
+// plane; the pass (two iterations: one paired pass where the level pairs,
+// else two) with the ghosts held; then the band's half-steps redo the
+// planes next to each interface and the ghost planes.
+template <class T> static pgpu_status dist_band_pass(Env &env, Level<T> &L, int l, T omega, int flip, int S)
 {
     Dist *d = env.dist;
     char *err = env.err;
 #ifdef PGPU_WITH_NCCL
-    constexpr int S = DIST_BAND_S, LB = DIST_BAND_L;
+    constexpr int LB = DIST_BAND_L, SM = DIST_BAND_S;
     const Grid<T> &g = L.g;
     const int n = g.nz;
     const int64_t sz = g.sz, org = ghost_origin(g);
@@ -8279,9 +8302,9 @@ template <class T> static pgpu_status dist_band_pass(Env &env, Level<T> &L, int 
     T *bb = (T *)d->bandbuf;
     const int64_t bl = (int64_t)LB * d->band_sz; // one band (the largest level's planes)
     T *ub[2] = {bb, bb + bl}, *fb[2] = {bb + 2 * bl, bb + 3 * bl}, *ub1[2] = {bb + 4 * bl, bb + 5 * bl};
-    const size_t nu = (size_t)(S * sz), nf = (size_t)((S - 1) * sz);
+    const size_t nu = (size_t)((S + 1) * sz), nf = (size_t)(S * sz);
     const DistMsg s0[2] = {{plane(src, 0), nu}, {plane(f, 0), nf}},
-                  s1[2] = {{plane(src, n - S), nu}, {plane(f, n - S + 1), nf}},
+                  s1[2] = {{plane(src, n - S - 1), nu}, {plane(f, n - S), nf}},
                   r0[2] = {{ub[0], nu}, {fb[0] + sz, nf}},
                   r1[2] = {{ub[1] + (2 * S - 1) * sz, nu}, {fb[1] + (2 * S - 1) * sz, nf}};
     const DistMsg *const send[2] = {s0, s1}, *const recv[2] = {r0, r1};
@@ -8296,16 +8319,16 @@ template <class T> static pgpu_status dist_band_pass(Env &env, Level<T> &L, int 
                                  dd, env.st);
     };
     if (lo) {
-        PGPU_CUDA(cudaMemcpyAsync(ub[0] + S * sz, plane(src, 0), own, dd, env.st));
-        PGPU_CUDA(cudaMemcpyAsync(fb[0] + S * sz, plane(f, 0), own, dd, env.st));
-        PGPU_CUDA(ghost(-1, ub[0] + (S - 1) * sz));
+        PGPU_CUDA(cudaMemcpyAsync(ub[0] + (S + 1) * sz, plane(src, 0), own, dd, env.st));
+        PGPU_CUDA(cudaMemcpyAsync(fb[0] + (S + 1) * sz, plane(f, 0), own, dd, env.st));
+        PGPU_CUDA(ghost(-1, ub[0] + S * sz));
     }
     if (hi) {
         PGPU_CUDA(cudaMemcpyAsync(ub[1], plane(src, n - 2 * S + 1), own, dd, env.st));
         PGPU_CUDA(cudaMemcpyAsync(fb[1], plane(f, n - 2 * S + 1), own, dd, env.st));
         PGPU_CUDA(ghost(n, ub[1] + (2 * S - 1) * sz));
     }
-    PGPU_FORWARD(smooth(env, L, false, 2, omega, flip)); // paired where L.sm.paired, else two passes
+    PGPU_FORWARD(smooth(env, L, false, S / 2, omega, flip)); // two iterations: paired where L.sm.paired
     BandArgs<T> a;
     for (int side = 0; side < 2; ++side) {
         const bool has = side ? hi : lo;
@@ -8314,15 +8337,20 @@ template <class T> static pgpu_status dist_band_pass(Env &env, Level<T> &L, int 
     }
     a.f[0] = fb[0];
     a.f[1] = fb[1];
-    a.k0[0] = -S;
+    a.k0[0] = -(S + 1);
     a.k0[1] = n - 2 * S + 1;
+    a.S = S;
+    // The couplings are kept for the longest band: a shorter one is its
+    // middle (SM - S planes in from the low band's start, 2 (SM - S) from
+    // the high one's).
     const double *c = &d->bandc[(size_t)l * 4 * LB];
+    const int off[2] = {SM - S, 2 * (SM - S)};
     for (int side = 0; side < 2; ++side)
-        for (int b = 0; b < LB; ++b) {
-            a.cl[side][b] = (T)c[side * LB + b];
-            a.ch[side][b] = (T)c[(2 + side) * LB + b];
+        for (int b = 0; b < 3 * S; ++b) {
+            a.cl[side][b] = (T)c[side * LB + off[side] + b];
+            a.ch[side][b] = (T)c[(2 + side) * LB + off[side] + b];
         }
-    const int64_t most = 2 * (int64_t)(LB - 2) * g.nx * g.ny;
+    const int64_t most = 2 * (int64_t)(3 * S - 2) * g.nx * g.ny;
     for (int h = 0; h < S; ++h) {
         rb_band_kernel<T><<<grid_for(most, env.sms), 256, 0, env.st>>>(g, a, L.shift, omega, flip, h,
                                                                        h == S - 1 ? L.iter() : nullptr);
@@ -8330,23 +8358,25 @@ template <class T> static pgpu_status dist_band_pass(Env &env, Level<T> &L, int 
     }
     return PGPU_SUCCESS;
 #else
-    (void)d, (void)L, (void)l, (void)omega, (void)flip;
+    (void)d, (void)L, (void)l, (void)omega, (void)flip, (void)S;
     return record(err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
 #endif
 }
 
 template <class T>
-static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int iters, T omega, int flip)
+static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int iters, T omega, int flip, bool *fresh)
 {
     Dist *d = env.dist;
+    if (fresh) *fresh = false;
     // The global colours: a slab starting at an odd node swaps the local ones.
     const int f = flip ^ (d ? (int)(d->lva[l] & 1) : 0);
     if (!d || (d->lo_peer < 0 && d->hi_peer < 0)) return smooth(env, L, jacobi, iters, omega, f); // one rank
     const bool band = !jacobi && d->bandbuf && l < (int)d->band.size() && d->band[l] && L.g.sz <= d->band_sz;
     for (int s = 0; s < iters;) {
-        if (band && iters - s >= 2) {
-            PGPU_FORWARD(dist_band_pass(env, L, l, omega, f));
-            s += 2;
+        if (band) { // two iterations per pass, the last one alone
+            const int two = iters - s >= 2;
+            PGPU_FORWARD(dist_band_pass(env, L, l, omega, f, two ? DIST_BAND_S : DIST_BAND_S / 2));
+            s += two ? 2 : 1;
             continue;
         }
         PGPU_FORWARD(dist_halo(env, L.g, L.iter()));
@@ -8354,6 +8384,7 @@ static pgpu_status dist_smooth(Env &env, Level<T> &L, int l, bool jacobi, int it
         if (!jacobi) PGPU_FORWARD(dist_rb_interfaces(env, L, l, omega, f));
         ++s;
     }
+    if (fresh) *fresh = band && iters > 0; // the bands leave the neighbours' new values in the ghost planes
     return PGPU_SUCCESS;
 }
 
@@ -8419,7 +8450,7 @@ static pgpu_status dist_ranges(const pgpu_config &g, int ranks, int axis, std::v
     return PGPU_SUCCESS;
 }
 
-// Paired smoothing (dist_band_pass) on level l where the split axis is z,
+// Band passes (dist_band_pass) on level l where the split axis is z,
 // every slab holds a band's own planes (2 S - 1) and a periodic seam keeps
 // the colours (an even number of nodes): Dist::band[l] and the couplings
 // of this rank's band nodes from G, the level's global split axis; A / B:
@@ -8438,7 +8469,7 @@ static void dist_band_level(Dist &d, int l, const Axis &G, const std::vector<int
     const int64_t a = A[d.rank], n = B[d.rank] - a;
     for (int side = 0; side < 2; ++side)
         for (int b = 0; b < LB; ++b) {
-            int64_t J = a + (side ? n - 2 * S + 1 + b : b - S);
+            int64_t J = a + (side ? n - 2 * S + 1 + b : b - S - 1);
             if (per) J = ((J % N) + N) % N;
             if (J < 0 || J >= N) continue; // no neighbour on this side: not used
             d.bandc[((size_t)l * 4 + side) * LB + b] = gc.c_lo[J];

@@ -529,7 +529,7 @@
  *    the same on every rank, except seconds (each rank's own events).
  *    pgpu_workspace_size does not size a rank (pgpu_workspace_bytes does,
  *    after create; beside the single-GPU figures a rank holds 4 halo
- *    planes and, where red-black smoothing has bands, 66 planes of its
+ *    planes and, where red-black smoothing has bands, 72 planes of its
  *    largest such level's storage: (nx+2)(ny+2) w bytes each, or stride_z
  *    w on level 0).  Arguments of a collective call are checked on each
  *    rank before it communicates: a rank whose call fails there (a NULL or
@@ -567,12 +567,14 @@
  *  - Communication, on the handle's stream: each sweep or operator
  *    application exchanges the ghost planes with the neighbours (grouped
  *    ncclSend / ncclRecv).  Red-black smoothing (RBGS, and multigrid's on
- *    its slab levels) takes two iterations per exchange of 4 planes of u
- *    and 3 of f, redoing the planes next to each face, on the levels of a
- *    3D grid where every slab has 7 planes or more (level 0: where every
- *    rank's strides are the same); a single iteration (V(2,1)'s
- *    post-smoothing), a 2D grid or a thinner slab exchanges before each
- *    iteration and again before redoing the second colour at the faces.
+ *    its slab levels) takes one exchange per two iterations (5 planes of u
+ *    and 4 of f) or per single iteration (3 and 2), redoing the planes next
+ *    to each face and the ghost planes (so the residual and the
+ *    prolongation after it need no exchange), on the levels of a 3D grid
+ *    where every slab has 7 planes or more (level 0: where every rank's
+ *    strides are the same); a 2D grid or a thinner slab exchanges before
+ *    each iteration and again before redoing the second colour at the
+ *    faces.
  *    Each reduction (norms, the Krylov methods' dot products: one per
  *    iteration in the pipelined CG, beside the preconditioner) is one
  *    ncclAllReduce; the host reads a number only at the convergence

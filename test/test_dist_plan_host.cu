@@ -224,7 +224,7 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
                 const int64_t nq = hl[q][l].ax[ax].n;
                 const AxisCoef mine = axis_coef(hl[r][l].ax[ax]), theirs = axis_coef(hl[q][l].ax[ax]);
                 for (int b = 0; b < LB; ++b) {
-                    const int64_t k = side ? n - 2 * S + 1 + b : b - S;
+                    const int64_t k = side ? n - 2 * S + 1 + b : b - S - 1;
                     const bool own = k >= 0 && k < n;
                     const int64_t kk = own ? k : side ? k - n : nq + k;
                     const AxisCoef &ac = own ? mine : theirs;
