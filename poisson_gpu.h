@@ -49,16 +49,16 @@
  * ============================================================================
  *
  *  your problem                           method (flags)       cost at 512^3, H100, float / double
- *  one accurate solve, any boundaries,    PGPU_FMG (default)   7.54 / 11.67 ms with PGPU_FIXED,
- *  masks: the default                     one pass, below the  8.85 / 13.47 ms default path
+ *  one accurate solve, any boundaries,    PGPU_FMG (default)   7.50 / 11.54 ms with PGPU_FIXED,
+ *  masks: the default                     one pass, below the  8.82 / 13.34 ms default path
  *                                         discretisation error (input scan and report)
- *  a good initial guess (time stepping),  PGPU_VCYCLE          4.48 / 7.41 ms per V(2,1) cycle,
- *  or a residual tolerance to meet                             residual x 0.027 / 0.041 per cycle;
- *                                                              to 1e-10: 85.2 ms (double, 10
- *                                                              cycles), 48.4 ms with PGPU_MIXED
- *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 9.06 / 18.0 ms,
- *  FFT serves (below), no mask                                 all-periodic 2.91 / 5.52 ms;
- *                                                              2D 511^2 in a CUDA graph: 59.7 us
+ *  a good initial guess (time stepping),  PGPU_VCYCLE          4.48 / 7.37 ms per V(2,1) cycle,
+ *  or a residual tolerance to meet                             residual x 0.027 / 0.037 per cycle;
+ *                                                              to 1e-10: 68.4 ms (double, 8
+ *                                                              cycles), 48.3 ms with PGPU_MIXED
+ *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 9.03 / 17.9 ms,
+ *  FFT serves (below), no mask                                 all-periodic 2.91 / 5.53 ms;
+ *                                                              2D 511^2 in a CUDA graph: 59.6 us
  *                                                              (double)
  *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.673 / 1.17 ms (80% / 92%
  *                                         PGPU_RBGS (SOR:      of copy bandwidth), a red-black
@@ -92,7 +92,7 @@
  *    (FMG, V-cycles), ~1e-6 (FFT) against the exact discrete solution:
  *    below the discretisation error of most grids.  The usual choice.
  *  - PGPU_MIXED: double arrays and double's accuracy (residual to 1e-10)
- *    at 0.57 of double's time (V-cycles, 512^3).  When residuals below
+ *    at 0.71 of double's time (V-cycles, 512^3).  When residuals below
  *    ~1e-6 matter.
  *  - PGPU_DOUBLE: when the data must stay double and time matters less.
  *  "Exact" for the FFT means exact up to the precision's rounding: in float
@@ -238,7 +238,7 @@
  *    bench group 'precision').  PGPU_MIXED keeps u and f in double and
  *    solves with float cycles (or a float FFT) inside a refinement that
  *    forms the residual and corrects u in double: double's accuracy in
- *    about 0.57 of double's time for V-cycles to 1e-10 at 512^3; the report
+ *    about 0.71 of double's time for V-cycles to 1e-10 at 512^3; the report
  *    counts refinements and float cycles.  Jacobi and RBGS in float stop
  *    where every update is below half an ulp, about 0.07 eps lambda_max /
  *    lambda_min from the solution: small grids only (and no MIXED).
@@ -334,12 +334,12 @@
  *  - PGPU_PIPELINED (CG only): the Ghysels-Vanroose form, one reduction per
  *    iteration computed in the same pass as all the vector updates and the
  *    operator (8 vectors instead of 4; 6 without a preconditioner); pays
- *    where latency dominates (unpreconditioned: 0.47x the classic
- *    iteration's time at 64^3, 0.86x at 128^3), not where the
- *    preconditioner does (with the multigrid one: 0.88x at 64^3, 0.96x at
+ *    where latency dominates (unpreconditioned: 0.48x the classic
+ *    iteration's time at 64^3, 0.87x at 128^3), not where the
+ *    preconditioner does (with the multigrid one: 0.88x at 64^3, 0.95x at
  *    128^3, and it needs the symmetric cycle, the weaker preconditioner:
- *    9 iterations to 1e-10 at 512^3 against classic CG's 6, 178 against
- *    112 ms).  Its longer recurrences lose more to
+ *    8 iterations to 1e-10 at 512^3 against classic CG's 6, 161 against
+ *    111 ms).  Its longer recurrences lose more to
  *    rounding: in float without a preconditioner it may end in
  *    PGPU_ERROR_BREAKDOWN.
  *  - The iterate is the caller's u (its interior is the initial guess); the
@@ -364,14 +364,14 @@
  *    preconditioner (the input rounded to float, one float cycle -- the
  *    first of classic CG an FMG pass -- or FFT,
  *    the result added back in double): double's accuracy, MG-preconditioned
- *    CG at 512^3 to 1e-10 in 98 ms against 112 ms in double.  With
+ *    CG at 512^3 to 1e-10 in 98 ms against 111 ms in double.  With
  *    PGPU_PRECOND_VCYCLE or PGPU_PRECOND_FFT (else UNSUPPORTED); no masks;
  *    not pipelined (UNSUPPORTED: a preconditioner that rounds is not the
  *    same symmetric operator every iteration; classic CG takes flexible
  *    coefficients for it).
  *  - When to take which: the box without mask or beta: FMG (with a
  *    tolerance: FMG then V-cycles) is faster (at 512^3 in double to 1e-10:
- *    64 ms against 112 ms for MG-preconditioned CG and 49 ms for CG with
+ *    63 ms against 111 ms for MG-preconditioned CG and 48 ms for CG with
  *    the FFT preconditioner, where the FFT serves the faces); beta jumps,
  *    masks where V-cycles are slow or diverge: CG (or BiCGStab) with the
  *    multigrid preconditioner.
@@ -464,18 +464,19 @@
  *    Dirichlet child makes a coarse point Dirichlet, else a fluid child
  *    fluid) and face coefficients averaged over the coarse face.
  *    V-cycles converge on most masks (10-18 cycles to 1e-12 on the test
- *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3; at powers of
- *    two more slowly, 0.10 at 256^3 and 0.19 at 512^3) and on
- *    beta jumps of 1e3 and 1e6 with Dirichlet faces, but may diverge
- *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces, on
- *    1000:1 two-phase flow at 256^3 and where a staircase of solid cells
- *    covers a Dirichlet face, and may stall (PGPU_ERROR_NOT_CONVERGED) on
- *    singular pockets with a varying beta; CG with the multigrid
- *    preconditioner converges on all of them (16 iterations on 1000:1
- *    two-phase flow at 256^3).  At 512^3 a cycle with a mask costs about
- *    1.8 box cycles (the fine level runs the box's kernels, reading the
- *    mask byte), with beta 3.5; a solid sphere to 1e-6 in double takes
- *    2.6 times the empty box, in float (to float's own stop) 1.9 times.
+ *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3, 10 cycles to
+ *    1e-10 at 512^3 against the box's 8; between Neumann faces at even
+ *    sizes more slowly, 0.10 at 256^3) and on beta jumps of 1e3 and 1e6
+ *    with Dirichlet faces (1000:1 two-phase flow at 256^3: 9 cycles to
+ *    1e-8), but may diverge (PGPU_ERROR_BREAKDOWN) on strong jumps next to
+ *    Neumann faces and where a staircase of solid cells covers a
+ *    Dirichlet face, and may stall (PGPU_ERROR_NOT_CONVERGED) on singular
+ *    pockets with a varying beta; CG with the multigrid preconditioner
+ *    converges on all of them (7 iterations on 1000:1 two-phase flow at
+ *    256^3).  At 512^3 a cycle with a mask costs about 1.8 box cycles (the
+ *    fine level runs the box's kernels, reading the mask byte), with beta
+ *    3.5; a solid sphere to 1e-6 in double takes 2.4 times the empty box,
+ *    to 1e-10 2.1 times, in float (to float's own stop) 1.9 times.
  *  - Grids with a mask hold at most 2^31 - 1 interior points; a mask with
  *    more singular regions than an eighth of the points is refused
  *    (PGPU_ERROR_UNSUPPORTED, the handle then has no mask).
@@ -583,13 +584,14 @@
  *    outside any capture); a PGPU_FIXED solve can be captured by the
  *    caller.  NVLink multicast is not needed.
  *  - Speed (2 H200s, 512^3 doubles per GPU, bench/bench_dist): weak-scaling
- *    efficiency 0.97 for Jacobi, 0.99 for CG iterations, 0.90 for V(2,1)
- *    cycles (7.44 ms against 6.71 ms on one GPU), 0.91 for V-cycles and
- *    0.92 for MG-PCG to 1e-10 (8 cycles, 9 iterations on 1 and 2 GPUs;
- *    measured with the symmetric cycle, before CG took the standard one),
- *    0.83 for one FMG pass (16.1 ms against 13.4 ms) and 0.90 for FMG then
- *    V-cycles to 1e-10; strong scaling (512^3 on 2) 0.75 for V-cycles and
- *    0.66 for one FMG pass (1024^3: 0.83).  The largest grid solved: 2048^3
+ *    efficiency 0.96 for Jacobi, 0.99 for CG iterations, 0.91 for V(2,1)
+ *    cycles (7.26 ms against 6.62 ms on one GPU), 0.92 for V-cycles and
+ *    0.93 for MG-PCG to 1e-10 (8 cycles, 6 iterations on 1 and 2 GPUs),
+ *    0.82 for one FMG pass (14.9 ms against 12.3 ms) and 0.89 for FMG then
+ *    V-cycles to 1e-10; strong scaling (512^3 on 2) 0.78 for V-cycles to
+ *    1e-10, 0.82 for MG-PCG and 0.66 for one FMG pass (1024^3, measured
+ *    before the ghost planes came back with the smoothing passes and
+ *    before kept nodes on even axes: 0.83).  The largest grid solved: 2048^3
  *    in float by one FMG pass, 252 ms on 2 H200s (60.5 GB each; 442 ms
  *    and 118.5 GB on one), max error 5.8e-7 of max |u| against a smooth
  *    exact solution.  README.md's tables have the rest.
