@@ -63,7 +63,7 @@ static const xfer_case cases[] = {
     {"3D 29x23x19 periodic (odd: non-nested rings)", {29, 23, 19}, {0.03, 0.03, 0.03}, "PPPPPP", 0, 0},
     {"3D 37x20x11 mixed, anisotropic", {37, 20, 11}, {0.03, 0.05, 0.08}, "DNPPND", 0, 0},
     {"3D 64x48x40 hz = 4 hx (semicoarsening)", {64, 48, 40}, {0.01, 0.01, 0.04}, "NDDNPP", 0, 0},
-    {"3D 64x48x40 Dirichlet (cell pairs, wall planes in the FMG window)", {64, 48, 40}, {0.02, 0.02, 0.02}, "DDDDDD", 0, 0},
+    {"3D 64x48x40 Dirichlet (even: kept nodes, wall planes in the FMG window)", {64, 48, 40}, {0.02, 0.02, 0.02}, "DDDDDD", 0, 0},
     {"3D 24x17x40 strided, hz = hx / 4", {24, 17, 40}, {0.04, 0.04, 0.01}, "NNDDPP", 3, 5},
     {"3D 2x3x5 tiny", {2, 3, 5}, {0.1, 0.1, 0.1}, "DNNDPP", 0, 0},
     {"2D 65x33 mixed", {65, 33, 1}, {0.015, 0.03, 0.0}, "DNPP", 0, 0},
