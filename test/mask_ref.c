@@ -424,7 +424,7 @@ int mref_step_bound(const mref *m, const mref_regions *r, const double *uin, con
 const char *mref_shape_name(int shape)
 {
     static const char *names[MREF_SHAPE_COUNT] = {"no mask", "sphere", "staircase", "thin walls", "pockets",
-                                                  "pool", "cells on the box"};
+                                                  "pool", "cells on the box", "random solid"};
     return shape >= 0 && shape < MREF_SHAPE_COUNT ? names[shape] : "?";
 }
 
@@ -491,6 +491,19 @@ void mref_shape(const ref_grid *g, int shape, uint8_t *mask)
                     if (pass == 1 && dist == 0)
                         t = PGPU_CELL_FLUID;
                 }
+            break;
+        }
+        case MREF_SHAPE_RANDOM: {
+            uint64_t hsh = (uint64_t)i * 0x9E3779B97F4A7C15ull ^ (uint64_t)j * 0xC2B2AE3D27D4EB4Full ^
+                           (uint64_t)k * 0x165667B19E3779F9ull;
+            hsh ^= hsh >> 31;
+            hsh *= 0xD6E8FEB86659FD93ull;
+            hsh ^= hsh >> 32;
+            const double r = (double)(hsh >> 11) / 9007199254740992.0;
+            if (r < 0.35)
+                t = PGPU_CELL_SOLID;
+            else if (r < 0.36)
+                t = PGPU_CELL_DIRICHLET;
             break;
         }
         case MREF_SHAPE_POOL:

@@ -343,6 +343,12 @@ static const step_case step_cases[] = {
     {"cells on the box, no beta", 26, 24, 22, "DDNNND", MREF_SHAPE_CELLS, BETA_NONE, 0, 1. / 32, 1. / 16, 1. / 32, 0, 0, 1.0, 1.1},
     {"sphere, no beta", 33, 30, 28, "DNNDND", MREF_SHAPE_SPHERE, BETA_NONE, 0, 1. / 32, 1. / 32, 1. / 16, 0, 0, 0.8, 1.4},
     {"2D cells on Neumann faces, no beta", 45, 38, 1, "NNNN", MREF_SHAPE_CELLS, BETA_NONE, 0, 1. / 64, 1. / 32, 0, 0, 0, 1.0, 1.2},
+    /* Many sealed pockets across several 32 x 8 x 8 tiles of the region
+     * labelling and across periodic seams: the report's projected count
+     * and each pocket's projection against the host's regions. */
+    {"random solid, periodic x y", 75, 21, 19, "PPPPNN", MREF_SHAPE_RANDOM, BETA_NONE, 0, 1. / 32, 1. / 32, 1. / 32, 0, 0, 0.9, 1.2},
+    {"random solid, Dirichlet box", 67, 18, 17, "DDDDDD", MREF_SHAPE_RANDOM, MREF_BETA_SMOOTH, 0, 1. / 32, 1. / 16, 1. / 16, 0, 0, 1.0, 1.1},
+    {"2D random solid, periodic y", 101, 67, 1, "NNPP", MREF_SHAPE_RANDOM, BETA_NONE, 0, 1. / 64, 1. / 64, 0, 0, 0, 1.0, 1.3},
 };
 
 static pgpu_config case_config(int64_t nx, int64_t ny, int64_t nz, const char *bcs, double hx, double hy, double hz,
