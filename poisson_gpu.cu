@@ -2246,7 +2246,8 @@ static AxisTransfer identity_transfer(const Axis &a)
 // the coarse solution is only as good as that data: a row of R whose
 // children are not centred on its coarse node (the first coarse node of a
 // cell-paired Neumann or Dirichlet axis: its fine neighbour on the wall side
-// interpolates from it alone, or from the wall) samples f off the node, an
+// interpolates from it alone, or from the wall; the last one of an even
+// Dirichlet axis that keeps nodes, the last fine node) samples f off the node, an
 // O(h) error in a layer of cells that left the FMG error next to Neumann
 // walls at up to twice the discretisation error after one finest cycle.
 // moment_free moves weight between a row's outermost children until the
@@ -2289,7 +2290,7 @@ static void moment_free(const Axis &a, const std::vector<double> &X, AxisTransfe
     }
 }
 
-// Coarsening rule, per axis (documented in the README):
+// Coarsening rule, per axis (documented in doc/internals.md):
 //  - n even between two Dirichlet walls: vertex coarsening, the coarse nodes
 //    are the fine nodes 2, 4, ..., n (1-based), the last one next to the
 //    high wall.  Cell pairs there converged worse with masks, the more the
@@ -2300,7 +2301,7 @@ static void moment_free(const Axis &a, const std::vector<double> &X, AxisTransfe
 //    the fine nodes are next to a Neumann wall.  Kept nodes there put a
 //    coarse cell off its node: FMG's error rose to 1.5x the discretisation
 //    error between two Neumann walls, and V-cycles slowed (0.115 per cycle
-//    on a 256^3 box open at the top, 0.076 with pairs).
+//    on a 256^3 box open at the top, 0.077 with pairs).
 //  - odd Dirichlet/Neumann axes: vertex coarsening, fine nodes 2, ..., n-1.
 //  - odd periodic axes: a uniform coarse ring of nc nodes (the even one of
 //    (n +- 1)/2) not nested in the fine one.
@@ -5203,8 +5204,9 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
     int it = 0;
     pgpu_status result = PGPU_SUCCESS;
     // Distributed: dist_smooth (Jacobi: one iteration per exchange;
-    // red-black: two per exchange where level 0 has bands, else one, the
-    // second colour next to the interfaces redone).
+    // red-black where level 0 has bands: a band pass of two iterations, or
+    // of the last single one, per exchange; else one iteration per
+    // exchange, the second colour next to the interfaces redone).
     auto iterations = [&](int n) -> pgpu_status {
         return e.dist ? dist_smooth(e, L, 0, jacobi, n, omega, 0) : smooth(e, L, jacobi, n, omega);
     };

@@ -60,11 +60,11 @@
  *  FFT serves (below), no mask                                 all-periodic 2.91 / 5.53 ms;
  *                                                              2D 511^2 in a CUDA graph: 59.6 us
  *                                                              (double)
- *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.673 / 1.17 ms (80% / 92%
+ *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.672 / 1.17 ms (80% / 92%
  *                                         PGPU_RBGS (SOR:      of copy bandwidth), a red-black
  *                                         omega > 1)           iteration 0.495 / 0.990 ms; the
  *                                                              count grows with n^2: small grids
- *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3005 GB/s,
+ *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3006 GB/s,
  *  README.md's performance table.)  Masks and beta: every method but FFT
  *  takes them (one GPU, not with PGPU_MIXED); a cycle with a mask costs
  *  about 1.8 box cycles, with a smooth beta 3.5 (MASKS below).
@@ -591,7 +591,7 @@
  *    V-cycles to 1e-10; strong scaling (512^3 on 2) 0.78 for V-cycles to
  *    1e-10, 0.82 for MG-PCG and 0.66 for one FMG pass (1024^3, measured
  *    before the ghost planes came back with the smoothing passes and
- *    before kept nodes on even axes: 0.83).  The largest grid solved: 2048^3
+ *    before kept nodes on even axes between Dirichlet walls: 0.83).  The largest grid solved: 2048^3
  *    in float by one FMG pass, 252 ms on 2 H200s (60.5 GB each; 442 ms
  *    and 118.5 GB on one), max error 5.8e-7 of max |u| against a smooth
  *    exact solution.  README.md's tables have the rest.

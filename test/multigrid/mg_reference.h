@@ -10,11 +10,12 @@
  *    i), w[i] = h; a Dirichlet wall lies at distance h from the outer node,
  *    a Neumann wall at h/2; a periodic axis has period L = n h.
  *  - Coarse nodes: a non-periodic axis of odd n keeps the fine nodes
- *    2, 4, ..., n-1 (1-based); an axis of even n (periodic or not) gets one
- *    node in the middle of each pair (1,2), (3,4), ...; a periodic axis of
- *    odd n gets a uniform ring of nc nodes starting at the first fine node,
- *    nc the even one of (n-1)/2 and (n+1)/2.  An axis of one node is not
- *    coarsened.
+ *    2, 4, ..., n-1 (1-based), one of even n between two Dirichlet walls
+ *    the fine nodes 2, 4, ..., n; any other axis of even n (a Neumann wall,
+ *    periodic) gets one node in the middle of each pair (1,2), (3,4), ...;
+ *    a periodic axis of odd n gets a uniform ring of nc nodes starting at
+ *    the first fine node, nc the even one of (n-1)/2 and (n+1)/2.  An axis
+ *    of one node is not coarsened.
  *  - P (interpolation) is linear in position between the two nearest
  *    "anchors": the coarse nodes, the wall value at a Dirichlet wall (coarse
  *    storage column 0 or nc+1, the ghosts), the periodic images of the coarse
