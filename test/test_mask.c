@@ -834,7 +834,8 @@ static void record(void *user, int iteration, double residual_norm, double relat
     }
 }
 
-static void convergence(int64_t n, int beta, double jump, int assert_bar)
+/* Returns the geometric-mean factor (NaN where it could not be formed). */
+static double convergence(int64_t n, int beta, double jump, int assert_bar)
 {
     pgpu_config cfg = pgpu_config_default(n, n, n);
     cfg.flags = PGPU_VCYCLE | PGPU_DOUBLE;
@@ -844,7 +845,7 @@ static void convergence(int64_t n, int beta, double jump, int assert_bar)
     char what[160], bn[32];
     mcase mc;
     if (!mc_init(&mc, &cfg, MREF_SHAPE_SPHERE, beta, jump, NULL))
-        return;
+        return NAN;
     snprintf(what, sizeof what, "V-cycle factor: solid sphere r 0.3, Dirichlet box, %s, %lld^3",
              beta_name(beta, jump, bn, sizeof bn), (long long)n);
     pgpu_solver *s = mc_handle(&mc, &cfg, what);
@@ -855,7 +856,7 @@ static void convergence(int64_t n, int beta, double jump, int assert_bar)
         CHECK(s == NULL, "%s: pgpu_set_monitor", what);
         pgpu_destroy(s);
         mc_free(&mc);
-        return;
+        return NAN;
     }
     pgpu_report rep;
     memset(&rep, 0, sizeof rep);
@@ -893,6 +894,7 @@ static void convergence(int64_t n, int beta, double jump, int assert_bar)
         t_note("%s: geometric-mean factor over cycles 3..%d = %.4f (not asserted; bar 0.15)", what, to, factor);
     pgpu_destroy(s);
     mc_free(&mc);
+    return factor;
 }
 
 int main(void)
@@ -925,8 +927,14 @@ int main(void)
     removal(57, 47, 1, "NDDD");
 
     convergence(63, BETA_NONE, 0, 1);
-    convergence(127, BETA_NONE, 0, 1);
-    convergence(128, BETA_NONE, 0, 1);
+    const double odd = convergence(127, BETA_NONE, 0, 1), even = convergence(128, BETA_NONE, 0, 1);
+    /* Kept nodes make an even size converge like its odd neighbour (a CPU
+     * model of the hierarchy, sphere of radius 1/4: 0.05 at 64^3-256^3, as
+     * odd sizes); cell pairs gave 0.087 at 128^3 there, 0.19 at 512^3 on
+     * an H100, against 0.035-0.05 at odd sizes. */
+    if (!isnan(odd) && !isnan(even))
+        CHECK(even <= 1.6 * odd + 0.01, "V-cycle factor at 128^3 %.4f <= 1.6 x the factor at 127^3 %.4f + 0.01", even,
+              odd);
     convergence(63, MREF_BETA_JUMP, 1e3, 0);
     convergence(127, MREF_BETA_JUMP, 1e3, 0);
     return t_finish("test_mask");
