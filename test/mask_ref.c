@@ -494,12 +494,7 @@ void mref_shape(const ref_grid *g, int shape, uint8_t *mask)
             break;
         }
         case MREF_SHAPE_RANDOM: {
-            uint64_t hsh = (uint64_t)i * 0x9E3779B97F4A7C15ull ^ (uint64_t)j * 0xC2B2AE3D27D4EB4Full ^
-                           (uint64_t)k * 0x165667B19E3779F9ull;
-            hsh ^= hsh >> 31;
-            hsh *= 0xD6E8FEB86659FD93ull;
-            hsh ^= hsh >> 32;
-            const double r = (double)(hsh >> 11) / 9007199254740992.0;
+            const double r = t_rand(0.0, 1.0);
             if (r < 0.35)
                 t = PGPU_CELL_SOLID;
             else if (r < 0.36)

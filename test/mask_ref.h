@@ -173,8 +173,8 @@ enum {
                               ones on the box: at the low corner, on the edge along the
                               last axis, on the low x face and at the high corner (apart
                               for n >= 6 per axis) */
-    MREF_SHAPE_RANDOM,     /* each point solid with probability 0.35, Dirichlet with 0.01 (a
-                              hash of its indices): many small sealed pockets */
+    MREF_SHAPE_RANDOM,     /* each point solid with probability 0.35, Dirichlet with 0.01
+                              (t_rand: fresh each run): many small sealed pockets */
     MREF_SHAPE_COUNT
 };
 void mref_shape(const ref_grid *g, int shape, uint8_t *mask);
