@@ -3702,14 +3702,64 @@ template <class T> __device__ __forceinline__ int64_t nb_index(const Grid<T> &g,
     return c[0] + (int64_t)g.nx * (c[1] + (int64_t)g.ny * c[2]);
 }
 
-// stage 0: labels (the point itself, or none); 1: link fluid neighbours; 2:
+// Region labelling's first step by tiles of RG_TX x RG_TY x RG_TZ points (a
+// block; each thread a column of RG_TZ): the tile's fluid points linked
+// through the faces inside the tile, in shared memory, then each point's
+// label its tile-local root as an interior index.  The root is the smallest
+// index of its part of the tile (a tile orders its points as the grid does),
+// so labels still only point down, and gen_regions_kernel's stage 1 links
+// only the faces between tiles and across periodic seams: about 0.3 links
+// per point instead of 3, each a chain of global atomics.
+constexpr int RG_TX = 32, RG_TY = 8, RG_TZ = 8;
+template <class T> __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Grid<T> g, uint32_t *lab)
+{
+    __shared__ uint32_t par[RG_TZ * RG_TY * RG_TX];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int i = blockIdx.x * RG_TX + tx, j = blockIdx.y * RG_TY + ty, k0 = blockIdx.z * RG_TZ;
+    const bool col = i < g.nx && j < g.ny;
+    for (int z = 0; z < RG_TZ; ++z) {
+        const int l = tx + RG_TX * (ty + RG_TY * z), k = k0 + z;
+        bool fluid = false;
+        if (col && k < g.nz)
+            fluid = (g.mk[g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz] & CELL_BITS) == PGPU_CELL_FLUID;
+        par[l] = fluid ? (uint32_t)l : LAB_NONE;
+    }
+    __syncthreads();
+    // (a fluid point's entry changes while linking, but never to LAB_NONE)
+    volatile const uint32_t *v = par;
+    for (int z = 0; z < RG_TZ; ++z) {
+        const int l = tx + RG_TX * (ty + RG_TY * z);
+        if (v[l] == LAB_NONE) continue;
+        if (tx + 1 < RG_TX && i + 1 < g.nx && v[l + 1] != LAB_NONE) uf_union(par, l, l + 1);
+        if (ty + 1 < RG_TY && j + 1 < g.ny && v[l + RG_TX] != LAB_NONE) uf_union(par, l, l + RG_TX);
+        if (z + 1 < RG_TZ && k0 + z + 1 < g.nz && v[l + RG_TX * RG_TY] != LAB_NONE)
+            uf_union(par, l, l + RG_TX * RG_TY);
+    }
+    __syncthreads();
+    for (int z = 0; z < RG_TZ; ++z) {
+        const int l = tx + RG_TX * (ty + RG_TY * z), k = k0 + z;
+        if (!col || k >= g.nz) continue;
+        uint32_t out = LAB_NONE;
+        if (par[l] != LAB_NONE) {
+            uint32_t r = (uint32_t)l, n;
+            while ((n = par[r]) != r) r = n;
+            const int rx = (int)(r % RG_TX), ry = (int)(r / RG_TX % RG_TY), rz = (int)(r / (RG_TX * RG_TY));
+            out = (uint32_t)(blockIdx.x * RG_TX + rx +
+                             (int64_t)g.nx * (blockIdx.y * RG_TY + ry + (int64_t)g.ny * (k0 + rz)));
+        }
+        lab[i + (int64_t)g.nx * (j + (int64_t)g.ny * k)] = out;
+    }
+}
+
+// stage 0: labels (the point itself, or none); 1: link fluid neighbours
+// (with `tiles`, after gen_regions_tile_kernel: those in other tiles); 2:
 // every label to its root; 3: flag the roots of regions that touch a
 // Dirichlet point or face; 4: number the singular roots (count in *count,
 // GEN_TOO_MANY past cap); 5: every point takes its root's number and counts
 // into its region's size.
 template <class T>
 __global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, uint32_t *count, uint32_t cap,
-                                   uint32_t *sizes, unsigned *flags)
+                                   uint32_t *sizes, unsigned *flags, bool tiles)
 {
     PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
     {
@@ -3723,7 +3773,10 @@ __global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, ui
         } else if (!fluid) {
             continue;
         } else if (stage == 1) {
+            const int c[3] = {i, j, k}, n[3] = {g.nx, g.ny, g.nz}, tl[3] = {RG_TX, RG_TY, RG_TZ};
             for (int f = 1; f < nf; f += 2) {
+                const int d = f >> 1;
+                if (tiles && c[d] + 1 < n[d] && (c[d] + 1) % tl[d] != 0) continue; // linked in its tile
                 const int64_t o = nb_index(g, i, j, k, f);
                 if (o < 0) continue;
                 int ii, jj, kk;
@@ -9395,8 +9448,16 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
         PGPU_LAUNCHED();
         PGPU_CUDA(cudaMemsetAsync(G.count, 0, sizeof(uint32_t), env.st));
         PGPU_CUDA(cudaMemsetAsync(G.sizes, 0, (size_t)G.cap * sizeof(uint32_t), env.st));
-        for (int stage = 0; stage <= 5; ++stage) {
-            gen_regions_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, G.lab, stage, G.count, G.cap, G.sizes, G.flags);
+        const dim3 tiles((unsigned)((L.g.nx + RG_TX - 1) / RG_TX), (unsigned)((L.g.ny + RG_TY - 1) / RG_TY),
+                         (unsigned)((L.g.nz + RG_TZ - 1) / RG_TZ));
+        const bool tiled = tiles.y <= 65535 && tiles.z <= 65535;
+        if (tiled) {
+            gen_regions_tile_kernel<T><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab);
+            PGPU_LAUNCHED();
+        }
+        for (int stage = tiled ? 1 : 0; stage <= 5; ++stage) {
+            gen_regions_kernel<T>
+                <<<blocks, 256, 0, env.st>>>(L.g, G.lab, stage, G.count, G.cap, G.sizes, G.flags, tiled);
             PGPU_LAUNCHED();
         }
     }
