@@ -3469,10 +3469,17 @@ static bool path_table(const Axis &a, const Axis &c, bool coarsened, std::vector
 // Interior point t (x fastest) of a level: its indices and element.
 template <class T> __device__ __forceinline__ int64_t point_of(const Grid<T> &g, int64_t t, int &i, int &j, int &k)
 {
-    i = (int)(t % g.nx);
-    const int64_t r = t / g.nx;
-    j = (int)(r % g.ny);
-    k = (int)(r / g.ny);
+    if ((uint64_t)g.nx * (uint64_t)g.ny * (uint64_t)g.nz <= 0xffffffffull) { // 32-bit divisions: far fewer instructions
+        const uint32_t u = (uint32_t)t, nx = (uint32_t)g.nx, ny = (uint32_t)g.ny, r = u / nx;
+        i = (int)(u - r * nx);
+        j = (int)(r % ny);
+        k = (int)(r / ny);
+    } else {
+        i = (int)(t % g.nx);
+        const int64_t r = t / g.nx;
+        j = (int)(r % g.ny);
+        k = (int)(r / g.ny);
+    }
     return g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
 }
 
@@ -3524,7 +3531,17 @@ template <class T> __global__ void gen_mask_copy_kernel(const Grid<T> g, const u
     const int64_t origin = ghost_origin(g);
     PGPU_GRID_STRIDE(t, ex * ey * ez)
     {
-        const int64_t I = t % ex, J = (t / ex) % ey, K = t / (ex * ey);
+        int64_t I, J, K;
+        if (ex * ey * ez <= 0xffffffffll) {
+            const uint32_t u = (uint32_t)t, r = u / (uint32_t)ex;
+            I = u - r * (uint32_t)ex;
+            J = r % (uint32_t)ey;
+            K = r / (uint32_t)ey;
+        } else {
+            I = t % ex;
+            J = (t / ex) % ey;
+            K = t / (ex * ey);
+        }
         const int64_t p = origin + I + J * g.sy + K * g.sz;
         const bool in = I >= 1 && I <= g.nx && J >= 1 && J <= g.ny && (!g.is3d || (K >= 1 && K <= g.nz));
         const unsigned c = in ? closed_faces(g, m, p, (int)I - 1, (int)J - 1, g.is3d ? (int)K - 1 : 0) : 0u;
@@ -3687,19 +3704,26 @@ __device__ __forceinline__ void uf_union(uint32_t *lab, uint32_t a, uint32_t b)
     }
 }
 
-// Interior index (x fastest) of a point's neighbour across face f, wrapped on
-// a periodic axis; -1 across a box face.
-template <class T> __device__ __forceinline__ int64_t nb_index(const Grid<T> &g, int i, int j, int k, int f)
+// The neighbour across face f of interior point (i, j, k) (interior index q,
+// x fastest; storage index p): its interior index, -1 across a box face, and
+// its storage index in pn; wrapped on a periodic axis.  Offsets, not a
+// division per neighbour.
+template <class T>
+__device__ __forceinline__ int64_t nb_index(const Grid<T> &g, int64_t q, int64_t p, int i, int j, int k, int f,
+                                            int64_t &pn)
 {
-    int c[3] = {i, j, k};
-    const int n[3] = {g.nx, g.ny, g.nz}, per[3] = {g.px, g.py, g.pz};
-    const int d = f >> 1;
-    c[d] += (f & 1) ? 1 : -1;
-    if (c[d] < 0 || c[d] >= n[d]) {
-        if (!per[d] || n[d] == 1) return -1;
-        c[d] = (c[d] + n[d]) % n[d];
+    const int d = f >> 1, up = f & 1;
+    const int c = d == 0 ? i : d == 1 ? j : k, n = d == 0 ? g.nx : d == 1 ? g.ny : g.nz;
+    const int per = d == 0 ? g.px : d == 1 ? g.py : g.pz;
+    const int64_t sq = d == 0 ? 1 : d == 1 ? (int64_t)g.nx : (int64_t)g.nx * g.ny;
+    const int64_t sp = d == 0 ? 1 : d == 1 ? g.sy : g.sz;
+    int64_t m = up ? 1 : -1;
+    if (up ? c == n - 1 : c == 0) {
+        if (!per || n == 1) return -1;
+        m = up ? -(int64_t)(n - 1) : (int64_t)(n - 1);
     }
-    return c[0] + (int64_t)g.nx * (c[1] + (int64_t)g.ny * c[2]);
+    pn = p + m * sp;
+    return q + m * sq;
 }
 
 // Region labelling's first step by tiles of RG_TX x RG_TY x RG_TZ points (a
@@ -3777,10 +3801,9 @@ __global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, ui
             for (int f = 1; f < nf; f += 2) {
                 const int d = f >> 1;
                 if (tiles && c[d] + 1 < n[d] && (c[d] + 1) % tl[d] != 0) continue; // linked in its tile
-                const int64_t o = nb_index(g, i, j, k, f);
-                if (o < 0) continue;
-                int ii, jj, kk;
-                if ((g.mk[point_of(g, o, ii, jj, kk)] & CELL_BITS) == PGPU_CELL_FLUID) uf_union(lab, q, (uint32_t)o);
+                int64_t po;
+                const int64_t o = nb_index(g, t, p, i, j, k, f, po);
+                if (o >= 0 && (g.mk[po] & CELL_BITS) == PGPU_CELL_FLUID) uf_union(lab, q, (uint32_t)o);
             }
         } else if (stage == 2) {
             // A plain walk: uf_find's halving writes could put an ancestor
@@ -3794,15 +3817,15 @@ __global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, ui
             const int dface[6] = {g.dirichlet & 1, g.dirichlet & 2, g.dirichlet & 4, g.dirichlet & 8,
                                   g.dirichlet & 16, g.dirichlet & 32};
             for (int f = 0; f < nf; ++f) {
-                const int64_t o = nb_index(g, i, j, k, f);
+                int64_t po;
+                const int64_t o = nb_index(g, t, p, i, j, k, f, po);
                 if (o < 0) {
                     const int c = f < 2 ? i : f < 4 ? j : k, n = f < 2 ? g.nx : f < 4 ? g.ny : g.nz;
                     const bool at_face = (f & 1) ? c == n - 1 : c == 0;
                     touch = touch || (at_face && dface[f] && !(f < 2 ? g.px : f < 4 ? g.py : g.pz));
                     continue;
                 }
-                int ii, jj, kk;
-                touch = touch || (g.mk[point_of(g, o, ii, jj, kk)] & CELL_BITS) == PGPU_CELL_DIRICHLET;
+                touch = touch || (g.mk[po] & CELL_BITS) == PGPU_CELL_DIRICHLET;
             }
             const uint32_t root = lab[q] & LAB_INDEX;
             if (touch && !(((volatile uint32_t *)lab)[root] & LAB_SINGULAR)) atomicOr(lab + root, LAB_SINGULAR);
