@@ -3679,7 +3679,8 @@ __device__ __forceinline__ uint32_t uf_find(uint32_t *lab, uint32_t x)
     // With path halving (each visited point to its grandparent, as ECL-CC
     // does): parents only decrease and any ancestor lies in the point's set,
     // so a concurrent link is never lost (the linking thread goes on from
-    // the old parent).  Labels carry no flag bits while linking.
+    // the old parent).  Labels carry no flag bits while linking (nor do the
+    // tile-local indices of gen_regions_tile_kernel, below 2048).
     volatile uint32_t *v = lab;
     uint32_t curr = v[x] & LAB_INDEX;
     if (curr == x) return x;
@@ -3734,8 +3735,10 @@ __device__ __forceinline__ int64_t nb_index(const Grid<T> &g, int64_t q, int64_t
 // so labels still only point down, and gen_regions_kernel's stage 1 links
 // only the faces between tiles and across periodic seams: about 0.3 links
 // per point instead of 3, each a chain of global atomics.
-constexpr int RG_TX = 32, RG_TY = 8, RG_TZ = 8;
-template <class T> __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Grid<T> g, uint32_t *lab)
+// (2D: tiles of one plane, RG_TZ = 1.)
+constexpr int RG_TX = 32, RG_TY = 8, RG_TZ_3D = 8;
+template <class T, int RG_TZ>
+__global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Grid<T> g, uint32_t *lab)
 {
     __shared__ uint32_t par[RG_TZ * RG_TY * RG_TX];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -3797,7 +3800,7 @@ __global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, ui
         } else if (!fluid) {
             continue;
         } else if (stage == 1) {
-            const int c[3] = {i, j, k}, n[3] = {g.nx, g.ny, g.nz}, tl[3] = {RG_TX, RG_TY, RG_TZ};
+            const int c[3] = {i, j, k}, n[3] = {g.nx, g.ny, g.nz}, tl[3] = {RG_TX, RG_TY, RG_TZ_3D};
             for (int f = 1; f < nf; f += 2) {
                 const int d = f >> 1;
                 if (tiles && c[d] + 1 < n[d] && (c[d] + 1) % tl[d] != 0) continue; // linked in its tile
@@ -9471,11 +9474,15 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
         PGPU_LAUNCHED();
         PGPU_CUDA(cudaMemsetAsync(G.count, 0, sizeof(uint32_t), env.st));
         PGPU_CUDA(cudaMemsetAsync(G.sizes, 0, (size_t)G.cap * sizeof(uint32_t), env.st));
+        const int tz = L.g.is3d ? RG_TZ_3D : 1;
         const dim3 tiles((unsigned)((L.g.nx + RG_TX - 1) / RG_TX), (unsigned)((L.g.ny + RG_TY - 1) / RG_TY),
-                         (unsigned)((L.g.nz + RG_TZ - 1) / RG_TZ));
+                         (unsigned)((L.g.nz + tz - 1) / tz));
         const bool tiled = tiles.y <= 65535 && tiles.z <= 65535;
-        if (tiled) {
-            gen_regions_tile_kernel<T><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab);
+        if (tiled && L.g.is3d) {
+            gen_regions_tile_kernel<T, RG_TZ_3D><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab);
+            PGPU_LAUNCHED();
+        } else if (tiled) {
+            gen_regions_tile_kernel<T, 1><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab);
             PGPU_LAUNCHED();
         }
         for (int stage = tiled ? 1 : 0; stage <= 5; ++stage) {
