@@ -155,6 +155,10 @@ template <class T> struct Tune {
     static constexpr int rbt_by = 16;
     static constexpr int rbt_blocks = (F32 ? 1024 : 512) / (rbt_tx * rbt_by);
     static constexpr int rbt_ahead = F32 ? 2 : 4;
+    // ... on a masked level (MASKED), whose closed-face path needs more
+    // registers: ptxas spills of the two-iteration kernel at look-ahead
+    // 4 / 2 / 1 (double) 284 / 100 / 40 bytes stored, (float) - / 212 / 164.
+    static constexpr int rbt_ahead_mk = F32 ? 1 : 2;
     static constexpr int rbt_per_sm = F32 ? 8 : 32;
     // ... two iterations per pass: blocks of rbt_tx pairs by 32 rows, one per
     // SM (float: 64 registers, 36 bytes spilled; double: 128, 12 spilled), so
@@ -1913,7 +1917,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     // steps before (element A).
     // Mask bytes (MASKED): cr / ck hold those of fr / fk, byte d for plane m - d;
     // cq the raw pairs in flight with fw.
-    constexpr int LA = Tune<T>::rbt_ahead; // planes loaded ahead
+    constexpr int LA = MASKED ? Tune<T>::rbt_ahead_mk : Tune<T>::rbt_ahead; // planes loaded ahead
     T ubk, rm, bm, rp, bp, fr[S], fk[S], prev[S], prev2[S];
     T uq[LA][2], fw[LA][2];
     unsigned cr = 0, ck = 0, cq[LA];
