@@ -808,6 +808,17 @@ template <class T> struct GenPoint {
     T v[6], d[6];
     int64_t o[6];
 };
+// The faces' fractions fr applied to the table couplings and diagonal
+// parts of q; closed faces (bit f of `closed`) couple not at all.
+template <class T> __device__ __forceinline__ void gen_faces(GenPoint<T> &q, const T (&fr)[6], unsigned closed)
+{
+#pragma unroll
+    for (int f = 0; f < 6; ++f) {
+        const T a = (closed >> f) & 1u ? T(0) : fr[f];
+        q.v[f] *= a;
+        q.d[f] *= a;
+    }
+}
 template <class T>
 __device__ __forceinline__ GenPoint<T> gen_couplings(const Grid<T> &g, int64_t p, int i, int j, int k)
 {
@@ -828,13 +839,7 @@ __device__ __forceinline__ GenPoint<T> gen_couplings(const Grid<T> &g, int64_t p
         q.o[4] = q.o[5] = 0;
         q.v[4] = q.v[5] = q.d[4] = q.d[5] = T(0);
     }
-    const unsigned closed = g.mk ? (unsigned)g.mk[p] >> CLOSED_SHIFT : 0u;
-#pragma unroll
-    for (int f = 0; f < 6; ++f) {
-        if ((closed >> f) & 1u) fr[f] = T(0);
-        q.v[f] *= fr[f];
-        q.d[f] *= fr[f];
-    }
+    gen_faces(q, fr, g.mk ? (unsigned)g.mk[p] >> CLOSED_SHIFT : 0u);
     return q;
 }
 // The neighbour sum and the diagonal of a general point, in the association
@@ -1829,6 +1834,10 @@ __device__ __forceinline__ void rb_parity(const bool (&act)[2], const ColXY<T> (
 // MASKED (a uniform level with a mask and no face fractions): the mask
 // bytes travel with f; a point with a nonzero byte is left as it is where
 // it is no unknown and otherwise drops its closed faces, as drop_closed does.
+// FRAC (with MASKED; a level whose table is uniform but whose faces carry
+// fractions -- beta's, or a coarse level's): every unknown takes the general
+// form's couplings (gen_faces, gen_sum), its six fractions read at the
+// point itself; the mask, where the level has one, as for MASKED.
 template <class T, int ITERS> struct RbTile {
     static constexpr int S = 2 * ITERS;
     static constexpr int TX = Tune<T>::rbt_tx;
@@ -1838,12 +1847,13 @@ template <class T, int ITERS> struct RbTile {
     static constexpr int PER_SM = ITERS == 1 ? Tune<T>::rbt_per_sm : Tune<T>::rbt2_per_sm;
 };
 
-template <class T, int ITERS, bool MASKED>
+template <class T, int ITERS, bool MASKED, bool FRAC = false>
 __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, RbTile<T, ITERS>::BLOCKS)
     rbgs_tile_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
                      const T *__restrict__ shiftp, T omega, int flip, int kchunk, int nyb, int nchunks)
 {
     static_assert(ITERS == 1 || ITERS == 2, "one or two iterations per pass");
+    static_assert(MASKED || !FRAC, "fractions take the masked form");
     typedef RbTile<T, ITERS> Tl;
     constexpr int S = Tl::S, TX = Tl::TX, BY = Tl::BY;
     constexpr int W = TX + 2, H = BY + 2; // one padding word around the thread grid
@@ -1894,11 +1904,23 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     // The pair's mask bytes of plane p (element e in byte e), where f is loaded.
     auto load_c = [&](int p, bool edge) {
         unsigned c = 0;
-        if (!MASKED || (edge && (p < 0 || p >= g.nz))) return c;
+        if (!MASKED || (FRAC && !g.mk) || (edge && (p < 0 || p >= g.nz))) return c;
         const uint8_t *mp = g.mk + col + (int64_t)p * sz;
         if (fl[0]) c = mp[0];
         if (fl[1]) c |= (unsigned)mp[1] << 8;
         return c;
+    };
+    // FRAC: the fractions of plane p's pair into L1, PF planes ahead of the
+    // update that reads them (registers for them would spill).
+    constexpr int PF = 3;
+    auto prefetch_fr = [&](int p, bool edge) {
+        if constexpr (FRAC) {
+            if (!(fl[0] || fl[1]) || (edge && (p < 0 || p >= g.nz))) return;
+            const int64_t q = col + (int64_t)p * sz;
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(g.fx + q));
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(g.fy + q));
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(g.fz + q));
+        }
     };
     // The byte of the first / second colour of a raw pair whose first-colour element is er.
     auto first_c = [](int er, unsigned c) { return (c >> (er ? 8 : 0)) & 0xffu; };
@@ -1944,6 +1966,8 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
             load_f(at(sf, mstart + 1 + a), mstart + 1 + a, true, fw[a][0], fw[a][1]);
             cq[a] = load_c(mstart + 1 + a, true);
         }
+#pragma unroll
+        for (int a = 0; a < PF; ++a) prefetch_fr(mstart + a, true);
         sb[0][mstart & 1][ty + 1][tx + 1] = bm;
     }
     __syncthreads();
@@ -1961,6 +1985,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
         load_u(pu, m + 1 + LA, edge, uq[LA - 1][0], uq[LA - 1][1]); // in flight until the end of step m+LA-1
         load_f(pf, m + LA, edge, fw[LA - 1][0], fw[LA - 1][1]);
         cq[LA - 1] = load_c(m + LA, edge);
+        prefetch_fr(m + PF, edge);
         pu += sz;
         pf += sz;
         // Element A's update at plane p: x side and y neighbours from buffer
@@ -1988,7 +2013,26 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                     dzh = g.czh[p];
                     s = omega / (dxyp[PH] + z.dz);
                 }
-                if (cd != 0u) {
+                if constexpr (FRAC) {
+                    if (!upd[PH] || (cd & CELL_BITS) != PGPU_CELL_FLUID) return centre;
+                    // element 0's partner is its x+ neighbour, element 1's its x-
+                    const int xa = x0 + er;
+                    const int64_t q = col + er + (int64_t)p * sz;
+                    GenPoint<T> gp;
+                    gp.v[0] = er ? cown[PH] : cside[PH];
+                    gp.v[1] = er ? cside[PH] : cown[PH];
+                    gp.v[2] = cyl; gp.v[3] = cyh; gp.v[4] = vzl; gp.v[5] = vzh;
+                    gp.d[0] = g.cxl[xa]; gp.d[1] = g.cxh[xa]; gp.d[2] = g.cyl[y]; gp.d[3] = g.cyh[y];
+                    gp.d[4] = dzl; gp.d[5] = dzh;
+                    const T fr6[6] = {__ldg(g.fx + q), __ldg(g.fx + q + 1), __ldg(g.fy + q),
+                                      __ldg(g.fy + q + g.sy), __ldg(g.fz + q), __ldg(g.fz + q + sz)};
+                    gen_faces(gp, fr6, cd >> CLOSED_SHIFT);
+                    const T nb6[6] = {er ? partner : sd, er ? sd : partner, lo, hi, zl, zh};
+                    T dg;
+                    off = gen_sum<T>(gp, [&](int f) { return nb6[f]; }, dg);
+                    if (!(dg > T(0))) return centre; // only Neumann faces open: left as it is
+                    return relax_scaled(centre, (fv - shift) + off, keep, omega / dg);
+                } else if (cd != 0u) {
                     if ((cd & CELL_BITS) != PGPU_CELL_FLUID) return centre;
                     // element 0's partner is its x+ neighbour, element 1's its x-
                     const int xa = x0 + er;
@@ -2083,12 +2127,14 @@ struct SmoothPlan {
     ColLaunch rb, rbt, rbt2, sweep;
 };
 
-template <class T> static SmoothPlan smooth_plan(const Grid<T> &g, double npts, int sms)
+// uniform: the level's table is (Grid::fast before face fractions came);
+// with fractions the tile kernel takes one iteration per pass.
+template <class T> static SmoothPlan smooth_plan(const Grid<T> &g, double npts, int sms, bool uniform)
 {
     SmoothPlan p;
     const bool is3d = g.is3d != 0;
-    p.tile = g.fast && is3d && !g.px && !g.py && !g.pz && g.nz >= 4;
-    p.paired = p.tile && npts >= PAIRED_MIN;
+    p.tile = uniform && is3d && !g.px && !g.py && !g.pz && g.nz >= 4;
+    p.paired = p.tile && !g.fx && npts >= PAIRED_MIN;
     p.rb = col_launch(g.nx, g.ny, g.nz, is3d, RB_OX, RB_OY, RB_TX, RB_BY, sms);
     typedef RbTile<T, 1> T1;
     typedef RbTile<T, 2> T2;
@@ -2128,7 +2174,10 @@ static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int 
                            const T *f, const T *shift, T w, int flip)
 {
     char *err = env.err;
-    if (iters == 2 && g.mk) launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, true>, g, src, dst, f, shift, w, flip);
+    if (p.tile && g.fx)
+        launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1, true, true>, g, src, dst, f, shift, w, flip);
+    else if (iters == 2 && g.mk)
+        launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, true>, g, src, dst, f, shift, w, flip);
     else if (iters == 2) launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, false>, g, src, dst, f, shift, w, flip);
     else if (p.tile && g.mk) launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1, true>, g, src, dst, f, shift, w, flip);
     else if (p.tile) launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1, false>, g, src, dst, f, shift, w, flip);
@@ -4344,7 +4393,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         L.col = col_launch(g.nx, g.ny, g.nz, is3d, COL_BX, COL_BY, COL_BX, COL_BY, env.sms);
         L.walk = walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::walk_group);
         L.rwalk = reduce_walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::walk_group, env.sms);
-        L.sm = smooth_plan(g, L.npts, env.sms);
+        L.sm = smooth_plan(g, L.npts, env.sms, g.fast != 0);
         // (>>dist) a slab pairs red-black iterations only with band fix-ups
         if (plan && l < dist_levels) L.sm.paired = L.sm.paired && env.dist->band[l];
         const size_t bytes = (size_t)L.elems * sizeof(T);
@@ -4485,7 +4534,7 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         g.fast = on && (g.fx || g.fy || g.fz) ? 0 : fast_box[l];
         changed = changed || std::memcmp(&g, &L.g, sizeof(g)) != 0;
         L.g = g;
-        L.sm = smooth_plan(g, L.npts, env.sms);
+        L.sm = smooth_plan(g, L.npts, env.sms, fast_box[l] != 0);
         if (l < dist_levels) L.sm.paired = L.sm.paired && env.dist->band[l]; // (>>dist) as in build
     }
     for (int l = 0; l + 1 < nl; ++l) {
