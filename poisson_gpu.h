@@ -50,24 +50,25 @@
  *
  *  your problem                           method (flags)       cost at 512^3, H100, float / double
  *  one accurate solve, any boundaries,    PGPU_FMG (default)   7.50 / 11.54 ms with PGPU_FIXED,
- *  masks: the default                     one pass, below the  8.82 / 13.34 ms default path
+ *  masks: the default                     one pass, below the  8.84 / 13.38 ms default path
  *                                         discretisation error (input scan and report)
  *  a good initial guess (time stepping),  PGPU_VCYCLE          4.48 / 7.37 ms per V(2,1) cycle,
  *  or a residual tolerance to meet                             residual x 0.027 / 0.037 per cycle;
- *                                                              to 1e-10: 68.4 ms (double, 8
+ *                                                              to 1e-10: 68.2 ms (double, 8
  *                                                              cycles), 48.3 ms with PGPU_MIXED
- *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 9.03 / 17.9 ms,
+ *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 9.02 / 18.0 ms,
  *  FFT serves (below), no mask                                 all-periodic 2.91 / 5.53 ms;
- *                                                              2D 511^2 in a CUDA graph: 59.6 us
+ *                                                              2D 511^2 in a CUDA graph: 59.8 us
  *                                                              (double)
- *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.672 / 1.17 ms (80% / 92%
+ *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.671 / 1.17 ms (80% / 92%
  *                                         PGPU_RBGS (SOR:      of copy bandwidth), a red-black
  *                                         omega > 1)           iteration 0.495 / 0.990 ms; the
  *                                                              count grows with n^2: small grids
  *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3006 GB/s,
  *  README.md's performance table.)  Masks and beta: every method but FFT
  *  takes them (one GPU, not with PGPU_MIXED); a cycle with a mask costs
- *  about 1.8 box cycles, with a smooth beta 3.5 (MASKS below).
+ *  about 1.5 box cycles, with a smooth beta 2.3 (float) to 2.9 (double)
+ *  (MASKS below).
  *
  * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
  * reason in pgpu_last_error):
@@ -473,10 +474,11 @@
  *    Dirichlet face, and may stall (PGPU_ERROR_NOT_CONVERGED) on singular
  *    pockets with a varying beta; CG with the multigrid preconditioner
  *    converges on all of them (7 iterations on 1000:1 two-phase flow at
- *    256^3).  At 512^3 a cycle with a mask costs about 1.8 box cycles (the
- *    fine level runs the box's kernels, reading the mask byte), with beta
- *    3.5; a solid sphere to 1e-6 in double takes 2.4 times the empty box,
- *    to 1e-10 2.1 times, in float (to float's own stop) 1.9 times.
+ *    256^3).  At 512^3 a cycle with a mask costs about 1.5 box cycles (the
+ *    fine level runs the box's kernels, reading the mask byte), with a
+ *    smooth beta 2.3 (float) to 2.9 (double); a solid sphere to 1e-6 in
+ *    double takes 2.05 times the empty box, to 1e-10 1.84 times, in float
+ *    (to float's own stop) 1.6 times.
  *  - Grids with a mask hold at most 2^31 - 1 interior points; a mask with
  *    more singular regions than an eighth of the points is refused
  *    (PGPU_ERROR_UNSUPPORTED, the handle then has no mask).
