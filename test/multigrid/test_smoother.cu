@@ -17,13 +17,19 @@
  *  - Which levels the library pairs by itself: level 0 of 256x128x128
  *    (2^22 points), not of 255x128x128 nor with a periodic axis, no level
  *    below it.
+ *  - The tile kernel's FRAC form (levels with face fractions: beta's level
+ *    0, every coarse level of a mask or beta) against the general red-black
+ *    kernel on the same levels: V-cycles with a mask and / or beta, the
+ *    FRAC levels switched to the general kernel through their plans, must
+ *    agree to rounding with the library's own choice (tol as above).
  * With --short (the sanitizer suite) only the first case of the first two
- * parts runs.
+ * parts and one FRAC case run.
  */
 #include "../../poisson_gpu.cu"
 
 extern "C" {
 #include "common.h"
+#include "mask_ref.h"
 }
 
 #include <cmath>
@@ -134,6 +140,92 @@ static void check_multigrid(const smooth_case *c, unsigned method, unsigned prec
     t_problem_free(&P);
 }
 
+/* Levels smoothed by the FRAC tile kernel switched to the general one;
+ * returns how many. */
+template <class T> static int frac_to_general(pgpu_solver *s)
+{
+    int n = 0;
+    for (pgpu::Level<T> &L : pgpu::solver_of<T>(s)->h.lv)
+        if (L.sm.tile && L.g.fx) {
+            L.sm.tile = false;
+            ++n;
+        }
+    return n;
+}
+
+/* V-cycles with a mask (shape, or MREF_SHAPE_NONE: none) and / or beta
+ * (beta_kind, or -1: none) through the FRAC tile kernel and through the
+ * general red-black kernel, on the same data. */
+static void check_frac(const smooth_case *c, int shape, int beta_kind, double jump, unsigned prec)
+{
+    pgpu_config cfg = config_of(c, PGPU_VCYCLE | prec | PGPU_FIXED);
+    cfg.omega = 0;
+    cfg.max_iterations = 3;
+    char what[240];
+    snprintf(what, sizeof what, "FRAC %s, mask %s, beta %d (jump %g), %s [%lldx%lldx%lld %s]", c->name,
+             mref_shape_name(shape), beta_kind, jump, t_precision_name(prec), (long long)c->n[0], (long long)c->n[1],
+             (long long)c->n[2], c->bcs);
+    t_problem P;
+    if (!t_problem_init(&P, &cfg))
+        return;
+    t_problem_randomize(&P);
+    const size_t elems = (size_t)P.elems, word = prec == PGPU_FLOAT ? 4 : 8;
+    std::vector<uint8_t> mask(elems, PGPU_CELL_FLUID);
+    std::vector<double> beta(elems, 1.0);
+    std::vector<float> beta_f(elems);
+    mref_shape(&P.g, shape, mask.data());
+    if (beta_kind >= 0)
+        mref_beta_field(&P.g, beta_kind, jump, beta.data());
+    for (size_t e = 0; e < elems; ++e)
+        beta_f[e] = (float)beta[e];
+    uint8_t *d_mask = nullptr;
+    void *d_beta = nullptr;
+    int ok = cudaMalloc((void **)&d_mask, elems) == cudaSuccess && cudaMalloc(&d_beta, elems * word) == cudaSuccess &&
+             cudaMemcpy(d_mask, mask.data(), elems, cudaMemcpyHostToDevice) == cudaSuccess &&
+             cudaMemcpy(d_beta, word == 4 ? (const void *)beta_f.data() : (const void *)beta.data(), elems * word,
+                        cudaMemcpyHostToDevice) == cudaSuccess;
+    CHECK(ok, "%s: device arrays", what);
+    double *u[2] = {t_problem_array(&P, NULL), t_problem_array(&P, NULL)};
+    int frac = 0;
+    for (int run = 0; run < 2 && ok; ++run) {
+        pgpu_solver *s = t_create(&cfg, what);
+        if (!s) {
+            ok = 0;
+            break;
+        }
+        pgpu_status st = PGPU_SUCCESS;
+        if (shape != MREF_SHAPE_NONE)
+            st = pgpu_set_mask(s, d_mask);
+        if (st == PGPU_SUCCESS && beta_kind >= 0)
+            st = pgpu_set_coefficients(s, d_beta);
+        CHECK(st == PGPU_SUCCESS, "%s: setting the data: %s %s", what, pgpu_status_string(st), pgpu_last_error(s));
+        if (run == 1)
+            frac = prec == PGPU_FLOAT ? frac_to_general<float>(s) : frac_to_general<double>(s);
+        pgpu_report rep;
+        ok = st == PGPU_SUCCESS && t_problem_solve(&P, s, what, &rep, &st, u[run]) && st == PGPU_SUCCESS;
+        CHECK(ok, "%s %s: status %s %s", what, run ? "general" : "FRAC", pgpu_status_string(st),
+              st ? pgpu_last_error(s) : "");
+        pgpu_destroy(s);
+    }
+    if (ok) {
+        const double scale = ref_max_abs(&P.g, u[0]);
+        double worst = 0.0;
+        REF_FOR_EACH_INTERIOR(&P.g, i, j, k) {
+            const int64_t p = ref_idx(&P.g, i, j, k);
+            worst = t_max_nan(worst, fabs(u[1][p] - u[0][p]));
+        }
+        const double tol = prec == PGPU_FLOAT ? 1e-4 : 1e-12;
+        CHECK(frac >= 1 && worst <= tol * scale,
+              "%s: FRAC (%d levels) against the general kernel: max |diff| %.3g, tol * max |u| = %.3g", what, frac,
+              worst, tol * scale);
+    }
+    cudaFree(d_mask);
+    cudaFree(d_beta);
+    free(u[0]);
+    free(u[1]);
+    t_problem_free(&P);
+}
+
 /* The library's own choice: level 0 pairs from PAIRED_MIN points on, where
  * it is uniform; the levels below it do not. */
 template <class T> static void check_choice(unsigned method)
@@ -179,6 +271,16 @@ int main(int argc, char **argv)
         for (int p = 0; p < 2; ++p) {
             check_multigrid(&mg[c], PGPU_VCYCLE, p ? PGPU_FLOAT : PGPU_DOUBLE);
             check_multigrid(&mg[c], PGPU_FMG, p ? PGPU_FLOAT : PGPU_DOUBLE);
+        }
+    for (int c = 0; c < (all ? 2 : 1); ++c)
+        for (int p = 0; p < (all ? 2 : 1); ++p) {
+            const unsigned prec = p ? PGPU_FLOAT : PGPU_DOUBLE;
+            check_frac(&mg[c], MREF_SHAPE_SPHERE, -1, 0, prec); /* coarse levels only */
+            if (!all)
+                break;
+            check_frac(&mg[c], MREF_SHAPE_NONE, MREF_BETA_JUMP, 1e3, prec); /* level 0 without a mask too */
+            check_frac(&mg[c], MREF_SHAPE_POOL, MREF_BETA_SMOOTH, 0, prec);
+            check_frac(&mg[c], MREF_SHAPE_CELLS, MREF_BETA_RANDOM, 0, prec);
         }
     if (all) {
         check_choice<float>(PGPU_RBGS);
