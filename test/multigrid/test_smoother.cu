@@ -89,6 +89,17 @@ static void check_rbgs(const smooth_case *c, unsigned prec)
     }
 }
 
+/* max |a - b| over the interior (NaN-propagating). */
+static double interior_diff(const t_problem *P, const double *a, const double *b)
+{
+    double worst = 0.0;
+    REF_FOR_EACH_INTERIOR(&P->g, i, j, k) {
+        const int64_t p = ref_idx(&P->g, i, j, k);
+        worst = t_max_nan(worst, fabs(b[p] - a[p]));
+    }
+    return worst;
+}
+
 /* A multigrid solve with and without pairs on the same data. */
 static void check_multigrid(const smooth_case *c, unsigned method, unsigned prec)
 {
@@ -124,12 +135,7 @@ static void check_multigrid(const smooth_case *c, unsigned method, unsigned prec
         pgpu_destroy(s);
     }
     if (ok) {
-        const double scale = ref_max_abs(&P.g, u[0]);
-        double worst = 0.0;
-        REF_FOR_EACH_INTERIOR(&P.g, i, j, k) {
-            const int64_t p = ref_idx(&P.g, i, j, k);
-            worst = t_max_nan(worst, fabs(u[1][p] - u[0][p]));
-        }
+        const double scale = ref_max_abs(&P.g, u[0]), worst = interior_diff(&P, u[0], u[1]);
         const double tol = prec == PGPU_FLOAT ? 1e-4 : 1e-12;
         CHECK(paired >= 1 && worst <= tol * scale,
               "%s: paired (%d levels) against unpaired: max |diff| %.3g, tol * max |u| = %.3g", what, paired, worst,
@@ -208,12 +214,7 @@ static void check_frac(const smooth_case *c, int shape, int beta_kind, double ju
         pgpu_destroy(s);
     }
     if (ok) {
-        const double scale = ref_max_abs(&P.g, u[0]);
-        double worst = 0.0;
-        REF_FOR_EACH_INTERIOR(&P.g, i, j, k) {
-            const int64_t p = ref_idx(&P.g, i, j, k);
-            worst = t_max_nan(worst, fabs(u[1][p] - u[0][p]));
-        }
+        const double scale = ref_max_abs(&P.g, u[0]), worst = interior_diff(&P, u[0], u[1]);
         const double tol = prec == PGPU_FLOAT ? 1e-4 : 1e-12;
         CHECK(frac >= 1 && worst <= tol * scale,
               "%s: FRAC (%d levels) against the general kernel: max |diff| %.3g, tol * max |u| = %.3g", what, frac,
