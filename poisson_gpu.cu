@@ -3772,29 +3772,38 @@ template <class T> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
 }
 
 // ---- regions ----
-__device__ __forceinline__ uint32_t uf_find(uint32_t *lab, uint32_t x)
+// SH: lab is a block's shared array, whose every access while linking is
+// an atomic one (the linking races by design; so each access is one the
+// hardware orders and a race checker accepts); a global array's parents
+// are read by volatile loads and halved by plain stores.
+template <bool SH> __device__ __forceinline__ uint32_t uf_parent(uint32_t *lab, uint32_t x)
+{
+    if (SH) return atomicOr(lab + x, 0u) & LAB_INDEX;
+    return ((volatile uint32_t *)lab)[x] & LAB_INDEX;
+}
+template <bool SH> __device__ __forceinline__ uint32_t uf_find(uint32_t *lab, uint32_t x)
 {
     // With path halving (each visited point to its grandparent, as ECL-CC
     // does): parents only decrease and any ancestor lies in the point's set,
     // so a concurrent link is never lost (the linking thread goes on from
     // the old parent).  Labels carry no flag bits while linking (nor do the
     // tile-local indices of gen_regions_tile_kernel, below 2048).
-    volatile uint32_t *v = lab;
-    uint32_t curr = v[x] & LAB_INDEX;
+    uint32_t curr = uf_parent<SH>(lab, x);
     if (curr == x) return x;
     uint32_t prev = x, next;
-    while (curr > (next = v[curr] & LAB_INDEX)) {
-        v[prev] = next;
+    while (curr > (next = uf_parent<SH>(lab, curr))) {
+        if (SH) atomicMin(lab + prev, next);
+        else ((volatile uint32_t *)lab)[prev] = next;
         prev = curr;
         curr = next;
     }
     return curr;
 }
-__device__ __forceinline__ void uf_union(uint32_t *lab, uint32_t a, uint32_t b)
+template <bool SH> __device__ __forceinline__ void uf_union(uint32_t *lab, uint32_t a, uint32_t b)
 {
     for (;;) {
-        a = uf_find(lab, a);
-        b = uf_find(lab, b);
+        a = uf_find<SH>(lab, a);
+        b = uf_find<SH>(lab, b);
         if (a == b) return;
         if (a > b) { const uint32_t s = a; a = b; b = s; }
         const uint32_t old = atomicMin(lab + b, a);
@@ -3839,6 +3848,7 @@ template <class T, int RG_TZ>
 __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Grid<T> g, uint32_t *lab)
 {
     __shared__ uint32_t par[RG_TZ * RG_TY * RG_TX];
+    __shared__ bool fl[RG_TZ * RG_TY * RG_TX]; // fluid points (par changes while linking)
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int i = blockIdx.x * RG_TX + tx, j = blockIdx.y * RG_TY + ty, k0 = blockIdx.z * RG_TZ;
     const bool col = i < g.nx && j < g.ny;
@@ -3848,17 +3858,15 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
         if (col && k < g.nz)
             fluid = (g.mk[g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz] & CELL_BITS) == PGPU_CELL_FLUID;
         par[l] = fluid ? (uint32_t)l : LAB_NONE;
+        fl[l] = fluid;
     }
     __syncthreads();
-    // (a fluid point's entry changes while linking, but never to LAB_NONE)
-    volatile const uint32_t *v = par;
     for (int z = 0; z < RG_TZ; ++z) {
         const int l = tx + RG_TX * (ty + RG_TY * z);
-        if (v[l] == LAB_NONE) continue;
-        if (tx + 1 < RG_TX && i + 1 < g.nx && v[l + 1] != LAB_NONE) uf_union(par, l, l + 1);
-        if (ty + 1 < RG_TY && j + 1 < g.ny && v[l + RG_TX] != LAB_NONE) uf_union(par, l, l + RG_TX);
-        if (z + 1 < RG_TZ && k0 + z + 1 < g.nz && v[l + RG_TX * RG_TY] != LAB_NONE)
-            uf_union(par, l, l + RG_TX * RG_TY);
+        if (!fl[l]) continue;
+        if (tx + 1 < RG_TX && i + 1 < g.nx && fl[l + 1]) uf_union<true>(par, l, l + 1);
+        if (ty + 1 < RG_TY && j + 1 < g.ny && fl[l + RG_TX]) uf_union<true>(par, l, l + RG_TX);
+        if (z + 1 < RG_TZ && k0 + z + 1 < g.nz && fl[l + RG_TX * RG_TY]) uf_union<true>(par, l, l + RG_TX * RG_TY);
     }
     __syncthreads();
     for (int z = 0; z < RG_TZ; ++z) {
@@ -3904,7 +3912,7 @@ __global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, ui
                 if (tiles && c[d] + 1 < n[d] && (c[d] + 1) % tl[d] != 0) continue; // linked in its tile
                 int64_t po;
                 const int64_t o = nb_index(g, t, p, i, j, k, f, po);
-                if (o >= 0 && (g.mk[po] & CELL_BITS) == PGPU_CELL_FLUID) uf_union(lab, q, (uint32_t)o);
+                if (o >= 0 && (g.mk[po] & CELL_BITS) == PGPU_CELL_FLUID) uf_union<false>(lab, q, (uint32_t)o);
             }
         } else if (stage == 2) {
             // A plain walk: uf_find's halving writes could put an ancestor
