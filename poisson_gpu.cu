@@ -6489,7 +6489,8 @@ __global__ void dst1x_post_kernel(const Lines L, const UserIO<T> io, const typen
 
 // DCT-II (X_k = sum_j x_j cos(pi k (2j+1) / 2n)) by Makhoul's reordering:
 // v = (x_0, x_2, x_4, ..., x_5, x_3, x_1), V = FFT(v), X_k = Re(e^{-i pi k/2n} V_k).
-template <class T>
+// REORDER false: the lines as they are (FFT_RHC).
+template <class T, bool REORDER>
 __global__ void dct2_pre_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ W, T *__restrict__ S)
 {
     const int64_t n = L.n;
@@ -6497,7 +6498,7 @@ __global__ void dct2_pre_kernel(const Lines L, const UserIO<T> io, const T *__re
     {
         int64_t b, c;
         line_coords(L, t, n, b, c);
-        const int64_t src = c < (n + 1) / 2 ? 2 * c : 2 * n - 1 - 2 * c;
+        const int64_t src = !REORDER ? c : c < (n + 1) / 2 ? 2 * c : 2 * n - 1 - 2 * c;
         S[s_at(L, b, c, n)] = load_w(L, io, W, b, src);
     }
 }
@@ -6539,7 +6540,7 @@ __global__ void dct3_pre_kernel(const Lines L, const T *__restrict__ W, typename
     }
 }
 
-template <class T>
+template <class T, bool REORDER>
 __global__ void dct3_post_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ S, T *__restrict__ W)
 {
     const int64_t n = L.n;
@@ -6547,8 +6548,41 @@ __global__ void dct3_post_kernel(const Lines L, const UserIO<T> io, const T *__r
     {
         int64_t b, c;
         line_coords(L, t, n, b, c); // c: position in W
-        const int64_t src = (c % 2 == 0) ? c / 2 : n - 1 - (c - 1) / 2;
+        const int64_t src = !REORDER ? c : (c % 2 == 0) ? c / 2 : n - 1 - (c - 1) / 2;
         store_w(L, io, W, b, c, S[s_at(L, b, src, n)]);
+    }
+}
+
+// The periodic DFT as a real transform (FFT_RHC): a line's half spectrum V
+// in halfcomplex order, slot 0 = Re V_0, slot 2k - 1 = Re V_k, slot 2k =
+// Im V_k (n even: slot n - 1 = Re V_{n/2}).  Each slot's basis function
+// (cos or sin of mode k) is an eigenvector of the periodic second
+// difference, so the slots of several axes multiply out as modes do.
+template <class T>
+__global__ void rhc_post_kernel(const Lines L, const typename Cplx<T>::type *__restrict__ C, T *__restrict__ W)
+{
+    const int64_t n = L.n, H = n / 2 + 1;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, j;
+        line_coords(L, t, n, b, j);
+        const typename Cplx<T>::type v = C[s_at(L, b, (j + 1) / 2, H)];
+        W[w_at(L, b, j)] = (j == 0 || (j & 1)) ? v.x : v.y;
+    }
+}
+// ... and back to the half spectrum (then cuFFT's C2R: n times the line).
+template <class T>
+__global__ void hcr_pre_kernel(const Lines L, const T *__restrict__ W, typename Cplx<T>::type *__restrict__ C)
+{
+    const int64_t n = L.n, H = n / 2 + 1;
+    PGPU_GRID_STRIDE(t, L.B * H)
+    {
+        int64_t b, k;
+        line_coords(L, t, H, b, k);
+        typename Cplx<T>::type v;
+        v.x = W[w_at(L, b, k == 0 ? 0 : 2 * k - 1)];
+        v.y = k > 0 && 2 * k < n ? W[w_at(L, b, 2 * k)] : T(0);
+        C[s_at(L, b, k, H)] = v;
     }
 }
 
@@ -6725,8 +6759,10 @@ __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int 
 // ---- the host side ----
 
 // Per-axis transforms: DST-I by the running sum or by the odd extension
-// (dst1x_pre_kernel), DCT-II, the periodic DFT.
-enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3 };
+// (dst1x_pre_kernel), DCT-II, the periodic DFT; FFT_RHC: the periodic DFT
+// as a real transform in halfcomplex order (rhc_post_kernel), for the
+// distributed solve, whose transposes move real data only.
+enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3, FFT_RHC = 4 };
 
 template <class T> struct FftTypes;
 template <> struct FftTypes<float> {
@@ -6785,15 +6821,146 @@ static pgpu_status make_plan(Env &env, std::vector<cufftHandle> &plans, cufftHan
     return PGPU_SUCCESS;
 }
 
-// Eigenvalue of mode k of the 1D operator, per transform.
+// Eigenvalue of mode k of the 1D operator, per transform (FFT_RHC: of
+// slot k, which holds a part of mode (k + 1) / 2).
 static double fft_eigen(int kind, int64_t n, double h, int64_t k)
 {
     double s;
     if (kind == FFT_DST1 || kind == FFT_DST1X) s = std::sin(M_PI * (double)(k + 1) / (2.0 * (double)(n + 1)));
     else if (kind == FFT_DCT2) s = std::sin(M_PI * (double)k / (2.0 * (double)n));
+    else if (kind == FFT_RHC) s = std::sin(M_PI * (double)((k + 1) / 2) / (double)n);
     else s = std::sin(M_PI * (double)k / (double)n); // FFT_DFT
     return 4.0 * s * s / (h * h);
 }
+
+// A real-to-real transform along one axis of a packed real array W: a
+// pre-processing pass into the scratch S, a cuFFT real transform into C, a
+// post-processing pass back into W (the first and last of a solve may read
+// f and write u instead: UserIO).
+struct FftAxis {
+    int kind; // FFT_DST1, FFT_DST1X, FFT_DCT2 or FFT_RHC
+    Lines L;
+    cufftHandle r2c = 0, c2r = 0;
+};
+// The plans of axis a of a packed array of extents d (plane stride P);
+// s_elems / c_elems grow to the real / complex scratch it needs, scale is
+// multiplied by its inverse's normalisation.
+template <class T>
+static pgpu_status fft_axis_plan(Env &env, std::vector<cufftHandle> &plans, FftAxis &fa, int a, int kind,
+                                 const int64_t d[3], int64_t P, size_t &work, int64_t &s_elems, int64_t &c_elems,
+                                 double &scale)
+{
+    const int64_t n = d[a];
+    fa.kind = kind;
+    fa.L.a = a;
+    fa.L.n = (int)n;
+    fa.L.nx = d[0];
+    fa.L.ny = d[1];
+    fa.L.nz = d[2];
+    fa.L.P = P;
+    fa.L.B = d[0] * d[1] * d[2] / n;
+    const long long len = kind == FFT_DST1 ? n + 1 : kind == FFT_DST1X ? 2 * (n + 1) : n;
+    const long long half = len / 2 + 1, B = fa.L.B;
+    long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
+    const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
+    const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
+    PGPU_FORWARD(make_plan(env, plans, fa.r2c, work, 1, nn, ie, is, id, oe, os, od, FftTypes<T>::R2C, B));
+    if (kind == FFT_DCT2 || kind == FFT_RHC)
+        PGPU_FORWARD(make_plan(env, plans, fa.c2r, work, 1, nn, oe, os, od, ie, is, id, FftTypes<T>::C2R, B));
+    s_elems = std::max<int64_t>(s_elems, B * len);
+    c_elems = std::max<int64_t>(c_elems, B * half);
+    scale *= kind == FFT_DCT2 || kind == FFT_RHC ? 1.0 / (double)n : 2.0 / (double)(n + 1);
+    return PGPU_SUCCESS;
+}
+
+// Where W's lines lie as the plans read the scratch S -- x lines of a
+// packed W, or z lines (line b at b, stride the plane) -- a transform in
+// natural order (FFT_RHC) reads and writes W itself.
+template <class T> static bool fft_in_place(const Lines &L, const UserIO<T> &io)
+{
+    return !io.read && !io.write && L.P == L.nx * L.ny && (L.a == 0 || L.a == 2);
+}
+
+template <class T>
+static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const UserIO<T> &io, T *W, T *S,
+                                typename Cplx<T>::type *C)
+{
+    char *err = env.err;
+    const cudaStream_t st = env.st;
+    const int sms = env.sms;
+    const Lines &L = fa.L;
+    const int64_t len = fa.kind == FFT_DST1 ? L.n + 1 : fa.kind == FFT_DST1X ? 2 * (L.n + 1) : L.n;
+    if (fa.kind == FFT_DST1X) {
+        dst1x_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        dst1x_post_kernel<T><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, C, W);
+        PGPU_LAUNCHED();
+    } else if (fa.kind == FFT_DST1) {
+        dst1_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        if (L.a == 0) dst1_post_x_kernel<T><<<grid_for(L.B * 32, sms), 256, 0, st>>>(L, io, C, W);
+        else dst1_post_kernel<T><<<grid_for(L.B, sms), 256, 0, st>>>(L, io, C, W);
+        PGPU_LAUNCHED();
+    } else if (!inverse) {
+        const bool hc = fa.kind == FFT_RHC;
+        if (hc && fft_in_place(L, io)) {
+            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, W, C));
+        } else {
+            if (hc) dct2_pre_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+            else dct2_pre_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+            PGPU_LAUNCHED();
+            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        }
+        if (hc) rhc_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, C, W);
+        else dct2_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, C, W);
+        PGPU_LAUNCHED();
+    } else {
+        const bool hc = fa.kind == FFT_RHC;
+        if (hc) hcr_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1), sms), 256, 0, st>>>(L, W, C);
+        else dct3_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1), sms), 256, 0, st>>>(L, W, C);
+        PGPU_LAUNCHED();
+        if (hc && fft_in_place(L, io)) {
+            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, W));
+        } else {
+            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, S));
+            if (hc) dct3_post_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, S, W);
+            else dct3_post_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, S, W);
+            PGPU_LAUNCHED();
+        }
+    }
+    return PGPU_SUCCESS;
+}
+
+// The distributed solve's plan (>>dist builds and runs it): the layouts the
+// data passes through -- each split along one axis over the ranks, every
+// rank's range on it -- and the steps, in forward order: axis transforms
+// in the layout where the axis is whole, moves between layouts, and the
+// solve last.
+template <class T> struct FftDist {
+    struct Layout {
+        int s = 0;                  // the split axis
+        std::vector<int64_t> lo, n; // every rank's first node and count on it
+        int64_t d[3] = {1, 1, 1};   // this rank's extents (packed, x fastest)
+        int64_t vol = 0;
+    };
+    enum { STEP_AXIS, STEP_MOVE, STEP_SOLVE };
+    struct Step {
+        int what = STEP_AXIS;
+        int lay = 0, to = 0; // the layout it runs in (STEP_MOVE: from lay to `to`)
+        FftAxis ax{};
+    };
+    std::vector<Layout> lay;
+    std::vector<Step> steps;
+    Spectrum<T> spec{};
+    int tri = -1;                        // the axis solved by line solves (a mixed one), or -1
+    const T *cl = nullptr, *ch = nullptr; // its global coefficients
+    double *piv = nullptr;
+    T *W = nullptr, *S = nullptr; // the data; scratch and send buffer
+    typename Cplx<T>::type *C = nullptr; // complex scratch and receive buffer
+    int64_t wp = 0;               // W's plane stride in layout 0
+};
 
 template <class T> class FftSolver {
   public:
@@ -6818,11 +6985,6 @@ template <class T> class FftSolver {
 
   private:
     typedef typename Cplx<T>::type C2;
-    struct FftAxis {
-        int kind; // FFT_DST1, FFT_DST1X or FFT_DCT2
-        Lines L;
-        cufftHandle r2c = 0, c2r = 0;
-    };
     Env *env = nullptr;
     pgpu_config cfg{};
     const Level<T> *lv0 = nullptr; // the level-0 grid and launches
@@ -6852,7 +7014,12 @@ template <class T> class FftSolver {
     pgpu_status init_dr();
     pgpu_status row_twiddles(int64_t m, C2 **d);
     pgpu_status run_dr(T *u, const T *f);
-    pgpu_status axis_transform(const FftAxis &fa, bool inverse, const UserIO<T> &io);
+    // The distributed mode (>>dist): transforms on slabs and pencils of
+    // the global grid, transposed between them.
+    std::unique_ptr<FftDist<T>> dist;
+    pgpu_status init_dist();
+    pgpu_status run_dist(T *u, const T *f, const T *shift);
+    pgpu_status dist_move(int from, int to);
 };
 
 template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c, const Level<T> &l0)
@@ -6860,6 +7027,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     env = &en;
     cfg = c;
     lv0 = &l0;
+    if (en.dist && en.dist->ranks > 1) return init_dist(); // (one rank: the slab is the grid)
     char *err = en.err;
     const int optin = en.optin;
     const bool is3d = cfg.nz > 1;
@@ -6904,25 +7072,8 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     for (int a = 0; a < dims; ++a) {
         if (a == tri || ((pmask >> a) & 1)) continue;
         FftAxis fa;
-        fa.kind = cfg.bc[2 * a] != PGPU_BC_DIRICHLET ? FFT_DCT2 : Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
-        fa.L.a = a;
-        fa.L.n = (int)n[a];
-        fa.L.nx = n[0];
-        fa.L.ny = n[1];
-        fa.L.nz = n[2];
-        fa.L.P = wp;
-        fa.L.B = N / n[a];
-        const long long len = fa.kind == FFT_DCT2 ? n[a] : fa.kind == FFT_DST1 ? n[a] + 1 : 2 * (n[a] + 1);
-        const long long half = len / 2 + 1, B = fa.L.B;
-        long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
-        const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
-        const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
-        PGPU_FORWARD(make_plan(en, plans, fa.r2c, work, 1, nn, ie, is, id, oe, os, od, R2C, B));
-        if (fa.kind == FFT_DCT2)
-            PGPU_FORWARD(make_plan(en, plans, fa.c2r, work, 1, nn, oe, os, od, ie, is, id, C2R, B));
-        s_elems = std::max<int64_t>(s_elems, B * len);
-        c_elems = std::max<int64_t>(c_elems, B * half);
-        scale *= fa.kind == FFT_DCT2 ? 1.0 / (double)n[a] : 2.0 / (double)(n[a] + 1);
+        const int kind = cfg.bc[2 * a] != PGPU_BC_DIRICHLET ? FFT_DCT2 : Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
+        PGPU_FORWARD(fft_axis_plan<T>(en, plans, fa, a, kind, n, wp, work, s_elems, c_elems, scale));
         fax.push_back(fa);
     }
     // Periodic axes: one real-to-complex transform over all of them; the
@@ -7138,42 +7289,6 @@ template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f)
     return pass(dr_kernel<T, DR_TRANS, DR_USER, false>, 0, T1, nullptr, ny * nz);
 }
 
-template <class T> pgpu_status FftSolver<T>::axis_transform(const FftAxis &fa, bool inverse, const UserIO<T> &io)
-{
-    char *err = env->err;
-    const cudaStream_t st = env->st;
-    const int sms = env->sms;
-    const Lines &L = fa.L;
-    const int64_t len = fa.kind == FFT_DCT2 ? L.n : fa.kind == FFT_DST1 ? L.n + 1 : 2 * (L.n + 1);
-    if (fa.kind == FFT_DST1X) {
-        dst1x_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
-        PGPU_LAUNCHED();
-        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
-        dst1x_post_kernel<T><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, C, W);
-        PGPU_LAUNCHED();
-    } else if (fa.kind == FFT_DST1) {
-        dst1_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
-        PGPU_LAUNCHED();
-        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
-        if (L.a == 0) dst1_post_x_kernel<T><<<grid_for(L.B * 32, sms), 256, 0, st>>>(L, io, C, W);
-        else dst1_post_kernel<T><<<grid_for(L.B, sms), 256, 0, st>>>(L, io, C, W);
-        PGPU_LAUNCHED();
-    } else if (!inverse) {
-        dct2_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
-        PGPU_LAUNCHED();
-        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
-        dct2_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, C, W);
-        PGPU_LAUNCHED();
-    } else {
-        dct3_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1), sms), 256, 0, st>>>(L, W, C);
-        PGPU_LAUNCHED();
-        PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, S));
-        dct3_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, S, W);
-        PGPU_LAUNCHED();
-    }
-    return PGPU_SUCCESS;
-}
-
 // Forward transforms, one solve per mode, inverse transforms: a fixed
 // sequence of launches on the stream (capturable in a CUDA graph).  cuFFT
 // needs its arrays aligned to the complex type, which the user's ghosted
@@ -7186,6 +7301,7 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
     const Level<T> &L0 = *lv0;
     const int64_t E = spec.e0 * spec.e1 * spec.e2;
     const ColLaunch &c = L0.col;
+    if (dist) return run_dist(u, f, d_shift);
     UserIO<T> none{L0.g, nullptr, nullptr, nullptr, nullptr, 0, 0};
     if (rows_d) return run_dr(u, f);
     UserIO<T> in = none, out = none;
@@ -7215,7 +7331,7 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
         fft_load_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, u, f, d_shift, W, wp, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
     }
-    for (size_t k = 0; k < fax.size(); ++k) PGPU_FORWARD(axis_transform(fax[k], false, k == 0 ? in : none));
+    for (size_t k = 0; k < fax.size(); ++k) PGPU_FORWARD(fft_axis_run<T>(*env, fax[k], false, k == 0 ? in : none, W, S, C));
     if (pmask)
         for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::r2c(p_r2c, W + k * p_in_step, Z + k * p_out_step));
     if (tri >= 0) {
@@ -7241,7 +7357,7 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
     PGPU_LAUNCHED();
     if (pmask)
         for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::c2r(p_c2r, Z + k * p_out_step, W + k * p_in_step));
-    for (size_t k = fax.size(); k-- > 0;) PGPU_FORWARD(axis_transform(fax[k], true, k == 0 ? out : none));
+    for (size_t k = fax.size(); k-- > 0;) PGPU_FORWARD(fft_axis_run<T>(*env, fax[k], true, k == 0 ? out : none, W, S, C));
     if (!fused) {
         fft_store_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, W, wp, u, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
@@ -8935,19 +9051,340 @@ static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Di
     return resolve_config(&raw, &local, err);
 }
 
+// ---- the FFT over slabs ----
+// Every axis by a real transform (FFT_RHC for a periodic one: its slots are
+// eigenvectors as modes are), so that the data stay real and the
+// transforms of one axis are independent of the others'.  The data start in
+// the handle's slabs; an axis is transformed in a layout where it is whole;
+// once only the split axis is left, a move (an all-to-all of boxes, grouped
+// ncclSend / ncclRecv) splits the data along another axis.  A mixed
+// Dirichlet/Neumann axis is solved last by the line solves (tri_kernel),
+// in a layout where it is whole; else the spectrum is divided.  The inverse
+// runs the steps backwards.  3D: x and y on the slabs, a move to slabs of y
+// (or x), z, the solve, back; 2D the same with x and y.
+
+// The grid whose boundary terms the right-hand side takes: the faces
+// between ranks hold no boundary data.
+template <class T> static Grid<T> rhs_grid(const Env &env, Grid<T> g)
+{
+    if (!env.dist) return g;
+    const Dist &d = *env.dist;
+    int &lo = d.axis == 2 ? g.dzl : g.dyl, &hi = d.axis == 2 ? g.dzh : g.dyh;
+    if (d.lo_peer >= 0) lo = 0;
+    if (d.hi_peer >= 0) hi = 0;
+    g.dirichlet &= ~((d.lo_peer >= 0 ? 1 << (2 * d.axis) : 0) | (d.hi_peer >= 0 ? 2 << (2 * d.axis) : 0));
+    return g;
+}
+
+// A box of a packed array: the array's extents and the box's origin.
+struct BoxAt {
+    int64_t d0, d1;     // the array's x and y extents
+    int64_t o0, o1, o2; // the box's first node
+};
+// dst's box = src's box, both of extents e0 x e1 x e2: rows (x) by the
+// threads of a block, a row per (blockIdx.y, blockIdx.z) and stride.
+template <class T>
+__global__ void box_copy_kernel(const T *__restrict__ src, BoxAt s, T *__restrict__ dst, BoxAt t, int64_t e0,
+                                int64_t e1, int64_t e2)
+{
+    for (int64_t k = blockIdx.z; k < e2; k += gridDim.z)
+        for (int64_t j = blockIdx.y; j < e1; j += gridDim.y) {
+            const T *a = src + s.o0 + s.d0 * ((s.o1 + j) + s.d1 * (s.o2 + k));
+            T *b = dst + t.o0 + t.d0 * ((t.o1 + j) + t.d1 * (t.o2 + k));
+            for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < e0; i += (int64_t)blockDim.x * gridDim.x)
+                b[i] = a[i];
+        }
+}
+static dim3 box_grid(const int64_t e[3])
+{
+    return dim3((unsigned)std::min<int64_t>((e[0] + 255) / 256, 64), (unsigned)std::min<int64_t>(e[1], 65535),
+                (unsigned)std::min<int64_t>(e[2], 65535));
+}
+
+#ifdef PGPU_WITH_NCCL
+template <class T> pgpu_status FftSolver<T>::init_dist()
+{
+    char *err = env->err;
+    const Dist &d = *env->dist;
+    const pgpu_config &gc = d.global;
+    const int R = d.ranks, me = d.rank;
+    const bool is3d = gc.nz > 1;
+    const int dims = is3d ? 3 : 2;
+    const int64_t N[3] = {gc.nx, gc.ny, is3d ? gc.nz : 1};
+    const double hh[3] = {gc.hx, gc.hy, gc.hz};
+    int kind[3] = {-1, -1, -1}, tri_ax = -1, nmixed = 0;
+    for (int a = 0; a < dims; ++a) {
+        const int lo = gc.bc[2 * a], hi = gc.bc[2 * a + 1];
+        if (lo == PGPU_BC_PERIODIC) kind[a] = FFT_RHC;
+        else if (lo != hi) { tri_ax = a; ++nmixed; }
+        else kind[a] = lo == PGPU_BC_NEUMANN ? FFT_DCT2 : Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
+    }
+    PGPU_RETURN_IF(nmixed > 1, PGPU_ERROR_UNSUPPORTED,
+                   "FFT: at most one axis may mix Dirichlet and Neumann faces (this config has %d); use "
+                   "PGPU_FMG or PGPU_VCYCLE", nmixed);
+    dist.reset(new FftDist<T>());
+    FftDist<T> &D = *dist;
+    typedef typename FftDist<T>::Layout Layout;
+    typedef typename FftDist<T>::Step Step;
+    D.tri = tri_ax;
+    auto add_layout = [&](int s, const std::vector<int64_t> &lo, const std::vector<int64_t> &n) {
+        Layout l;
+        l.s = s;
+        l.lo = lo;
+        l.n = n;
+        for (int a = 0; a < 3; ++a) l.d[a] = a == s ? n[me] : N[a];
+        l.vol = l.d[0] * l.d[1] * l.d[2];
+        D.lay.push_back(l);
+        return (int)D.lay.size() - 1;
+    };
+    int cur;
+    {
+        std::vector<int64_t> A, B;
+        PGPU_FORWARD(dist_ranges(gc, R, d.axis, A, B, err));
+        for (int r = 0; r < R; ++r) B[r] -= A[r];
+        cur = add_layout(d.axis, A, B);
+    }
+    // The axis to split along next: not `avoid`, not the line solves' where
+    // another serves, at least a node per rank; the longest.
+    auto split_for = [&](int avoid) {
+        int best = -1;
+        for (int a = 0; a < dims; ++a) {
+            if (a == avoid || N[a] < R) continue;
+            const bool ok = a != tri_ax, best_ok = best >= 0 && best != tri_ax;
+            if (best < 0 || (ok && !best_ok) || (ok == best_ok && N[a] > N[best])) best = a;
+        }
+        return best;
+    };
+    auto move_to = [&](int s) -> pgpu_status {
+        PGPU_RETURN_IF(s < 0, PGPU_ERROR_UNSUPPORTED,
+                       "distributed FFT: no axis to transpose the data to (each needs at least %d nodes, one per "
+                       "rank); use PGPU_FMG or PGPU_VCYCLE", R);
+        std::vector<int64_t> lo(R), n(R);
+        for (int r = 0; r < R; ++r) {
+            lo[r] = r * N[s] / R;
+            n[r] = (r + 1) * N[s] / R - lo[r];
+        }
+        Step st;
+        st.what = FftDist<T>::STEP_MOVE;
+        st.lay = cur;
+        st.to = cur = add_layout(s, lo, n);
+        D.steps.push_back(st);
+        return PGPU_SUCCESS;
+    };
+    size_t work = 0;
+    int64_t s_elems = 1, c_elems = 1;
+    double scale = 1;
+    bool done[3] = {false, false, false};
+    for (;;) {
+        for (int a = 0; a < dims; ++a) {
+            if (kind[a] < 0 || done[a] || a == D.lay[cur].s) continue;
+            Step st;
+            st.what = FftDist<T>::STEP_AXIS;
+            st.lay = cur;
+            const Layout &l = D.lay[cur];
+            PGPU_FORWARD(fft_axis_plan<T>(*env, plans, st.ax, a, kind[a], l.d, l.d[0] * l.d[1], work, s_elems, c_elems,
+                                          scale));
+            D.steps.push_back(st);
+            done[a] = true;
+        }
+        int left = -1;
+        for (int a = 0; a < dims; ++a)
+            if (kind[a] >= 0 && !done[a]) left = a;
+        if (left < 0) break;
+        PGPU_FORWARD(move_to(split_for(left)));
+    }
+    if (tri_ax >= 0 && D.lay[cur].s == tri_ax) PGPU_FORWARD(move_to(split_for(tri_ax)));
+    {
+        Step st;
+        st.what = FftDist<T>::STEP_SOLVE;
+        st.lay = cur;
+        D.steps.push_back(st);
+    }
+    // The eigenvalues (this rank's part of the split axis), the line solves' coefficients.
+    const Layout &F = D.lay[cur];
+    std::vector<T> ev;
+    size_t eoff[3] = {0, 0, 0};
+    for (int a = 0; a < dims; ++a) {
+        eoff[a] = ev.size();
+        if (a == tri_ax) continue;
+        for (int64_t k = 0; k < N[a]; ++k) ev.push_back((T)fft_eigen(kind[a], N[a], hh[a], k));
+    }
+    T *d_ev = nullptr;
+    PGPU_FORWARD(env->upload(ev, &d_ev, "FFT eigenvalues"));
+    const T *evp[3];
+    for (int a = 0; a < 3; ++a)
+        evp[a] = a >= dims || a == tri_ax ? nullptr : d_ev + eoff[a] + (a == F.s ? F.lo[me] : 0);
+    D.spec.e0 = F.d[0];
+    D.spec.e1 = F.d[1];
+    D.spec.e2 = F.d[2];
+    D.spec.ev0 = evp[0];
+    D.spec.ev1 = evp[1];
+    D.spec.ev2 = evp[2];
+    D.spec.scale = (T)scale;
+    if (tri_ax >= 0) {
+        const AxisCoef ac = axis_coef(fine_axis(N[tri_ax], hh[tri_ax], gc.bc[2 * tri_ax], gc.bc[2 * tri_ax + 1], true));
+        const std::vector<T> lo(ac.c_lo.begin(), ac.c_lo.end()), hi(ac.c_hi.begin(), ac.c_hi.end());
+        T *p = nullptr;
+        PGPU_FORWARD(env->upload(lo, &p, "FFT line coefficients"));
+        D.cl = p;
+        PGPU_FORWARD(env->upload(hi, &p, "FFT line coefficients"));
+        D.ch = p;
+        PGPU_FORWARD(env->mem.alloc(err, (void **)&D.piv, (size_t)F.vol * sizeof(double), "FFT line pivots"));
+    }
+    // W: the data in any layout; S: the transforms' scratch and the moves'
+    // send buffer; C: the complex scratch and the receive buffer.
+    int64_t vmax = R;
+    for (const Layout &l : D.lay) vmax = std::max(vmax, l.vol);
+    D.wp = D.lay[0].d[0] * D.lay[0].d[1];
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&D.W, (size_t)vmax * sizeof(T), "FFT data"));
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&D.S, (size_t)std::max(s_elems, vmax) * sizeof(T), "FFT scratch"));
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&D.C, (size_t)std::max(c_elems, vmax / 2 + 1) * sizeof(C2),
+                                "FFT spectrum"));
+    void *wa = nullptr;
+    if (work) {
+        PGPU_FORWARD(env->mem.alloc(err, &wa, work, "cuFFT work area"));
+        for (cufftHandle p : plans) PGPU_CUFFT(cufftSetWorkArea(p, wa));
+    }
+    if (env->mem.counting) return PGPU_SUCCESS;
+    // NCCL connects two ranks on their first exchange, which cannot happen
+    // inside a graph capture: a word each way between every pair, now.
+    const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
+    ncclResult_t r = ncclGroupStart();
+    for (int q = 0; q < R && r == ncclSuccess; ++q) {
+        if (q == me) continue;
+        r = ncclSend(D.S, 1, ty, q, d.comm, env->st);
+        if (r == ncclSuccess) r = ncclRecv((T *)D.C + q, 1, ty, q, d.comm, env->st);
+    }
+    const ncclResult_t r_end = ncclGroupEnd();
+    PGPU_NCCL(r);
+    PGPU_NCCL(r_end);
+    PGPU_CUDA(cudaStreamSynchronize(env->st));
+    return PGPU_SUCCESS;
+}
+
+// The data from layout `from` to layout `to`: each rank packs, per peer,
+// the box of its part that the peer holds in `to` into S, the boxes travel
+// (grouped send / receive), and each unpacks what it received into W.
+template <class T> pgpu_status FftSolver<T>::dist_move(int from, int to)
+{
+    char *err = env->err;
+    const Dist &d = *env->dist;
+    FftDist<T> &D = *dist;
+    const typename FftDist<T>::Layout &A = D.lay[from], &B = D.lay[to];
+    const int R = d.ranks, me = d.rank, sa = A.s, sb = B.s;
+    const cudaStream_t st = env->st;
+    // Extents of the box rank `src` sends rank `dst`.
+    auto extent = [&](int src, int dst, int64_t e[3]) {
+        for (int a = 0; a < 3; ++a) e[a] = A.d[a]; // (the axes split in neither layout are whole)
+        e[sa] = A.n[src];
+        e[sb] = B.n[dst];
+    };
+    T *recv = (T *)D.C;
+    int64_t soff = 0, roff = 0;
+    std::vector<int64_t> so(R), ro(R), sn(R), rn(R);
+    for (int q = 0; q < R; ++q) {
+        int64_t e[3];
+        extent(me, q, e);
+        sn[q] = e[0] * e[1] * e[2];
+        so[q] = soff;
+        soff += sn[q];
+        extent(q, me, e);
+        rn[q] = e[0] * e[1] * e[2];
+        ro[q] = roff;
+        roff += rn[q];
+    }
+    for (int q = 0; q < R; ++q) { // pack
+        if (!sn[q]) continue;
+        int64_t e[3], o[3] = {0, 0, 0};
+        extent(me, q, e);
+        o[sb] = B.lo[q];
+        box_copy_kernel<T><<<box_grid(e), 256, 0, st>>>(D.W, BoxAt{A.d[0], A.d[1], o[0], o[1], o[2]},
+                                                                    D.S + so[q], BoxAt{e[0], e[1], 0, 0, 0}, e[0],
+                                                                    e[1], e[2]);
+        PGPU_LAUNCHED();
+    }
+    const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
+    ncclResult_t r = ncclGroupStart();
+    for (int q = 0; q < R && r == ncclSuccess; ++q) {
+        if (q == me) continue;
+        if (sn[q]) r = ncclSend(D.S + so[q], (size_t)sn[q], ty, q, d.comm, st);
+        if (r == ncclSuccess && rn[q]) r = ncclRecv(recv + ro[q], (size_t)rn[q], ty, q, d.comm, st);
+    }
+    const ncclResult_t r_end = ncclGroupEnd();
+    PGPU_NCCL(r);
+    PGPU_NCCL(r_end);
+    for (int q = 0; q < R; ++q) { // unpack (this rank's own box straight from S)
+        if (!rn[q]) continue;
+        int64_t e[3], o[3] = {0, 0, 0};
+        extent(q, me, e);
+        o[sa] = A.lo[q];
+        const T *src = q == me ? D.S + so[q] : recv + ro[q];
+        box_copy_kernel<T><<<box_grid(e), 256, 0, st>>>(src, BoxAt{e[0], e[1], 0, 0, 0}, D.W,
+                                                                    BoxAt{B.d[0], B.d[1], o[0], o[1], o[2]}, e[0],
+                                                                    e[1], e[2]);
+        PGPU_LAUNCHED();
+    }
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status FftSolver<T>::run_dist(T *u, const T *f, const T *d_shift)
+{
+    char *err = env->err;
+    FftDist<T> &D = *dist;
+    const cudaStream_t st = env->st;
+    const Level<T> &L0 = *lv0;
+    const ColLaunch &c = L0.col;
+    const UserIO<T> none{L0.g, nullptr, nullptr, nullptr, nullptr, 0, 0};
+    fft_load_kernel<T><<<c.grid, c.block, 0, st>>>(rhs_grid(*env, L0.g), u, f, d_shift, D.W, D.wp, c.kchunk, c.nyb,
+                                                   c.nchunks);
+    PGPU_LAUNCHED();
+    typedef FftDist<T> FD;
+    for (const typename FD::Step &s : D.steps) {
+        if (s.what == FD::STEP_AXIS) {
+            PGPU_FORWARD(fft_axis_run<T>(*env, s.ax, false, none, D.W, D.S, D.C));
+        } else if (s.what == FD::STEP_MOVE) {
+            PGPU_FORWARD(dist_move(s.lay, s.to));
+        } else if (D.tri >= 0) {
+            const int64_t e[3] = {D.spec.e0, D.spec.e1, D.spec.e2};
+            const int64_t lines = e[0] * e[1] * e[2] / e[D.tri];
+            tri_kernel<T, T><<<grid_for(lines, env->sms), 256, 0, st>>>(D.spec, D.tri, D.cl, D.ch, 0, D.W, D.piv);
+            PGPU_LAUNCHED();
+        } else {
+            spectral_divide_kernel<T, T><<<grid_for(D.spec.e0 * D.spec.e1 * D.spec.e2, env->sms), 256, 0, st>>>(
+                D.spec, D.W);
+            PGPU_LAUNCHED();
+        }
+    }
+    for (size_t k = D.steps.size(); k-- > 0;) {
+        const typename FD::Step &s = D.steps[k];
+        if (s.what == FD::STEP_AXIS) PGPU_FORWARD(fft_axis_run<T>(*env, s.ax, true, none, D.W, D.S, D.C));
+        else if (s.what == FD::STEP_MOVE) PGPU_FORWARD(dist_move(s.to, s.lay));
+    }
+    fft_store_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, D.W, D.wp, u, c.kchunk, c.nyb, c.nchunks);
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+#else
+template <class T> pgpu_status FftSolver<T>::init_dist()
+{
+    return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
+}
+template <class T> pgpu_status FftSolver<T>::run_dist(T *, const T *, const T *)
+{
+    return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
+}
+template <class T> pgpu_status FftSolver<T>::dist_move(int, int)
+{
+    return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
+}
+#endif
+
 #ifdef PGPU_WITH_NCCL
 // What the distributed mode serves (a resolved config).
 static pgpu_status dist_supported(const pgpu_config &c, char *err)
 {
-    const int m = (int)(c.flags & PGPU_METHOD_MASK);
-    PGPU_RETURN_IF(m == PGPU_FFT, PGPU_ERROR_UNSUPPORTED,
-                   "distributed: the FFT is not served yet on several GPUs (JACOBI, RBGS, VCYCLE, FMG, CG and "
-                   "BICGSTAB are)");
     PGPU_RETURN_IF((c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED, PGPU_ERROR_UNSUPPORTED,
                    "distributed: PGPU_MIXED is not served yet on several GPUs (use PGPU_DOUBLE or PGPU_FLOAT)");
-    PGPU_RETURN_IF(is_krylov(m) && c.preconditioner == PGPU_PRECOND_FFT, PGPU_ERROR_UNSUPPORTED,
-                   "distributed: the FFT preconditioner is not served yet on several GPUs (NONE, JACOBI and VCYCLE "
-                   "are)");
     return PGPU_SUCCESS;
 }
 #endif
@@ -9176,14 +9613,7 @@ template <class T> pgpu_status Solver<T>::scan_launch(const T *u, const T *f)
     char *err = env.err;
     const Level<T> &L = h.lv[0];
     const ColLaunch &c = L.col;
-    Grid<T> g = L.g;
-    if (env.dist) { // (>>dist) the faces between ranks hold no boundary data
-        const Dist &d = *env.dist;
-        int &lo = d.axis == 2 ? g.dzl : g.dyl, &hi = d.axis == 2 ? g.dzh : g.dyh;
-        if (d.lo_peer >= 0) lo = 0;
-        if (d.hi_peer >= 0) hi = 0;
-        g.dirichlet &= ~((d.lo_peer >= 0 ? 1 << (2 * d.axis) : 0) | (d.hi_peer >= 0 ? 2 << (2 * d.axis) : 0));
-    }
+    const Grid<T> g = rhs_grid(env, L.g); // (>>dist) the faces between ranks hold no boundary data
     launch(c, 0, env.st, scan_rhs_kernel<T>, g, u, f, (const T *)d_shift, 0, red.d_part);
     PGPU_LAUNCHED();
     PGPU_FORWARD(red.total<T>(env, blocks_of(c), RES_SCAN, FINAL_SHIFT, L.npts, h.singular, d_shift));
