@@ -29,6 +29,14 @@
  *              GPUs where it fits: u = sin(pi x) sin(pi y) sin(pi z) on the
  *              unit cube, f = 3 pi^2 u, Dirichlet 0; the time and the max
  *              error against u (discretisation and float rounding)
+ *   bench_dist --fft N [--reps R]
+ *              the FFT of N^3, periodic, float, PGPU_FIXED (the transforms
+ *              and transposes alone) on 1 .. all GPUs (one GPU: the
+ *              single-GPU FFT), and per GPU count the all-to-all the
+ *              solve's two transposes make (grouped ncclSend / ncclRecv of
+ *              N^3 / p^2 floats per pair) timed alone: twice that is the
+ *              transposes' bound, and bound / time how near the solve
+ *              comes to it
  *
  * Exit status: 0 done, 77 no device or a build without NCCL, 1 a failure.
  */
@@ -87,6 +95,7 @@ typedef struct rank_job {
     double relres;
     pgpu_status st;
     char msg[600];
+    int fill; /* f a constant (cudaMemset), not random: timing of data-blind work */
 } rank_job;
 
 /* One warm-up and `reps` timed solves, the ranks starting each together (a
@@ -145,17 +154,24 @@ static void *rank_main(void *arg)
     pgpu_config lc;
     pgpu_get_config(s, &lc);
     const size_t elems = (size_t)lc.stride_z * (size_t)(b.n[2] + 2);
-    double *h = (double *)malloc(elems * sizeof(double));
-    uint64_t seed = 12345 + 977 * (uint64_t)j->rank;
-    for (size_t e = 0; e < elems; ++e) h[e] = (double)lcg(&seed) / 9007199254740992.0 - 0.5;
-    double *du, *df;
-    CK(cudaMalloc((void **)&du, elems * sizeof(double)));
-    CK(cudaMalloc((void **)&df, elems * sizeof(double)));
-    CK(cudaMemcpy(df, h, elems * sizeof(double), cudaMemcpyHostToDevice));
-    free(h);
+    const size_t word = (j->cfg.flags & PGPU_FLOAT) ? sizeof(float) : sizeof(double);
+    void *du, *df;
+    CK(cudaMalloc(&du, elems * word));
+    CK(cudaMalloc(&df, elems * word));
+    if (j->fill) {
+        CK(cudaMemset(df, 0x3c, elems * word));
+    } else {
+        double *h = (double *)malloc(elems * sizeof(double));
+        uint64_t seed = 12345 + 977 * (uint64_t)j->rank;
+        for (size_t e = 0; e < elems; ++e) h[e] = (double)lcg(&seed) / 9007199254740992.0 - 0.5;
+        if (word == sizeof(float))
+            for (size_t e = 0; e < elems; ++e) ((float *)h)[e] = (float)h[e]; /* in place, forwards */
+        CK(cudaMemcpy(df, h, elems * word, cudaMemcpyHostToDevice));
+        free(h);
+    }
     pgpu_report rep;
     memset(&rep, 0, sizeof rep);
-    j->st = timed_solves(s, du, df, elems * sizeof(double), st, j->bar, j->ms, &rep, j->msg, sizeof j->msg);
+    j->st = timed_solves(s, du, df, elems * word, st, j->bar, j->ms, &rep, j->msg, sizeof j->msg);
     j->iterations = rep.iterations;
     j->relres = rep.relative_residual;
     pgpu_destroy(s);
@@ -194,7 +210,7 @@ static double slowest_median(const float *const *ms, int p)
 
 /* The median over repeats of the slowest rank; its iterations. */
 static double run(const scenario *sc, int p, int64_t n, int64_t nz, ncclComm_t *comms, int *its, double *relres,
-                  char *msg)
+                  char *msg, int periodic)
 {
     rank_job jobs[MAX_GPUS];
     pthread_barrier_t bar;
@@ -209,7 +225,9 @@ static double run(const scenario *sc, int p, int64_t n, int64_t nz, ncclComm_t *
         c.post_smooth = sc->nu2;
         if (sc->fixed) c.max_iterations = sc->fixed;
         else c.tolerance = sc->tol;
-        jobs[r] = (rank_job){.rank = r, .ranks = p, .comm = comms[r], .cfg = c, .bar = &bar};
+        if (periodic)
+            for (int f = 0; f < 6; ++f) c.bc[f] = PGPU_BC_PERIODIC;
+        jobs[r] = (rank_job){.rank = r, .ranks = p, .comm = comms[r], .cfg = c, .bar = &bar, .fill = periodic};
     }
     on_threads(rank_main, jobs, sizeof jobs[0], p);
     pthread_barrier_destroy(&bar);
@@ -360,6 +378,89 @@ static void largest(int64_t n, int ndev)
     }
 }
 
+/* ms of one all-to-all among p GPUs, `count` floats per pair (grouped
+ * ncclSend / ncclRecv from one thread), the median of 10 after 3. */
+static double a2a_ms(ncclComm_t *comms, int p, size_t count)
+{
+    float *buf[MAX_GPUS];
+    cudaStream_t st[MAX_GPUS];
+    for (int r = 0; r < p; ++r) {
+        CK(cudaSetDevice(r));
+        CK(cudaMalloc((void **)&buf[r], 2 * (size_t)p * count * sizeof(float)));
+        CK(cudaMemset(buf[r], 0, 2 * (size_t)p * count * sizeof(float)));
+        CK(cudaStreamCreate(&st[r]));
+    }
+    cudaEvent_t e0, e1;
+    CK(cudaSetDevice(0));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float t[13];
+    for (int it = 0; it < 13; ++it) {
+        for (int r = 0; r < p; ++r) { /* every GPU idle before the start */
+            CK(cudaSetDevice(r));
+            CK(cudaStreamSynchronize(st[r]));
+        }
+        CK(cudaSetDevice(0));
+        CK(cudaEventRecord(e0, st[0]));
+        CKN(ncclGroupStart());
+        for (int r = 0; r < p; ++r)
+            for (int q = 0; q < p; ++q) {
+                if (q == r) continue;
+                CKN(ncclSend(buf[r] + (size_t)q * count, count, ncclFloat, q, comms[r], st[r]));
+                CKN(ncclRecv(buf[r] + (size_t)(p + q) * count, count, ncclFloat, q, comms[r], st[r]));
+            }
+        CKN(ncclGroupEnd());
+        for (int r = 1; r < p; ++r) { /* the last GPU's end */
+            CK(cudaSetDevice(r));
+            CK(cudaStreamSynchronize(st[r]));
+        }
+        CK(cudaSetDevice(0));
+        CK(cudaEventRecord(e1, st[0]));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&t[it], e0, e1));
+    }
+    for (int r = 0; r < p; ++r) {
+        CK(cudaSetDevice(r));
+        cudaFree(buf[r]);
+        cudaStreamDestroy(st[r]);
+    }
+    CK(cudaSetDevice(0));
+    qsort(t + 3, 10, sizeof(float), cmp_float);
+    return t[3 + 5];
+}
+
+/* --fft: N^3 periodic float FFT solves on 1 .. ndev GPUs. */
+static void fft_scaling(int64_t n, int ndev)
+{
+    const scenario sc = {"fft", PGPU_FFT | PGPU_FLOAT, PGPU_PRECOND_DEFAULT, 1, 0, 0, 0};
+    printf("\n| GPUs | global grid | FFT solve ms | one GPU ms | all-to-all ms (GB per GPU each way) | bound ms (2 all-to-alls) | bound / time |\n"
+           "|---|---|---|---|---|---|---|\n");
+    double t1 = NAN;
+    for (int p = 1; p <= ndev; ++p) {
+        ncclComm_t comms[MAX_GPUS];
+        int devs[MAX_GPUS];
+        for (int r = 0; r < p; ++r) devs[r] = r;
+        CKN(ncclCommInitAll(comms, p, devs));
+        int its = 0;
+        double rr = NAN;
+        char msg[800] = "";
+        const double t = run(&sc, p, n, n, comms, &its, &rr, msg, 1);
+        if (p == 1) t1 = t;
+        if (isnan(t)) {
+            printf("| %d | %lld^3 | failed: %s |\n", p, (long long)n, msg);
+        } else if (p == 1) {
+            printf("| 1 | %lld^3 | %.2f | %.2f | - | - | - |\n", (long long)n, t, t);
+        } else {
+            const size_t count = (size_t)(n * n * n / ((int64_t)p * p));
+            const double a = a2a_ms(comms, p, count);
+            printf("| %d | %lld^3 | %.2f | %.2f | %.2f (%.2f) | %.2f | %.2f |\n", p, (long long)n, t, t1, a,
+                   (double)count * (p - 1) * 4e-9, 2 * a, 2 * a / t);
+        }
+        fflush(stdout);
+        for (int r = 0; r < p; ++r) ncclCommDestroy(comms[r]);
+    }
+}
+
 /* GB/s of one plane each way between GPU 0 and 1 (bytes sent by both). */
 static double halo_bandwidth(ncclComm_t *comms, int64_t n)
 {
@@ -410,14 +511,16 @@ int main(int argc, char **argv)
 {
     int64_t n = 512;
     const char *only = NULL;
-    int64_t big = 0;
+    int64_t big = 0, fftn = 0;
     for (int a = 1; a < argc; ++a) {
         if (!strcmp(argv[a], "--n") && a + 1 < argc) n = atoll(argv[++a]);
         else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
         else if (!strcmp(argv[a], "--largest") && a + 1 < argc) big = atoll(argv[++a]);
+        else if (!strcmp(argv[a], "--fft") && a + 1 < argc) fftn = atoll(argv[++a]);
         else {
-            fprintf(stderr, "usage: bench_dist [--n N] [--reps R] [--only TEXT] | --largest N [--reps R]\n");
+            fprintf(stderr, "usage: bench_dist [--n N] [--reps R] [--only TEXT] | --largest N [--reps R] | --fft N "
+                            "[--reps R]\n");
             return 2;
         }
     }
@@ -438,6 +541,11 @@ int main(int argc, char **argv)
     if (big > 0) {
         printf("bench_dist: %d x %s, the largest grid: %lld^3, %d repeats\n", ndev, prop.name, (long long)big, reps);
         largest(big, ndev);
+        return 0;
+    }
+    if (fftn > 0) {
+        printf("bench_dist: %d x %s, periodic float FFT of %lld^3, %d repeats\n", ndev, prop.name, (long long)fftn, reps);
+        fft_scaling(fftn, ndev);
         return 0;
     }
     printf("bench_dist: %d x %s, n = %lld, %d repeats, double, Dirichlet, rough f\n", ndev, prop.name, (long long)n,
@@ -471,7 +579,7 @@ int main(int argc, char **argv)
                 int its = 0;
                 double rr = NAN;
                 char msg[800] = "";
-                const double t = run(&scs[k], p, n, nz, comms, &its, &rr, msg);
+                const double t = run(&scs[k], p, n, nz, comms, &its, &rr, msg, 0);
                 if (isnan(t)) {
                     printf("| %s | %d | %lldx%lldx%lld | %s | failed: %s |\n", weak ? "weak" : "strong", p,
                            (long long)n, (long long)n, (long long)nz, scs[k].name, msg);
