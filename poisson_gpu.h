@@ -67,7 +67,7 @@
  *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3006 GB/s,
  *  README.md's performance table.)  Masks and beta: every method but FFT
  *  takes them (one GPU, not with PGPU_MIXED); a cycle with a mask costs
- *  about 1.5 box cycles, with a smooth beta 2.3 (float) to 2.9 (double)
+ *  about 1.5 box cycles, with a smooth beta 2.3 (float) to 2.5 (double)
  *  (MASKS below).
  *
  * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
@@ -77,12 +77,12 @@
  *  JACOBI, RBGS      every combination                    yes         float, double         1 or more (**)
  *  VCYCLE (W)        every combination                    yes (*)     float, double, mixed  1 or more (**)
  *  FMG               every combination                    yes (*)     float, double, mixed  1
- *  FFT               every combination with at most one   no          float, double, mixed  1
+ *  FFT               every combination with at most one   no          float, double, mixed  1 or more (**)
  *                    axis mixing Dirichlet and Neumann
  *  CG, BICGSTAB      every combination                    yes (*)     float, double, mixed  1 or more (**)
  *  (*) not with PGPU_MIXED.  (**) several GPUs: float and double, no mask
- *  or beta, not the FFT preconditioner; V-cycles not across an odd periodic
- *  split axis (SEVERAL GPUS below).
+ *  or beta; V-cycles not across an odd periodic split axis (SEVERAL GPUS
+ *  below).
  *  Every method: any size >= 1 per axis, 2D and 3D, anisotropic spacing
  *  (multigrid by semicoarsening), padded strides.  Multigrid's reduction
  *  per V(2,1) cycle: 0.04-0.06 with even periodic axes, up to 0.155 where
@@ -476,8 +476,8 @@
  *    converges on all of them (7 iterations on 1000:1 two-phase flow at
  *    256^3).  At 512^3 a cycle with a mask costs about 1.5 box cycles (the
  *    fine level runs the box's kernels, reading the mask byte), with a
- *    smooth beta 2.3 (float) to 2.9 (double); a solid sphere to 1e-6 in
- *    double takes 2.05 times the empty box, to 1e-10 1.84 times, in float
+ *    smooth beta 2.3 (float) to 2.5 (double); a solid sphere to 1e-6 in
+ *    double takes 2.0 times the empty box, to 1e-10 1.8 times, in float
  *    (to float's own stop) 1.6 times.
  *  - Grids with a mask hold at most 2^31 - 1 interior points; a mask with
  *    more singular regions than an eighth of the points is refused
@@ -550,9 +550,9 @@
  *    device.  NCCL failures are PGPU_ERROR_CUDA.
  *  - Methods.  JACOBI, RBGS, VCYCLE (V and W), FMG (the default config's
  *    method), CG (classic and pipelined) and BICGSTAB with the NONE,
- *    JACOBI and VCYCLE preconditioners, float and double, every face
- *    combination, PGPU_FIXED.  Not yet: FFT, the FFT preconditioner,
- *    PGPU_MIXED, masks and coefficients (PGPU_ERROR_UNSUPPORTED).
+ *    JACOBI, VCYCLE and FFT preconditioners, FFT, float and double, every
+ *    face combination, PGPU_FIXED.  Not yet: PGPU_MIXED, masks and
+ *    coefficients (PGPU_ERROR_UNSUPPORTED).
  *    Multigrid runs the single-GPU cycle of the global grid (fixed
  *    V-cycles measured equal to one GPU's to 1e-14 of max |u|): the fine
  *    levels in slabs with halo exchanges, the coarse ones (below 2^17
@@ -567,6 +567,16 @@
  *    PGPU_ERROR_UNSUPPORTED there, and a Krylov method's V-cycle
  *    preconditioner becomes each rank's own cycle on its slab (block
  *    Jacobi: 4 to 9 times the iterations on the tests' grids).
+ *  - FFT.  The faces' sets the single-GPU FFT takes (at most one axis
+ *    mixing Dirichlet and Neumann), by real transforms along each axis
+ *    (DST-I, DCT-II, and the periodic DFT in halfcomplex order) and line
+ *    solves along a mixed axis: x and y on the slabs, one all-to-all of
+ *    boxes (grouped ncclSend / ncclRecv) to slabs of y (or x), z and the
+ *    solve there, and back; 2D likewise (x, then y), four all-to-alls with
+ *    a mixed x axis.  The axis split after a transpose needs at least one
+ *    node per rank (else PGPU_ERROR_UNSUPPORTED).  Results equal one GPU's
+ *    FFT to rounding (the tests: 5e-15 of max |u| in double).  One rank
+ *    runs the single-GPU FFT.
  *  - Communication, on the handle's stream: each sweep or operator
  *    application exchanges the ghost planes with the neighbours (grouped
  *    ncclSend / ncclRecv).  Red-black smoothing (RBGS, and multigrid's on
