@@ -5963,9 +5963,21 @@ __device__ __forceinline__ void axpy(double2 &y, double a, double2 x) { y.x += a
 template <class T, class V>
 __global__ void spectral_divide_kernel(const Spectrum<T> sp, V *__restrict__ Z)
 {
-    PGPU_GRID_STRIDE(t, sp.e0 * sp.e1 * sp.e2)
+    const int64_t E = sp.e0 * sp.e1 * sp.e2;
+    const bool small = E < ((int64_t)1 << 32); // 32-bit divisions
+    PGPU_GRID_STRIDE(t, E)
     {
-        const int64_t i0 = t % sp.e0, i1 = (t / sp.e0) % sp.e1, i2 = t / (sp.e0 * sp.e1);
+        int64_t i0, i1, i2;
+        if (small) {
+            const uint32_t u = (uint32_t)t, e0 = (uint32_t)sp.e0, e1 = (uint32_t)sp.e1, r = u / e0;
+            i0 = u - r * e0;
+            i1 = r % e1;
+            i2 = r / e1;
+        } else {
+            i0 = t % sp.e0;
+            i1 = (t / sp.e0) % sp.e1;
+            i2 = t / (sp.e0 * sp.e1);
+        }
         const T lam = sp.ev0[i0] + sp.ev1[i1] + (sp.ev2 ? sp.ev2[i2] : T(0));
         V v = Z[t];
         if (lam > T(0)) scale_by(v, sp.scale / lam);
@@ -6287,13 +6299,19 @@ struct Lines {
     int64_t nx, ny, nz; // W's extents
     int64_t P;          // W's plane stride (nx*ny, padded to even where cuFFT reads planes)
     int64_t B;          // number of lines
+    int small;          // every index of W and the scratch below 2^32: 32-bit divisions
 };
 
 __device__ __forceinline__ int64_t w_at(const Lines &L, int64_t b, int64_t c)
 {
+    if (L.a == 2) return b + L.P * c;
+    if (L.small) {
+        const uint32_t u = (uint32_t)b, m = (uint32_t)(L.a == 0 ? L.ny : L.nx);
+        const int64_t lo = u % m, hi = u / m;
+        return L.a == 0 ? c + L.nx * lo + L.P * hi : lo + L.nx * c + L.P * hi;
+    }
     if (L.a == 0) return c + L.nx * (b % L.ny) + L.P * (b / L.ny);
-    if (L.a == 1) return (b % L.nx) + L.nx * c + L.P * (b / L.nx);
-    return (b % L.nx) + L.nx * (b / L.nx) + L.P * c;
+    return (b % L.nx) + L.nx * c + L.P * (b / L.nx);
 }
 __device__ __forceinline__ int64_t s_at(const Lines &L, int64_t b, int64_t c, int64_t len)
 {
@@ -6302,6 +6320,13 @@ __device__ __forceinline__ int64_t s_at(const Lines &L, int64_t b, int64_t c, in
 // Element t of a (B lines x len) scratch array -> (b, c), in memory order.
 __device__ __forceinline__ void line_coords(const Lines &L, int64_t t, int64_t len, int64_t &b, int64_t &c)
 {
+    if (L.small) {
+        const uint32_t u = (uint32_t)t, m = (uint32_t)(L.a == 0 ? len : L.B);
+        const uint32_t q = u / m, r = u - q * m;
+        if (L.a == 0) { c = r; b = q; }
+        else { b = r; c = q; }
+        return;
+    }
     if (L.a == 0) { c = t % len; b = t / len; }
     else { b = t % L.B; c = t / L.B; }
 }
@@ -6860,6 +6885,7 @@ static pgpu_status fft_axis_plan(Env &env, std::vector<cufftHandle> &plans, FftA
     fa.L.P = P;
     fa.L.B = d[0] * d[1] * d[2] / n;
     const long long len = kind == FFT_DST1 ? n + 1 : kind == FFT_DST1X ? 2 * (n + 1) : n;
+    fa.L.small = std::max<int64_t>(P * d[2], fa.L.B * len) < ((int64_t)1 << 32);
     const long long half = len / 2 + 1, B = fa.L.B;
     long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
     const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
