@@ -9121,13 +9121,13 @@ __global__ void box_copy_kernel(const T *__restrict__ src, BoxAt s, T *__restric
                 b[i] = a[i];
         }
 }
+
+#ifdef PGPU_WITH_NCCL
 static dim3 box_grid(const int64_t e[3])
 {
     return dim3((unsigned)std::min<int64_t>((e[0] + 255) / 256, 64), (unsigned)std::min<int64_t>(e[1], 65535),
                 (unsigned)std::min<int64_t>(e[2], 65535));
 }
-
-#ifdef PGPU_WITH_NCCL
 template <class T> pgpu_status FftSolver<T>::init_dist()
 {
     char *err = env->err;
