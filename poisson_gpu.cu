@@ -3690,83 +3690,105 @@ template <class T> struct GenCoarse {
     PathAxis pa[3];
 };
 
-// The conductance of fine face fi (0..n) along axis d on the line through
-// c3 (its other two indices): its fraction, 0 next to a solid point.
-template <class T> __device__ double fine_fraction(const Grid<T> &g, const T *fr, int d, int fi, const int (&c3)[3])
-{
-    const int n = d == 0 ? g.nx : d == 1 ? g.ny : g.nz;
-    const int per = d == 0 ? g.px : d == 1 ? g.py : g.pz;
-    const int64_t sd = d == 0 ? 1 : d == 1 ? g.sy : g.sz;
-    int64_t e0 = g.base + (d == 0 ? 0 : c3[0]) + (d == 1 ? 0 : (int64_t)c3[1] * g.sy);
-    if (d != 2 && g.is3d) e0 += (int64_t)c3[2] * g.sz;
-    if (per) fi %= n;
-    double phi = fr ? (double)fr[e0 + fi * sd] : 1.0;
-    if (g.mk) {
-        const int lo = fi > 0 ? fi - 1 : (per ? n - 1 : -1), hi = fi < n ? fi : -1;
-        if ((lo >= 0 && (g.mk[e0 + lo * sd] & CELL_BITS) == PGPU_CELL_SOLID) ||
-            (hi >= 0 && (g.mk[e0 + hi * sd] & CELL_BITS) == PGPU_CELL_SOLID))
-            phi = 0;
-    }
-    return phi;
-}
-
 // One coarse level's types and face fractions; a thread per coarse node
 // position (0..nc on each axis: the last is the high face's ghost).
 template <class T> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
 {
     const Grid<T> &F = a.f, &C = a.c;
     const int nc[3] = {C.nx, C.ny, C.is3d ? C.nz : 1};
-    const int span[3] = {nc[0] + 1, nc[1] + 1, C.is3d ? nc[2] + 1 : 1};
+    const uint32_t span[3] = {(uint32_t)nc[0] + 1, (uint32_t)nc[1] + 1, C.is3d ? (uint32_t)nc[2] + 1 : 1u};
+    const int nf[3] = {F.nx, F.ny, F.nz}, per[3] = {F.px, F.py, F.pz};
+    const int64_t fs[3] = {1, F.sy, F.is3d ? F.sz : 0};
     const int *cnt[3] = {a.x.cntx, a.x.cnty, a.x.cntz}, *idx[3] = {a.x.idxx, a.x.idxy, a.x.idxz};
     const T *rw[3] = {a.x.rwx, a.x.rwy, a.x.rwz};
     const T *ffr[3] = {F.fx, F.fy, F.fz};
-    PGPU_GRID_STRIDE(t, (int64_t)span[0] * span[1] * span[2])
+    const int64_t total = (int64_t)span[0] * span[1] * span[2];
+    const bool small = total <= 0xffffffffll;
+    PGPU_GRID_STRIDE(t, total)
     {
-        const int P[3] = {(int)(t % span[0]), (int)((t / span[0]) % span[1]), (int)(t / ((int64_t)span[0] * span[1]))};
+        int P[3];
+        if (small) {
+            const uint32_t u = (uint32_t)t, r = u / span[0];
+            P[0] = (int)(u - r * span[0]);
+            P[1] = (int)(r % span[1]);
+            P[2] = (int)(r / span[1]);
+        } else {
+            P[0] = (int)(t % span[0]);
+            P[1] = (int)((t / span[0]) % span[1]);
+            P[2] = (int)(t / ((int64_t)span[0] * span[1]));
+        }
         const int64_t pc = C.base + P[0] + (int64_t)P[1] * C.sy + (C.is3d ? (int64_t)P[2] * C.sz : 0);
-        const bool inside = P[0] < nc[0] && P[1] < nc[1] && P[2] < nc[2];
-        if (inside && a.cmk) { // the type: Dirichlet from the core children, fluid from any child
-            bool held = false, fluid = false;
-            int m3[3], c3[3];
-            double wmax[3];
+        // Each axis' restriction row: its children's count (0 where the
+        // position is the high face's ghost), indices and weights.
+        int m[3];
+        const int *ci[3];
+        const T *cw[3];
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+            m[d] = P[d] < nc[d] ? __ldg(cnt[d] + P[d]) : 0;
+            ci[d] = idx[d] + P[d] * MAX_CHILDREN;
+            cw[d] = rw[d] + P[d] * MAX_CHILDREN;
+        }
+        if (m[0] && m[1] && m[2] && a.cmk) { // the type: Dirichlet from the core children, fluid from any child
+            unsigned core[3];
+#pragma unroll
             for (int d = 0; d < 3; ++d) {
-                wmax[d] = 0;
-                for (int m = 0; m < cnt[d][P[d]]; ++m) wmax[d] = fmax(wmax[d], (double)rw[d][P[d] * MAX_CHILDREN + m]);
+                double wmax = 0;
+                for (int c = 0; c < m[d]; ++c) wmax = fmax(wmax, (double)__ldg(cw[d] + c));
+                core[d] = 0;
+                for (int c = 0; c < m[d]; ++c) core[d] |= ((double)__ldg(cw[d] + c) > 0.5 * wmax ? 1u : 0u) << c;
             }
-            for (m3[2] = 0; m3[2] < cnt[2][P[2]]; ++m3[2])
-                for (m3[1] = 0; m3[1] < cnt[1][P[1]]; ++m3[1])
-                    for (m3[0] = 0; m3[0] < cnt[0][P[0]]; ++m3[0]) {
-                        bool core = true;
-                        for (int d = 0; d < 3; ++d) {
-                            core = core && (double)rw[d][P[d] * MAX_CHILDREN + m3[d]] > 0.5 * wmax[d];
-                            c3[d] = idx[d][P[d] * MAX_CHILDREN + m3[d]];
-                        }
-                        const int ty = F.mk[F.base + c3[0] + (int64_t)c3[1] * F.sy + (F.is3d ? (int64_t)c3[2] * F.sz : 0)] &
-                                       CELL_BITS;
-                        held = held || (core && ty == PGPU_CELL_DIRICHLET);
+            bool held = false, fluid = false;
+            for (int c2 = 0; c2 < m[2]; ++c2) {
+                const uint8_t *plane = F.mk + F.base + (int64_t)__ldg(ci[2] + c2) * fs[2];
+                for (int c1 = 0; c1 < m[1]; ++c1) {
+                    const uint8_t *row = plane + (int64_t)__ldg(ci[1] + c1) * fs[1];
+                    const bool core12 = ((core[1] >> c1) & (core[2] >> c2) & 1u) != 0;
+                    for (int c0 = 0; c0 < m[0]; ++c0) {
+                        const int ty = __ldg(row + __ldg(ci[0] + c0)) & CELL_BITS;
+                        held = held || (core12 && ((core[0] >> c0) & 1u) && ty == PGPU_CELL_DIRICHLET);
                         fluid = fluid || ty == PGPU_CELL_FLUID;
                     }
+                }
+            }
             a.cmk[pc] = (uint8_t)(held ? PGPU_CELL_DIRICHLET : fluid ? PGPU_CELL_FLUID : PGPU_CELL_SOLID);
         }
-        for (int d = 0; d < (C.is3d ? 3 : 2); ++d) {
+        // Face fractions: per axis d, the mean over the path's fine faces of
+        // their conductance (the fraction, 0 next to a solid point), weighted
+        // across by the rows of the other two axes.
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
             const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
-            if (P[d1] >= nc[d1] || P[d2] >= nc[d2]) continue;
+            if ((d == 2 && !C.is3d) || !m[d1] || !m[d2]) continue;
             const PathAxis &pa = a.pa[d];
-            const int I = P[d];
+            const int I = P[d], np = pa.cnt[I], n = nf[d];
+            const int *pidx = pa.idx + I * MAX_PATH;
+            const int64_t sd = fs[d];
             double acc = 0, wsum = 0;
-            int c3[3];
-            for (int m1 = 0; m1 < cnt[d1][P[d1]]; ++m1)
-                for (int m2 = 0; m2 < cnt[d2][P[d2]]; ++m2) {
-                    const double w = (double)rw[d1][P[d1] * MAX_CHILDREN + m1] * (double)rw[d2][P[d2] * MAX_CHILDREN + m2];
-                    c3[d1] = idx[d1][P[d1] * MAX_CHILDREN + m1];
-                    c3[d2] = idx[d2][P[d2] * MAX_CHILDREN + m2];
-                    c3[d] = 0;
+            for (int c1 = 0; c1 < m[d1]; ++c1) {
+                const double w1 = (double)__ldg(cw[d1] + c1);
+                const int64_t o1 = F.base + (int64_t)__ldg(ci[d1] + c1) * fs[d1];
+                for (int c2 = 0; c2 < m[d2]; ++c2) {
+                    const double wt = w1 * (double)__ldg(cw[d2] + c2);
+                    const int64_t e0 = o1 + (int64_t)__ldg(ci[d2] + c2) * fs[d2]; // the line along d
                     double phi = 0;
-                    for (int q = 0; q < pa.cnt[I]; ++q) phi += fine_fraction(F, ffr[d], d, pa.idx[I * MAX_PATH + q], c3);
-                    acc += w * phi / pa.cnt[I];
-                    wsum += w;
+                    for (int q = 0; q < np; ++q) {
+                        int fi = __ldg(pidx + q);
+                        if (per[d]) fi %= n;
+                        double ph = ffr[d] ? (double)__ldg(ffr[d] + e0 + fi * sd) : 1.0;
+                        if (F.mk) {
+                            const int lo = fi > 0 ? fi - 1 : (per[d] ? n - 1 : -1), hi = fi < n ? fi : -1;
+                            if ((lo >= 0 && (__ldg(F.mk + e0 + lo * sd) & CELL_BITS) == PGPU_CELL_SOLID) ||
+                                (hi >= 0 && (__ldg(F.mk + e0 + hi * sd) & CELL_BITS) == PGPU_CELL_SOLID))
+                                ph = 0;
+                        }
+                        phi += ph;
+                    }
+                    acc += wt * phi;
+                    wsum += wt;
                 }
-            a.cf[d][pc] = T(wsum > 0 ? acc / wsum : 0.0);
+            }
+            a.cf[d][pc] = T(wsum > 0 ? acc / (wsum * np) : 0.0);
         }
     }
 }
@@ -3835,38 +3857,49 @@ __device__ __forceinline__ int64_t nb_index(const Grid<T> &g, int64_t q, int64_t
 }
 
 // Region labelling's first step by tiles of RG_TX x RG_TY x RG_TZ points (a
-// block; each thread a column of RG_TZ): the tile's fluid points linked
-// through the faces inside the tile, in shared memory, then each point's
-// label its tile-local root as an interior index.  The root is the smallest
-// index of its part of the tile (a tile orders its points as the grid does),
-// so labels still only point down, and gen_regions_kernel's stage 1 links
-// only the faces between tiles and across periodic seams: about 0.3 links
-// per point instead of 3, each a chain of global atomics.
+// block; a warp per row of RG_TX points, each thread a column of RG_TZ):
+// the tile's fluid points linked through the faces inside the tile, in
+// shared memory, then each point's label its tile-local root as an interior
+// index.  A row's runs of fluid points need no linking: each point's parent
+// is its run's first point, from the row's ballot.  Between two rows (y or
+// z) only the first point of each stretch where both rows are fluid links:
+// the rest of the stretch lies in the same two runs.  The root is the
+// smallest index of its part of the tile (a tile orders its points as the
+// grid does), so labels still only point down, and gen_regions_kernel's
+// stage 1 links only the faces between tiles and across periodic seams.
 // (2D: tiles of one plane, RG_TZ = 1.)
 constexpr int RG_TX = 32, RG_TY = 8, RG_TZ_3D = 8;
+static_assert(RG_TX == 32, "a tile row is a warp");
 template <class T, int RG_TZ>
 __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Grid<T> g, uint32_t *lab)
 {
     __shared__ uint32_t par[RG_TZ * RG_TY * RG_TX];
-    __shared__ bool fl[RG_TZ * RG_TY * RG_TX]; // fluid points (par changes while linking)
+    __shared__ unsigned rows[RG_TZ * RG_TY]; // each row's fluid points, bit tx
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int i = blockIdx.x * RG_TX + tx, j = blockIdx.y * RG_TY + ty, k0 = blockIdx.z * RG_TZ;
     const bool col = i < g.nx && j < g.ny;
+    const unsigned below = 0xffffffffu >> (31 - tx); // bits 0..tx
     for (int z = 0; z < RG_TZ; ++z) {
-        const int l = tx + RG_TX * (ty + RG_TY * z), k = k0 + z;
+        const int r = ty + RG_TY * z, l = tx + RG_TX * r, k = k0 + z;
         bool fluid = false;
         if (col && k < g.nz)
             fluid = (g.mk[g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz] & CELL_BITS) == PGPU_CELL_FLUID;
-        par[l] = fluid ? (uint32_t)l : LAB_NONE;
-        fl[l] = fluid;
+        const unsigned f = __ballot_sync(0xffffffffu, fluid), starts = f & ~(f << 1);
+        par[l] = fluid ? (uint32_t)(RG_TX * r + 31 - __clz(starts & below)) : LAB_NONE;
+        if (tx == 0) rows[r] = f;
     }
     __syncthreads();
     for (int z = 0; z < RG_TZ; ++z) {
-        const int l = tx + RG_TX * (ty + RG_TY * z);
-        if (!fl[l]) continue;
-        if (tx + 1 < RG_TX && i + 1 < g.nx && fl[l + 1]) uf_union<true>(par, l, l + 1);
-        if (ty + 1 < RG_TY && j + 1 < g.ny && fl[l + RG_TX]) uf_union<true>(par, l, l + RG_TX);
-        if (z + 1 < RG_TZ && k0 + z + 1 < g.nz && fl[l + RG_TX * RG_TY]) uf_union<true>(par, l, l + RG_TX * RG_TY);
+        const int r = ty + RG_TY * z, l = tx + RG_TX * r;
+        const unsigned f = rows[r], bit = 1u << tx;
+        if (ty + 1 < RG_TY) {
+            const unsigned both = f & rows[r + 1];
+            if ((both & ~(both << 1)) & bit) uf_union<true>(par, l, l + RG_TX);
+        }
+        if (z + 1 < RG_TZ) {
+            const unsigned both = f & rows[r + RG_TY];
+            if ((both & ~(both << 1)) & bit) uf_union<true>(par, l, l + RG_TX * RG_TY);
+        }
     }
     __syncthreads();
     for (int z = 0; z < RG_TZ; ++z) {
@@ -3885,16 +3918,42 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
 }
 
 // stage 0: labels (the point itself, or none); 1: link fluid neighbours
-// (with `tiles`, after gen_regions_tile_kernel: those in other tiles); 2:
-// every label to its root; 3: flag the roots of regions that touch a
-// Dirichlet point or face; 4: number the singular roots (count in *count,
-// GEN_TOO_MANY past cap); 5: every point takes its root's number and counts
-// into its region's size.
+// (with `tiles`, after gen_regions_tile_kernel: those in other tiles; a y
+// or z face only at the first point of a stretch whose x neighbours on
+// both sides are fluid too: the tiles or this stage link those along x);
+// 2: every label to its root, and the roots of regions that touch a
+// Dirichlet point or face flagged; 3: number the singular roots (count in
+// *count, GEN_TOO_MANY past cap); 4: every point takes its root's number
+// and counts into its region's size.  Stages 3 and 4 read the labels only.
 template <class T>
 __global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, uint32_t *count, uint32_t cap,
                                    uint32_t *sizes, unsigned *flags, bool tiles)
 {
-    PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
+    const int64_t npts = (int64_t)g.nx * g.ny * g.nz;
+    if (stage >= 3) {
+        PGPU_GRID_STRIDE(t, npts)
+        {
+            const uint32_t q = (uint32_t)t;
+            uint32_t v = lab[q];
+            if (v == LAB_NONE) continue;
+            if (stage == 3) {
+                if ((v & LAB_INDEX) != q) continue; // not a root
+                if (v & LAB_SINGULAR) {
+                    lab[q] = LAB_REGULAR;
+                } else {
+                    const uint32_t id = atomicAdd(count, 1u);
+                    if (id >= cap) atomicOr(flags, GEN_TOO_MANY);
+                    lab[q] = id < cap ? (LAB_SINGULAR | id) : LAB_REGULAR;
+                }
+            } else {
+                if (!(v & LAB_SINGULAR)) v = lab[v]; // a root's final label (stage 3 wrote every root)
+                lab[q] = v;
+                if (v != LAB_REGULAR) atomicAdd(sizes + (v & LAB_INDEX), 1u);
+            }
+        }
+        return;
+    }
+    PGPU_GRID_STRIDE(t, npts)
     {
         int i, j, k;
         const int64_t p = point_of(g, t, i, j, k);
@@ -3907,21 +3966,24 @@ __global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, ui
             continue;
         } else if (stage == 1) {
             const int c[3] = {i, j, k}, n[3] = {g.nx, g.ny, g.nz}, tl[3] = {RG_TX, RG_TY, RG_TZ_3D};
+            const bool left = i > 0 && (g.mk[p - 1] & CELL_BITS) == PGPU_CELL_FLUID;
             for (int f = 1; f < nf; f += 2) {
                 const int d = f >> 1;
                 if (tiles && c[d] + 1 < n[d] && (c[d] + 1) % tl[d] != 0) continue; // linked in its tile
                 int64_t po;
                 const int64_t o = nb_index(g, t, p, i, j, k, f, po);
-                if (o >= 0 && (g.mk[po] & CELL_BITS) == PGPU_CELL_FLUID) uf_union<false>(lab, q, (uint32_t)o);
+                if (o < 0 || (g.mk[po] & CELL_BITS) != PGPU_CELL_FLUID) continue;
+                if (d > 0 && left && (g.mk[po - 1] & CELL_BITS) == PGPU_CELL_FLUID) continue; // linked at x - 1
+                uf_union<false>(lab, q, (uint32_t)o);
             }
-        } else if (stage == 2) {
+        } else {
             // A plain walk: uf_find's halving writes could put an ancestor
             // back over a label another thread has just set to its root.
+            // Only roots carry the flag, and a root's label is not written.
             volatile const uint32_t *v = lab;
             uint32_t r = q, n;
-            while ((n = v[r]) != r) r = n;
-            lab[q] = r;
-        } else if (stage == 3) {
+            while ((n = v[r] & LAB_INDEX) != r) r = n;
+            if (r != q) lab[q] = r;
             bool touch = false;
             const int dface[6] = {g.dirichlet & 1, g.dirichlet & 2, g.dirichlet & 4, g.dirichlet & 8,
                                   g.dirichlet & 16, g.dirichlet & 32};
@@ -3936,23 +3998,7 @@ __global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, ui
                 }
                 touch = touch || (g.mk[po] & CELL_BITS) == PGPU_CELL_DIRICHLET;
             }
-            const uint32_t root = lab[q] & LAB_INDEX;
-            if (touch && !(((volatile uint32_t *)lab)[root] & LAB_SINGULAR)) atomicOr(lab + root, LAB_SINGULAR);
-        } else if (stage == 4) {
-            const uint32_t v = lab[q];
-            if ((v & LAB_INDEX) != q) continue; // not a root
-            if (v & LAB_SINGULAR) {
-                lab[q] = LAB_REGULAR;
-            } else {
-                const uint32_t id = atomicAdd(count, 1u);
-                if (id >= cap) atomicOr(flags, GEN_TOO_MANY);
-                lab[q] = id < cap ? (LAB_SINGULAR | id) : LAB_REGULAR;
-            }
-        } else {
-            uint32_t v = lab[q];
-            if (!(v & LAB_SINGULAR)) v = lab[v]; // a root's final label (stage 4 wrote every root)
-            lab[q] = v;
-            if (v != LAB_REGULAR) atomicAdd(sizes + (v & LAB_INDEX), 1u);
+            if (touch && !(v[r] & LAB_SINGULAR)) atomicOr(lab + r, LAB_SINGULAR);
         }
     }
 }
@@ -10047,7 +10093,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
             gen_regions_tile_kernel<T, 1><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab);
             PGPU_LAUNCHED();
         }
-        for (int stage = tiled ? 1 : 0; stage <= 5; ++stage) {
+        for (int stage = tiled ? 1 : 0; stage <= 4; ++stage) {
             gen_regions_kernel<T>
                 <<<blocks, 256, 0, env.st>>>(L.g, G.lab, stage, G.count, G.cap, G.sizes, G.flags, tiled);
             PGPU_LAUNCHED();
