@@ -919,11 +919,14 @@ template <class T> __device__ __forceinline__ T relax_scaled(T u, T rhs, T keep,
 }
 // w / diag for diag > 0 where a kernel forms it per point: in double the
 // hardware's approximate reciprocal and two Newton steps (about as accurate
-// as the division, a fifth of its instructions, and no slow path); in float
-// the division.
+// as the division, a fifth of its instructions, and no slow path) where
+// diag lies in 2^-1000 .. 2^1000 (the reciprocal flushes subnormals: a
+// subnormal diag would give infinity, a diag near the top a zero), else the
+// division; in float the division.
 __device__ __forceinline__ float smooth_scale(float w, float diag) { return w / diag; }
 __device__ __forceinline__ double smooth_scale(double w, double diag)
 {
+    if (!(diag >= 9.332636185032189e-302 && diag <= 1.0715086071862673e+301)) return w / diag; // 2^-1000, 2^1000
     double r;
     asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(diag));
     r = fma(r, fma(-diag, r, 1.0), r);
