@@ -5112,17 +5112,30 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
     case STEP_DOWN: return down(l, true);
     case STEP_SOLVE: // one node (the tiny levels hold every other last level): weight 1 solves it
         PGPU_FORWARD(jacobi_pass(e, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, T(1)));
+        if (l == 0) // a one-node grid's cycle ends where it started, as every cycle does (graphs replay no host state)
+            return axpby(e, L.g, L.col, T(0), T(1), (const T *)L.other(), T(0), (const T *)nullptr, L.iter());
         L.cur ^= 1;
         return PGPU_SUCCESS;
     case STEP_UP: {
         // Out of place where that makes the cycle's passes over L even (it
         // then ends in the array it started in: u on level 0), else in place.
-        const Level<T> &C = h->lv[l + 1];
+        Level<T> &C = h->lv[l + 1];
         const bool in_place = (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
         const bool sum = measure && l == 0 && red;
         size_t blocks = 0;
         if (e.dist && l + 1 < h->dist_levels && !fresh[l + 1]) PGPU_FORWARD(dist_halo(e, C.g, C.iter())); // (>>dist)
         if (slab) fresh[l] = 0;
+        if (sum && h->singular && !e.dist) {
+            // A singular problem's correction may carry a constant (the
+            // right-hand side's mean, rounded, is not quite removed, and the
+            // coarse levels' smoothing drifts along the null space) that no
+            // cycle removes and that changes u only by a constant: the
+            // measured correction leaves it out (P keeps constants: no
+            // Dirichlet wall, no ghost taps).
+            PGPU_FORWARD(red->dot(e, C.g, C.col, (const T *)C.iter(), (const T *)nullptr, RES_SUM));
+            PGPU_FORWARD(axpby(e, C.g, C.col, T(0), T(1), (const T *)C.iter(), T(0), (const T *)nullptr, C.iter(),
+                               red->d_res + RES_SUM, C.npts));
+        }
         PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other(), Transfer<T>::AUTO,
                                     sum ? red->d_part : nullptr, &blocks));
         if (sum) PGPU_FORWARD(red->total<T>(e, blocks, RES_CORR));
@@ -5364,6 +5377,14 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         iterate = false;
     }
     const bool by_correction = iterate && !fmg && cv.tol == 0 && h.lv.size() > 1;
+    // A single level (one node) is solved exactly by its cycle: float's own
+    // stop has nothing to measure and nothing left after one cycle.
+    const bool one_node = iterate && !fmg && cv.tol == 0 && h.lv.size() == 1;
+    if (one_node) {
+        PGPU_FORWARD(cycle(false));
+        it = 1;
+        iterate = false;
+    }
     if (by_correction) {
         double last = HUGE_VAL;
         for (;;) {
@@ -5401,7 +5422,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         for (int k = 0; k < n; ++k) PGPU_FORWARD(cycle(false));
         it += n;
     }
-    if (!fixed && (by_correction || (fmg && cv.tol == 0))) { // the report's norms of what was reached
+    if (!fixed && (by_correction || one_node || (fmg && cv.tol == 0))) { // the report's norms of what was reached
         double rn = 0, rmax = 0;
         PGPU_FORWARD(h.norm(e, red, rn, rmax));
         cv.measured(rn, rmax, r);

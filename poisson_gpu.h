@@ -210,7 +210,9 @@
  *  128^3 Dirichlet).  pgpu_get_config shows the value in use.
  *  (**) float V-cycles with tolerance 0 stop on the coarse-grid correction
  *  instead of the residual: when its RMS falls to 2^-20 of u's, or stalls
- *  below 8 times that (float's own rounding of u).  The residual of a float
+ *  below 8 times that (float's own rounding of u); on a singular problem
+ *  the correction less its mean (a constant changes u only by a constant);
+ *  a grid of one point stops after its one exact cycle.  The residual of a float
  *  u cannot show the error left (its rounding alone gives a relative
  *  residual of ~eps lambda_max / lambda_min / 10, 4e-3 at 511^3); the
  *  correction can: 5 to 8 cycles, max error 4e-7 to 9e-7 of max |u|
