@@ -5325,6 +5325,9 @@ template <class T> double Multigrid<T>::global_points(int l) const
 // 8.8e-7).
 constexpr double FLOAT_CORRECTION = 0x1p-20;
 constexpr double FLOAT_STALL = 8.0;
+// Float Krylov methods' own stop: a true residual up to this many times the
+// accepted floor is float's limit, above it not converged.
+constexpr double FLOAT_OWN_SLACK = 16.0;
 
 // The launch sequences the handle's graph replay (>>graph) captures.
 enum ReplayKind {
@@ -8363,17 +8366,26 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
                             "%s: breakdown after %d iterations (a denominator of the recurrences was zero, negative "
                             "or not finite: the operator or preconditioner is not %s); u holds the last good iterate",
                             what, it, method == PGPU_BICGSTAB ? "invertible on this residual" : "positive definite");
-        } else if (!own_stop) { // float's own stop accepts where restarts no longer gain
+        } else if (!own_stop || rel > FLOAT_OWN_SLACK * accept) {
+            // (float's own stop accepts where restarts no longer gain, up to
+            // FLOAT_OWN_SLACK times its floor: the floor is the box's,
+            // rough solutions, masks and beta raise it)
             result = record(err, PGPU_ERROR_NOT_CONVERGED,
                             "%s: the recursive residual met the tolerance after %d iterations but the true relative "
                             "residual is %.3e (tolerance %.3e): rounding limits what this precision reaches",
-                            what, it, rel, cv.tol);
+                            what, it, rel, own_stop ? FLOAT_OWN_SLACK * accept : cv.tol);
         }
         break;
     }
     double tn = 0, tmax = 0;
     PGPU_FORWARD(true_norm(tn, tmax));
     cv.measured(tn, tmax, r);
+    if (result == PGPU_ERROR_NOT_CONVERGED && std::isfinite(tn) &&
+        (cv.rhs_norm > 0 ? tn / cv.rhs_norm : tn) <= (own_stop ? FLOAT_OWN_SLACK : 1.0) * accept) {
+        // the recursive residual stalled above the true one
+        result = PGPU_SUCCESS;
+        err[0] = 0;
+    }
     if (own_stop) cv.tol = 0;
     if (!std::isfinite(tn) && result == PGPU_SUCCESS)
         result = record(err, PGPU_ERROR_BREAKDOWN, "%s: the residual became %g", what, tn);

@@ -352,7 +352,13 @@
  *    read by the host every check_interval iterations; nothing else waits
  *    for the device); when it meets the tolerance the true residual b - A u
  *    is formed, and where rounding made the two part the method restarts
- *    from the true residual (at most 3 times, while that halves it).  The
+ *    from the true residual (at most 3 times, while that halves it).  Float
+ *    with tolerance 0 then accepts a true residual up to 16 times float's
+ *    floor (the (*) value: the box's; rough solutions, masks and beta raise
+ *    what float reaches); above that, and for an explicit tolerance above
+ *    it, PGPU_ERROR_NOT_CONVERGED.  Where max_iterations ends the run
+ *    while the true residual already meets that bound, the answer is
+ *    PGPU_SUCCESS.  The
  *    report holds the true residual, `iterations` counts the Krylov
  *    iterations (each one or two preconditioner applications: BiCGStab two).
  *  - Singular problems (no Dirichlet face, sealed pockets of a mask): the

@@ -9,6 +9,8 @@
  *    sizes (the bound: 12);
  *  - pipelined and classic CG agree; the FFT preconditioner on the box is
  *    the exact inverse (1 iteration);
+ *  - a grid of one point, every method and preconditioner (and the
+ *    multigrid methods with float's own stop), twice on one handle;
  *  - a breakdown (float overflow) answered with PGPU_ERROR_BREAKDOWN and u
  *    finite; a PGPU_FIXED solve captured into a CUDA graph by the caller
  *    gives the same bits as the direct one; bad configs refused.
@@ -243,6 +245,56 @@ static void test_exact_all_faces(void)
                     if (c.preconditioner == PGPU_PRECOND_VCYCLE && rep.iterations > worst_it) worst_it = rep.iterations;
                 }
     t_note("multigrid-preconditioned: at most %d iterations to 1e-12 over the face sets", worst_it);
+}
+
+/* A grid of one point (the hierarchy is that point alone: its cycle is the
+ * exact solve): every Krylov method and preconditioner, and the multigrid
+ * methods with float's own stop, twice on one handle with fresh data (the
+ * second solve replays the first one's graphs). */
+static void test_one_point(void)
+{
+    static const char *const bcs[] = {"DDDD", "NDDN", "PPDN", "DNND"};
+    const unsigned kinds[] = {PGPU_CG, PGPU_CG | PGPU_PIPELINED, PGPU_BICGSTAB, PGPU_VCYCLE,
+                              PGPU_VCYCLE | PGPU_WCYCLE, PGPU_FMG};
+    const unsigned precs[] = {PGPU_DOUBLE, PGPU_FLOAT, PGPU_MIXED};
+    for (size_t bi = 0; bi < 4; ++bi)
+        for (size_t ki = 0; ki < 6; ++ki)
+            for (size_t qi = 0; qi < 3; ++qi)
+                for (int pre = PGPU_PRECOND_NONE; pre <= PGPU_PRECOND_FFT; ++pre) {
+                    const int krylov = (kinds[ki] & (PGPU_CG | PGPU_BICGSTAB)) != 0;
+                    if (!krylov && pre != PGPU_PRECOND_NONE) continue; /* the multigrid methods once */
+                    pgpu_config c = t_config(1, 1, 1, bcs[bi], 0.5, 0.7, 0.6, kinds[ki] | precs[qi]);
+                    if (krylov) c.preconditioner = (pgpu_preconditioner)pre;
+                    char what[160];
+                    snprintf(what, sizeof what, "one point %s %s/%s %s", bcs[bi], kname(kinds[ki]),
+                             krylov ? pre_name(pre) : "-", t_precision_name(precs[qi]));
+                    pgpu_solver *s = NULL;
+                    if (pgpu_create(&c, &s) != PGPU_SUCCESS) { /* MIXED and FFT where they do not serve */
+                        t_note("%s: %s", what, pgpu_last_error(NULL));
+                        continue;
+                    }
+                    for (int round = 0; round < 2; ++round) {
+                        t_problem P;
+                        if (!t_problem_init(&P, &c)) break;
+                        double *ue = t_problem_array(&P, NULL), *u = t_problem_array(&P, NULL);
+                        exact_problem(&P, ue);
+                        pgpu_report rep;
+                        pgpu_status st;
+                        if (t_problem_solve(&P, s, what, &rep, &st, u)) {
+                            const double err = ref_max_diff(&P.g, u, ue) / ref_max_abs(&P.g, ue);
+                            /* float: f, the data and u rounded, and the
+                             * operator's cancellation on a periodic axis of
+                             * one point (30 eps seen) */
+                            const double tol = precs[qi] == PGPU_FLOAT ? 1e-5 : 1e-12;
+                            CHECK(st == PGPU_SUCCESS && err <= tol, "%s, solve %d: %s, %d iterations, error %.2e",
+                                  what, round + 1, pgpu_status_string(st), rep.iterations, err);
+                        }
+                        free(ue);
+                        free(u);
+                        t_problem_free(&P);
+                    }
+                    pgpu_destroy(s);
+                }
 }
 
 /* Odd/prime sizes, float and double, every preconditioner. */
@@ -552,6 +604,7 @@ int main(int argc, char **argv)
         test_capture();
         return t_finish("krylov --short");
     }
+    test_one_point();
     test_exact_all_faces();
     test_sizes_and_precisions();
     test_agreement();
