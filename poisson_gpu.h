@@ -325,7 +325,9 @@
  *    side, 2 to 1e-6 with a smooth one (tested bound from 64^3 to 256^3:
  *    12).  The robust choice for beta jumps and masks: it converges where
  *    V-cycles alone diverge (1000:1 two-phase flow, jumps next to Neumann
- *    faces).
+ *    faces), though not on every grid: 10^6 jumps without a Dirichlet face
+ *    (singular problems) and masks of many sealed pockets can stall it too
+ *    (PGPU_ERROR_NOT_CONVERGED, the report holding what was reached).
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
  *    without mask or beta (the faces the FFT serves; else
  *    PGPU_ERROR_UNSUPPORTED at create).  The exact inverse on the empty
@@ -481,14 +483,17 @@
  *    Neumann faces and where a staircase of solid cells covers a
  *    Dirichlet face, and may stall (PGPU_ERROR_NOT_CONVERGED) on singular
  *    pockets with a varying beta; CG with the multigrid preconditioner
- *    converges on all of them (7 iterations on 1000:1 two-phase flow at
- *    256^3).  At 512^3 a cycle with a mask costs about 1.5 box cycles (the
+ *    converges on those (7 iterations on 1000:1 two-phase flow at 256^3;
+ *    see KRYLOV METHODS for where it stalls too).  Float V-cycles' own
+ *    stop (the (**) rule) needs coarse grids that carry the error: where a
+ *    mask leaves a thin domain whose coarse points are all Dirichlet or
+ *    solid, set a tolerance.  At 512^3 a cycle with a mask costs about 1.5 box cycles (the
  *    fine level runs the box's kernels, reading the mask byte), with a
  *    smooth beta 2.3 (float) to 2.5 (double); a solid sphere to 1e-6 in
  *    double takes 2.0 times the empty box, to 1e-10 1.8 times, in float
  *    (to float's own stop) 1.6 times.
  *  - Grids with a mask hold at most 2^31 - 1 interior points; a mask with
- *    more singular regions than an eighth of the points is refused
+ *    more singular regions than an eighth of the points plus 64 is refused
  *    (PGPU_ERROR_UNSUPPORTED, the handle then has no mask).
  *  - Setting new data runs on the GPU in the handle's stream: the coarse
  *    levels' cell types and coefficients and the regions are rebuilt there.
