@@ -1435,6 +1435,15 @@ static pgpu_status axpby(Env &env, const Grid<T> &g, const ColLaunch &cl, T c, T
     return PGPU_SUCCESS;
 }
 
+// u -= mean(u) over g's interior of npts points: the constant of a singular
+// problem's null space.
+template <class T>
+static pgpu_status subtract_mean(Env &env, Reducer &red, const Grid<T> &g, const ColLaunch &cl, T *u, double npts)
+{
+    PGPU_FORWARD(red.dot(env, g, cl, (const T *)u, (const T *)nullptr, RES_SUM));
+    return axpby(env, g, cl, T(0), T(1), (const T *)u, T(0), (const T *)nullptr, u, red.d_res + RES_SUM, npts);
+}
+
 // ||f - shift - A u||_2 and max |f - shift - A u| over g's interior
 // (synchronises).
 template <class T>
@@ -5132,9 +5141,7 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
             // cycle removes and that changes u only by a constant: the
             // measured correction leaves it out (P keeps constants: no
             // Dirichlet wall, no ghost taps).
-            PGPU_FORWARD(red->dot(e, C.g, C.col, (const T *)C.iter(), (const T *)nullptr, RES_SUM));
-            PGPU_FORWARD(axpby(e, C.g, C.col, T(0), T(1), (const T *)C.iter(), T(0), (const T *)nullptr, C.iter(),
-                               red->d_res + RES_SUM, C.npts));
+            PGPU_FORWARD(subtract_mean(e, *red, C.g, C.col, C.iter(), C.npts));
         }
         PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other(), Transfer<T>::AUTO,
                                     sum ? red->d_part : nullptr, &blocks));
@@ -9757,8 +9764,7 @@ template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, bool read
 template <class T> pgpu_status Solver<T>::remove_mean(T *u)
 {
     const Level<T> &L = h.lv[0];
-    PGPU_FORWARD(red.dot(env, L.g, L.col, (const T *)u, (const T *)nullptr, RES_SUM));
-    return axpby(env, L.g, L.col, T(0), T(1), (const T *)u, T(0), (const T *)nullptr, u, red.d_res + RES_SUM, L.npts);
+    return subtract_mean(env, red, L.g, L.col, u, L.npts);
 }
 
 // The method, then, where the problem is singular, the mean taken out of u.
