@@ -538,6 +538,24 @@ static void launch(const ColLaunch &L, size_t smem, cudaStream_t st, K k, A... a
     k<<<L.grid, L.block, smem, st>>>(args..., L.kchunk, L.nyb, L.nchunks);
 }
 
+// Position t (x fastest) of a box of extents ex x ey x ...: its indices;
+// `small` (every t below 2^32) takes 32-bit divisions, far fewer
+// instructions.
+__device__ __forceinline__ void split_index(int64_t t, uint32_t ex, uint32_t ey, bool small, int &i, int &j, int &k)
+{
+    if (small) {
+        const uint32_t u = (uint32_t)t, r = u / ex;
+        i = (int)(u - r * ex);
+        j = (int)(r % ey);
+        k = (int)(r / ey);
+    } else {
+        const int64_t r = t / ex;
+        i = (int)(t - r * ex);
+        j = (int)(r % ey);
+        k = (int)(r / ey);
+    }
+}
+
 // ============================================================================
 // >>operator
 // ============================================================================
@@ -3579,17 +3597,8 @@ static bool path_table(const Axis &a, const Axis &c, bool coarsened, std::vector
 // Interior point t (x fastest) of a level: its indices and element.
 template <class T> __device__ __forceinline__ int64_t point_of(const Grid<T> &g, int64_t t, int &i, int &j, int &k)
 {
-    if ((uint64_t)g.nx * (uint64_t)g.ny * (uint64_t)g.nz <= 0xffffffffull) { // 32-bit divisions: far fewer instructions
-        const uint32_t u = (uint32_t)t, nx = (uint32_t)g.nx, ny = (uint32_t)g.ny, r = u / nx;
-        i = (int)(u - r * nx);
-        j = (int)(r % ny);
-        k = (int)(r / ny);
-    } else {
-        i = (int)(t % g.nx);
-        const int64_t r = t / g.nx;
-        j = (int)(r % g.ny);
-        k = (int)(r / g.ny);
-    }
+    split_index(t, (uint32_t)g.nx, (uint32_t)g.ny, (uint64_t)g.nx * (uint64_t)g.ny * (uint64_t)g.nz <= 0xffffffffull,
+                i, j, k);
     return g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
 }
 
@@ -3639,22 +3648,14 @@ template <class T> __global__ void gen_mask_copy_kernel(const Grid<T> g, const u
 {
     const int64_t ex = g.nx + 2, ey = g.ny + 2, ez = g.is3d ? g.nz + 2 : 1;
     const int64_t origin = ghost_origin(g);
+    const bool small = ex * ey * ez <= 0xffffffffll;
     PGPU_GRID_STRIDE(t, ex * ey * ez)
     {
-        int64_t I, J, K;
-        if (ex * ey * ez <= 0xffffffffll) {
-            const uint32_t u = (uint32_t)t, r = u / (uint32_t)ex;
-            I = u - r * (uint32_t)ex;
-            J = r % (uint32_t)ey;
-            K = r / (uint32_t)ey;
-        } else {
-            I = t % ex;
-            J = (t / ex) % ey;
-            K = t / (ex * ey);
-        }
-        const int64_t p = origin + I + J * g.sy + K * g.sz;
+        int I, J, K;
+        split_index(t, (uint32_t)ex, (uint32_t)ey, small, I, J, K);
+        const int64_t p = origin + I + (int64_t)J * g.sy + (int64_t)K * g.sz;
         const bool in = I >= 1 && I <= g.nx && J >= 1 && J <= g.ny && (!g.is3d || (K >= 1 && K <= g.nz));
-        const unsigned c = in ? closed_faces(g, m, p, (int)I - 1, (int)J - 1, g.is3d ? (int)K - 1 : 0) : 0u;
+        const unsigned c = in ? closed_faces(g, m, p, I - 1, J - 1, g.is3d ? K - 1 : 0) : 0u;
         mk[p] = in ? (uint8_t)(m[p] | c << CLOSED_SHIFT) : (uint8_t)PGPU_CELL_FLUID;
     }
 }
@@ -3719,16 +3720,7 @@ template <class T> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
     PGPU_GRID_STRIDE(t, total)
     {
         int P[3];
-        if (small) {
-            const uint32_t u = (uint32_t)t, r = u / span[0];
-            P[0] = (int)(u - r * span[0]);
-            P[1] = (int)(r % span[1]);
-            P[2] = (int)(r / span[1]);
-        } else {
-            P[0] = (int)(t % span[0]);
-            P[1] = (int)((t / span[0]) % span[1]);
-            P[2] = (int)(t / ((int64_t)span[0] * span[1]));
-        }
+        split_index(t, span[0], span[1], small, P[0], P[1], P[2]);
         const int64_t pc = C.base + P[0] + (int64_t)P[1] * C.sy + (C.is3d ? (int64_t)P[2] * C.sz : 0);
         // Each axis' restriction row: its children's count (0 where the
         // position is the high face's ghost), indices and weights.
@@ -6047,17 +6039,8 @@ __global__ void spectral_divide_kernel(const Spectrum<T> sp, V *__restrict__ Z)
     const bool small = E < ((int64_t)1 << 32); // 32-bit divisions
     PGPU_GRID_STRIDE(t, E)
     {
-        int64_t i0, i1, i2;
-        if (small) {
-            const uint32_t u = (uint32_t)t, e0 = (uint32_t)sp.e0, e1 = (uint32_t)sp.e1, r = u / e0;
-            i0 = u - r * e0;
-            i1 = r % e1;
-            i2 = r / e1;
-        } else {
-            i0 = t % sp.e0;
-            i1 = (t / sp.e0) % sp.e1;
-            i2 = t / (sp.e0 * sp.e1);
-        }
+        int i0, i1, i2;
+        split_index(t, (uint32_t)sp.e0, (uint32_t)sp.e1, small, i0, i1, i2);
         const T lam = sp.ev0[i0] + sp.ev1[i1] + (sp.ev2 ? sp.ev2[i2] : T(0));
         V v = Z[t];
         if (lam > T(0)) scale_by(v, sp.scale / lam);
