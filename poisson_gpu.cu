@@ -8341,25 +8341,33 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
         double tn = 0, tmax = 0;
         PGPU_FORWARD(true_norm(tn, tmax));
         const double rel = cv.rhs_norm > 0 ? tn / cv.rhs_norm : tn;
+        // (judge's message, where it stopped on max_iterations, goes with
+        // the status it gave)
         if (rel <= accept) {
             result = PGPU_SUCCESS;
+            err[0] = 0;
             break;
         }
         const bool gains = tn < 0.5 * best && restarts < KRYLOV_RESTARTS && it < cv.max_it;
         if (gains) {
             result = PGPU_SUCCESS;
+            err[0] = 0;
             PGPU_FORWARD(restart(tn));
             continue;
         }
-        if (bad) {
+        if (own_stop && rel <= FLOAT_OWN_SLACK * accept) {
+            // (float's own stop accepts where restarts no longer gain, up to
+            // FLOAT_OWN_SLACK times its floor: the floor is the box's,
+            // rough solutions, masks and beta raise it; a recurrence that
+            // broke down there ends alike)
+            result = PGPU_SUCCESS;
+            err[0] = 0;
+        } else if (bad) {
             result = record(err, PGPU_ERROR_BREAKDOWN,
                             "%s: breakdown after %d iterations (a denominator of the recurrences was zero, negative "
                             "or not finite: the operator or preconditioner is not %s); u holds the last good iterate",
                             what, it, method == PGPU_BICGSTAB ? "invertible on this residual" : "positive definite");
-        } else if (!own_stop || rel > FLOAT_OWN_SLACK * accept) {
-            // (float's own stop accepts where restarts no longer gain, up to
-            // FLOAT_OWN_SLACK times its floor: the floor is the box's,
-            // rough solutions, masks and beta raise it)
+        } else {
             result = record(err, PGPU_ERROR_NOT_CONVERGED,
                             "%s: the recursive residual met the tolerance after %d iterations but the true relative "
                             "residual is %.3e (tolerance %.3e): rounding limits what this precision reaches",
