@@ -5338,7 +5338,8 @@ enum ReplayKind {
     REPLAY_FMG_FINISH = 5,
     REPLAY_KRYLOV_START = 6,
     REPLAY_KRYLOV_ITER = 7,
-    REPLAY_KRYLOV_ITER_ODD = 8 // (unpreconditioned pipelined CG alternates two buffers of w)
+    REPLAY_KRYLOV_ITER_ODD = 8, // (unpreconditioned pipelined CG alternates two buffers of w)
+    REPLAY_KRYLOV_STEP = 9      // classic CG's first iteration after a start: the step alone
 };
 
 // (rp: the handle's graph replay; the FMG pass and every cycle run as graphs.)
@@ -7979,6 +7980,7 @@ template <class T> class Krylov {
     cudaEvent_t fork_ev = nullptr, join_ev = nullptr;
     T *x = nullptr;       // the iterate (the caller's u) of the current solve
     int par = 0;          // unpreconditioned pipelined CG: which buffer holds w
+    bool fresh = false;   // classic CG: start() made the direction the next iteration steps along
     const T *fb = nullptr, *fshift = nullptr;
 
     KArgs<T> args() const
@@ -7994,7 +7996,9 @@ template <class T> class Krylov {
     // fmg: one FMG pass instead of the cycle (flexible CG's first direction)
     pgpu_status precond(T *out, const T *in, bool fmg = false);
     pgpu_status start();
-    pgpu_status iterate();
+    // tail: classic CG forms its next direction first (false right after
+    // start(), which made the first)
+    pgpu_status iterate(bool tail);
     // The first preconditioner application is an FMG pass: flexible CG with
     // the multigrid preconditioner, on one GPU (the distributed FMG as a
     // correction solve is not yet run on several).
@@ -8195,7 +8199,7 @@ template <class T> pgpu_status Krylov<T>::start()
 }
 
 // One iteration.
-template <class T> pgpu_status Krylov<T>::iterate()
+template <class T> pgpu_status Krylov<T>::iterate(bool tail)
 {
     char *err = env->err;
     if (method == PGPU_BICGSTAB) {
@@ -8238,20 +8242,25 @@ template <class T> pgpu_status Krylov<T>::iterate()
         if (overlap) PGPU_CUDA(cudaStreamWaitEvent(env->st, join_ev, 0));
         return PGPU_SUCCESS;
     }
-    // vec: r, p, q, [z]
+    // vec: r, p, q, [z].  The next direction, then the step along it: the
+    // convergence check after an iteration comes before the preconditioner
+    // that a converged solve would not use (start() made the first one).
     T *r = vec[0], *p = vec[1], *q = vec[2], *z = pre == PGPU_PRECOND_NONE ? vec[0] : vec[3];
     KArgs<T> a = args();
-    a.in = p; a.out = q; a.partner = flexible ? r : nullptr; a.x = x; a.r = r; a.p = p; a.q = q; a.z = z;
-    PGPU_FORWARD(walk<KW_APPLY>(a, KOP_CG_ALPHA)); // q = A p; alpha
-    PGPU_FORWARD(point<KP_CG_UPDATE>(a, KOP_RR));  // x += alpha p, r -= alpha q
-    if (pre == PGPU_PRECOND_JACOBI) {
-        a.in = r; a.out = z;
-        PGPU_FORWARD(walk<KW_JACOBI>(a, KOP_CG_BETA)); // z = r / diag; r.z, z.q
-    } else {
-        if (pre != PGPU_PRECOND_NONE) PGPU_FORWARD(precond(z, r));
-        PGPU_FORWARD(point<KP_DOT>(a, KOP_CG_BETA)); // r.z, z.q; beta
+    a.partner = flexible ? r : nullptr; a.x = x; a.r = r; a.p = p; a.q = q; a.z = z;
+    if (tail) {
+        if (pre == PGPU_PRECOND_JACOBI) {
+            a.in = r; a.out = z;
+            PGPU_FORWARD(walk<KW_JACOBI>(a, KOP_CG_BETA)); // z = r / diag; r.z, z.q
+        } else {
+            if (pre != PGPU_PRECOND_NONE) PGPU_FORWARD(precond(z, r));
+            PGPU_FORWARD(point<KP_DOT>(a, KOP_CG_BETA)); // r.z, z.q; beta
+        }
+        PGPU_FORWARD(point<KP_CG_P>(a, KOP_STORE)); // p = z + beta p
     }
-    return point<KP_CG_P>(a, KOP_STORE); // p = z + beta p
+    a.in = p; a.out = q;
+    PGPU_FORWARD(walk<KW_APPLY>(a, KOP_CG_ALPHA)); // q = A p; alpha
+    return point<KP_CG_UPDATE>(a, KOP_RR);         // x += alpha p, r -= alpha q
 }
 
 // Krylov iterations on the problem A u = f - shift from u, checked every
@@ -8280,16 +8289,21 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     // (>>krylov's head): the standard cycle, and PGPU_MIXED's rounding.
     flexible = method == PGPU_CG && !pipelined && (fp.h || pre == PGPU_PRECOND_VCYCLE);
     int none = 0;
+    const bool classic = method == PGPU_CG && !pipelined;
     auto start_ = [&]() {
         par = 0;
+        fresh = classic;
         return rp->run(*env, u, f, REPLAY_KRYLOV_START, none, [&] { return start(); });
     };
-    // (the graph of an iteration depends on the buffer parity of w, see iterate)
+    // (the graph of an iteration depends on the buffer parity of w, see
+    // iterate, and for classic CG on whether a start made its direction)
     auto iterate_ = [&]() {
-        const int kind = par ? REPLAY_KRYLOV_ITER_ODD : REPLAY_KRYLOV_ITER;
+        const int kind = fresh ? REPLAY_KRYLOV_STEP : par ? REPLAY_KRYLOV_ITER_ODD : REPLAY_KRYLOV_ITER;
         const int was = par;
-        const pgpu_status st = rp->run(*env, u, f, kind, none, [&] { return iterate(); });
+        const bool tail = !fresh;
+        const pgpu_status st = rp->run(*env, u, f, kind, none, [&] { return iterate(tail); });
         par = was ^ (pipelined && pre == PGPU_PRECOND_NONE); // also where the graph was only launched
+        fresh = false;
         return st;
     };
     auto true_norm = [&](double &rn, double &rmax) {
