@@ -1488,6 +1488,8 @@ static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const
     return PGPU_SUCCESS;
 }
 
+static double float_residual_floor(const pgpu_config &c); // >>handle
+
 // The convergence test of the iterative methods.  judge() fills the
 // report's norms from a residual norm after `it` iterations (`unit`) of
 // `what` and sets stop when the tolerance is met, or with result =
@@ -1496,6 +1498,7 @@ static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const
 // (max_iterations reached).
 struct Convergence {
     double rhs_norm = NAN, tol = 0, first = -1;
+    double floor = 0; // float_residual_floor of the (global) config: where float's own stops end
     int max_it = 0;
     pgpu_monitor monitor = nullptr; // the user's, called at every check
     void *user = nullptr;
@@ -5240,7 +5243,11 @@ template <class T> pgpu_status Multigrid<T>::fmg_finish()
 {
     Env &e = *env;
     std::vector<Level<T>> &lv = h->lv;
-    if (lv.size() == 1) return cycle(0);
+    if (lv.size() == 1) { // one node: its cycle solves it, from zero (FMG reads no initial guess)
+        Level<T> &L = lv[0];
+        PGPU_FORWARD(axpby(e, L.g, L.col, T(0), T(0), (const T *)nullptr, T(0), (const T *)nullptr, L.iter()));
+        return cycle(0);
+    }
     Level<T> &L = lv[0], &C = lv[1];
     PGPU_FORWARD(fmg_interpolate(0));
     if (h->data_faces) PGPU_FORWARD(frame(e, C.g, (const T *)nullptr, C.u, C.t, L.g.is3d ? 63 : 15));
@@ -5388,6 +5395,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         it = 1;
         iterate = false;
     }
+    bool residual_stop = false;
     if (by_correction) {
         double last = HUGE_VAL;
         for (;;) {
@@ -5402,6 +5410,15 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
                                 red.h_res[RES_CORR], it);
                 break;
             }
+            if (red.h_res[RES_CORR] == 0 && red.h_res[RES_CORR + 1] > 0) {
+                // The coarse levels carried no correction at all (one node
+                // of a singular problem, whose constant is left out; a mask
+                // with no fluid coarse point): the cycle is smoothing alone
+                // and its correction says nothing; the residual decides, at
+                // float's floor as for Jacobi and RBGS.
+                residual_stop = true;
+                break;
+            }
             if (ratio <= FLOAT_CORRECTION || red.h_res[RES_CORR + 1] == 0 ||
                 (ratio <= FLOAT_STALL * FLOAT_CORRECTION && ratio > 0.5 * last))
                 break;
@@ -5414,7 +5431,8 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
                 break;
             }
         }
-        iterate = false;
+        iterate = residual_stop;
+        if (residual_stop) cv.tol = std::max(1e-5, cv.floor);
     }
     for (bool stop = !iterate; !stop;) {
         double rn = 0, rmax = 0;
@@ -5425,6 +5443,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         for (int k = 0; k < n; ++k) PGPU_FORWARD(cycle(false));
         it += n;
     }
+    if (residual_stop) cv.tol = 0;
     if (!fixed && (by_correction || one_node || (fmg && cv.tol == 0))) { // the report's norms of what was reached
         double rn = 0, rmax = 0;
         PGPU_FORWARD(h.norm(e, red, rn, rmax));
@@ -7590,8 +7609,6 @@ class Replay {
 // FFT solves of a singular box expect a consistent right-hand side), and the
 // solver removes the constant from u at the end as for every method.
 
-static double float_residual_floor(const pgpu_config &c); // >>handle
-
 // Scalar slots (doubles on the device).
 enum {
     KS_RR = 0, // ||r||^2 of the recursively updated residual
@@ -7974,7 +7991,6 @@ template <class T> class Krylov {
     double *d_part = nullptr, *d_s = nullptr, *h_s = nullptr;
     double *d_loc = nullptr; // distributed: the rank's four sums, all-reduced in place
     T *d_kshift = nullptr; // the preconditioner input's mean (singular problems)
-    double floor = 0;      // float_residual_floor of the config (float's own stop)
     size_t nparts = 0;
     cudaStream_t side = nullptr; // the pipelined reduction's last block runs here, beside the preconditioner
     cudaEvent_t fork_ev = nullptr, join_ev = nullptr;
@@ -8019,7 +8035,6 @@ pgpu_status Krylov<T>::init(Env &e, Hierarchy<T> &hh, Multigrid<T> *m, FftSolver
     method = (int)(c.flags & PGPU_METHOD_MASK);
     pipelined = (c.flags & PGPU_PIPELINED) != 0;
     pre = (int)c.preconditioner;
-    floor = float_residual_floor(e.dist ? e.dist->global : c); // the same on every rank
     const Level<T> &L0 = h->lv[0];
     const int nv = vectors(method, pipelined, pre);
     vec.assign(nv, nullptr);
@@ -8325,7 +8340,7 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     // is accepted there.
     const bool own_stop = cv.tol == 0;
     if (own_stop) cv.tol = FLOAT_CORRECTION;
-    const double accept = own_stop ? std::max(FLOAT_STALL * FLOAT_CORRECTION, floor) : cv.tol;
+    const double accept = own_stop ? std::max(FLOAT_STALL * FLOAT_CORRECTION, cv.floor) : cv.tol;
     double best = HUGE_VAL; // the true residual at the last restart
     // A restart from the true residual, where the last one gained (halved
     // the true residual) and restarts are left.
@@ -9788,6 +9803,7 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
     Convergence cv;
     cv.rhs_norm = rhs_norm;
     cv.tol = cfg.tolerance;
+    cv.floor = float_residual_floor(env.dist ? env.dist->global : cfg);
     cv.max_it = cfg.max_iterations;
     cv.monitor = monitor;
     cv.user = monitor_user;
