@@ -396,11 +396,17 @@ struct Env {
     char err[ERR_LEN] = {0};
     int device = 0, sms = 0, optin = 0; // optin: the most shared memory a block may opt into
     DeviceMem mem;
-    // Allocate and copy host data to the device (create time only).
+    // Allocate and copy host data to the device.  Every copy and memset
+    // the handle makes goes to its stream: a stream created with
+    // cudaStreamNonBlocking does not wait for the legacy default stream,
+    // where cudaMemcpy / cudaMemset would run.  The wait: the pageable
+    // source may be read until the copy is done.
     template <class V> pgpu_status upload(const std::vector<V> &h, V **d, const char *what)
     {
         PGPU_FORWARD(mem.alloc(err, (void **)d, std::max<size_t>(1, h.size()) * sizeof(V), what));
-        if (!h.empty()) PGPU_CUDA_SETUP(*this, cudaMemcpy(*d, h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice));
+        if (h.empty()) return PGPU_SUCCESS;
+        PGPU_CUDA_SETUP(*this, cudaMemcpyAsync(*d, h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice, st));
+        PGPU_CUDA_SETUP(*this, cudaStreamSynchronize(st));
         return PGPU_SUCCESS;
     }
 };
@@ -4510,9 +4516,9 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
             PGPU_FORWARD(env.mem.alloc(err, (void **)&L.t, bytes, "a level's second iterate"));
             PGPU_FORWARD(env.mem.alloc(err, (void **)&L.f, bytes, "a level's right-hand side"));
             // Ghosts of correction levels must read as zero.
-            PGPU_CUDA_SETUP(env, cudaMemset(L.u, 0, bytes));
-            PGPU_CUDA_SETUP(env, cudaMemset(L.t, 0, bytes));
-            PGPU_CUDA_SETUP(env, cudaMemset(L.f, 0, bytes));
+            PGPU_CUDA_SETUP(env, cudaMemsetAsync(L.u, 0, bytes, env.st));
+            PGPU_CUDA_SETUP(env, cudaMemsetAsync(L.t, 0, bytes, env.st));
+            PGPU_CUDA_SETUP(env, cudaMemsetAsync(L.f, 0, bytes, env.st));
         }
     }
     // The transfers, once both grids of each pair are known.
@@ -4569,10 +4575,10 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         for (int l = 1; l < nl; ++l) {
             const size_t n = (size_t)lv[l].elems;
             PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.mk[l], n, "a coarse level's cell types"));
-            PGPU_CUDA(cudaMemset(gen.mk[l], 0, n));
+            PGPU_CUDA(cudaMemsetAsync(gen.mk[l], 0, n, env.st));
             for (int d = 0; d < axes; ++d) {
                 PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fr[d][l], n * sizeof(T), "a coarse level's face fractions"));
-                PGPU_CUDA(cudaMemset(gen.fr[d][l], 0, n * sizeof(T)));
+                PGPU_CUDA(cudaMemsetAsync(gen.fr[d][l], 0, n * sizeof(T), env.st));
             }
         }
         std::vector<int> iv;
@@ -4594,7 +4600,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         // The scalars: flags, count, the largest value, region 0's mean.
         char *sc = nullptr;
         PGPU_FORWARD(env.mem.alloc(err, (void **)&sc, 64, "the general form's scalars"));
-        PGPU_CUDA(cudaMemset(sc, 0, 64));
+        PGPU_CUDA(cudaMemsetAsync(sc, 0, 64, env.st));
         gen.flags = (unsigned *)sc;
         gen.count = (uint32_t *)(sc + 8);
         gen.maxbits = (unsigned long long *)(sc + 16);
@@ -4616,7 +4622,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         for (int d = 0; d < axes; ++d) {
             const size_t n = (size_t)lv[0].elems * sizeof(T);
             PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fr[d][0], n, "the face coefficients"));
-            PGPU_CUDA(cudaMemset(gen.fr[d][0], 0, n));
+            PGPU_CUDA(cudaMemsetAsync(gen.fr[d][0], 0, n, env.st));
         }
     return PGPU_SUCCESS;
 }
@@ -5058,7 +5064,9 @@ template <class T> pgpu_status Multigrid<T>::refresh(bool general)
     dsched = dsched_form[gen ? 1 : 0];
     if (d_tiny) {
         const std::vector<TinyLevel<T>> tl = tiny_table();
-        PGPU_CUDA(cudaMemcpy(d_tiny, tl.data(), tl.size() * sizeof(TinyLevel<T>), cudaMemcpyHostToDevice));
+        PGPU_CUDA(cudaMemcpyAsync(d_tiny, tl.data(), tl.size() * sizeof(TinyLevel<T>), cudaMemcpyHostToDevice,
+                                  env->st)); // (on the stream: see Env::upload)
+        PGPU_CUDA(cudaStreamSynchronize(env->st));
     }
     return PGPU_SUCCESS;
 }
@@ -7246,8 +7254,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         for (int64_t k = 0; k < e[a]; ++k) ev.push_back((T)fft_eigen(kind, n[a], h[a], k));
     }
     T *d_ev = nullptr;
-    PGPU_FORWARD(env->mem.alloc(err, (void **)&d_ev, std::max<size_t>(1, ev.size()) * sizeof(T), "FFT eigenvalues"));
-    PGPU_CUDA_SETUP(en, cudaMemcpy(d_ev, ev.data(), ev.size() * sizeof(T), cudaMemcpyHostToDevice));
+    PGPU_FORWARD(env->upload(ev, &d_ev, "FFT eigenvalues"));
     spec.e0 = e[0];
     spec.e1 = e[1];
     spec.e2 = e[2];
@@ -7302,16 +7309,13 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
 // length N, m = 2N: tw[q] = e^{-i pi q/N}).
 template <class T> pgpu_status FftSolver<T>::row_twiddles(int64_t m, C2 **d)
 {
-    char *err = env->err;
     std::vector<C2> tw((size_t)m);
     for (int64_t q = 0; q < m; ++q) {
         const double a = -2.0 * M_PI * (double)q / (double)m;
         tw[(size_t)q].x = (T)std::cos(a);
         tw[(size_t)q].y = (T)std::sin(a);
     }
-    PGPU_FORWARD(env->mem.alloc(err, (void **)d, tw.size() * sizeof(C2), "FFT row twiddles"));
-    PGPU_CUDA_SETUP(*env, cudaMemcpy(*d, tw.data(), tw.size() * sizeof(C2), cudaMemcpyHostToDevice));
-    return PGPU_SUCCESS;
+    return env->upload(tw, d, "FFT row twiddles");
 }
 
 // All Dirichlet, every n+1 a product of primes up to 19 and its rows within
@@ -7347,8 +7351,7 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
         scale *= 2.0 / (double)dra[a].N;
     }
     T *d_ev = nullptr;
-    PGPU_FORWARD(env->mem.alloc(err, (void **)&d_ev, ev.size() * sizeof(T), "FFT eigenvalues"));
-    PGPU_CUDA_SETUP(*env, cudaMemcpy(d_ev, ev.data(), ev.size() * sizeof(T), cudaMemcpyHostToDevice));
+    PGPU_FORWARD(env->upload(ev, &d_ev, "FFT eigenvalues"));
     for (int a = 0; a < dims; ++a) dr_ev[a] = d_ev + eoff[a];
     dr_scale = (T)scale;
     PGPU_FORWARD(env->mem.alloc(err, (void **)&T1, (size_t)N * sizeof(T), "FFT spectrum"));
@@ -8049,9 +8052,9 @@ pgpu_status Krylov<T>::init(Env &e, Hierarchy<T> &hh, Multigrid<T> *m, FftSolver
     PGPU_CUDA_SETUP(e, cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
     PGPU_CUDA_SETUP(e, cudaEventCreateWithFlags(&fork_ev, cudaEventDisableTiming));
     PGPU_CUDA_SETUP(e, cudaEventCreateWithFlags(&join_ev, cudaEventDisableTiming));
-    PGPU_CUDA_SETUP(e, cudaMemset(d_kshift, 0, sizeof(T)));
-    PGPU_CUDA_SETUP(e, cudaMemset(d_s, 0, KS_COUNT * sizeof(double)));
-    for (T *v : vec) PGPU_CUDA_SETUP(e, cudaMemset(v, 0, (size_t)L0.elems * sizeof(T)));
+    PGPU_CUDA_SETUP(e, cudaMemsetAsync(d_kshift, 0, sizeof(T), e.st));
+    PGPU_CUDA_SETUP(e, cudaMemsetAsync(d_s, 0, KS_COUNT * sizeof(double), e.st));
+    for (T *v : vec) PGPU_CUDA_SETUP(e, cudaMemsetAsync(v, 0, (size_t)L0.elems * sizeof(T), e.st));
     return PGPU_SUCCESS;
 }
 
@@ -9621,6 +9624,14 @@ template <class T> struct Solver : SolverBase {
     pgpu_status scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite);
     pgpu_status solve_fmg_pass(T *u, const T *f, pgpu_report &r);
     pgpu_status remove_mean(T *u);
+    // The mean of b on the only singular region of a mask (the report's rhs_mean).
+    pgpu_status read_first(double &v)
+    {
+        char *err = env.err;
+        PGPU_CUDA(cudaMemcpyAsync(&v, h.gen.first, sizeof(double), cudaMemcpyDeviceToHost, env.st));
+        PGPU_CUDA(cudaStreamSynchronize(env.st));
+        return PGPU_SUCCESS;
+    }
     pgpu_status run_method(T *u, const T *f, double rhs_norm, pgpu_report &r);
     pgpu_status run_mixed(T *u, const T *f, double rhs_norm, pgpu_report &r);
     pgpu_status fixed_launches(T *u, const T *f, pgpu_report &r);
@@ -9684,7 +9695,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             PGPU_FORWARD(in->h.build(env, cf, uses_multigrid(c), method != PGPU_FFT && !(krylov && !kmg), true));
             if (in->h.lv.size() > 1) most = std::max(most, blocks_of(in->h.lv[0].down.it));
             PGPU_FORWARD(env.mem.alloc(err, (void **)&in->d_shift, sizeof(float), "the residual's mean"));
-            PGPU_CUDA_SETUP(env, cudaMemset(in->d_shift, 0, sizeof(float)));
+            PGPU_CUDA_SETUP(env, cudaMemsetAsync(in->d_shift, 0, sizeof(float), env.st));
         }
     }
     // >>workspace-hook: a method's own level-0 arrays (the Krylov methods'
@@ -9696,7 +9707,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     if (env.dist) { // (>>dist) the halo planes and the all-reduced totals
         PGPU_FORWARD(env.mem.alloc(err, &env.dist->halo, (size_t)(4 * env.dist->plane) * sizeof(T), "halo planes"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&env.dist->d_red, 4 * sizeof(double), "totals to all-reduce"));
-        PGPU_CUDA_SETUP(env, cudaMemset(env.dist->d_red, 0, 4 * sizeof(double)));
+        PGPU_CUDA_SETUP(env, cudaMemsetAsync(env.dist->d_red, 0, 4 * sizeof(double), env.st));
         Dist &d = *env.dist;
         d.band_sz = 0;
         const int smoothed = method == PGPU_RBGS ? 1 : h.dist_levels; // the levels dist_smooth runs on
@@ -9717,7 +9728,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     if (in && (method == PGPU_FFT || (krylov && c.preconditioner == PGPU_PRECOND_FFT)))
         PGPU_FORWARD(in->fft.init(env, c, in->h.lv[0]));
     PGPU_FORWARD(env.mem.alloc(err, (void **)&d_shift, sizeof(T), "the right-hand side mean"));
-    PGPU_CUDA_SETUP(env, cudaMemset(d_shift, 0, sizeof(T)));
+    PGPU_CUDA_SETUP(env, cudaMemsetAsync(d_shift, 0, sizeof(T), env.st));
     PGPU_CUDA_SETUP(env, cudaEventCreate(&ev0));
     PGPU_CUDA_SETUP(env, cudaEventCreate(&ev1));
     PGPU_CUDA_SETUP(env, cudaEventCreateWithFlags(&scan_ev, cudaEventDisableTiming));
@@ -9972,7 +9983,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
         const pgpu_status st = solve_fmg_pass(u, f, r);
         if (h.gen.mask && h.gen.regions) r.rhs_mean = NAN;
         if (st == PGPU_SUCCESS && h.gen.mask && h.gen.regions == 1)
-            PGPU_CUDA(cudaMemcpy(&r.rhs_mean, h.gen.first, sizeof(double), cudaMemcpyDeviceToHost));
+            PGPU_FORWARD(finish(read_first(r.rhs_mean)));
         return finish(st);
     }
     // 1. The right-hand side: finite?  its norm, and its mean when singular.
@@ -9986,7 +9997,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     r.rhs_mean = h.singular ? red.h_res[RES_SCAN] / h.lv[0].npts : 0.0;
     if (h.gen.mask && h.gen.regions) {
         r.rhs_mean = NAN;
-        if (h.gen.regions == 1) PGPU_CUDA(cudaMemcpy(&r.rhs_mean, h.gen.first, sizeof(double), cudaMemcpyDeviceToHost));
+        if (h.gen.regions == 1) PGPU_FORWARD(finish(read_first(r.rhs_mean)));
     }
     if (rhs_norm == 0) { // b = 0: the solution is 0
         const Level<T> &L = h.lv[0];

@@ -15,10 +15,17 @@
  *  - pgpu_set_stream / pgpu_get_stream: a handle moved from the default
  *    stream to a non-blocking one (graph replay, cuFFT plans included) gives
  *    the bits of a handle created on it; the monitor is called at every
- *    check with rising iterations, its last call the report's numbers.
+ *    check with rising iterations, its last call the report's numbers;
+ *  - pgpu_set_mask / pgpu_set_coefficients and a solve on a non-blocking
+ *    stream while the legacy default stream is busy with other work give
+ *    the bits of the same calls on a quiet device: none of the handle's
+ *    copies or memsets waits on, or is overtaken through, the legacy
+ *    stream.
  */
 #include "common.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,6 +372,93 @@ static void check_set_stream(cudaStream_t stream, unsigned flags, const char *bc
     t_problem_free(&P);
 }
 
+/* A solid ball and two layers of Dirichlet cells under the top face: the
+ * general form's coarse tables and its regions. */
+static uint8_t *ball_pool_mask(const ref_grid *g)
+{
+    uint8_t *m = calloc((size_t)ref_elems(g), 1);
+    if (!m)
+        return NULL;
+    REF_FOR_EACH_INTERIOR(g, i, j, k)
+    {
+        const double x = (double)i / (g->n[0] + 1) - 0.5, y = (double)j / (g->n[1] + 1) - 0.5,
+                     z = (double)k / (g->n[2] + 1) - 0.45;
+        uint8_t t = PGPU_CELL_FLUID;
+        if (x * x + y * y + z * z < 0.06)
+            t = PGPU_CELL_SOLID;
+        else if (k >= g->n[2] - 1)
+            t = PGPU_CELL_DIRICHLET;
+        m[ref_idx(g, i, j, k)] = t;
+    }
+    return m;
+}
+
+static void check_busy_legacy(cudaStream_t stream, unsigned prec)
+{
+    pgpu_config cfg = t_config(37, 29, 23, "DDNNNN", 0.03, 0.035, 0.04, PGPU_VCYCLE | prec);
+    cfg.tolerance = prec == PGPU_FLOAT ? 0 : 1e-9;
+    const char *name = prec == PGPU_FLOAT ? "busy legacy stream, float" : "busy legacy stream, double";
+    t_problem P;
+    if (!t_problem_init(&P, &cfg))
+        return;
+    t_problem_randomize(&P);
+    uint8_t *mask = ball_pool_mask(&P.g);
+    double *beta = t_problem_array(&P, NULL);
+    void *tb = beta ? malloc(P.bytes) : NULL;
+    void *quiet = malloc(P.bytes), *busy = malloc(P.bytes);
+    const size_t big = (size_t)1 << 30;
+    void *d_mask = NULL, *d_beta = NULL, *d_big = NULL;
+    pgpu_config on_stream = cfg;
+    on_stream.stream = stream;
+    pgpu_solver *q = t_create(&cfg, name), *b = t_create(&on_stream, name);
+    if (mask && beta && tb && quiet && busy && q && b && t_problem_upload(&P)) {
+        REF_FOR_EACH_INTERIOR(&P.g, i, j, k)
+        beta[ref_idx(&P.g, i, j, k)] = 1.0 + 0.5 * sin(0.3 * (double)i) * cos(0.2 * (double)(j + k));
+        t_to_typed(prec, beta, tb, P.elems);
+        d_mask = t_dev_upload(mask, (size_t)P.elems);
+        d_beta = t_dev_upload(tb, P.bytes);
+        d_big = t_dev_alloc(big);
+    }
+    if (d_mask && d_beta && d_big && cuda_ok(cudaDeviceSynchronize(), "synchronise after uploads")) {
+        pgpu_report rq, rb;
+        pgpu_status sq = pgpu_set_mask(q, d_mask);
+        if (sq == PGPU_SUCCESS) sq = pgpu_set_coefficients(q, d_beta);
+        if (sq == PGPU_SUCCESS) sq = solve_once(&P, q, 0, quiet, &rq);
+        /* The same calls on b, each behind a queue of writes on the legacy
+         * stream (tens of milliseconds), not waited for. */
+        pgpu_status sb = PGPU_ERROR_CUDA;
+        if (reset_u(&P)) {
+            int queued = 1;
+            for (int r = 0; r < 40 && queued; ++r)
+                queued = cuda_ok(cudaMemsetAsync(d_big, r, big, 0), "a memset on the legacy stream");
+            sb = pgpu_set_mask(b, d_mask);
+            for (int r = 0; r < 40 && queued; ++r)
+                queued = cuda_ok(cudaMemsetAsync(d_big, r, big, 0), "a memset on the legacy stream");
+            if (sb == PGPU_SUCCESS) sb = pgpu_set_coefficients(b, d_beta);
+            if (sb == PGPU_SUCCESS) sb = pgpu_solve(b, P.d_u, P.d_f, &rb);
+            if (!cuda_ok(cudaDeviceSynchronize(), "synchronise") || !t_dev_download(busy, P.d_u, P.bytes))
+                sb = PGPU_ERROR_CUDA;
+        }
+        CHECK(sq == PGPU_SUCCESS && sb == PGPU_SUCCESS, "%s: quiet %s (%s), busy %s (%s)", name,
+              pgpu_status_string(sq), pgpu_last_error(q), pgpu_status_string(sb), pgpu_last_error(b));
+        if (sq == PGPU_SUCCESS && sb == PGPU_SUCCESS)
+            CHECK(memcmp(quiet, busy, P.bytes) == 0 && same_report(&rq, &rb),
+                  "%s: mask, beta and solve on a non-blocking stream give the quiet device's bits and report "
+                  "(%d and %d cycles)", name, rq.iterations, rb.iterations);
+    }
+    t_dev_free(d_mask);
+    t_dev_free(d_beta);
+    t_dev_free(d_big);
+    pgpu_destroy(q);
+    pgpu_destroy(b);
+    free(mask);
+    free(beta);
+    free(tb);
+    free(quiet);
+    free(busy);
+    t_problem_free(&P);
+}
+
 int main(void)
 {
     t_require_device("test_stream");
@@ -394,6 +488,8 @@ int main(void)
     check_set_stream(s2, PGPU_FMG | PGPU_FLOAT | PGPU_FIXED, "DDNNDD");
     check_set_stream(s2, PGPU_FFT | PGPU_DOUBLE, "DDNNPP");
     check_set_stream(s2, PGPU_FFT | PGPU_MIXED, "DDDDDD");
+    check_busy_legacy(s1, PGPU_DOUBLE);
+    check_busy_legacy(s1, PGPU_FLOAT);
     cudaStreamDestroy(s1);
     cudaStreamDestroy(s2);
     return t_finish("test_stream");
