@@ -5411,20 +5411,21 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
             for (int k = 0; k < n; ++k) PGPU_FORWARD(cycle(k == n - 1));
             it += n;
             PGPU_FORWARD(red.fetch(e, RES_CORR, 3));
-            const double ratio = std::sqrt(red.h_res[RES_CORR] / red.h_res[RES_CORR + 1]);
-            cv.tell(it, NAN, ratio);
-            if (!std::isfinite(red.h_res[RES_CORR]) || !std::isfinite(red.h_res[RES_CORR + 1])) {
-                result = record(err, PGPU_ERROR_BREAKDOWN, "multigrid: the correction became %g after %d cycles",
-                                red.h_res[RES_CORR], it);
-                break;
-            }
             if (red.h_res[RES_CORR] == 0 && red.h_res[RES_CORR + 1] > 0) {
                 // The coarse levels carried no correction at all (one node
                 // of a singular problem, whose constant is left out; a mask
                 // with no fluid coarse point): the cycle is smoothing alone
                 // and its correction says nothing; the residual decides, at
-                // float's floor as for Jacobi and RBGS.
+                // float's floor as for Jacobi and RBGS (the monitor hears
+                // of this check from judge, once).
                 residual_stop = true;
+                break;
+            }
+            const double ratio = std::sqrt(red.h_res[RES_CORR] / red.h_res[RES_CORR + 1]);
+            cv.tell(it, NAN, ratio);
+            if (!std::isfinite(red.h_res[RES_CORR]) || !std::isfinite(red.h_res[RES_CORR + 1])) {
+                result = record(err, PGPU_ERROR_BREAKDOWN, "multigrid: the correction became %g after %d cycles",
+                                red.h_res[RES_CORR], it);
                 break;
             }
             if (ratio <= FLOAT_CORRECTION || red.h_res[RES_CORR + 1] == 0 ||
