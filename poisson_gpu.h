@@ -212,7 +212,10 @@
  *  instead of the residual: when its RMS falls to 2^-20 of u's, or stalls
  *  below 8 times that (float's own rounding of u); on a singular problem
  *  the correction less its mean (a constant changes u only by a constant);
- *  a grid of one point stops after its one exact cycle.  The residual of a float
+ *  a grid of one point stops after its one exact cycle; where the coarse
+ *  levels carry no correction at all (a singular problem whose first coarse
+ *  level is one node, a mask with no fluid coarse point) the residual
+ *  decides, at the (*) tolerance, and the monitor sees residuals.  The residual of a float
  *  u cannot show the error left (its rounding alone gives a relative
  *  residual of ~eps lambda_max / lambda_min / 10, 4e-3 at 511^3); the
  *  correction can: 5 to 8 cycles, max error 4e-7 to 9e-7 of max |u|
@@ -331,7 +334,8 @@
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
  *    without mask or beta (the faces the FFT serves; else
  *    PGPU_ERROR_UNSUPPORTED at create).  The exact inverse on the empty
- *    box (one iteration); on masked domains it still helps where the mask
+ *    box: one iteration, one FFT solve (512^3 double to 1e-10 on an H100:
+ *    28 ms, against 63 ms for FMG then V-cycles); on masked domains it still helps where the mask
  *    is mostly fluid (a solid sphere: 9 iterations to 1e-6 at 512^3), not
  *    where Dirichlet cells or beta change the operator much.
  *  - PGPU_PRECOND_JACOBI (the diagonal), PGPU_PRECOND_NONE: iterations
@@ -339,12 +343,12 @@
  *  - PGPU_PIPELINED (CG only): the Ghysels-Vanroose form, one reduction per
  *    iteration computed in the same pass as all the vector updates and the
  *    operator (8 vectors instead of 4; 6 without a preconditioner); pays
- *    where latency dominates (unpreconditioned: 0.48x the classic
+ *    where latency dominates (unpreconditioned: 0.49x the classic
  *    iteration's time at 64^3, 0.87x at 128^3), not where the
- *    preconditioner does (with the multigrid one: 0.88x at 64^3, 0.95x at
+ *    preconditioner does (with the multigrid one: 0.92x at 64^3, 0.99x at
  *    128^3, and it needs the symmetric cycle, the weaker preconditioner:
  *    8 iterations to 1e-10 at 512^3 against classic CG's 6, 161 against
- *    111 ms).  Its longer recurrences lose more to
+ *    100 ms).  Its longer recurrences lose more to
  *    rounding: in float without a preconditioner it may end in
  *    PGPU_ERROR_BREAKDOWN.
  *  - The iterate is the caller's u (its interior is the initial guess); the
@@ -362,7 +366,9 @@
  *    while the true residual already meets that bound, the answer is
  *    PGPU_SUCCESS.  The
  *    report holds the true residual, `iterations` counts the Krylov
- *    iterations (each one or two preconditioner applications: BiCGStab two).
+ *    iterations: classic CG applies its preconditioner once per iteration
+ *    (the first before it, none after the one that converges), BiCGStab
+ *    twice, pipelined CG once, a step ahead.
  *  - Singular problems (no Dirichlet face, sealed pockets of a mask): the
  *    iterates stay in the range of A, the result has mean zero on each
  *    singular region, as for every method.
@@ -375,17 +381,18 @@
  *    preconditioner (the input rounded to float, one float cycle -- the
  *    first of classic CG an FMG pass -- or FFT,
  *    the result added back in double): double's accuracy, MG-preconditioned
- *    CG at 512^3 to 1e-10 in 98 ms against 111 ms in double.  With
+ *    CG at 512^3 to 1e-10 in 89 ms against 100 ms in double.  With
  *    PGPU_PRECOND_VCYCLE or PGPU_PRECOND_FFT (else UNSUPPORTED); no masks;
  *    not pipelined (UNSUPPORTED: a preconditioner that rounds is not the
  *    same symmetric operator every iteration; classic CG takes flexible
  *    coefficients for it).
- *  - When to take which: the box without mask or beta: FMG (with a
- *    tolerance: FMG then V-cycles) is faster (at 512^3 in double to 1e-10:
- *    63 ms against 111 ms for MG-preconditioned CG and 48 ms for CG with
- *    the FFT preconditioner, where the FFT serves the faces); beta jumps,
- *    masks where V-cycles are slow or diverge: CG (or BiCGStab) with the
- *    multigrid preconditioner.
+ *  - When to take which: the box without mask or beta: where the FFT
+ *    serves the faces, PGPU_FFT itself (512^3 double, all Dirichlet: 18 ms,
+ *    relative residual ~1e-11) or, for a tolerance the solve checks, CG
+ *    with the FFT preconditioner (28 ms to 1e-10); else FMG (with a
+ *    tolerance: FMG then V-cycles, 63 ms to 1e-10) is faster than
+ *    MG-preconditioned CG (100 ms); beta jumps, masks where V-cycles are
+ *    slow or diverge: CG (or BiCGStab) with the multigrid preconditioner.
  *
  * ============================================================================
  * MEMORY
@@ -486,8 +493,10 @@
  *    converges on those (7 iterations on 1000:1 two-phase flow at 256^3;
  *    see KRYLOV METHODS for where it stalls too).  Float V-cycles' own
  *    stop (the (**) rule) needs coarse grids that carry the error: where a
- *    mask leaves a thin domain whose coarse points are all Dirichlet or
- *    solid, set a tolerance.  At 512^3 a cycle with a mask costs about 1.5 box cycles (the
+ *    mask leaves no fluid coarse point it falls back to the residual, and
+ *    Dirichlet cells scattered one by one inside the fluid keep the
+ *    correction above float's rounding (PGPU_ERROR_NOT_CONVERGED; double
+ *    converges there): set a tolerance.  At 512^3 a cycle with a mask costs about 1.5 box cycles (the
  *    fine level runs the box's kernels, reading the mask byte), with a
  *    smooth beta 2.3 (float) to 2.5 (double); a solid sphere to 1e-6 in
  *    double takes 2.0 times the empty box, to 1e-10 1.8 times, in float
