@@ -396,18 +396,23 @@ struct Env {
     char err[ERR_LEN] = {0};
     int device = 0, sms = 0, optin = 0; // optin: the most shared memory a block may opt into
     DeviceMem mem;
-    // Allocate and copy host data to the device.  Every copy and memset
-    // the handle makes goes to its stream: a stream created with
-    // cudaStreamNonBlocking does not wait for the legacy default stream,
-    // where cudaMemcpy / cudaMemset would run.  The wait: the pageable
-    // source may be read until the copy is done.
+    // Copy host data to device memory d.  Every copy and memset the handle
+    // makes goes to its stream: a stream created with cudaStreamNonBlocking
+    // does not wait for the legacy default stream, where cudaMemcpy /
+    // cudaMemset would run.  The wait: the pageable source may be read
+    // until the copy is done.
+    template <class V> pgpu_status put(const std::vector<V> &h, V *d)
+    {
+        if (h.empty()) return PGPU_SUCCESS;
+        PGPU_CUDA_SETUP(*this, cudaMemcpyAsync(d, h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice, st));
+        PGPU_CUDA_SETUP(*this, cudaStreamSynchronize(st));
+        return PGPU_SUCCESS;
+    }
+    // Allocate, then put.
     template <class V> pgpu_status upload(const std::vector<V> &h, V **d, const char *what)
     {
         PGPU_FORWARD(mem.alloc(err, (void **)d, std::max<size_t>(1, h.size()) * sizeof(V), what));
-        if (h.empty()) return PGPU_SUCCESS;
-        PGPU_CUDA_SETUP(*this, cudaMemcpyAsync(*d, h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice, st));
-        PGPU_CUDA_SETUP(*this, cudaStreamSynchronize(st));
-        return PGPU_SUCCESS;
+        return put(h, *d);
     }
 };
 
@@ -5058,17 +5063,10 @@ template <class T> std::vector<TinyLevel<T>> Multigrid<T>::tiny_table() const
 
 template <class T> pgpu_status Multigrid<T>::refresh(bool general)
 {
-    char *err = env->err;
     gen = general;
     sched = sched_form[gen ? 1 : 0];
     dsched = dsched_form[gen ? 1 : 0];
-    if (d_tiny) {
-        const std::vector<TinyLevel<T>> tl = tiny_table();
-        PGPU_CUDA(cudaMemcpyAsync(d_tiny, tl.data(), tl.size() * sizeof(TinyLevel<T>), cudaMemcpyHostToDevice,
-                                  env->st)); // (on the stream: see Env::upload)
-        PGPU_CUDA(cudaStreamSynchronize(env->st));
-    }
-    return PGPU_SUCCESS;
+    return d_tiny ? env->put(tiny_table(), d_tiny) : PGPU_SUCCESS;
 }
 
 // A cycle from tiny level s in one block.
