@@ -4293,6 +4293,9 @@ template <class T> class Hierarchy {
     pgpu_status general_build(Env &env);
     bool general_apply(Env &env);
     pgpu_status general_rhs(Env &env, T *out);
+    // out = src (+ u's boundary terms where `terms`) minus the mean of each
+    // singular region of level 0 (out may be src).
+    pgpu_status project(Env &env, const T *src, const T *u, int terms, T *out);
 
     // Level 0 only, or every level (multigrid); second: level 0's second
     // iterate (the iterative methods ping-pong between two arrays); own:
@@ -4696,6 +4699,23 @@ template <class T> pgpu_status Hierarchy<T>::general_rhs(Env &env, T *out)
     gen_rhs_kernel<T><<<grid_for((int64_t)L.npts, env.sms), 256, 0, env.st>>>(L.g, (const T *)L.u, (const T *)L.f,
                                                                                L.shift, out);
     PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+// One pass of gen_project_kernel over level 0's singular regions: out = src
+// (+ u's boundary terms where `terms`) minus each region's mean.
+template <class T> pgpu_status Hierarchy<T>::project(Env &env, const T *src, const T *u, int terms, T *out)
+{
+    char *err = env.err;
+    const Level<T> &L = lv[0];
+    const unsigned blocks = grid_for((int64_t)L.npts, env.sms);
+    PGPU_CUDA(cudaMemsetAsync(gen.maxbits, 0, sizeof(unsigned long long), env.st));
+    PGPU_CUDA(cudaMemsetAsync(gen.sums, 0, (size_t)gen.regions * sizeof(long long), env.st));
+    for (int mode = 0; mode < 3; ++mode) {
+        gen_project_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, gen.lab, src, u, terms, mode, gen.maxbits, gen.sums,
+                                                          gen.sizes, L.npts, out, terms ? gen.first : nullptr);
+        PGPU_LAUNCHED();
+    }
     return PGPU_SUCCESS;
 }
 
@@ -7603,10 +7623,18 @@ class Replay {
 // whose recurrences need a symmetric preconditioner, takes it.  The
 // flexible coefficients cost a read of r and of Ap more per iteration.
 //
-// Singular problems (no Dirichlet face; sealed pockets of a mask): the
-// residual stays in the range of A (its mean is zero in exact arithmetic),
-// a constant added to a search direction changes neither A p nor any dot
-// product with a residual, so the iterates need no projection; the
+// Singular problems (no Dirichlet face; sealed pockets of a mask): in exact
+// arithmetic the residual stays in the range of A (mean zero on each
+// singular region) and a constant in a search direction changes neither
+// A p nor a dot product with a residual.  Rounding moves the recursive
+// residual's mean, and nothing in the recurrences takes it back: in float
+// without a preconditioner it grew until r.r was its mean alone (CG ran to
+// max_iterations and the constant in u swamped it).  So r's mean is taken
+// out as the iterations go: on a singular box the last block of each sum of
+// r keeps the mean (KS_RMEAN) and the next update of r subtracts it (no
+// extra pass; what is left is one update's rounding, not the sum of all);
+// on a mask's singular regions each region's mean is projected out after
+// every iteration (Hierarchy::project, three passes: rare domains).  The
 // preconditioner's input has its mean passed as the shift (the multigrid and
 // FFT solves of a singular box expect a consistent right-hand side), and the
 // solver removes the constant from u at the end as for every method.
@@ -7621,6 +7649,7 @@ enum {
     KS_RHO,    // CG: r.z; BiCGStab: (r0, r); pipelined: gamma = r.u
     KS_PQ,     // CG: p.Ap
     KS_SUM,    // the sum of the preconditioner's next input (its mean times the points)
+    KS_RMEAN,  // singular box: the mean of r, taken out of r by the next update (see >>krylov's head)
     KS_COUNT
 };
 
@@ -7634,21 +7663,26 @@ enum KrylovOp {
     KOP_CG_BETA,      // [r.z, z.Ap]: beta, rho
     KOP_PIPE_START,   // [r.u, w.u, r.r, sum w]: gamma, alpha = gamma / delta, beta = 0
     KOP_PIPE,         // [r.u, w.u, r.r, sum w]: gamma, alpha, beta
+    KOP_PIPE0,        // [sum r, w.r, r.r, sum w]: as KOP_PIPE with u = r (no preconditioner)
     KOP_BI_START,     // [r.r, sum r]: rho = ||r||^2 (r0 = r), beta = 0
     KOP_BI_ALPHA,     // [-, r0.v]: alpha
     KOP_BI_S,         // [s.s, sum s]: ||s||^2, the shift
     KOP_BI_OMEGA,     // [-, s.t, t.t]: omega
-    KOP_BI_RHO        // [r0.r, r.r]: rho, ||r||^2, beta
+    KOP_BI_RHO        // [r0.r, r.r, sum r]: rho, ||r||^2, beta
 };
 
 template <class T>
 __device__ void krylov_scalars(int op, const double *v, double *s, T *shift, double npts, int singular, int flexible)
 {
     if (op == KOP_RR || op == KOP_BI_START || op == KOP_BI_S) s[KS_RR] = v[0];
-    if (op == KOP_PIPE_START || op == KOP_PIPE) s[KS_RR] = v[2];
+    if (op == KOP_PIPE_START || op == KOP_PIPE || op == KOP_PIPE0) s[KS_RR] = v[2];
+    { // the ops that sum r: its mean, for the next update to take out
+        const int at = op == KOP_RR || op == KOP_BI_START ? 1 : op == KOP_BI_RHO ? 2 : op == KOP_PIPE0 ? 0 : -1;
+        if (at >= 0) s[KS_RMEAN] = singular ? v[at] / npts : 0.0;
+    }
     if (shift) { // the ops that sum the preconditioner's next input: its mean
         const int at = op == KOP_SHIFT ? 0
-                       : op == KOP_PIPE_START || op == KOP_PIPE ? 3
+                       : op == KOP_PIPE_START || op == KOP_PIPE || op == KOP_PIPE0 ? 3
                        : op == KOP_RR || op == KOP_BI_START || op == KOP_BI_S ? 1 : -1;
         if (at >= 0) {
             s[KS_SUM] = singular ? v[at] : 0.0;
@@ -7685,8 +7719,9 @@ __device__ void krylov_scalars(int op, const double *v, double *s, T *shift, dou
         s[KS_RHO] = v[0];
         break;
     case KOP_PIPE_START:
-    case KOP_PIPE: {
-        const double gamma = v[0], delta = v[1];
+    case KOP_PIPE:
+    case KOP_PIPE0: {
+        const double gamma = op == KOP_PIPE0 ? v[2] : v[0], delta = v[1];
         const double beta = op == KOP_PIPE_START ? 0.0 : ratio(gamma, s[KS_RHO], false);
         const double den = op == KOP_PIPE_START ? delta : delta - (beta != 0 ? beta * gamma / s[KS_ALPHA] : 0.0);
         s[KS_BETA] = beta;
@@ -7768,7 +7803,7 @@ template <class T, int OP> struct KrylovEmit {
     static constexpr bool reads_f = OP == KW_RESID;
     KArgs<T> a;
     Sum4 acc;
-    double alpha, beta;
+    double alpha, beta, rmean;
     __device__ void uniform_diag(double, bool) {}
     __device__ void skip(int64_t, T) {} // not an unknown: stays 0
     __device__ void operator()(int64_t p, double centre, double rhs, double diag, bool)
@@ -7800,9 +7835,9 @@ template <class T, int OP> struct KrylovEmit {
             acc.v[2] += r * r;
             acc.v[3] += (double)w;
         } else if constexpr (OP == KW_PIPE0) { // z = n + b z, s = w + b s, p = r + b p,
-                                               // x += a p, r -= a s, out = w - a z
+                                               // x += a p, r -= mean r + a s, out = w - a z
             const T n = T(diag * centre - rhs), w = T(centre), b = T(beta), al = T(alpha);
-            T z = n, s = w, r = a.r[p], pp = r;
+            T z = n, s = w, r = a.r[p] - T(rmean), pp = r;
             if (beta != 0) {
                 z += b * a.z[p];
                 s += b * a.s[p];
@@ -7816,10 +7851,10 @@ template <class T, int OP> struct KrylovEmit {
                 a.x[p] += al * pp;
                 r -= al * s;
                 wn -= al * z;
-                a.r[p] = r;
             }
+            if (alpha != 0 || rmean != 0) a.r[p] = r;
             a.out[p] = wn;
-            acc.v[0] += (double)r * (double)r;
+            acc.v[0] += (double)r;
             acc.v[1] += (double)wn * (double)r;
             acc.v[2] += (double)r * (double)r;
             acc.v[3] += (double)wn;
@@ -7860,11 +7895,12 @@ __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::norm_blocks)
     krylov_walk_kernel(const Grid<T> g, const KArgs<T> a, double *partials, int kchunk, int nyb, int nchunks)
 {
     int i, j, k0, k1;
-    KrylovEmit<T, OP> emit{a, Sum4{}, 0.0, 0.0};
+    KrylovEmit<T, OP> emit{a, Sum4{}, 0.0, 0.0, 0.0};
     if (OP == KW_PIPE || OP == KW_PIPE0) {
         emit.alpha = a.sc[KS_ALPHA];
         emit.beta = a.sc[KS_BETA];
     }
+    if (OP == KW_PIPE0) emit.rmean = a.sc[KS_RMEAN];
     if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
         const T shift = a.shift ? *a.shift : T(0);
         column_walk<T, double, Tune<T>::walk_group, MK>(g, a.in, a.f, i, j, k0, k1, shift, emit);
@@ -7874,12 +7910,12 @@ __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::norm_blocks)
 
 // Pointwise kernels (column launches over the unknowns):
 enum KrylovPoint {
-    KP_CG_UPDATE = 0, // x += alpha p, r -= alpha q; sums [r.r, sum r]
+    KP_CG_UPDATE = 0, // x += alpha p, r -= mean r + alpha q; sums [r.r, sum r]
     KP_DOT,           // sums [r.z, z.q] (q may be NULL)
     KP_CG_P,          // p = z + beta p
-    KP_BI_P,          // p = r + beta (p - omega v); sums [sum p]
-    KP_BI_S,          // s = r - alpha v (s may be r); sums [s.s, sum s]
-    KP_BI_XR,         // x += alpha ph + omega sh, r = s - omega t; sums [r0.r, r.r]
+    KP_BI_P,          // p = r - mean r + beta (p - omega v); sums [sum p]
+    KP_BI_S,          // s = r - mean r - alpha v (s may be r); sums [s.s, sum s]
+    KP_BI_XR,         // x += alpha ph + omega sh, r = s - omega t; sums [r0.r, r.r, sum r]
     KP_COPY,          // out = in
     KP_MASK           // out = 0 where the point is not an unknown
 };
@@ -7893,7 +7929,7 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
     if (col_thread(g, kchunk, nyb, nchunks, i, j, k0, k1)) {
         const double *sc = a.sc;
         const T alpha = sc ? T(sc[KS_ALPHA]) : T(0), beta = sc ? T(sc[KS_BETA]) : T(0),
-                omega = sc ? T(sc[KS_OMEGA]) : T(0);
+                omega = sc ? T(sc[KS_OMEGA]) : T(0), rmean = sc ? T(sc[KS_RMEAN]) : T(0);
         for (int k = k0; k < k1; ++k) {
             const int64_t p = at_point(g, i, j, k);
             if (!gen_fluid(g, p)) {
@@ -7901,12 +7937,12 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
                 continue;
             }
             if constexpr (OP == KP_CG_UPDATE) {
-                T r = a.r[p];
+                T r = a.r[p] - rmean;
                 if (alpha != T(0)) {
                     a.x[p] += alpha * a.p[p];
                     r -= alpha * a.q[p];
-                    a.r[p] = r;
                 }
+                if (alpha != T(0) || rmean != T(0)) a.r[p] = r;
                 acc.v[0] += (double)r * (double)r;
                 acc.v[1] += (double)r;
             } else if constexpr (OP == KP_DOT) {
@@ -7916,11 +7952,13 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
             } else if constexpr (OP == KP_CG_P) {
                 a.p[p] = beta != T(0) ? a.z[p] + beta * a.p[p] : a.z[p];
             } else if constexpr (OP == KP_BI_P) {
-                const T v = beta != T(0) ? a.r[p] + beta * (a.p[p] - omega * a.v[p]) : a.r[p];
+                const T r = a.r[p] - rmean;
+                const T v = beta != T(0) ? r + beta * (a.p[p] - omega * a.v[p]) : r;
                 a.p[p] = v;
                 acc.v[0] += (double)v;
             } else if constexpr (OP == KP_BI_S) {
-                const T s = alpha != T(0) ? a.r[p] - alpha * a.v[p] : a.r[p];
+                const T r = a.r[p] - rmean;
+                const T s = alpha != T(0) ? r - alpha * a.v[p] : r;
                 a.s[p] = s;
                 acc.v[0] += (double)s * (double)s;
                 acc.v[1] += (double)s;
@@ -7934,6 +7972,7 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
                 a.r[p] = r;
                 acc.v[0] += (double)a.r0[p] * (double)r;
                 acc.v[1] += (double)r * (double)r;
+                acc.v[2] += (double)r;
             } else if constexpr (OP == KP_COPY) {
                 a.out[p] = a.in[p];
             }
@@ -8017,6 +8056,7 @@ template <class T> class Krylov {
     // tail: classic CG forms its next direction first (false right after
     // start(), which made the first)
     pgpu_status iterate(bool tail);
+    pgpu_status step(bool tail);
     // The first preconditioner application is an FMG pass: flexible CG with
     // the multigrid preconditioner, on one GPU (the distributed FMG as a
     // correction solve is not yet run on several).
@@ -8215,8 +8255,18 @@ template <class T> pgpu_status Krylov<T>::start()
     return point<KP_CG_P>(b, KOP_STORE);
 }
 
-// One iteration.
+// One iteration; on a mask's singular regions r (vec[0] of every method)
+// then loses each region's mean (the box's goes with the next update) --
+// except in preconditioned pipelined CG, whose u = M r is a recurrence of
+// its own that a shift of r would part from (M of a constant is not one).
 template <class T> pgpu_status Krylov<T>::iterate(bool tail)
+{
+    PGPU_FORWARD(step(tail));
+    const bool own_u = pipelined && pre != PGPU_PRECOND_NONE;
+    return h->gen.mask && h->gen.regions && !own_u ? h->project(*env, vec[0], vec[0], 0, vec[0]) : PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status Krylov<T>::step(bool tail)
 {
     char *err = env->err;
     if (method == PGPU_BICGSTAB) {
@@ -8243,7 +8293,7 @@ template <class T> pgpu_status Krylov<T>::iterate(bool tail)
         KArgs<T> a = args();
         a.in = vec[1 + par]; a.out = vec[2 - par]; a.x = x; a.r = vec[0]; a.z = vec[3]; a.s = vec[4]; a.p = vec[5];
         par ^= 1;
-        return walk<KW_PIPE0>(a, KOP_PIPE);
+        return walk<KW_PIPE0>(a, KOP_PIPE0);
     }
     if (pipelined) {
         // vec: r, u, w, m, z, q, s, p.  One pass: n = A m and every update,
@@ -9638,7 +9688,6 @@ template <class T> struct Solver : SolverBase {
     // f into gen.fp (returns the f to solve with), mean of u removed from u.
     pgpu_status project_rhs(const T *u, const T *f, const T *&fb);
     pgpu_status project_u(T *u);
-    pgpu_status project_pass(const T *src, const T *u, int terms, T *out);
 };
 
 // Builds everything the handle holds.  With env.mem.counting set it is the
@@ -10212,23 +10261,6 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     return PGPU_SUCCESS;
 }
 
-// One pass of gen_project_kernel over the singular regions.
-template <class T> pgpu_status Solver<T>::project_pass(const T *src, const T *u, int terms, T *out)
-{
-    char *err = env.err;
-    General<T> &G = h.gen;
-    const Level<T> &L = h.lv[0];
-    const unsigned blocks = grid_for((int64_t)L.npts, env.sms);
-    PGPU_CUDA(cudaMemsetAsync(G.maxbits, 0, sizeof(unsigned long long), env.st));
-    PGPU_CUDA(cudaMemsetAsync(G.sums, 0, (size_t)G.regions * sizeof(long long), env.st));
-    for (int mode = 0; mode < 3; ++mode) {
-        gen_project_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, G.lab, src, u, terms, mode, G.maxbits, G.sums, G.sizes,
-                                                          L.npts, out, terms ? G.first : nullptr);
-        PGPU_LAUNCHED();
-    }
-    return PGPU_SUCCESS;
-}
-
 template <class T> pgpu_status Solver<T>::project_rhs(const T *u, const T *f, const T *&fb)
 {
     fb = f;
@@ -10236,12 +10268,12 @@ template <class T> pgpu_status Solver<T>::project_rhs(const T *u, const T *f, co
     // f outside the singular regions is copied too: fp replaces f everywhere.
     const Level<T> &L = h.lv[0];
     PGPU_FORWARD(axpby(env, L.g, L.col, T(0), T(1), f, T(0), (const T *)nullptr, h.gen.fp));
-    PGPU_FORWARD(project_pass(f, u, 1, h.gen.fp));
+    PGPU_FORWARD(h.project(env, f, u, 1, h.gen.fp));
     fb = h.gen.fp;
     return PGPU_SUCCESS;
 }
 
-template <class T> pgpu_status Solver<T>::project_u(T *u) { return project_pass(u, u, 0, u); }
+template <class T> pgpu_status Solver<T>::project_u(T *u) { return h.project(env, u, u, 0, u); }
 
 template <class T> pgpu_status Solver<T>::solve_host(void *u, const void *f, pgpu_report *rep)
 {

@@ -370,8 +370,12 @@
  *    (the first before it, none after the one that converges), BiCGStab
  *    twice, pipelined CG once, a step ahead.
  *  - Singular problems (no Dirichlet face, sealed pockets of a mask): the
- *    iterates stay in the range of A, the result has mean zero on each
- *    singular region, as for every method.
+ *    residual's mean on each singular region, which rounding moves, is
+ *    taken out as the iterations go (on a box with each update of r, no
+ *    extra pass; on a mask's singular regions three passes per iteration,
+ *    except in preconditioned pipelined CG), so the residual stays in the
+ *    range of A; the result has mean zero on each singular region, as for
+ *    every method.
  *  - PGPU_ERROR_BREAKDOWN: a denominator of the recurrences became zero,
  *    negative or not finite (an operator or preconditioner that is not
  *    positive definite, overflow, rounding); u keeps the last good iterate.
