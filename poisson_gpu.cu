@@ -7619,9 +7619,13 @@ class Replay {
 // preconditioner with red-black smoothing: as a stationary iteration at
 // 64^3, V(2,2) reduces the residual by 0.19 per cycle against 0.05 for the
 // standard one, and CG around it takes 9 iterations to 1e-10 at 512^3
-// against 7 for flexible CG around the standard cycle.  Only pipelined CG,
-// whose recurrences need a symmetric preconditioner, takes it.  The
-// flexible coefficients cost a read of r and of Ap more per iteration.
+// against 7 for flexible CG around the standard cycle.  Pipelined CG, whose
+// recurrences need a symmetric preconditioner, takes it, and so does
+// classic CG where beta varies (Solver::symmetric_cycle; doc/internals.md
+// has the figures): on 10^6 jumps the standard cycle can grow the residual
+// a thousandfold per cycle and flexible CG around it stalled, where CG
+// around the symmetric cycle (SPD whatever its stationary rate) converges.
+// The flexible coefficients cost a read of r and of Ap more per iteration.
 //
 // Singular problems (no Dirichlet face; sealed pockets of a mask): in exact
 // arithmetic the residual stays in the range of A (mean zero on each
@@ -9626,6 +9630,8 @@ struct SolverBase {
 
 template <class T> struct Solver : SolverBase {
     pgpu_status init(const pgpu_config &c);
+    // Which cycle the multigrid preconditioner runs (>>krylov's head).
+    void symmetric_cycle();
     pgpu_status solve(void *u, const void *f, pgpu_report *rep) override;
     pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) override;
     pgpu_status residual(const void *u, const void *f, double *rel) override;
@@ -9769,9 +9775,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     // norms, and the cycle's choice of its dense level: alike on every rank).
     if (env.dist) h.lv[0].npts = (double)env.dist->global.nx * env.dist->global.ny * env.dist->global.nz;
     if (uses_multigrid(c) && !mixed) PGPU_FORWARD(mg.init(env, h, c, &red));
-    // Pipelined CG needs a symmetric cycle; classic CG and BiCGStab take the
-    // standard one (>>krylov's head says why).
-    if (kmg && (c.flags & PGPU_PIPELINED)) mg.post_flip = 1;
+    symmetric_cycle();
     if (in && uses_multigrid(c)) PGPU_FORWARD(in->mg.init(env, in->h, c, &red));
     if (in && (method == PGPU_FFT || (krylov && c.preconditioner == PGPU_PRECOND_FFT)))
         PGPU_FORWARD(in->fft.init(env, c, in->h.lv[0]));
@@ -10146,6 +10150,15 @@ template <class T> pgpu_status Solver<T>::set_stream(cudaStream_t st)
     return PGPU_SUCCESS;
 }
 
+// Pipelined CG needs a symmetric cycle, and classic CG takes it where beta
+// varies; otherwise classic CG and BiCGStab take the standard one
+// (>>krylov's head says why).
+template <class T> void Solver<T>::symmetric_cycle()
+{
+    const bool kmg = is_krylov(method) && cfg.preconditioner == PGPU_PRECOND_VCYCLE;
+    mg.post_flip = kmg && ((cfg.flags & PGPU_PIPELINED) || (method == PGPU_CG && h.gen.beta)) ? 1 : 0;
+}
+
 // pgpu_set_mask (is_mask) and pgpu_set_coefficients: check the data (one
 // wait for the stream), then copy it, rebuild the coarse levels and the
 // regions on the device, and put the form into every level's grid.
@@ -10199,6 +10212,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     if (is_mask) G.mask = mask != nullptr;
     else G.beta = beta != nullptr;
     const bool changed = h.general_apply(env);
+    symmetric_cycle();
     if (is_mask && mask) {
         gen_mask_copy_kernel<T><<<grid_for(L.elems, env.sms), 256, 0, env.st>>>(L.g, mask, G.mk[0]);
         PGPU_LAUNCHED();

@@ -321,7 +321,10 @@
  *    in the reverse colour order) is a much weaker preconditioner (9
  *    iterations to 1e-10 at 512^3 against 7, both without the FMG start).  Pipelined CG, whose
  *    recurrences need a symmetric preconditioner, takes the symmetric
- *    cycle.  Classic CG's first application (one GPU) is an FMG pass
+ *    cycle, and so does classic CG once pgpu_set_coefficients has set a
+ *    beta: around the standard cycle, which can diverge a thousandfold per
+ *    cycle on 10^6 jumps, it stalled, around the symmetric one it
+ *    converges.  Classic CG's first application (one GPU) is an FMG pass
  *    instead of a cycle: about 1.4 cycles' cost for one to three
  *    iterations fewer at 512^3.
  *    6 iterations to 1e-10 on the box at 512^3 with a rough right-hand

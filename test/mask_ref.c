@@ -532,6 +532,11 @@ void mref_beta_field(const ref_grid *g, int kind, double jump, double *beta)
         case MREF_BETA_RANDOM:
             b = t_rand(0.1, 10.0);
             break;
+        case MREF_BETA_BALL: {
+            const double dx = x - 0.45, dy = y - 0.55, dz = is3d ? z - 0.5 : 0.0;
+            b = dx * dx + dy * dy + dz * dz < 0.09 ? jump : 1.0;
+            break;
+        }
         default:
             break;
         }
