@@ -3562,7 +3562,7 @@ constexpr uint32_t LAB_NONE = 0xffffffffu;     // not fluid
 constexpr uint32_t LAB_REGULAR = 0xc0000000u;  // fluid, in a region that touches Dirichlet
 constexpr uint32_t LAB_SINGULAR = 0x80000000u; // | id: fluid, in singular region id
 constexpr uint32_t LAB_INDEX = 0x7fffffffu;
-constexpr unsigned GEN_BAD_TYPE = 1, GEN_FLUID = 2, GEN_BAD_BETA = 4, GEN_TOO_MANY = 8;
+constexpr unsigned GEN_BAD_TYPE = 1, GEN_FLUID = 2, GEN_BAD_BETA = 4, GEN_TOO_MANY = 8, GEN_HELD = 16;
 
 // The fine faces of one axis of a level pair that coarse face I (0..nc,
 // between nodes I-1 and I; 0 and nc the walls, or the wrap) averages:
@@ -3616,27 +3616,6 @@ template <class T> __device__ __forceinline__ int64_t point_of(const Grid<T> &g,
     return g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
 }
 
-// Checks a caller's mask (types, a fluid point) and beta (positive, finite)
-// over the interior into *flags.
-template <class T>
-__global__ void gen_check_kernel(const Grid<T> g, const uint8_t *__restrict__ m, const T *__restrict__ beta,
-                                 unsigned *flags)
-{
-    unsigned bits = 0;
-    PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
-    {
-        int i, j, k;
-        const int64_t p = point_of(g, t, i, j, k);
-        if (m) bits |= m[p] > PGPU_CELL_SOLID ? GEN_BAD_TYPE : m[p] == PGPU_CELL_FLUID ? GEN_FLUID : 0u;
-        if (beta) {
-            const double b = (double)beta[p];
-            if (!(b > 0) || !(b <= DBL_MAX)) bits |= GEN_BAD_BETA;
-        }
-    }
-    bits = __reduce_or_sync(0xffffffffu, bits);
-    if (bits && (threadIdx.x & 31) == 0) atomicOr(flags, bits);
-}
-
 // The closed faces (bit f, GenPoint's order) of interior point (i, j, k),
 // element p, of a level with the cell types `types`: those towards a solid
 // neighbour.  Across a box face the neighbour is a ghost, fluid, unless the
@@ -3656,22 +3635,34 @@ __device__ __forceinline__ unsigned closed_faces(const Grid<T> &g, const uint8_t
     return c;
 }
 
-// Level 0's mask: the interior from the caller with its closed faces, the
-// ghosts fluid.
-template <class T> __global__ void gen_mask_copy_kernel(const Grid<T> g, const uint8_t *__restrict__ m, uint8_t *mk)
+// Checks a caller's mask (types, a fluid point) and beta (positive, finite)
+// over the interior into *flags; with a mask, writes level 0's mask into mk
+// (the caller's types with their closed faces; the ghosts, fluid, are
+// never written): the spare buffer, taken only when the check passes.
+template <class T>
+__global__ void gen_check_kernel(const Grid<T> g, const uint8_t *__restrict__ m, const T *__restrict__ beta,
+                                 unsigned *flags, uint8_t *mk)
 {
-    const int64_t ex = g.nx + 2, ey = g.ny + 2, ez = g.is3d ? g.nz + 2 : 1;
-    const int64_t origin = ghost_origin(g);
-    const bool small = ex * ey * ez <= 0xffffffffll;
-    PGPU_GRID_STRIDE(t, ex * ey * ez)
+    unsigned bits = 0;
+    PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
     {
-        int I, J, K;
-        split_index(t, (uint32_t)ex, (uint32_t)ey, small, I, J, K);
-        const int64_t p = origin + I + (int64_t)J * g.sy + (int64_t)K * g.sz;
-        const bool in = I >= 1 && I <= g.nx && J >= 1 && J <= g.ny && (!g.is3d || (K >= 1 && K <= g.nz));
-        const unsigned c = in ? closed_faces(g, m, p, I - 1, J - 1, g.is3d ? K - 1 : 0) : 0u;
-        mk[p] = in ? (uint8_t)(m[p] | c << CLOSED_SHIFT) : (uint8_t)PGPU_CELL_FLUID;
+        int i, j, k;
+        const int64_t p = point_of(g, t, i, j, k);
+        if (m) {
+            const uint8_t v = m[p];
+            bits |= v > PGPU_CELL_SOLID        ? GEN_BAD_TYPE
+                    : v == PGPU_CELL_FLUID     ? GEN_FLUID
+                    : v == PGPU_CELL_DIRICHLET ? GEN_HELD
+                                               : 0u;
+            mk[p] = (uint8_t)(v | closed_faces(g, m, p, i, j, k) << CLOSED_SHIFT);
+        }
+        if (beta) {
+            const double b = (double)beta[p];
+            if (!(b > 0) || !(b <= DBL_MAX)) bits |= GEN_BAD_BETA;
+        }
     }
+    bits = __reduce_or_sync(0xffffffffu, bits);
+    if (bits && (threadIdx.x & 31) == 0) atomicOr(flags, bits);
 }
 
 // A coarse level's closed faces, once gen_coarse_kernel has written its
@@ -3773,7 +3764,10 @@ template <class T> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
         }
         // Face fractions: per axis d, the mean over the path's fine faces of
         // their conductance (the fraction, 0 next to a solid point), weighted
-        // across by the rows of the other two axes.
+        // across by the rows of the other two axes.  A fine face is open
+        // where its high point is not solid and has no closed low face (the
+        // builder's bits: a solid low point), or at the high box face where
+        // its low point is not solid: one byte a face.
 #pragma unroll
         for (int d = 0; d < 3; ++d) {
             const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
@@ -3783,27 +3777,25 @@ template <class T> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
             const int *pidx = pa.idx + I * MAX_PATH;
             const int64_t sd = fs[d];
             double acc = 0, wsum = 0;
-            for (int c1 = 0; c1 < m[d1]; ++c1) {
-                const double w1 = (double)__ldg(cw[d1] + c1);
-                const int64_t o1 = F.base + (int64_t)__ldg(ci[d1] + c1) * fs[d1];
-                for (int c2 = 0; c2 < m[d2]; ++c2) {
-                    const double wt = w1 * (double)__ldg(cw[d2] + c2);
-                    const int64_t e0 = o1 + (int64_t)__ldg(ci[d2] + c2) * fs[d2]; // the line along d
-                    double phi = 0;
-                    for (int q = 0; q < np; ++q) {
-                        int fi = __ldg(pidx + q);
-                        if (per[d]) fi %= n;
-                        double ph = ffr[d] ? (double)__ldg(ffr[d] + e0 + fi * sd) : 1.0;
+            for (int q = 0; q < np; ++q) {
+                int fi = __ldg(pidx + q);
+                if (per[d]) fi %= n;
+                const int64_t fo = fi * sd, to = (fi < n ? fi : n - 1) * sd;
+                const unsigned shut = fi < n ? 1u << (CLOSED_SHIFT + 2 * d) : 0u;
+                for (int c1 = 0; c1 < m[d1]; ++c1) {
+                    const double w1 = (double)__ldg(cw[d1] + c1);
+                    const int64_t o1 = F.base + (int64_t)__ldg(ci[d1] + c1) * fs[d1];
+                    for (int c2 = 0; c2 < m[d2]; ++c2) {
+                        const double wt = w1 * (double)__ldg(cw[d2] + c2);
+                        const int64_t e0 = o1 + (int64_t)__ldg(ci[d2] + c2) * fs[d2]; // the line along d
+                        double ph = ffr[d] ? (double)__ldg(ffr[d] + e0 + fo) : 1.0;
                         if (F.mk) {
-                            const int lo = fi > 0 ? fi - 1 : (per[d] ? n - 1 : -1), hi = fi < n ? fi : -1;
-                            if ((lo >= 0 && (__ldg(F.mk + e0 + lo * sd) & CELL_BITS) == PGPU_CELL_SOLID) ||
-                                (hi >= 0 && (__ldg(F.mk + e0 + hi * sd) & CELL_BITS) == PGPU_CELL_SOLID))
-                                ph = 0;
+                            const unsigned b = __ldg(F.mk + e0 + to);
+                            if ((b & CELL_BITS) == PGPU_CELL_SOLID || (b & shut)) ph = 0;
                         }
-                        phi += ph;
+                        acc += wt * ph;
+                        if (q == 0) wsum += wt;
                     }
-                    acc += wt * phi;
-                    wsum += wt;
                 }
             }
             a.cf[d][pc] = T(wsum > 0 ? acc / (wsum * np) : 0.0);
@@ -3874,27 +3866,42 @@ __device__ __forceinline__ int64_t nb_index(const Grid<T> &g, int64_t q, int64_t
     return q + m * sq;
 }
 
-// Region labelling's first step by tiles of RG_TX x RG_TY x RG_TZ points (a
-// block; a warp per row of RG_TX points, each thread a column of RG_TZ):
-// the tile's fluid points linked through the faces inside the tile, in
-// shared memory, then each point's label its tile-local root as an interior
-// index.  A row's runs of fluid points need no linking: each point's parent
-// is its run's first point, from the row's ballot.  Between two rows (y or
-// z) only the first point of each stretch where both rows are fluid links:
-// the rest of the stretch lies in the same two runs.  The root is the
-// smallest index of its part of the tile (a tile orders its points as the
-// grid does), so labels still only point down, and gen_regions_kernel's
-// stage 1 links only the faces between tiles and across periodic seams.
-// (2D: tiles of one plane, RG_TZ = 1.)
+// Region labelling.  Union-find on the fluid points, first within tiles of
+// RG_TX x RG_TY x RG_TZ points (gen_regions_tile_kernel), then the touch
+// bits of the tiles' parts next to Dirichlet (gen_regions_touch_kernel),
+// the links across the faces between tiles and the periodic seams
+// (gen_regions_link_kernel), the tiles' roots alone
+// (gen_regions_roots_kernel), and last each point its region's label
+// (gen_regions_final_kernel).  Every label but a final one is an interior
+// index, and every parent is a tile root, so a point reaches its region's
+// root in at most two steps once the tile roots are flattened.  Two bit sets
+// over the interior points: the tile roots, and the roots whose part (after
+// linking: whose region) touches a Dirichlet point or face.
 constexpr int RG_TX = 32, RG_TY = 8, RG_TZ_3D = 8;
 static_assert(RG_TX == 32, "a tile row is a warp");
+__device__ __forceinline__ bool bit_of(const uint32_t *bits, uint32_t q) { return (bits[q >> 5] >> (q & 31)) & 1u; }
+__device__ __forceinline__ void set_bit(uint32_t *bits, uint32_t q) { atomicOr(bits + (q >> 5), 1u << (q & 31)); }
+
+// A block per tile (a warp per row of RG_TX points, each thread a column of
+// RG_TZ), tiles numbered x fastest.  A row's runs of fluid points need no
+// linking: each point's parent is its run's first point, from the row's
+// ballot.  Between two rows (y or z) only the first point of each stretch
+// where both rows are fluid links: the rest of the stretch lies in the same
+// two runs.  The root is the smallest index of its part of the tile (a tile
+// orders its points as the grid does), so labels only point down.  Each
+// point's label is its tile root as an interior index; each tile root sets
+// its bit in roots.  (2D: tiles of one plane, RG_TZ = 1.)
 template <class T, int RG_TZ>
-__global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Grid<T> g, uint32_t *lab)
+__global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Grid<T> g, uint32_t *lab,
+                                                                         uint32_t *roots)
 {
-    __shared__ uint32_t par[RG_TZ * RG_TY * RG_TX];
+    constexpr int TP = RG_TZ * RG_TY * RG_TX;
+    __shared__ uint32_t par[TP];
     __shared__ unsigned rows[RG_TZ * RG_TY]; // each row's fluid points, bit tx
+    const unsigned bxn = (unsigned)((g.nx + RG_TX - 1) / RG_TX), byn = (unsigned)((g.ny + RG_TY - 1) / RG_TY);
+    const unsigned bx = blockIdx.x % bxn, by = blockIdx.x / bxn % byn, bz = blockIdx.x / bxn / byn;
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int i = blockIdx.x * RG_TX + tx, j = blockIdx.y * RG_TY + ty, k0 = blockIdx.z * RG_TZ;
+    const int i = bx * RG_TX + tx, j = by * RG_TY + ty, k0 = bz * RG_TZ;
     const bool col = i < g.nx && j < g.ny;
     const unsigned below = 0xffffffffu >> (31 - tx); // bits 0..tx
     for (int z = 0; z < RG_TZ; ++z) {
@@ -3923,101 +3930,167 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
     for (int z = 0; z < RG_TZ; ++z) {
         const int l = tx + RG_TX * (ty + RG_TY * z), k = k0 + z;
         if (!col || k >= g.nz) continue;
+        const int64_t q = i + (int64_t)g.nx * (j + (int64_t)g.ny * k);
         uint32_t out = LAB_NONE;
         if (par[l] != LAB_NONE) {
             uint32_t r = (uint32_t)l, n;
             while ((n = par[r]) != r) r = n;
+            if (r == (uint32_t)l) set_bit(roots, (uint32_t)q);
             const int rx = (int)(r % RG_TX), ry = (int)(r / RG_TX % RG_TY), rz = (int)(r / (RG_TX * RG_TY));
-            out = (uint32_t)(blockIdx.x * RG_TX + rx +
-                             (int64_t)g.nx * (blockIdx.y * RG_TY + ry + (int64_t)g.ny * (k0 + rz)));
+            out = (uint32_t)(bx * RG_TX + rx + (int64_t)g.nx * (by * RG_TY + ry + (int64_t)g.ny * (k0 + rz)));
         }
-        lab[i + (int64_t)g.nx * (j + (int64_t)g.ny * k)] = out;
+        lab[q] = out;
     }
 }
 
-// stage 0: labels (the point itself, or none); 1: link fluid neighbours
-// (with `tiles`, after gen_regions_tile_kernel: those in other tiles; a y
-// or z face only at the first point of a stretch whose x neighbours on
-// both sides are fluid too: the tiles or this stage link those along x);
-// 2: every label to its root, and the roots of regions that touch a
-// Dirichlet point or face flagged; 3: number the singular roots (count in
-// *count, GEN_TOO_MANY past cap); 4: every point takes its root's number
-// and counts into its region's size.  Stages 3 and 4 read the labels only.
-template <class T>
-__global__ void gen_regions_kernel(const Grid<T> g, uint32_t *lab, int stage, uint32_t *count, uint32_t cap,
-                                   uint32_t *sizes, unsigned *flags, bool tiles)
+// The touch bits of the tile roots (lab as the tile kernel left it) whose
+// part has a fluid point next to a Dirichlet point or on a Dirichlet box
+// face.  `held` (the mask has Dirichlet points): a thread per point, each
+// Dirichlet point marking its fluid neighbours; then a thread per point of
+// the Dirichlet box faces.
+template <class T> __global__ void gen_regions_touch_kernel(const Grid<T> g, const uint32_t *lab, uint32_t *touch,
+                                                            bool held)
 {
-    const int64_t npts = (int64_t)g.nx * g.ny * g.nz;
-    if (stage >= 3) {
-        PGPU_GRID_STRIDE(t, npts)
+    auto fluid = [&](int64_t e) { return (g.mk[e] & CELL_BITS) == PGPU_CELL_FLUID; };
+    auto mark = [&](int64_t q) {
+        const uint32_t r = lab[q];
+        if (!bit_of(touch, r)) set_bit(touch, r);
+    };
+    if (held) {
+        PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
         {
-            const uint32_t q = (uint32_t)t;
-            uint32_t v = lab[q];
-            if (v == LAB_NONE) continue;
-            if (stage == 3) {
-                if ((v & LAB_INDEX) != q) continue; // not a root
-                if (v & LAB_SINGULAR) {
+            int i, j, k;
+            const int64_t p = point_of(g, t, i, j, k);
+            if ((g.mk[p] & CELL_BITS) != PGPU_CELL_DIRICHLET) continue;
+            for (int f = 0; f < (g.is3d ? 6 : 4); ++f) {
+                int64_t po;
+                const int64_t o = nb_index(g, t, p, i, j, k, f, po);
+                if (o >= 0 && fluid(po)) mark(o);
+            }
+        }
+    }
+    const int n[3] = {g.nx, g.ny, g.nz}, per[3] = {g.px, g.py, g.pz};
+    int64_t cnt[6], total = 0;
+    for (int f = 0; f < 6; ++f) {
+        const int d = f >> 1;
+        const bool on = (d < 2 || g.is3d) && !per[d] && ((g.dirichlet >> f) & 1);
+        total += cnt[f] = on ? (int64_t)n[(d + 1) % 3] * n[(d + 2) % 3] : 0;
+    }
+    PGPU_GRID_STRIDE(t, total)
+    {
+        int64_t s = t;
+        int f = 0;
+        while (s >= cnt[f]) s -= cnt[f++];
+        const int d = f >> 1, d1 = (d + 1) % 3, d2 = (d + 2) % 3;
+        int c[3];
+        c[d] = f & 1 ? n[d] - 1 : 0;
+        c[d1] = (int)(s % n[d1]);
+        c[d2] = (int)(s / n[d1]);
+        if (fluid(g.base + c[0] + (int64_t)c[1] * g.sy + (int64_t)c[2] * g.sz))
+            mark(c[0] + (int64_t)g.nx * (c[1] + (int64_t)g.ny * c[2]));
+    }
+}
+
+// The pairs of neighbours that lie in two tiles or across a periodic seam:
+// for axis d, the low point's coordinate c = RG_T[d] m - 1 (m = 1 ..
+// (n - 1) / RG_T[d]) and, on a periodic axis, n - 1 (its neighbour is 0).
+__host__ __device__ inline int seam_planes(int n, int tile, int per) { return (n - 1) / tile + (per && n > 1); }
+
+// Links the fluid pairs between tiles, a thread per pair, unless the pair
+// is joined already through others: an x pair where the pair at j - 1 (or
+// k - 1) in the same two tiles is fluid (each point is linked to its
+// neighbour there inside its tile), a y or z pair where the pair at x - 1
+// is fluid (the two x links are inside a tile or x pairs between tiles).
+// Every skipped pair refers to one nearer the origin of the same kind, so
+// by induction every fluid pair ends up joined.
+template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint32_t *lab)
+{
+    const int d = (int)blockIdx.y; // the axis of the pairs
+    if (d == 2 && !g.is3d) return;
+    const int n = d == 0 ? g.nx : d == 1 ? g.ny : g.nz, tl = d == 0 ? RG_TX : d == 1 ? RG_TY : RG_TZ_3D;
+    const int per = d == 0 ? g.px : d == 1 ? g.py : g.pz;
+    // the pairs of one plane: the other two axes, the lower (lo points) first
+    const uint32_t lo = (uint32_t)(d == 0 ? g.ny : g.nx), across = lo * (uint32_t)(d == 2 ? g.ny : g.nz);
+    const int64_t sd = d == 0 ? 1 : d == 1 ? g.sy : g.sz;
+    auto fluid = [&](int64_t e) { return (g.mk[e] & CELL_BITS) == PGPU_CELL_FLUID; };
+    PGPU_GRID_STRIDE(s64, (int64_t)seam_planes(n, tl, per) * across)
+    {
+        const uint32_t s = (uint32_t)s64, m = s / across, rest = s - m * across;
+        const int c = (int)m < (n - 1) / tl ? tl * ((int)m + 1) - 1 : n - 1;
+        int i, j, k;
+        if (d == 0) { i = c; j = (int)(rest % lo); k = (int)(rest / lo); }
+        else if (d == 1) { i = (int)(rest % lo); j = c; k = (int)(rest / lo); }
+        else { i = (int)(rest % lo); j = (int)(rest / lo); k = c; }
+        const int64_t q = i + (int64_t)g.nx * (j + (int64_t)g.ny * k);
+        const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
+        // the high point: the next one, or across the seam the first
+        const bool seam = c == n - 1;
+        const int64_t po = seam ? p - (int64_t)(n - 1) * sd : p + sd;
+        const int64_t o = seam ? q - (int64_t)(n - 1) * (d == 0 ? 1 : d == 1 ? g.nx : (int64_t)g.nx * g.ny)
+                               : q + (d == 0 ? 1 : d == 1 ? g.nx : (int64_t)g.nx * g.ny);
+        if (!fluid(p) || !fluid(po)) continue;
+        bool joined;
+        if (d == 0)
+            joined = (j % RG_TY != 0 && fluid(p - g.sy) && fluid(po - g.sy)) ||
+                     (g.is3d && k % RG_TZ_3D != 0 && fluid(p - g.sz) && fluid(po - g.sz));
+        else
+            joined = i > 0 && fluid(p - 1) && fluid(po - 1);
+        if (!joined) uf_union<false>(lab, (uint32_t)q, (uint32_t)o);
+    }
+}
+
+// On the tile roots (a thread per word of the bit set).  Stage 0: each its
+// region's root as its label, and the root's touch bit set where its own is
+// (a label's step may halve while another thread sets it: either value
+// leads to the root, and a root's label is not written).  Stage 1: each
+// region's root its final label, regular, or singular with a number (count
+// in *count, GEN_TOO_MANY past cap).
+__global__ void gen_regions_roots_kernel(uint32_t *lab, const uint32_t *roots, uint32_t *touch, uint32_t words,
+                                         int stage, uint32_t *count, uint32_t cap, unsigned *flags)
+{
+    PGPU_GRID_STRIDE(w, (int64_t)words)
+    {
+        for (uint32_t b = roots[w]; b; b &= b - 1) {
+            const uint32_t q = (uint32_t)w * 32u + (uint32_t)(__ffs(b) - 1);
+            if (stage == 0) {
+                volatile const uint32_t *v = lab;
+                uint32_t r = q, nx;
+                while ((nx = v[r]) != r) r = nx;
+                if (r == q) continue;
+                lab[q] = r;
+                if (bit_of(touch, q)) set_bit(touch, r);
+            } else if (lab[q] == q) {
+                if (bit_of(touch, q)) {
                     lab[q] = LAB_REGULAR;
                 } else {
                     const uint32_t id = atomicAdd(count, 1u);
                     if (id >= cap) atomicOr(flags, GEN_TOO_MANY);
                     lab[q] = id < cap ? (LAB_SINGULAR | id) : LAB_REGULAR;
                 }
-            } else {
-                if (!(v & LAB_SINGULAR)) v = lab[v]; // a root's final label (stage 3 wrote every root)
-                lab[q] = v;
-                if (v != LAB_REGULAR) atomicAdd(sizes + (v & LAB_INDEX), 1u);
             }
         }
-        return;
     }
-    PGPU_GRID_STRIDE(t, npts)
+}
+
+// Every fluid point its region's final label (its tile root's root's; a
+// final label has bit 31 set, an index never), counted into the singular
+// region's size (one atomic per region a warp holds).
+__global__ void gen_regions_final_kernel(uint32_t *lab, uint32_t npts, uint32_t *sizes)
+{
+    PGPU_GRID_STRIDE(t, (int64_t)npts)
     {
-        int i, j, k;
-        const int64_t p = point_of(g, t, i, j, k);
-        const bool fluid = (g.mk[p] & CELL_BITS) == PGPU_CELL_FLUID;
         const uint32_t q = (uint32_t)t;
-        const int nf = g.is3d ? 6 : 4;
-        if (stage == 0) {
-            lab[q] = fluid ? q : LAB_NONE;
-        } else if (!fluid) {
-            continue;
-        } else if (stage == 1) {
-            const int c[3] = {i, j, k}, n[3] = {g.nx, g.ny, g.nz}, tl[3] = {RG_TX, RG_TY, RG_TZ_3D};
-            const bool left = i > 0 && (g.mk[p - 1] & CELL_BITS) == PGPU_CELL_FLUID;
-            for (int f = 1; f < nf; f += 2) {
-                const int d = f >> 1;
-                if (tiles && c[d] + 1 < n[d] && (c[d] + 1) % tl[d] != 0) continue; // linked in its tile
-                int64_t po;
-                const int64_t o = nb_index(g, t, p, i, j, k, f, po);
-                if (o < 0 || (g.mk[po] & CELL_BITS) != PGPU_CELL_FLUID) continue;
-                if (d > 0 && left && (g.mk[po - 1] & CELL_BITS) == PGPU_CELL_FLUID) continue; // linked at x - 1
-                uf_union<false>(lab, q, (uint32_t)o);
-            }
-        } else {
-            // A plain walk: uf_find's halving writes could put an ancestor
-            // back over a label another thread has just set to its root.
-            // Only roots carry the flag, and a root's label is not written.
-            volatile const uint32_t *v = lab;
-            uint32_t r = q, n;
-            while ((n = v[r] & LAB_INDEX) != r) r = n;
-            if (r != q) lab[q] = r;
-            bool touch = false;
-            const int dface[6] = {g.dirichlet & 1, g.dirichlet & 2, g.dirichlet & 4, g.dirichlet & 8,
-                                  g.dirichlet & 16, g.dirichlet & 32};
-            for (int f = 0; f < nf; ++f) {
-                int64_t po;
-                const int64_t o = nb_index(g, t, p, i, j, k, f, po);
-                if (o < 0) {
-                    const int c = f < 2 ? i : f < 4 ? j : k, n = f < 2 ? g.nx : f < 4 ? g.ny : g.nz;
-                    const bool at_face = (f & 1) ? c == n - 1 : c == 0;
-                    touch = touch || (at_face && dface[f] && !(f < 2 ? g.px : f < 4 ? g.py : g.pz));
-                    continue;
-                }
-                touch = touch || (g.mk[po] & CELL_BITS) == PGPU_CELL_DIRICHLET;
-            }
-            if (touch && !(v[r] & LAB_SINGULAR)) atomicOr(lab + r, LAB_SINGULAR);
+        uint32_t v = lab[q];
+        if (v != LAB_NONE && !(v & LAB_SINGULAR)) {
+            v = ((volatile const uint32_t *)lab)[v];
+            if (!(v & LAB_SINGULAR)) v = ((volatile const uint32_t *)lab)[v];
+            lab[q] = v;
         }
+        const bool counted = v != LAB_NONE && v != LAB_REGULAR;
+        const unsigned act = __activemask(), in = __ballot_sync(act, counted);
+        if (!counted) continue;
+        const unsigned same = __match_any_sync(in, v);
+        if ((threadIdx.x & 31) == (unsigned)(__ffs(same) - 1)) atomicAdd(sizes + (v & LAB_INDEX), (unsigned)__popc(same));
     }
 }
 
@@ -4091,6 +4164,9 @@ template <class T> struct General {
     // Regions (level 0 with a mask): labels per interior point, the singular
     // regions' sizes, sums and count; the checks' flags.
     uint32_t *lab = nullptr, *sizes = nullptr, *count = nullptr;
+    uint32_t *bits = nullptr; // the tile roots' and touch bit sets (bit_words words each)
+    uint8_t *spare = nullptr; // level 0's next mask, swapped with mk[0] once checked
+    uint32_t bit_words = 0;
     unsigned *flags = nullptr;
     unsigned long long *maxbits = nullptr;
     long long *sums = nullptr;
@@ -4621,7 +4697,13 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                        "masks: at most 2^31 - 1 interior points (this grid has %.0f)", npts);
         gen.cap = (uint32_t)(npts / 8) + 64;
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.mk[0], (size_t)L.elems, "the mask"));
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.spare, (size_t)L.elems, "the mask"));
+        PGPU_CUDA(cudaMemsetAsync(gen.mk[0], PGPU_CELL_FLUID, (size_t)L.elems, env.st)); // the ghosts
+        PGPU_CUDA(cudaMemsetAsync(gen.spare, PGPU_CELL_FLUID, (size_t)L.elems, env.st));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.lab, (size_t)npts * sizeof(uint32_t), "the region labels"));
+        gen.bit_words = (uint32_t)((L.npts + 31) / 32);
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.bits, (size_t)gen.bit_words * 2 * sizeof(uint32_t),
+                                   "the region bit sets"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.sizes, (size_t)gen.cap * sizeof(uint32_t), "the region sizes"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.sums, (size_t)gen.cap * sizeof(long long), "the region sums"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fp, (size_t)L.elems * sizeof(T), "the projected right-hand side"));
@@ -10192,14 +10274,16 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     g0.gen = 0;
     g0.mk = nullptr;
     const unsigned blocks = grid_for((int64_t)L.npts, env.sms);
+    unsigned checked = 0; // the check's flags
     if (data) {
         PGPU_CUDA(cudaMemsetAsync(G.flags, 0, sizeof(unsigned), env.st));
         gen_check_kernel<T><<<blocks, 256, 0, env.st>>>(g0, is_mask ? mask : nullptr, is_mask ? nullptr : (const T *)beta,
-                                                        G.flags);
+                                                        G.flags, G.spare);
         PGPU_LAUNCHED();
         unsigned flags = 0;
         PGPU_CUDA(cudaMemcpyAsync(&flags, G.flags, sizeof(unsigned), cudaMemcpyDeviceToHost, env.st));
         PGPU_CUDA(cudaStreamSynchronize(env.st));
+        checked = flags;
         PGPU_RETURN_IF(flags & GEN_BAD_TYPE, PGPU_ERROR_INVALID_ARGUMENT,
                        "%s: a mask byte is not PGPU_CELL_FLUID, _DIRICHLET or _SOLID; the handle keeps its data", what);
         PGPU_RETURN_IF(is_mask && !(flags & GEN_FLUID), PGPU_ERROR_INVALID_ARGUMENT,
@@ -10209,31 +10293,36 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     } else {
         PGPU_CUDA(cudaStreamSynchronize(env.st)); // the levels' tables change below
     }
+    if (is_mask && mask) std::swap(G.mk[0], G.spare); // checked: the new mask
     if (is_mask) G.mask = mask != nullptr;
     else G.beta = beta != nullptr;
     const bool changed = h.general_apply(env);
     symmetric_cycle();
     if (is_mask && mask) {
-        gen_mask_copy_kernel<T><<<grid_for(L.elems, env.sms), 256, 0, env.st>>>(L.g, mask, G.mk[0]);
-        PGPU_LAUNCHED();
         PGPU_CUDA(cudaMemsetAsync(G.count, 0, sizeof(uint32_t), env.st));
         PGPU_CUDA(cudaMemsetAsync(G.sizes, 0, (size_t)G.cap * sizeof(uint32_t), env.st));
+        uint32_t *roots = G.bits, *touch = G.bits + G.bit_words;
+        PGPU_CUDA(cudaMemsetAsync(G.bits, 0, (size_t)G.bit_words * 2 * sizeof(uint32_t), env.st));
         const int tz = L.g.is3d ? RG_TZ_3D : 1;
-        const dim3 tiles((unsigned)((L.g.nx + RG_TX - 1) / RG_TX), (unsigned)((L.g.ny + RG_TY - 1) / RG_TY),
-                         (unsigned)((L.g.nz + tz - 1) / tz));
-        const bool tiled = tiles.y <= 65535 && tiles.z <= 65535;
-        if (tiled && L.g.is3d) {
-            gen_regions_tile_kernel<T, RG_TZ_3D><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab);
-            PGPU_LAUNCHED();
-        } else if (tiled) {
-            gen_regions_tile_kernel<T, 1><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab);
+        const unsigned tiles = (unsigned)((L.g.nx + RG_TX - 1) / RG_TX) * (unsigned)((L.g.ny + RG_TY - 1) / RG_TY) *
+                               (unsigned)((L.g.nz + tz - 1) / tz);
+        if (L.g.is3d)
+            gen_regions_tile_kernel<T, RG_TZ_3D><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab, roots);
+        else
+            gen_regions_tile_kernel<T, 1><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab, roots);
+        PGPU_LAUNCHED();
+        gen_regions_touch_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, G.lab, touch, (checked & GEN_HELD) != 0);
+        PGPU_LAUNCHED();
+        gen_regions_link_kernel<T><<<dim3(blocks, 3), 256, 0, env.st>>>(L.g, G.lab);
+        PGPU_LAUNCHED();
+        const unsigned wblocks = grid_for((int64_t)G.bit_words, env.sms);
+        for (int stage = 0; stage < 2; ++stage) {
+            gen_regions_roots_kernel<<<wblocks, 256, 0, env.st>>>(G.lab, roots, touch, G.bit_words, stage, G.count,
+                                                                 G.cap, G.flags);
             PGPU_LAUNCHED();
         }
-        for (int stage = tiled ? 1 : 0; stage <= 4; ++stage) {
-            gen_regions_kernel<T>
-                <<<blocks, 256, 0, env.st>>>(L.g, G.lab, stage, G.count, G.cap, G.sizes, G.flags, tiled);
-            PGPU_LAUNCHED();
-        }
+        gen_regions_final_kernel<<<blocks, 256, 0, env.st>>>(G.lab, (uint32_t)L.npts, G.sizes);
+        PGPU_LAUNCHED();
     }
     if (!is_mask && beta) {
         gen_fractions_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, (const T *)beta, G.fr[0][0], G.fr[1][0], G.fr[2][0]);

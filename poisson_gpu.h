@@ -514,15 +514,16 @@
  *  - Setting new data runs on the GPU in the handle's stream: the coarse
  *    levels' cell types and coefficients and the regions are rebuilt there.
  *    The first call allocates the workspace it needs (pgpu_workspace_bytes
- *    grows: a byte, four bytes of labels and an array of u's precision per
- *    point for a mask, three arrays of u's precision for beta, a byte and
- *    three arrays per coarse point); later calls allocate nothing.  The call
- *    waits for the stream to read whether the data are valid (and, for a
- *    mask, how many singular regions it has); on invalid data (a mask byte
- *    other than the three types, beta <= 0 or not finite, a mask without a
- *    fluid point) it returns PGPU_ERROR_INVALID_ARGUMENT and the handle keeps
- *    its previous data.  The data are copied: the caller's arrays may be
- *    reused after the call.
+ *    grows: two bytes (the mask and the next one, checked before it
+ *    replaces the first), four bytes of labels, two bits and an array of
+ *    u's precision per point for a mask, three arrays of u's precision for
+ *    beta, a byte and three arrays per coarse point); later calls allocate
+ *    nothing.  The call waits for the stream to read whether the data are
+ *    valid (and, for a mask, how many singular regions it has); on invalid
+ *    data (a mask byte other than the three types, beta <= 0 or not
+ *    finite, a mask without a fluid point) it returns
+ *    PGPU_ERROR_INVALID_ARGUMENT and the handle keeps its previous data.
+ *    The data are copied: the caller's arrays may be reused after the call.
  *
  * ============================================================================
  * SEVERAL GPUS (DISTRIBUTED MODE, NCCL)
