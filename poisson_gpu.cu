@@ -3567,10 +3567,6 @@ constexpr unsigned GEN_BAD_TYPE = 1, GEN_FLUID = 2, GEN_BAD_BETA = 4, GEN_TOO_MA
 // The fine faces of one axis of a level pair that coarse face I (0..nc,
 // between nodes I-1 and I; 0 and nc the walls, or the wrap) averages:
 // idx[I * MAX_PATH + m] (0..n), m < cnt[I].
-struct PathAxis {
-    const int *cnt, *idx;
-};
-
 static bool path_table(const Axis &a, const Axis &c, bool coarsened, std::vector<int> &cnt, std::vector<int> &idx)
 {
     const int n = a.n, nc = c.n;
@@ -3608,6 +3604,79 @@ static bool path_table(const Axis &a, const Axis &c, bool coarsened, std::vector
     return true;
 }
 
+// One axis of a level pair as gen_coarse_kernel reads it, for tiles of tb
+// coarse positions: per position (padded to whole tiles) its row's child
+// count, path count and core children (row.x: m | np << 8 | core << 16)
+// and the slots of its children and path faces (bytes of y, z, w), and its
+// weights; per tile the count of fine slots, then their fine indices (n: the
+// high wall face's slot).
+struct CoarseAxis {
+    const int4 *row;
+    const double *w;
+    const int *slot;
+    int tb, nt, stride; // positions per tile, tiles, one tile's slot list length
+};
+
+// The host side of a CoarseAxis: rows from the restriction t and the path
+// table (cnt, idx) over `span` positions (0..nc, or the one plane of a 2D
+// z axis); false if a tile touches more than 255 fine slots.
+struct CoarseAxisHost {
+    std::vector<int> row, slot;
+    std::vector<double> w;
+    int tb = 1, nt = 1, smax = 0;
+};
+static bool coarse_axis_table(const Axis &a, const AxisTransfer &t, const std::vector<int> &cnt,
+                              const std::vector<int> &idx, int nc, int span, int tb, CoarseAxisHost &h)
+{
+    const int n = a.n;
+    const bool per = a.lo == PGPU_BC_PERIODIC;
+    h.tb = tb;
+    h.nt = (span + tb - 1) / tb;
+    h.row.assign((size_t)h.nt * tb * 4, 0);
+    h.w.assign((size_t)h.nt * tb * MAX_CHILDREN, 0.0);
+    std::vector<std::vector<int>> lists((size_t)h.nt);
+    h.smax = 0;
+    auto path_fine = [&](int P, int e) { const int fi = idx[(size_t)P * MAX_PATH + e]; return per ? fi % n : fi; };
+    for (int it = 0; it < h.nt; ++it) {
+        std::vector<int> &s = lists[(size_t)it];
+        for (int P = it * tb; P < std::min(span, (it + 1) * tb); ++P) {
+            if (P < nc)
+                for (int c = 0; c < t.rcnt[P]; ++c) s.push_back(t.ridx[(size_t)P * MAX_CHILDREN + c]);
+            for (int e = 0; e < cnt[P]; ++e) s.push_back(path_fine(P, e));
+        }
+        std::sort(s.begin(), s.end());
+        s.erase(std::unique(s.begin(), s.end()), s.end());
+        if (s.size() > 255) return false;
+        h.smax = std::max(h.smax, (int)s.size());
+        for (int P = it * tb; P < std::min(span, (it + 1) * tb); ++P) {
+            const int m = P < nc ? t.rcnt[P] : 0, np = cnt[P];
+            unsigned char sl[MAX_CHILDREN + MAX_PATH] = {};
+            double wmax = 0;
+            for (int c = 0; c < m; ++c) wmax = std::max(wmax, t.rw[(size_t)P * MAX_CHILDREN + c]);
+            unsigned core = 0;
+            auto at = [&](int f) { return (unsigned char)(std::lower_bound(s.begin(), s.end(), f) - s.begin()); };
+            for (int c = 0; c < m; ++c) {
+                const double wc = t.rw[(size_t)P * MAX_CHILDREN + c];
+                core |= (wc > 0.5 * wmax ? 1u : 0u) << c;
+                sl[c] = at(t.ridx[(size_t)P * MAX_CHILDREN + c]);
+                h.w[(size_t)P * MAX_CHILDREN + c] = wc;
+            }
+            for (int e = 0; e < np; ++e) sl[MAX_CHILDREN + e] = at(path_fine(P, e));
+            int *r = &h.row[(size_t)P * 4];
+            r[0] = m | np << 8 | (int)core << 16;
+            for (int e = 0; e < MAX_CHILDREN + MAX_PATH; ++e) r[1 + e / 4] |= (int)sl[e] << (8 * (e & 3));
+        }
+    }
+    const int stride = h.smax + 1;
+    h.slot.assign((size_t)h.nt * stride, 0);
+    for (int it = 0; it < h.nt; ++it) {
+        const std::vector<int> &s = lists[(size_t)it];
+        h.slot[(size_t)it * stride] = (int)s.size();
+        std::copy(s.begin(), s.end(), h.slot.begin() + (size_t)it * stride + 1);
+    }
+    return true;
+}
+
 // Interior point t (x fastest) of a level: its indices and element.
 template <class T> __device__ __forceinline__ int64_t point_of(const Grid<T> &g, int64_t t, int &i, int &j, int &k)
 {
@@ -3616,66 +3685,74 @@ template <class T> __device__ __forceinline__ int64_t point_of(const Grid<T> &g,
     return g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
 }
 
-// The closed faces (bit f, GenPoint's order) of interior point (i, j, k),
-// element p, of a level with the cell types `types`: those towards a solid
-// neighbour.  Across a box face the neighbour is a ghost, fluid, unless the
-// axis is periodic.
-template <class T>
-__device__ __forceinline__ unsigned closed_faces(const Grid<T> &g, const uint8_t *types, int64_t p, int i, int j,
-                                                 int k)
-{
-    const int64_t o[6] = {i > 0 ? -1 : g.oxl, i < g.nx - 1 ? 1 : g.oxh, j > 0 ? -g.sy : g.oyl,
-                          j < g.ny - 1 ? g.sy : g.oyh, k > 0 ? -g.sz : g.ozl, k < g.nz - 1 ? g.sz : g.ozh};
-    const bool in[6] = {i > 0 || g.px, i < g.nx - 1 || g.px, j > 0 || g.py, j < g.ny - 1 || g.py,
-                        g.is3d && (k > 0 || g.pz), g.is3d && (k < g.nz - 1 || g.pz)};
-    unsigned c = 0;
-#pragma unroll
-    for (int f = 0; f < 6; ++f)
-        if (in[f] && (types[p + o[f]] & CELL_BITS) == PGPU_CELL_SOLID) c |= 1u << f;
-    return c;
-}
-
 // Checks a caller's mask (types, a fluid point) and beta (positive, finite)
 // over the interior into *flags; with a mask, writes level 0's mask into mk
-// (the caller's types with their closed faces; the ghosts, fluid, are
-// never written): the spare buffer, taken only when the check passes.
+// (the caller's types with their closed faces, those towards a solid
+// neighbour (bit f, GenPoint's order); across a box face the neighbour is a
+// ghost, fluid, unless the axis is periodic; the ghosts are never
+// written): the spare buffer, taken only when the check passes.  A coarse
+// level's closed faces, once gen_coarse_kernel has written its types, come
+// from the same pass in place (m == mk, flags NULL): a thread rewrites its
+// own byte and reads only the type bits of its neighbours', which the
+// rewrite keeps.  A warp walks a row (x along the lanes), so a point's
+// indices and its neighbours' offsets come per row, and its six neighbour
+// bytes are loaded together (its own byte where a face has no neighbour).
 template <class T>
-__global__ void gen_check_kernel(const Grid<T> g, const uint8_t *__restrict__ m, const T *__restrict__ beta,
-                                 unsigned *flags, uint8_t *mk)
+__global__ void gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__restrict__ beta, unsigned *flags,
+                                 uint8_t *mk)
 {
+    const int lane = threadIdx.x & 31;
+    const int64_t rows = (int64_t)g.ny * g.nz, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
     unsigned bits = 0;
-    PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
-    {
-        int i, j, k;
-        const int64_t p = point_of(g, t, i, j, k);
-        if (m) {
-            const uint8_t v = m[p];
-            bits |= v > PGPU_CELL_SOLID        ? GEN_BAD_TYPE
-                    : v == PGPU_CELL_FLUID     ? GEN_FLUID
-                    : v == PGPU_CELL_DIRICHLET ? GEN_HELD
-                                               : 0u;
-            mk[p] = (uint8_t)(v | closed_faces(g, m, p, i, j, k) << CLOSED_SHIFT);
-        }
-        if (beta) {
-            const double b = (double)beta[p];
-            if (!(b > 0) || !(b <= DBL_MAX)) bits |= GEN_BAD_BETA;
+    for (int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; r < rows; r += warps) {
+        const int j = (int)(r % g.ny), k = (int)(r / g.ny);
+        const int64_t row = g.base + j * g.sy + k * g.sz;
+        const bool in[4] = {j > 0 || g.py, j < g.ny - 1 || g.py, g.is3d && (k > 0 || g.pz),
+                            g.is3d && (k < g.nz - 1 || g.pz)};
+        const int64_t o[4] = {!in[0] ? 0 : j > 0 ? -g.sy : g.oyl, !in[1] ? 0 : j < g.ny - 1 ? g.sy : g.oyh,
+                              !in[2] ? 0 : k > 0 ? -g.sz : g.ozl, !in[3] ? 0 : k < g.nz - 1 ? g.sz : g.ozh};
+        const uint8_t *rp = m ? m + row : nullptr, *rn[4];
+#pragma unroll
+        for (int f = 0; f < 4; ++f) rn[f] = rp + o[f];
+        constexpr int U = 2; // points a lane loads before it writes (in place, the type bits stay)
+        for (int i0 = lane; i0 < g.nx; i0 += 32 * U) {
+            unsigned v[U], n[U][6];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int i = i0 + 32 * u;
+                if (!m || i >= g.nx) continue;
+                v[u] = rp[i];
+                n[u][0] = rp[i > 0 ? i - 1 : g.px ? (int)(i + g.oxl) : i];
+                n[u][1] = rp[i < g.nx - 1 ? i + 1 : g.px ? (int)(i + g.oxh) : i];
+#pragma unroll
+                for (int f = 0; f < 4; ++f) n[u][2 + f] = rn[f][i];
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int i = i0 + 32 * u;
+                if (i >= g.nx) continue;
+                if (m) {
+                    const unsigned t = v[u] & (flags ? 0xffu : CELL_BITS);
+                    const bool nb[6] = {i > 0 || g.px, i < g.nx - 1 || g.px, in[0], in[1], in[2], in[3]};
+                    unsigned c = 0;
+#pragma unroll
+                    for (int f = 0; f < 6; ++f)
+                        c |= (nb[f] && (n[u][f] & CELL_BITS) == PGPU_CELL_SOLID ? 1u : 0u) << f;
+                    bits |= t > PGPU_CELL_SOLID        ? GEN_BAD_TYPE
+                            : t == PGPU_CELL_FLUID     ? GEN_FLUID
+                            : t == PGPU_CELL_DIRICHLET ? GEN_HELD
+                                                       : 0u;
+                    mk[row + i] = (uint8_t)(t | c << CLOSED_SHIFT);
+                }
+                if (beta) {
+                    const double b = (double)beta[row + i];
+                    if (!(b > 0) || !(b <= DBL_MAX)) bits |= GEN_BAD_BETA;
+                }
+            }
         }
     }
     bits = __reduce_or_sync(0xffffffffu, bits);
-    if (bits && (threadIdx.x & 31) == 0) atomicOr(flags, bits);
-}
-
-// A coarse level's closed faces, once gen_coarse_kernel has written its
-// types.  In place: a thread rewrites its own byte and reads only the type
-// bits of its neighbours' bytes, which the rewrite keeps.
-template <class T> __global__ void gen_faces_kernel(const Grid<T> g, uint8_t *mk)
-{
-    PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
-    {
-        int i, j, k;
-        const int64_t p = point_of(g, t, i, j, k);
-        mk[p] = (uint8_t)((mk[p] & CELL_BITS) | closed_faces(g, mk, p, i, j, k) << CLOSED_SHIFT);
-    }
+    if (flags && bits && lane == 0) atomicOr(flags, bits);
 }
 
 // Level 0's face fractions from beta: harmonic means between neighbours
@@ -3701,105 +3778,231 @@ __global__ void gen_fractions_kernel(const Grid<T> g, const T *__restrict__ beta
 }
 
 template <class T> struct GenCoarse {
-    Grid<T> f, c;  // the fine level as the kernels see it (its mask and fractions), the coarse level
-    uint8_t *cmk;  // coarse types (NULL: no mask)
-    T *cf[3];      // coarse face fractions
-    Xfer<T> x;     // restriction rows
-    PathAxis pa[3];
+    Grid<T> f, c;     // the fine level as the kernels see it (its mask and fractions), the coarse level
+    uint8_t *cmk;     // coarse types (NULL: no mask)
+    T *cf[3];         // coarse face fractions
+    CoarseAxis ax[3]; // per axis: rows, paths and the tiles' fine slots
 };
 
-// One coarse level's types and face fractions; a thread per coarse node
-// position (0..nc on each axis: the last is the high face's ghost).
-template <class T> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
+// The shared memory of gen_coarse_kernel for the tile lengths tb and the
+// tiles' largest slot counts s (see there): doubles, rows, slots, bytes.
+static size_t coarse_smem_bytes(const int tb[3], const int s[3])
 {
+    const size_t sb = (size_t)tb[0] + tb[1] + tb[2];
+    const size_t a1 = (size_t)s[0] * s[1] * tb[2], a2 = (size_t)s[0] * tb[1] * tb[2];
+    size_t bytes = sizeof(double) * (sb * (MAX_CHILDREN + 1) + 3 * (a1 + a2));
+    bytes = (bytes + 15) / 16 * 16 + sizeof(int4) * sb + sizeof(int) * ((size_t)s[0] + s[1] + s[2]);
+    return bytes + a1 + a2 + (size_t)s[0] * s[1] * s[2];
+}
+
+// One coarse level's types and face fractions; a block per tile of coarse
+// node positions (0..nc on each axis: the last is the high face's ghost), a
+// thread per position.  Every quantity is a sum or an OR over a box of fine
+// points that factors by axis: the type ORs over the rows' children
+// (Dirichlet over the core ones), a face of axis d sums its path along d
+// and its rows' weights across.  So the block reads the fine points its
+// rows and paths touch (the tile's slots on each axis) once into shared
+// memory and reduces them one axis at a time: z (every fine x, y slot),
+// then y, then x, each stage a few products per item, instead of a thread
+// walking all of its node's children for each of the four quantities.
+// A fine face is open where its high point is not solid and has no closed
+// low face; the high box face (slot n) is open where the last point is not
+// solid (the window holds that point's type there, without closed bits).
+template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
+{
+    extern __shared__ __align__(16) unsigned char gc_smem[];
     const Grid<T> &F = a.f, &C = a.c;
-    const int nc[3] = {C.nx, C.ny, C.is3d ? C.nz : 1};
-    const uint32_t span[3] = {(uint32_t)nc[0] + 1, (uint32_t)nc[1] + 1, C.is3d ? (uint32_t)nc[2] + 1 : 1u};
-    const int nf[3] = {F.nx, F.ny, F.nz}, per[3] = {F.px, F.py, F.pz};
-    const int64_t fs[3] = {1, F.sy, F.is3d ? F.sz : 0};
-    const int *cnt[3] = {a.x.cntx, a.x.cnty, a.x.cntz}, *idx[3] = {a.x.idxx, a.x.idxy, a.x.idxz};
-    const T *rw[3] = {a.x.rwx, a.x.rwy, a.x.rwz};
-    const T *ffr[3] = {F.fx, F.fy, F.fz};
-    const int64_t total = (int64_t)span[0] * span[1] * span[2];
-    const bool small = total <= 0xffffffffll;
-    PGPU_GRID_STRIDE(t, total)
+    const int tb[3] = {a.ax[0].tb, a.ax[1].tb, a.ax[2].tb};
+    const int nth = tb[0] * tb[1] * tb[2];
+    const int tid = threadIdx.x + tb[0] * (threadIdx.y + tb[1] * threadIdx.z);
+    int tile[3];
     {
-        int P[3];
-        split_index(t, span[0], span[1], small, P[0], P[1], P[2]);
-        const int64_t pc = C.base + P[0] + (int64_t)P[1] * C.sy + (C.is3d ? (int64_t)P[2] * C.sz : 0);
-        // Each axis' restriction row: its children's count (0 where the
-        // position is the high face's ghost), indices and weights.
-        int m[3];
-        const int *ci[3];
-        const T *cw[3];
+        const int b = (int)blockIdx.x, q = b / a.ax[0].nt;
+        tile[0] = b - q * a.ax[0].nt;
+        tile[1] = q % a.ax[1].nt;
+        tile[2] = q / a.ax[1].nt;
+    }
+    const int *sl[3];
+    int S[3];
 #pragma unroll
-        for (int d = 0; d < 3; ++d) {
-            m[d] = P[d] < nc[d] ? __ldg(cnt[d] + P[d]) : 0;
-            ci[d] = idx[d] + P[d] * MAX_CHILDREN;
-            cw[d] = rw[d] + P[d] * MAX_CHILDREN;
+    for (int d = 0; d < 3; ++d) {
+        sl[d] = a.ax[d].slot + (size_t)tile[d] * a.ax[d].stride;
+        S[d] = __ldg(sl[d]);
+    }
+    const int sb = tb[0] + tb[1] + tb[2], off[3] = {0, tb[0], tb[0] + tb[1]};
+    const int a1 = S[0] * S[1] * tb[2], a2 = S[0] * tb[1] * tb[2];
+    const int sx[3] = {a.ax[0].stride - 1, a.ax[1].stride - 1, a.ax[2].stride - 1}; // the slot arrays' room
+    double *w = (double *)gc_smem;             // [sb][MAX_CHILDREN]: the rows' weights
+    double *wsum = w + sb * MAX_CHILDREN;      // [sb]: their sums
+    double *st1 = wsum + sb;                   // [tb2][S1][S0][3]: z reduced
+    double *st2 = st1 + 3 * (size_t)a1;        // [tb2][tb1][S0][3]: z and y reduced
+    int4 *row = (int4 *)(gc_smem + ((sizeof(double) * (sb * (MAX_CHILDREN + 1) + 3 * ((size_t)a1 + a2)) + 15) / 16 * 16));
+    int *fine = (int *)(row + sb);             // the slots' fine indices, per axis
+    unsigned char *b1 = (unsigned char *)(fine + sx[0] + sx[1] + sx[2]); // stage bits: held, fluid
+    unsigned char *b2 = b1 + a1;
+    unsigned char *win = b2 + a2;              // [S2][S1][S0]: the fine points' bytes
+    int *fs[3] = {fine, fine + sx[0], fine + sx[0] + sx[1]};
+
+    for (int q = tid; q < sb; q += nth) {
+        const int d = q < tb[0] ? 0 : q < tb[0] + tb[1] ? 1 : 2, p = q - off[d];
+        const int64_t P = (int64_t)tile[d] * tb[d] + p;
+        row[q] = a.ax[d].row[P];
+        double s = 0;
+        for (int c = 0; c < MAX_CHILDREN; ++c) {
+            const double v = __ldg(a.ax[d].w + P * MAX_CHILDREN + c);
+            w[q * MAX_CHILDREN + c] = v;
+            s += v;
         }
-        if (m[0] && m[1] && m[2] && a.cmk) { // the type: Dirichlet from the core children, fluid from any child
-            unsigned core[3];
+        wsum[q] = s;
+    }
 #pragma unroll
-            for (int d = 0; d < 3; ++d) {
-                double wmax = 0;
-                for (int c = 0; c < m[d]; ++c) wmax = fmax(wmax, (double)__ldg(cw[d] + c));
-                core[d] = 0;
-                for (int c = 0; c < m[d]; ++c) core[d] |= ((double)__ldg(cw[d] + c) > 0.5 * wmax ? 1u : 0u) << c;
-            }
-            bool held = false, fluid = false;
-            for (int c2 = 0; c2 < m[2]; ++c2) {
-                const uint8_t *plane = F.mk + F.base + (int64_t)__ldg(ci[2] + c2) * fs[2];
-                for (int c1 = 0; c1 < m[1]; ++c1) {
-                    const uint8_t *row = plane + (int64_t)__ldg(ci[1] + c1) * fs[1];
-                    const bool core12 = ((core[1] >> c1) & (core[2] >> c2) & 1u) != 0;
-                    for (int c0 = 0; c0 < m[0]; ++c0) {
-                        const int ty = __ldg(row + __ldg(ci[0] + c0)) & CELL_BITS;
-                        held = held || (core12 && ((core[0] >> c0) & 1u) && ty == PGPU_CELL_DIRICHLET);
-                        fluid = fluid || ty == PGPU_CELL_FLUID;
-                    }
-                }
-            }
-            a.cmk[pc] = (uint8_t)(held ? PGPU_CELL_DIRICHLET : fluid ? PGPU_CELL_FLUID : PGPU_CELL_SOLID);
-        }
-        // Face fractions: per axis d, the mean over the path's fine faces of
-        // their conductance (the fraction, 0 next to a solid point), weighted
-        // across by the rows of the other two axes.  A fine face is open
-        // where its high point is not solid and has no closed low face (the
-        // builder's bits: a solid low point), or at the high box face where
-        // its low point is not solid: one byte a face.
+    for (int d = 0; d < 3; ++d)
+        for (int s = tid; s < S[d]; s += nth) fs[d][s] = __ldg(sl[d] + 1 + s);
+    __syncthreads();
+
+    // Rows of items go to groups of 32 threads (a warp; the whole block if
+    // its size is no multiple of 32), the x slots to the group's lanes.
+    const int G = nth % 32 ? nth : 32, lane = tid % G, grp = tid / G, ngrp = nth / G;
+    // The window: each slot's byte (the high wall's: the last point's type).
+    const int nf[3] = {F.nx, F.ny, F.is3d ? F.nz : 1};
+    const int64_t fst[3] = {1, F.sy, F.is3d ? F.sz : 0};
+    for (int r = grp; r < S[1] * S[2]; r += ngrp) {
+        const int s1 = r % S[1], s2 = r / S[1], j = fs[1][s1], k = fs[2][s2];
+        const bool wjk = j == nf[1] || k == nf[2];
+        const uint8_t *src = F.mk ? F.mk + F.base + min(j, nf[1] - 1) * fst[1] + min(k, nf[2] - 1) * fst[2] : nullptr;
+        for (int s00 = lane; s00 < S[0]; s00 += 2 * G) { // two loads in flight
+            unsigned v[2] = {PGPU_CELL_FLUID, PGPU_CELL_FLUID};
 #pragma unroll
-        for (int d = 0; d < 3; ++d) {
-            const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
-            if ((d == 2 && !C.is3d) || !m[d1] || !m[d2]) continue;
-            const PathAxis &pa = a.pa[d];
-            const int I = P[d], np = pa.cnt[I], n = nf[d];
-            const int *pidx = pa.idx + I * MAX_PATH;
-            const int64_t sd = fs[d];
-            double acc = 0, wsum = 0;
-            for (int q = 0; q < np; ++q) {
-                int fi = __ldg(pidx + q);
-                if (per[d]) fi %= n;
-                const int64_t fo = fi * sd, to = (fi < n ? fi : n - 1) * sd;
-                const unsigned shut = fi < n ? 1u << (CLOSED_SHIFT + 2 * d) : 0u;
-                for (int c1 = 0; c1 < m[d1]; ++c1) {
-                    const double w1 = (double)__ldg(cw[d1] + c1);
-                    const int64_t o1 = F.base + (int64_t)__ldg(ci[d1] + c1) * fs[d1];
-                    for (int c2 = 0; c2 < m[d2]; ++c2) {
-                        const double wt = w1 * (double)__ldg(cw[d2] + c2);
-                        const int64_t e0 = o1 + (int64_t)__ldg(ci[d2] + c2) * fs[d2]; // the line along d
-                        double ph = ffr[d] ? (double)__ldg(ffr[d] + e0 + fo) : 1.0;
-                        if (F.mk) {
-                            const unsigned b = __ldg(F.mk + e0 + to);
-                            if ((b & CELL_BITS) == PGPU_CELL_SOLID || (b & shut)) ph = 0;
-                        }
-                        acc += wt * ph;
-                        if (q == 0) wsum += wt;
-                    }
-                }
+            for (int h = 0; h < 2; ++h)
+                if (src && s00 + h * G < S[0]) v[h] = __ldg(src + min(fs[0][s00 + h * G], nf[0] - 1));
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int s0 = s00 + h * G;
+                if (s0 >= S[0]) break;
+                if (wjk || fs[0][s0] == nf[0]) v[h] &= CELL_BITS;
+                const unsigned ty = v[h] & CELL_BITS, open = ty == PGPU_CELL_SOLID ? 0u : ~v[h] >> CLOSED_SHIFT;
+                win[r * S[0] + s0] = (unsigned char)((ty == PGPU_CELL_DIRICHLET ? 1u : 0u) |
+                                                     (ty == PGPU_CELL_FLUID ? 2u : 0u) | (open & 1u) << 2 |
+                                                     (open >> 2 & 1u) << 3 | (open >> 4 & 1u) << 4);
             }
-            a.cf[d][pc] = T(wsum > 0 ? acc / (wsum * np) : 0.0);
         }
+    }
+    __syncthreads();
+
+    // A fine face's conductance from its window byte (bits 0-1: Dirichlet,
+    // fluid; bit 2 + d: the low face along d is open): its fraction (FR) or
+    // 1, 0 where closed.
+    const T *ffr[3] = {F.fx, F.fy, F.fz};
+    auto ph = [&](unsigned v, int d, int s0, int s1, int s2) -> double {
+        if (!(v & (4u << d))) return 0.0;
+        if (!FR || !ffr[d]) return 1.0;
+        return (double)__ldg(ffr[d] + F.base + fs[0][s0] + fs[1][s1] * fst[1] + fs[2][s2] * fst[2]);
+    };
+    auto slot = [](const int4 &r, int e) { // child slot e (< MAX_CHILDREN), then path slot e - MAX_CHILDREN
+        const int word = e < 4 ? r.y : e < 8 ? r.z : r.w;
+        return (word >> (8 * (e & 3))) & 0xff;
+    };
+    auto put = [](double *st, unsigned char *bt, int q, double x, double y, double z, unsigned bits) {
+        st[3 * q] = x; // a stage's item: the faces' sums along x, y, z and its type bits
+        st[3 * q + 1] = y;
+        st[3 * q + 2] = z;
+        bt[q] = (unsigned char)bits;
+    };
+    // Stage 1, along z: items (s0, s1, p2), rows (s1, p2).
+    for (int r = grp; r < S[1] * tb[2]; r += ngrp) {
+        const int s1 = r % S[1], p2 = r / S[1];
+        const int4 rz = row[off[2] + p2];
+        const int m = rz.x & 0xff, np = (rz.x >> 8) & 0xff;
+        const unsigned core = (rz.x >> 16) & 0xff;
+        const double *wz = w + (off[2] + p2) * MAX_CHILDREN;
+        for (int s0 = lane; s0 < S[0]; s0 += G) {
+            unsigned bits = 0;
+            double x = 0, y = 0, z = 0;
+#pragma unroll
+            for (int c = 0; c < MAX_CHILDREN; ++c) {
+                if (c >= m) break;
+                const int s2 = slot(rz, c);
+                const unsigned v = win[(s2 * S[1] + s1) * S[0] + s0];
+                bits |= (v & (core >> c) & 1u) | (v & 2u);
+                x += wz[c] * ph(v, 0, s0, s1, s2);
+                y += wz[c] * ph(v, 1, s0, s1, s2);
+            }
+#pragma unroll
+            for (int e = 0; e < MAX_PATH; ++e) {
+                if (e >= np) break;
+                const int s2 = slot(rz, MAX_CHILDREN + e);
+                z += ph(win[(s2 * S[1] + s1) * S[0] + s0], 2, s0, s1, s2);
+            }
+            put(st1, b1, r * S[0] + s0, x, y, z, bits);
+        }
+    }
+    __syncthreads();
+    // Stage 2, along y: items (s0, p1, p2), rows (p1, p2).
+    for (int r = grp; r < tb[1] * tb[2]; r += ngrp) {
+        const int p1 = r % tb[1], p2 = r / tb[1];
+        const int4 ry = row[off[1] + p1];
+        const int m = ry.x & 0xff, np = (ry.x >> 8) & 0xff, core = (ry.x >> 16) & 0xff;
+        const double *wy = w + (off[1] + p1) * MAX_CHILDREN;
+        for (int s0 = lane; s0 < S[0]; s0 += G) {
+            unsigned bits = 0;
+            double x = 0, y = 0, z = 0;
+#pragma unroll
+            for (int c = 0; c < MAX_CHILDREN; ++c) {
+                if (c >= m) break;
+                const int i1 = (p2 * S[1] + slot(ry, c)) * S[0] + s0;
+                const unsigned v = b1[i1];
+                bits |= (v & ((core >> c) & 1)) | (v & 2u);
+                x += wy[c] * st1[3 * i1];
+                z += wy[c] * st1[3 * i1 + 2];
+            }
+#pragma unroll
+            for (int e = 0; e < MAX_PATH; ++e)
+                if (e < np) y += st1[3 * ((p2 * S[1] + slot(ry, MAX_CHILDREN + e)) * S[0] + s0) + 1];
+            put(st2, b2, r * S[0] + s0, x, y, z, bits);
+        }
+    }
+    __syncthreads();
+    // Stage 3, along x: this thread's position.
+    const int p[3] = {(int)threadIdx.x, (int)threadIdx.y, (int)threadIdx.z};
+    const int4 rx = row[p[0]];
+    const int m0 = rx.x & 0xff, np0 = (rx.x >> 8) & 0xff, core = (rx.x >> 16) & 0xff;
+    const double *wx = w + p[0] * MAX_CHILDREN;
+    const int base2 = (p[2] * tb[1] + p[1]) * S[0];
+    unsigned bits = 0;
+    double acc[3] = {0, 0, 0};
+#pragma unroll
+    for (int c = 0; c < MAX_CHILDREN; ++c) {
+        if (c >= m0) break;
+        const int i2 = base2 + slot(rx, c);
+        const unsigned v = b2[i2];
+        bits |= (v & ((core >> c) & 1)) | (v & 2u);
+        acc[1] += wx[c] * st2[3 * i2 + 1];
+        acc[2] += wx[c] * st2[3 * i2 + 2];
+    }
+#pragma unroll
+    for (int e = 0; e < MAX_PATH; ++e)
+        if (e < np0) acc[0] += st2[3 * (base2 + slot(rx, MAX_CHILDREN + e))];
+    const int span[3] = {C.nx + 1, C.ny + 1, C.is3d ? C.nz + 1 : 1};
+    int P[3], m[3], np[3];
+    double W[3];
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+        P[d] = tile[d] * tb[d] + p[d];
+        const int x = row[off[d] + p[d]].x;
+        m[d] = x & 0xff;
+        np[d] = (x >> 8) & 0xff;
+        W[d] = wsum[off[d] + p[d]];
+    }
+    if (P[0] >= span[0] || P[1] >= span[1] || P[2] >= span[2]) return;
+    const int64_t pc = C.base + P[0] + (int64_t)P[1] * C.sy + (C.is3d ? (int64_t)P[2] * C.sz : 0);
+    if (m[0] && m[1] && m[2] && a.cmk)
+        a.cmk[pc] = (uint8_t)(bits & 1u ? PGPU_CELL_DIRICHLET : bits & 2u ? PGPU_CELL_FLUID : PGPU_CELL_SOLID);
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+        const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
+        if ((d == 2 && !C.is3d) || !m[d1] || !m[d2]) continue;
+        const double ws = W[d1] * W[d2];
+        a.cf[d][pc] = T(ws > 0 ? acc[d] / (ws * np[d]) : 0.0);
     }
 }
 
@@ -4077,20 +4280,36 @@ __global__ void gen_regions_roots_kernel(uint32_t *lab, const uint32_t *roots, u
 // region's size (one atomic per region a warp holds).
 __global__ void gen_regions_final_kernel(uint32_t *lab, uint32_t npts, uint32_t *sizes)
 {
-    PGPU_GRID_STRIDE(t, (int64_t)npts)
-    {
-        const uint32_t q = (uint32_t)t;
-        uint32_t v = lab[q];
-        if (v != LAB_NONE && !(v & LAB_SINGULAR)) {
-            v = ((volatile const uint32_t *)lab)[v];
-            if (!(v & LAB_SINGULAR)) v = ((volatile const uint32_t *)lab)[v];
-            lab[q] = v;
+    // Four points a thread at a time, each step's loads together: only
+    // points that are not tile roots are written, and every read after the
+    // first is of a tile root, so no load reads what this pass writes.
+    constexpr int U = 4;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    const int lane = threadIdx.x & 31;
+    for (int64_t b = blockIdx.x * (int64_t)blockDim.x + (threadIdx.x & ~31u); b < npts; b += U * stride) {
+        uint32_t v[U];
+        bool mv[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int64_t q = b + lane + u * stride;
+            v[u] = q < npts ? lab[q] : LAB_NONE;
+            mv[u] = v[u] != LAB_NONE && !(v[u] & LAB_SINGULAR);
         }
-        const bool counted = v != LAB_NONE && v != LAB_REGULAR;
-        const unsigned act = __activemask(), in = __ballot_sync(act, counted);
-        if (!counted) continue;
-        const unsigned same = __match_any_sync(in, v);
-        if ((threadIdx.x & 31) == (unsigned)(__ffs(same) - 1)) atomicAdd(sizes + (v & LAB_INDEX), (unsigned)__popc(same));
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (mv[u]) v[u] = lab[v[u]];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (mv[u] && !(v[u] & LAB_SINGULAR)) v[u] = lab[v[u]];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            if (mv[u]) lab[b + lane + u * stride] = v[u];
+            const bool counted = v[u] != LAB_NONE && v[u] != LAB_REGULAR;
+            const unsigned in = __ballot_sync(0xffffffffu, counted);
+            if (!counted) continue;
+            const unsigned same = __match_any_sync(in, v[u]);
+            if (lane == __ffs(same) - 1) atomicAdd(sizes + (v[u] & LAB_INDEX), (unsigned)__popc(same));
+        }
     }
 }
 
@@ -4160,7 +4379,11 @@ template <class T> struct General {
     bool on() const { return mask || beta; }
     std::vector<uint8_t *> mk;       // per level; level 0: the caller's mask, ghosts fluid
     std::vector<T *> fr[3];          // per level, face fractions; level 0: from beta
-    std::vector<PathAxis> paths;     // per level pair, 3 axes
+    struct CoarseLevel {
+        CoarseAxis ax[3];
+        size_t smem = 0;
+    };
+    std::vector<CoarseLevel> coarse; // per level pair: gen_coarse_kernel's tables and shared memory
     // Regions (level 0 with a mask): labels per interior point, the singular
     // regions' sizes, sums and count; the checks' flags.
     uint32_t *lab = nullptr, *sizes = nullptr, *count = nullptr;
@@ -4665,22 +4888,70 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                 PGPU_CUDA(cudaMemsetAsync(gen.fr[d][l], 0, n * sizeof(T), env.st));
             }
         }
+        // gen_coarse_kernel's tables: tiles of 30 x 4 x 4 coarse positions
+        // (2D: 32 x 8), halved along their longest side while a tile would
+        // touch more than 255 fine slots on an axis or need more shared
+        // memory than a block may have.
         std::vector<int> iv;
-        std::vector<size_t> off;
-        for (int l = 0; l + 1 < nl; ++l)
-            for (int d = 0; d < 3; ++d) {
-                std::vector<int> cnt, idx;
-                PGPU_RETURN_IF(!path_table(hl[l].ax[d], hl[l + 1].ax[d], hl[l].tr[d].coarsened, cnt, idx),
+        std::vector<double> wv;
+        std::vector<size_t> off; // per level pair and axis: rows, slots (ints), weights (doubles)
+        size_t smem_most = 0;
+        gen.coarse.assign((size_t)std::max(nl - 1, 0), {});
+        for (int l = 0; l + 1 < nl; ++l) {
+            std::vector<int> cnt[3], idx[3];
+            for (int d = 0; d < 3; ++d)
+                PGPU_RETURN_IF(!path_table(hl[l].ax[d], hl[l + 1].ax[d], hl[l].tr[d].coarsened, cnt[d], idx[d]),
                                PGPU_ERROR_UNSUPPORTED, "masks and coefficients: no fine face under a face of level %d "
                                "along axis %d", l + 1, d);
-                off.push_back(iv.size());
-                iv.insert(iv.end(), cnt.begin(), cnt.end());
-                off.push_back(iv.size());
-                iv.insert(iv.end(), idx.begin(), idx.end());
+            int tb[3] = {30, is3d ? 4 : 8, is3d ? 4 : 1};
+            CoarseAxisHost h[3];
+            for (;;) {
+                bool ok = true;
+                int s[3];
+                for (int d = 0; d < 3; ++d) {
+                    const int nc = hl[l + 1].ax[d].n, span = d == 2 && !is3d ? 1 : nc + 1;
+                    ok = coarse_axis_table(hl[l].ax[d], hl[l].tr[d], cnt[d], idx[d], nc, span, tb[d], h[d]) && ok;
+                    s[d] = h[d].smax;
+                }
+                gen.coarse[(size_t)l].smem = coarse_smem_bytes(tb, s);
+                if (ok && gen.coarse[(size_t)l].smem <= (size_t)env.optin) break;
+                const int d = (int)(std::max_element(tb, tb + 3) - tb);
+                PGPU_RETURN_IF(tb[d] == 1, PGPU_ERROR_UNSUPPORTED,
+                               "masks and coefficients: the coarse build of level %d does not fit a block", l + 1);
+                tb[d] /= 2;
             }
-        int *di = nullptr;
-        PGPU_FORWARD(env.upload(iv, &di, "the coarse face tables"));
-        for (size_t q = 0; q + 1 < off.size(); q += 2) gen.paths.push_back(PathAxis{di + off[q], di + off[q + 1]});
+            smem_most = std::max(smem_most, gen.coarse[(size_t)l].smem);
+            for (int d = 0; d < 3; ++d) {
+                off.push_back(iv.size());
+                iv.insert(iv.end(), h[d].row.begin(), h[d].row.end());
+                off.push_back(iv.size());
+                iv.insert(iv.end(), h[d].slot.begin(), h[d].slot.end());
+                iv.resize((iv.size() + 3) / 4 * 4); // the next rows start on 16 bytes
+                off.push_back(wv.size());
+                wv.insert(wv.end(), h[d].w.begin(), h[d].w.end());
+                CoarseAxis &c = gen.coarse[(size_t)l].ax[d];
+                c.tb = h[d].tb;
+                c.nt = h[d].nt;
+                c.stride = h[d].smax + 1;
+            }
+        }
+        if (!iv.empty()) {
+            int *di = nullptr;
+            double *dw = nullptr;
+            PGPU_FORWARD(env.upload(iv, &di, "the coarse build's tables"));
+            PGPU_FORWARD(env.upload(wv, &dw, "the coarse build's weights"));
+            for (int l = 0; l + 1 < nl; ++l)
+                for (int d = 0; d < 3; ++d) {
+                    const size_t *o = &off[((size_t)l * 3 + d) * 3];
+                    CoarseAxis &c = gen.coarse[(size_t)l].ax[d];
+                    c.row = (const int4 *)(di + o[0]);
+                    c.slot = di + o[1];
+                    c.w = dw + o[2];
+                }
+        }
+        if (smem_most > 48 * 1024)
+            for (auto k : {gen_coarse_kernel<T, false>, gen_coarse_kernel<T, true>})
+                PGPU_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_most));
         // The scalars: flags, count, the largest value, region 0's mean.
         char *sc = nullptr;
         PGPU_FORWARD(env.mem.alloc(err, (void **)&sc, 64, "the general form's scalars"));
@@ -4754,20 +5025,23 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
     char *err = env.err;
     for (int l = 0; l + 1 < (int)lv.size(); ++l) {
         const Grid<T> &C = lv[l + 1].g;
+        const auto &cl = gen.coarse[(size_t)l];
         GenCoarse<T> a;
         a.f = lv[l].g;
         a.c = C;
         a.cmk = gen.mask ? gen.mk[l + 1] : nullptr;
         for (int d = 0; d < 3; ++d) {
             a.cf[d] = gen.fr[d][l + 1];
-            a.pa[d] = gen.paths[(size_t)l * 3 + d];
+            a.ax[d] = cl.ax[d];
         }
-        a.x = lv[l].down.rc;
-        const int64_t total = (int64_t)(C.nx + 1) * (C.ny + 1) * (C.is3d ? C.nz + 1 : 1);
-        gen_coarse_kernel<T><<<grid_for(total, env.sms), 256, 0, env.st>>>(a);
+        const dim3 block((unsigned)cl.ax[0].tb, (unsigned)cl.ax[1].tb, (unsigned)cl.ax[2].tb);
+        const unsigned tiles = (unsigned)((int64_t)cl.ax[0].nt * cl.ax[1].nt * cl.ax[2].nt);
+        if (a.f.fx || a.f.fy || a.f.fz) gen_coarse_kernel<T, true><<<tiles, block, cl.smem, env.st>>>(a);
+        else gen_coarse_kernel<T, false><<<tiles, block, cl.smem, env.st>>>(a);
         PGPU_LAUNCHED();
         if (a.cmk) {
-            gen_faces_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(C, a.cmk);
+            gen_check_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(
+                C, a.cmk, (const T *)nullptr, (unsigned *)nullptr, a.cmk);
             PGPU_LAUNCHED();
         }
     }
