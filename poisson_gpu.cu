@@ -4280,9 +4280,10 @@ __global__ void gen_regions_roots_kernel(uint32_t *lab, const uint32_t *roots, u
 // region's size (one atomic per region a warp holds).
 __global__ void gen_regions_final_kernel(uint32_t *lab, uint32_t npts, uint32_t *sizes)
 {
-    // Four points a thread at a time, each step's loads together: only
-    // points that are not tile roots are written, and every read after the
-    // first is of a tile root, so no load reads what this pass writes.
+    // Four points a thread at a time, each step's loads together.  Every
+    // read after the first is of a tile root; a tile root that is not its
+    // region's root may be rewritten meanwhile (region root -> final
+    // label), and either value leads to the same label.
     constexpr int U = 4;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     const int lane = threadIdx.x & 31;
@@ -4949,9 +4950,11 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                     c.w = dw + o[2];
                 }
         }
+        // The limit belongs to the kernel, shared by every handle of the
+        // process: the most a block may have, never one handle's need.
         if (smem_most > 48 * 1024)
             for (auto k : {gen_coarse_kernel<T, false>, gen_coarse_kernel<T, true>})
-                PGPU_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_most));
+                PGPU_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, env.optin));
         // The scalars: flags, count, the largest value, region 0's mean.
         char *sc = nullptr;
         PGPU_FORWARD(env.mem.alloc(err, (void **)&sc, 64, "the general form's scalars"));

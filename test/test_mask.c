@@ -919,6 +919,37 @@ static double convergence(int64_t n, int beta, double jump, int assert_bar)
     return factor;
 }
 
+/* Two handles of different sizes set masks in turn: what one handle's set
+ * up for the coarse build (a kernel's shared-memory limit is the
+ * process's) must not break the other's next pgpu_set_mask. */
+static void two_handles(void)
+{
+    const int64_t dims[2][3] = {{64, 64, 64}, {40, 64, 64}};
+    pgpu_solver *s[2] = {NULL, NULL};
+    uint8_t *m[2] = {NULL, NULL};
+    int ok = 1;
+    for (int h = 0; h < 2 && ok; ++h) {
+        pgpu_config c = pgpu_config_default(dims[h][0], dims[h][1], dims[h][2]);
+        c.flags = PGPU_VCYCLE | PGPU_DOUBLE;
+        const size_t n = (size_t)(dims[h][0] + 2) * (dims[h][1] + 2) * (dims[h][2] + 2);
+        ok = CHECK(pgpu_create(&c, &s[h]) == PGPU_SUCCESS, "two handles: create %d", h) &&
+             CHECK(cudaMalloc((void **)&m[h], n) == cudaSuccess, "two handles: mask %d", h) &&
+             CHECK(cudaMemset(m[h], PGPU_CELL_FLUID, n) == cudaSuccess, "two handles: mask %d", h);
+    }
+    for (int round = 0; round < 3 && ok; ++round) {
+        const int h = round == 1;
+        const pgpu_status st = pgpu_set_mask(s[h], m[h]);
+        ok = CHECK(st == PGPU_SUCCESS, "two handles: pgpu_set_mask on handle %d (round %d): %s", h, round,
+                   st ? pgpu_last_error(s[h]) : "ok");
+    }
+    for (int h = 0; h < 2; ++h) {
+        if (s[h])
+            pgpu_destroy(s[h]);
+        if (m[h])
+            cudaFree(m[h]);
+    }
+}
+
 int main(void)
 {
     t_require_device("test_mask");
@@ -944,6 +975,7 @@ int main(void)
     bad_input(1, 1);
     bad_input(0, 0);
     bad_input(1, 0);
+    two_handles();
 
     removal(31, 29, 27, "DDNNPP");
     removal(57, 47, 1, "NDDD");
