@@ -53,7 +53,8 @@
  *
  * Options: [budget_seconds | --time T] (default 150), --seed S, --case K
  * (that case only, verbose), --cases N, -v (a line per case), --strict,
- * --no-offset (the same cases without the constant on singular regions).
+ * --no-offset (the same cases without the constant on singular regions),
+ * --as M (the same cases solved by method M; see apply_as).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -579,6 +580,39 @@ static void build_beta(rng *r, const ref_grid *g, int kind, double jump, unsigne
 
 static int no_offset; /* --no-offset: the constants on singular regions drawn but not added */
 
+/* --as M: the drawn case (grid, faces, data, mask, beta, precision) solved by
+ * method M instead: vcycle, fmg, cg (multigrid preconditioner), pcg (the same,
+ * pipelined), bicgstab, cg-jacobi, cg-none, cg-fft.  For telling apart what
+ * fails in a case: the method or the problem. */
+static const char *as_method;
+static int apply_as(fcase *c)
+{
+    static const struct {
+        const char *name;
+        unsigned method, extra;
+        int pre;
+    } as[] = {{"vcycle", PGPU_VCYCLE, 0, PGPU_PRECOND_DEFAULT},
+              {"fmg", PGPU_FMG, 0, PGPU_PRECOND_DEFAULT},
+              {"cg", PGPU_CG, 0, PGPU_PRECOND_VCYCLE},
+              {"pcg", PGPU_CG, PGPU_PIPELINED, PGPU_PRECOND_VCYCLE},
+              {"bicgstab", PGPU_BICGSTAB, 0, PGPU_PRECOND_VCYCLE},
+              {"cg-jacobi", PGPU_CG, 0, PGPU_PRECOND_JACOBI},
+              {"cg-none", PGPU_CG, 0, PGPU_PRECOND_NONE},
+              {"cg-fft", PGPU_CG, 0, PGPU_PRECOND_FFT}};
+    if (!as_method) return 1;
+    for (size_t e = 0; e < sizeof as / sizeof as[0]; ++e)
+        if (!strcmp(as_method, as[e].name)) {
+            c->method = as[e].method;
+            c->pre = as[e].pre;
+            c->flags = as[e].method | as[e].extra | c->prec;
+            c->cfg.flags = c->flags;
+            c->cfg.preconditioner = (pgpu_preconditioner)c->pre;
+            if (c->tol_kind == 1 && !(c->tol_drawn > 0) && c->prec != PGPU_FLOAT) c->tol_drawn = 1e-10;
+            return 1;
+        }
+    return 0;
+}
+
 /* ---- one round of data ---------------------------------------------------------------- */
 
 typedef struct data {
@@ -726,6 +760,11 @@ static int run_case(uint64_t seed, long K, int verbose)
     rng *r = &R0;
     fcase C;
     draw_case(r, &C);
+    if (!apply_as(&C)) {
+        fprintf(stderr, "--as %s: not a method of this list: vcycle fmg cg pcg bicgstab cg-jacobi cg-none cg-fft\n",
+                as_method);
+        exit(2);
+    }
     pgpu_config cfg = C.cfg;
     const unsigned m = C.method, prec = C.prec;
     const unsigned dprec = prec == PGPU_FLOAT ? PGPU_FLOAT : PGPU_DOUBLE; /* the arrays' precision */
@@ -1231,11 +1270,13 @@ done:
 static void usage(const char *a0)
 {
     fprintf(stderr,
-            "usage: %s [budget_seconds] [--time T] [--seed S] [--case K] [--cases N] [-v] [--strict]\n"
+            "usage: %s [budget_seconds] [--time T] [--seed S] [--case K] [--cases N] [-v] [--strict] [--as M]\n"
             "  --seed S --case K   replay one case (verbose)\n"
             "  -v                  a line per case (and NOTE lines for tolerated ones)\n"
             "  --strict            SUSPECT cases count as failures\n"
-            "  --no-offset         no constant added to f on singular regions (same cases otherwise)\n",
+            "  --no-offset         no constant added to f on singular regions (same cases otherwise)\n"
+            "  --as M              the same cases solved by method M: vcycle fmg cg pcg bicgstab cg-jacobi\n"
+            "                      cg-none cg-fft\n",
             a0);
 }
 
@@ -1253,6 +1294,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "-v")) verbose = 1;
         else if (!strcmp(argv[a], "--strict")) strict = 1;
         else if (!strcmp(argv[a], "--no-offset")) no_offset = 1;
+        else if (!strcmp(argv[a], "--as") && a + 1 < argc) as_method = argv[++a];
         else if (argv[a][0] != '-' && atof(argv[a]) > 0) budget = atof(argv[a]);
         else {
             usage(argv[0]);
