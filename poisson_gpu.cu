@@ -7980,10 +7980,16 @@ class Replay {
 // standard one, and CG around it takes 9 iterations to 1e-10 at 512^3
 // against 7 for flexible CG around the standard cycle.  Pipelined CG, whose
 // recurrences need a symmetric preconditioner, takes it, and so does
-// classic CG where beta varies (Solver::symmetric_cycle; doc/internals.md
-// has the figures): on 10^6 jumps the standard cycle can grow the residual
-// a thousandfold per cycle and flexible CG around it stalled, where CG
-// around the symmetric cycle (SPD whatever its stationary rate) converges.
+// classic CG where beta varies or a mask is set (Solver::symmetric_cycle;
+// doc/internals.md has the figures): on 10^6 jumps the standard cycle can
+// grow the residual a thousandfold per cycle, and on masks it can be far
+// from symmetric; flexible CG around it stalled on both (masks of pockets,
+// held cells or thin walls: relative residual 1e-5 to 0.1 after 400
+// iterations), where CG around the symmetric cycle converged (the
+// symmetric cycle is positive definite whatever its stationary rate, as
+// long as the restriction is the interpolation's adjoint and each coarse
+// solve symmetric and positive: the smoothing part S + S^T - S^T A S plus a
+// semi-definite coarse part).
 // The flexible coefficients cost a read of r and of Ap more per iteration.
 //
 // Singular problems (no Dirichlet face; sealed pockets of a mask): in exact
@@ -8424,6 +8430,7 @@ template <class T> class Krylov {
     // the multigrid preconditioner, on one GPU (the distributed FMG as a
     // correction solve is not yet run on several).
     bool fmg_start() const { return flexible && pre == PGPU_PRECOND_VCYCLE && !env->dist; }
+    bool classic_projects() const { return method == PGPU_CG && !pipelined && h->gen.mask && h->gen.regions; }
 };
 
 template <class T>
@@ -8559,7 +8566,12 @@ template <class T> pgpu_status Krylov<T>::precond(T *out, const T *in, bool fmg)
     default: // one cycle (or FMG pass) from zero on the correction problem A out = in - shift
         h->bind(out, in, d_kshift);
         PGPU_CUDA(cudaMemsetAsync(out, 0, (size_t)L().elems * sizeof(T), env->st));
-        return fmg ? mg->fmg_pass() : mg->cycle(0);
+        PGPU_FORWARD(fmg ? mg->fmg_pass() : mg->cycle(0));
+        // Classic CG on a mask's singular regions: z loses each region's
+        // mean, as r does (iterate), so the preconditioner stays the
+        // symmetric P M P and the directions free of the null space, whose
+        // constants made p.Ap rounding alone in float (a breakdown).
+        return classic_projects() ? h->project(*env, out, out, 0, out) : PGPU_SUCCESS;
     }
 }
 
@@ -10510,12 +10522,12 @@ template <class T> pgpu_status Solver<T>::set_stream(cudaStream_t st)
 }
 
 // Pipelined CG needs a symmetric cycle, and classic CG takes it where beta
-// varies; otherwise classic CG and BiCGStab take the standard one
-// (>>krylov's head says why).
+// varies or a mask is set; otherwise classic CG and BiCGStab take the
+// standard one (>>krylov's head says why).
 template <class T> void Solver<T>::symmetric_cycle()
 {
     const bool kmg = is_krylov(method) && cfg.preconditioner == PGPU_PRECOND_VCYCLE;
-    mg.post_flip = kmg && ((cfg.flags & PGPU_PIPELINED) || (method == PGPU_CG && h.gen.beta)) ? 1 : 0;
+    mg.post_flip = kmg && ((cfg.flags & PGPU_PIPELINED) || (method == PGPU_CG && h.gen.on())) ? 1 : 0;
 }
 
 // pgpu_set_mask (is_mask) and pgpu_set_coefficients: check the data (one

@@ -322,18 +322,25 @@
  *    iterations to 1e-10 at 512^3 against 7, both without the FMG start).  Pipelined CG, whose
  *    recurrences need a symmetric preconditioner, takes the symmetric
  *    cycle, and so does classic CG once pgpu_set_coefficients has set a
- *    beta: around the standard cycle, which can diverge a thousandfold per
- *    cycle on 10^6 jumps, it stalled, around the symmetric one it
- *    converges.  Classic CG's first application (one GPU) is an FMG pass
- *    instead of a cycle: about 1.4 cycles' cost for one to three
- *    iterations fewer at 512^3.
+ *    beta or pgpu_set_mask a mask: around the standard cycle, which can
+ *    diverge a thousandfold per cycle on 10^6 jumps and is far from
+ *    symmetric on masks, it stalled (random solid cells with held ones on
+ *    flat or anisotropic grids: relative residual 1e-5 to 1.8 after 400
+ *    iterations), around the symmetric one it converges (on those grids
+ *    in 30 to 300 iterations; a solid sphere at 512^3: one iteration more
+ *    than around the standard cycle).  On a mask's singular regions the
+ *    cycle's output then loses each region's mean, as the residual does.
+ *    Classic CG's first application (one GPU) is an FMG pass instead of a
+ *    cycle: about 1.4 cycles' cost for one to three iterations fewer at
+ *    512^3.
  *    6 iterations to 1e-10 on the box at 512^3 with a rough right-hand
  *    side, 2 to 1e-6 with a smooth one (tested bound from 64^3 to 256^3:
  *    12).  The robust choice for beta jumps and masks: it converges where
  *    V-cycles alone diverge (1000:1 two-phase flow, jumps next to Neumann
  *    faces), though not on every grid: 10^6 jumps without a Dirichlet face
- *    (singular problems) and masks of many sealed pockets can stall it too
- *    (PGPU_ERROR_NOT_CONVERGED, the report holding what was reached).
+ *    (singular problems) can stall it too (PGPU_ERROR_NOT_CONVERGED, the
+ *    report holding what was reached), and masks of many small pockets or
+ *    narrow channels need tens to hundreds of iterations.
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
  *    without mask or beta (the faces the FFT serves; else
  *    PGPU_ERROR_UNSUPPORTED at create).  The exact inverse on the empty

@@ -480,7 +480,8 @@ static int solve_and_check(pgpu_solver *s, mcase *mc, const char *what, double t
     memset(&nm, 0, sizeof nm);
     if (ok) {
         nm = mref_residual(&mc->M, &mc->R, u, mc->f, NULL, &mag_r, NULL);
-        floor = 64.0 * DBL_EPSILON * mag_r / nm.rhs_norm; /* rounding of r near the solution */
+        floor = 64.0 * (mc->prec == PGPU_FLOAT ? FLT_EPSILON : DBL_EPSILON) * mag_r /
+                nm.rhs_norm; /* rounding of r near the solution */
     }
     /* A tolerance below what rounding lets the residual reach (beta jumps of
      * 10^6 with a large solution) may end as the header says: the true
@@ -526,7 +527,8 @@ static int solve_and_check(pgpu_solver *s, mcase *mc, const char *what, double t
         check_untouched(mc, typed, what);
         if (mc->R.singular > 0) {
             const double mean = singular_means(mc, u);
-            CHECK(mean <= 1e-12, "%s: mean 0 on each of %lld singular regions (max |mean| / max |u| = %.2e)", what,
+            CHECK(mean <= (mc->prec == PGPU_FLOAT ? 1e-5 : 1e-12),
+                  "%s: mean 0 on each of %lld singular regions (max |mean| / max |u| = %.2e)", what,
                   (long long)mc->R.singular, mean);
         }
     }
@@ -537,12 +539,14 @@ static int solve_and_check(pgpu_solver *s, mcase *mc, const char *what, double t
     return ok && st == PGPU_SUCCESS;
 }
 
-static void solve_case(const char *name, int64_t nx, int64_t ny, int64_t nz, const char *bcs, int shape, int beta,
-                       double jump, unsigned method, double tol, int may_break)
+static void solve_case_h(const char *name, int64_t nx, int64_t ny, int64_t nz, const char *bcs, double hx, double hy,
+                         double hz, int shape, int beta, double jump, unsigned method, double tol, int may_break)
 {
-    pgpu_config cfg = case_config(nx, ny, nz, bcs, 1.0 / 32, 1.0 / 32, 1.0 / 32, 0, 0, method | PGPU_DOUBLE);
+    const unsigned prec = (method & PGPU_FLOAT) ? PGPU_FLOAT : PGPU_DOUBLE;
+    pgpu_config cfg = case_config(nx, ny, nz, bcs, hx, hy, hz, 0, 0, (method & ~(unsigned)PGPU_FLOAT) | prec);
     cfg.tolerance = tol;
-    cfg.max_iterations = method == PGPU_CG ? 200 : 100;
+    /* (CG on random solid masks took up to 300 iterations to 1e-10) */
+    cfg.max_iterations = (method & PGPU_METHOD_MASK) == PGPU_CG ? 3000 : 100;
     char what[200], letters[8], bn[32];
     mcase mc;
     if (!mc_init(&mc, &cfg, shape, beta, jump, NULL))
@@ -558,6 +562,12 @@ static void solve_case(const char *name, int64_t nx, int64_t ny, int64_t nz, con
     free(u);
     pgpu_destroy(s);
     mc_free(&mc);
+}
+
+static void solve_case(const char *name, int64_t nx, int64_t ny, int64_t nz, const char *bcs, int shape, int beta,
+                       double jump, unsigned method, double tol, int may_break)
+{
+    solve_case_h(name, nx, ny, nz, bcs, 1.0 / 32, 1.0 / 32, 1.0 / 32, shape, beta, jump, method, tol, may_break);
 }
 
 static void solves(void)
@@ -594,6 +604,29 @@ static void solves(void)
     solve_case("2D staircase covering the Dirichlet floor", 63, 47, 1, "PPDN", MREF_SHAPE_STAIRCASE, MREF_BETA_ONE, 0,
                PGPU_VCYCLE, 1e-10, 1);
     solve_case("2D pockets", 61, 53, 1, "NNNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_CG, 1e-10, 0);
+    /* Random solid points with held cells on thin, flat and anisotropic
+     * grids (the shapes and spacings of random cases where flexible CG
+     * around the standard cycle stalled, at relative residuals 1e-5 to 0.1
+     * after 400 iterations); CG takes the symmetric cycle where a mask is
+     * set. */
+    solve_case_h("random solid", 42, 5, 3, "DNDDNN", 0.01881, 0.2984, 0.4743, MREF_SHAPE_RANDOM, BETA_NONE, 0, PGPU_CG,
+                 1e-10, 0);
+    solve_case_h("random solid", 3, 31, 3, "NDPPDD", 0.4648, 0.0175, 0.3685, MREF_SHAPE_RANDOM, BETA_NONE, 0, PGPU_CG,
+                 1e-10, 0);
+    solve_case_h("random solid", 66, 11, 3, "NNDDNN", 0.01562, 0.1037, 0.3838, MREF_SHAPE_RANDOM, BETA_NONE, 0,
+                 PGPU_CG, 1e-10, 0);
+    solve_case_h("random solid, periodic x y", 53, 19, 25, "PPPPNN", 0.03039, 0.02543, 0.06196, MREF_SHAPE_RANDOM,
+                 BETA_NONE, 0, PGPU_CG, 1e-10, 0);
+    solve_case_h("random solid", 4, 65, 16, "NNPPDD", 0.258, 0.01954, 0.07588, MREF_SHAPE_RANDOM, BETA_NONE, 0,
+                 PGPU_CG, 1e-10, 0);
+    solve_case("2D random solid", 97, 43, 1, "DNNN", MREF_SHAPE_RANDOM, BETA_NONE, 0, PGPU_CG, 1e-10, 0);
+    /* In float, directions that kept a singular region's constant made p.Ap
+     * rounding alone (a breakdown after 10 iterations): z loses each
+     * region's mean, as r does. */
+    solve_case_h("pockets, float", 61, 6, 23, "NNPPPP", 0.02037, 0.1804, 0.05262, MREF_SHAPE_POCKET, BETA_NONE, 0,
+                 PGPU_CG | PGPU_FLOAT, 1e-5, 0);
+    solve_case_h("random solid, float", 53, 19, 25, "PPPPNN", 0.03039, 0.02543, 0.06196, MREF_SHAPE_RANDOM, BETA_NONE,
+                 0, PGPU_CG | PGPU_FLOAT, 1e-5, 0);
     /* A 10^6 ball, singular or not: the standard cycle grows the residual
      * ~1000x per cycle there, and flexible CG around it stalled (relative
      * residual 10 to 90 after 100 iterations); CG takes the symmetric cycle
