@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <climits>
+#include <limits>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -10064,6 +10065,7 @@ template <class T> struct Solver : SolverBase {
     // The general form's singular regions (>>general): mean of b removed from
     // f into gen.fp (returns the f to solve with), mean of u removed from u.
     pgpu_status project_rhs(const T *u, const T *f, const T *&fb);
+    pgpu_status rhs_at_rounding(double rhs_norm, bool &zero);
     pgpu_status project_u(T *u);
 };
 
@@ -10422,11 +10424,20 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
         r.rhs_mean = NAN;
         if (h.gen.regions == 1) PGPU_FORWARD(finish(read_first(r.rhs_mean)));
     }
-    if (rhs_norm == 0) { // b = 0: the solution is 0
+    bool zero = rhs_norm == 0;
+    if (!zero) PGPU_FORWARD(finish(rhs_at_rounding(rhs_norm, zero)));
+    if (zero) { // b = 0, or 0 but for the projection's rounding: the solution is 0
         const Level<T> &L = h.lv[0];
         PGPU_FORWARD(finish(axpby(env, L.g, L.col, T(0), T(0), (const T *)nullptr, T(0), (const T *)nullptr, u)));
-        PGPU_CUDA(cudaStreamSynchronize(env.st));
         r.residual_norm = r.residual_max = r.relative_residual = 0;
+        if (rhs_norm > 0) { // what is left is that rounding: measured
+            double rn = 0, rmax = 0;
+            PGPU_FORWARD(finish(residual_norm(env, red, L.g, L.rwalk, (const T *)u, f, (const T *)d_shift, rn, rmax)));
+            Convergence cv;
+            cv.rhs_norm = rhs_norm;
+            cv.measured(rn, rmax, r);
+        }
+        PGPU_CUDA(cudaStreamSynchronize(env.st));
         r.seconds = 0;
         return finish(PGPU_SUCCESS);
     }
@@ -10662,6 +10673,26 @@ template <class T> pgpu_status Solver<T>::project_rhs(const T *u, const T *f, co
     PGPU_FORWARD(axpby(env, L.g, L.col, T(0), T(1), f, T(0), (const T *)nullptr, h.gen.fp));
     PGPU_FORWARD(h.project(env, f, u, 1, h.gen.fp));
     fb = h.gen.fp;
+    return PGPU_SUCCESS;
+}
+
+// Whether b, after project_rhs, is zero but for the projection's rounding:
+// every singular region's b constant (one-point regions, say) leaves each
+// point (f - mean) rounded to T, a norm of at most about 2 eps max|b|
+// sqrt(points), which no method can reduce (a relative residual of 1 then
+// is rounding over rounding).  max|b| over the singular regions is the
+// projection's own first pass.
+template <class T> pgpu_status Solver<T>::rhs_at_rounding(double rhs_norm, bool &zero)
+{
+    char *err = env.err;
+    zero = false;
+    if (!h.gen.mask || !h.gen.regions || !(rhs_norm > 0)) return PGPU_SUCCESS;
+    unsigned long long bits = 0;
+    PGPU_CUDA(cudaMemcpyAsync(&bits, h.gen.maxbits, sizeof bits, cudaMemcpyDeviceToHost, env.st));
+    PGPU_CUDA(cudaStreamSynchronize(env.st));
+    double vmax = 0;
+    std::memcpy(&vmax, &bits, sizeof vmax);
+    zero = rhs_norm <= 8.0 * (double)std::numeric_limits<T>::epsilon() * vmax * std::sqrt(h.lv[0].npts);
     return PGPU_SUCCESS;
 }
 

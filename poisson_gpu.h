@@ -488,7 +488,13 @@
  *    are summed in 64-bit fixed point scaled to the largest value (order-
  *    independent, so bit-identical from run to run): each value is
  *    quantised to about npts * 2^-62 of the largest (npts: the grid's
- *    interior points).
+ *    interior points).  Where b is constant on every singular region (one-
+ *    point pockets, say) and zero elsewhere, what the projection leaves is
+ *    its rounding: a b whose norm after it is at most 8 eps max|b|
+ *    sqrt(npts) (eps of u's precision, max over the singular regions'
+ *    points) is taken as zero, u = 0 on every fluid point and
+ *    PGPU_SUCCESS after no iteration, the report holding the residual of
+ *    that u (its relative residual about 1: rounding over rounding).
  *  - Methods: JACOBI, RBGS, VCYCLE (V and W), FMG, CG and BICGSTAB (every
  *    preconditioner; the FFT one ignores mask and beta) accept masks and
  *    coefficients, with or without PGPU_FIXED; FFT and PGPU_MIXED answer

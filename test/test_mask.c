@@ -647,6 +647,85 @@ static void solves(void)
                1);
 }
 
+/* Every fluid region a single point sealed by solid points (one on a
+ * Dirichlet face, covered, counts as sealed): b projected is zero but for
+ * rounding, and every method must answer u = 0 there with PGPU_SUCCESS, not
+ * iterate on the rounding (which ended NOT_CONVERGED at a relative residual
+ * of 1).  Fluid where each 0-based index is 1 modulo 4 (3 in 2D) and not the
+ * last; a few held cells among the solid. */
+static void one_point_regions(int64_t nx, int64_t ny, int64_t nz, const char *bcs, unsigned method, unsigned prec)
+{
+    pgpu_config cfg = case_config(nx, ny, nz, bcs, 1.0 / 16, 1.0 / 16, 1.0 / 16, 0, 0, method | prec);
+    cfg.tolerance = prec == PGPU_FLOAT ? 1e-4 : 1e-10;
+    char what[200], letters[8];
+    mcase mc;
+    if (!mc_init(&mc, &cfg, MREF_SHAPE_SPHERE, BETA_NONE, 0, NULL))
+        return;
+    const int step = nz > 1 ? 4 : 3;
+    REF_FOR_EACH_INTERIOR(&mc.g, i, j, k) {
+        const int64_t n[3] = {nx, ny, nz}, c[3] = {i - 1, j - 1, k - 1}; /* 0-based */
+        int fluid = 1;
+        for (int a = 0; a < mc.g.dims; ++a)
+            fluid = fluid && (n[a] == 1 || (c[a] % step == 1 && c[a] != n[a] - 1));
+        mc.mask[ref_idx(&mc.g, i, j, k)] = fluid ? PGPU_CELL_FLUID
+                                                 : ((i + 2 * j + 3 * k) % 7 == 0 ? PGPU_CELL_DIRICHLET : PGPU_CELL_SOLID);
+    }
+    /* a held cell next to a fluid point would make its region regular: none is */
+    REF_FOR_EACH_INTERIOR(&mc.g, i, j, k) {
+        const int64_t p = ref_idx(&mc.g, i, j, k);
+        if (mc.mask[p] != PGPU_CELL_FLUID)
+            continue;
+        const int64_t *o = mc.g.stride;
+        for (int a = 0; a < mc.g.dims; ++a)
+            for (int sgn = -1; sgn <= 1; sgn += 2)
+                if (mc.mask[p + sgn * o[a]] == PGPU_CELL_DIRICHLET)
+                    mc.mask[p + sgn * o[a]] = PGPU_CELL_SOLID;
+    }
+    mref_regions_free(&mc.R);
+    mc.M = mref_make(&mc.g, mc.mask, mc.beta);
+    if (!CHECK(mref_find_regions(&mc.M, &mc.R), "host allocation (regions)") ||
+        !CHECK(cudaMemcpy(mc.d_mask, mc.mask, (size_t)mc.elems, cudaMemcpyHostToDevice) == cudaSuccess,
+               "mask upload")) {
+        mc_free(&mc);
+        return;
+    }
+    snprintf(what, sizeof what, "one-point regions [%s %s %lldx%lldx%lld %s, %lld regions]", t_method_name(cfg.flags),
+             prec == PGPU_FLOAT ? "float" : "double", (long long)nx, (long long)ny, (long long)nz,
+             t_bc_letters(&mc.g, letters), (long long)mc.R.count);
+    pgpu_solver *s = mc_handle(&mc, &cfg, what);
+    mc_data(&mc);
+    double *u = malloc((size_t)mc.elems * sizeof(double));
+    pgpu_report rep;
+    if (s && u && mc_upload(&mc) && CHECK(mc.R.singular == mc.R.count && mc.R.count > 0, "%s: every region singular",
+                                          what)) {
+        solve_and_check(s, &mc, what, cfg.tolerance, u, NULL, &rep);
+        double umax = 0;
+        REF_FOR_EACH_INTERIOR(&mc.g, i, j, k) {
+            const int64_t p = ref_idx(&mc.g, i, j, k);
+            if (mc.mask[p] == PGPU_CELL_FLUID)
+                umax = t_max_nan(umax, fabs(u[p]));
+        }
+        CHECK(umax == 0, "%s: u = 0 on every one-point region (max |u| %.3e; %d iterations, relative residual %.3e)",
+              what, umax, rep.iterations, rep.relative_residual);
+    }
+    free(u);
+    pgpu_destroy(s);
+    mc_free(&mc);
+}
+
+static void one_point(void)
+{
+    static const unsigned methods[] = {PGPU_VCYCLE, PGPU_FMG, PGPU_CG, PGPU_CG | PGPU_PIPELINED, PGPU_BICGSTAB,
+                                       PGPU_JACOBI, PGPU_RBGS};
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; ++m)
+        for (int p = 0; p < 2; ++p) {
+            const unsigned prec = p ? PGPU_FLOAT : PGPU_DOUBLE;
+            one_point_regions(64, 1, 1, "NNNN", methods[m], prec);
+            one_point_regions(1, 31, 1, "NNDD", methods[m], prec);
+            one_point_regions(13, 10, 7, "NNDDPP", methods[m], prec);
+        }
+}
+
 /* ---- 3. new data ---------------------------------------------------------------------------- */
 
 /* max |a - b| / max |b| over the fluid points of mc, and whether the typed
@@ -990,6 +1069,7 @@ int main(void)
 
     steps();
     solves();
+    one_point();
 
     remask("V-cycles", 37, 29, 23, "DDNNDD", PGPU_VCYCLE, 1e-10, 100, MREF_SHAPE_SPHERE, MREF_SHAPE_POOL,
            MREF_BETA_SMOOTH);
