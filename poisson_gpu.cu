@@ -4956,7 +4956,8 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         if (smem_most > 48 * 1024)
             for (auto k : {gen_coarse_kernel<T, false>, gen_coarse_kernel<T, true>})
                 PGPU_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, env.optin));
-        // The scalars: flags, count, the largest value, region 0's mean.
+        // The scalars: flags, count, the largest value, region 0's mean (the
+        // last two side by side: Solver::read_projection reads them at once).
         char *sc = nullptr;
         PGPU_FORWARD(env.mem.alloc(err, (void **)&sc, 64, "the general form's scalars"));
         PGPU_CUDA(cudaMemsetAsync(sc, 0, 64, env.st));
@@ -10051,12 +10052,18 @@ template <class T> struct Solver : SolverBase {
     pgpu_status scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite);
     pgpu_status solve_fmg_pass(T *u, const T *f, pgpu_report &r);
     pgpu_status remove_mean(T *u);
-    // The mean of b on the only singular region of a mask (the report's rhs_mean).
-    pgpu_status read_first(double &v)
+    // What project_rhs leaves on the device, in one read: max |b| over the
+    // singular regions' points (its double's bits) and region 0's mean of b
+    // (the report's rhs_mean where a mask has one singular region).
+    pgpu_status read_projection(double &vmax, double &first)
     {
         char *err = env.err;
-        PGPU_CUDA(cudaMemcpyAsync(&v, h.gen.first, sizeof(double), cudaMemcpyDeviceToHost, env.st));
+        static_assert(sizeof(unsigned long long) == sizeof(double), "maxbits holds a double's bits");
+        double v[2];
+        PGPU_CUDA(cudaMemcpyAsync(v, h.gen.maxbits, sizeof v, cudaMemcpyDeviceToHost, env.st));
         PGPU_CUDA(cudaStreamSynchronize(env.st));
+        vmax = v[0];
+        first = v[1];
         return PGPU_SUCCESS;
     }
     pgpu_status run_method(T *u, const T *f, double rhs_norm, pgpu_report &r);
@@ -10065,7 +10072,7 @@ template <class T> struct Solver : SolverBase {
     // The general form's singular regions (>>general): mean of b removed from
     // f into gen.fp (returns the f to solve with), mean of u removed from u.
     pgpu_status project_rhs(const T *u, const T *f, const T *&fb);
-    pgpu_status rhs_at_rounding(double rhs_norm, bool &zero);
+    bool rhs_at_rounding(double rhs_norm, double vmax) const;
     pgpu_status project_u(T *u);
 };
 
@@ -10407,8 +10414,9 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     if (method == PGPU_FMG && !mixed && cfg.tolerance == 0) {
         const pgpu_status st = solve_fmg_pass(u, f, r);
         if (h.gen.mask && h.gen.regions) r.rhs_mean = NAN;
+        double vmax = 0;
         if (st == PGPU_SUCCESS && h.gen.mask && h.gen.regions == 1)
-            PGPU_FORWARD(finish(read_first(r.rhs_mean)));
+            PGPU_FORWARD(finish(read_projection(vmax, r.rhs_mean)));
         return finish(st);
     }
     // 1. The right-hand side: finite?  its norm, and its mean when singular.
@@ -10420,12 +10428,13 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
                              "f or the boundary data in u's ghost layer hold NaN or Inf; u is unchanged"));
     r.rhs_norm = rhs_norm;
     r.rhs_mean = h.singular ? red.h_res[RES_SCAN] / h.lv[0].npts : 0.0;
-    if (h.gen.mask && h.gen.regions) {
-        r.rhs_mean = NAN;
-        if (h.gen.regions == 1) PGPU_FORWARD(finish(read_first(r.rhs_mean)));
-    }
     bool zero = rhs_norm == 0;
-    if (!zero) PGPU_FORWARD(finish(rhs_at_rounding(rhs_norm, zero)));
+    if (h.gen.mask && h.gen.regions) {
+        double vmax = 0, first = 0;
+        PGPU_FORWARD(finish(read_projection(vmax, first)));
+        r.rhs_mean = h.gen.regions == 1 ? first : NAN;
+        zero = zero || rhs_at_rounding(rhs_norm, vmax);
+    }
     if (zero) { // b = 0, or 0 but for the projection's rounding: the solution is 0
         const Level<T> &L = h.lv[0];
         PGPU_FORWARD(finish(axpby(env, L.g, L.col, T(0), T(0), (const T *)nullptr, T(0), (const T *)nullptr, u)));
@@ -10676,24 +10685,15 @@ template <class T> pgpu_status Solver<T>::project_rhs(const T *u, const T *f, co
     return PGPU_SUCCESS;
 }
 
-// Whether b, after project_rhs, is zero but for the projection's rounding:
+// Whether b's norm after project_rhs is only the projection's rounding:
 // every singular region's b constant (one-point regions, say) leaves each
 // point (f - mean) rounded to T, a norm of at most about 2 eps max|b|
 // sqrt(points), which no method can reduce (a relative residual of 1 then
-// is rounding over rounding).  max|b| over the singular regions is the
-// projection's own first pass.
-template <class T> pgpu_status Solver<T>::rhs_at_rounding(double rhs_norm, bool &zero)
+// is rounding over rounding).  vmax: max |b| over the singular regions
+// (read_projection).
+template <class T> bool Solver<T>::rhs_at_rounding(double rhs_norm, double vmax) const
 {
-    char *err = env.err;
-    zero = false;
-    if (!h.gen.mask || !h.gen.regions || !(rhs_norm > 0)) return PGPU_SUCCESS;
-    unsigned long long bits = 0;
-    PGPU_CUDA(cudaMemcpyAsync(&bits, h.gen.maxbits, sizeof bits, cudaMemcpyDeviceToHost, env.st));
-    PGPU_CUDA(cudaStreamSynchronize(env.st));
-    double vmax = 0;
-    std::memcpy(&vmax, &bits, sizeof vmax);
-    zero = rhs_norm <= 8.0 * (double)std::numeric_limits<T>::epsilon() * vmax * std::sqrt(h.lv[0].npts);
-    return PGPU_SUCCESS;
+    return rhs_norm <= 8.0 * (double)std::numeric_limits<T>::epsilon() * vmax * std::sqrt(h.lv[0].npts);
 }
 
 template <class T> pgpu_status Solver<T>::project_u(T *u) { return h.project(env, u, u, 0, u); }
