@@ -1,0 +1,127 @@
+/* test_mask_plan_host.cu -- the coarse build's path tables (the fine faces
+ * under each coarse face, from which gen_coarse_kernel averages a coarse
+ * level's face fractions), on the host (it includes poisson_gpu.cu and
+ * calls path_table itself; no device).
+ *
+ * For fine axes of 1 to 80 nodes and larger ones (odd, even, prime, up to
+ * 70000), every pair of face types and periodic rings, uniform spacing and
+ * spacings that differ per axis, on every level of the hierarchy the
+ * library builds:
+ *  - path_table equals the definition (every fine face, walked in order for
+ *    each coarse face, whose extent holds the coarse face's midpoint) where
+ *    that walk is affordable, on every coarse face; on the large axes on
+ *    every 97th coarse face and the last;
+ *  - every coarse face has at least one fine face, at most MAX_PATH, each
+ *    an index of a fine face of the axis;
+ *  - on the large axes the whole table comes back (it bisects to the
+ *    faces of each coarse face; a walk over every fine face for every
+ *    coarse face took seconds at 32768 nodes).
+ * cpu suite. */
+#include "../poisson_gpu.cu"
+
+#include <cstdio>
+
+static int checks = 0, failures = 0;
+#define CHECK(cond, ...)                                                                                              \
+    do {                                                                                                              \
+        ++checks;                                                                                                     \
+        if (!(cond)) {                                                                                                \
+            if (++failures <= 40) {                                                                                   \
+                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                           \
+                printf(__VA_ARGS__);                                                                                  \
+                printf("\n");                                                                                         \
+            }                                                                                                         \
+        }                                                                                                             \
+    } while (0)
+
+using namespace pgpu;
+
+// The definition for coarse face I: the fine faces, in the table's order
+// (shift -1, 0, +1 on a periodic axis, then along the axis), whose extent
+// (with a relative tolerance of 1e-9) holds the coarse face's midpoint.
+static std::vector<int> reference_faces(const Axis &a, const Axis &c, int I)
+{
+    const bool per = a.lo == PGPU_BC_PERIODIC;
+    auto pos = [&](const Axis &x, int i) {
+        if (i < 0) return per ? x.x[x.n - 1] - x.L : x.xlo;
+        if (i >= x.n) return per ? x.x[0] + x.L : x.xhi;
+        return x.x[i];
+    };
+    std::vector<int> out;
+    const double mid = 0.5 * (pos(c, I - 1) + pos(c, I));
+    for (int s = per ? -1 : 0; s <= (per ? 1 : 0); ++s)
+        for (int i = 0; i <= (per ? a.n - 1 : a.n); ++i) {
+            const double flo = pos(a, i - 1) + s * a.L, fhi = pos(a, i) + s * a.L;
+            const double tol = 1e-9 * (fhi - flo);
+            if (mid < flo - tol || mid > fhi + tol) continue;
+            out.push_back(i);
+        }
+    return out;
+}
+
+// Axis x of an n x 1 (2D) grid with faces lo / hi and spacing h; every level.
+static void axis_case(int n, int lo, int hi, double h, const char *name)
+{
+    Axis fine[3];
+    fine[0] = fine_axis(n, h, lo, hi, true);
+    fine[1] = fine_axis(1, h, PGPU_BC_DIRICHLET, PGPU_BC_DIRICHLET, true);
+    fine[2] = fine_axis(1, 1.0, PGPU_BC_NEUMANN, PGPU_BC_NEUMANN, false);
+    std::vector<HostLevel> hl;
+    if (!build_hierarchy(fine, hl)) {
+        CHECK(false, "%s: no hierarchy", name);
+        return;
+    }
+    for (size_t l = 0; l + 1 < hl.size(); ++l) {
+        const Axis &a = hl[l].ax[0], &c = hl[l + 1].ax[0];
+        if (!hl[l].tr[0].coarsened) continue;
+        std::vector<int> cnt, idx;
+        const bool ok = path_table(a, c, true, cnt, idx);
+        CHECK(ok, "%s level %zu (%d -> %d nodes): no table", name, l, a.n, c.n);
+        if (!ok) continue;
+        const bool per = a.lo == PGPU_BC_PERIODIC;
+        const int last = per ? a.n - 1 : a.n;
+        const bool all = (double)a.n * c.n <= 4e6;
+        for (int I = 0; I <= c.n; ++I) {
+            CHECK(cnt[I] >= 1 && cnt[I] <= MAX_PATH, "%s level %zu face %d: %d fine faces", name, l, I, cnt[I]);
+            for (int e = 0; e < cnt[I] && e < MAX_PATH; ++e) {
+                const int i = idx[(size_t)I * MAX_PATH + e];
+                CHECK(i >= 0 && i <= last, "%s level %zu face %d: fine face %d of 0..%d", name, l, I, i, last);
+            }
+            if (!all && I % 97 != 0 && I != c.n) continue;
+            const std::vector<int> want = reference_faces(a, c, I);
+            bool same = (int)want.size() == cnt[I];
+            for (int e = 0; same && e < cnt[I]; ++e) same = idx[(size_t)I * MAX_PATH + e] == want[(size_t)e];
+            CHECK(same, "%s level %zu (%d -> %d nodes) face %d: %d fine faces from %d, the definition %zu from %d",
+                  name, l, a.n, c.n, I, cnt[I], cnt[I] ? idx[(size_t)I * MAX_PATH] : -1, want.size(),
+                  want.empty() ? -1 : want[0]);
+        }
+    }
+}
+
+int main()
+{
+    const int types[3] = {PGPU_BC_DIRICHLET, PGPU_BC_NEUMANN, PGPU_BC_PERIODIC};
+    const char tn[3] = {'D', 'N', 'P'};
+    int cases = 0;
+    auto run = [&](int n, int lo, int hi, double h) {
+        char name[96];
+        snprintf(name, sizeof name, "%c%c n %d h %.3g", tn[lo], tn[hi], n, h);
+        axis_case(n, types[lo], types[hi], h, name);
+        ++cases;
+    };
+    for (int n = 1; n <= 80; ++n)
+        for (int lo = 0; lo < 3; ++lo)
+            for (int hi = 0; hi < 3; ++hi) {
+                if ((lo == 2) != (hi == 2)) continue; // periodic on both sides or neither
+                run(n, lo, hi, 1.0 / (n + 1));
+                run(n, lo, hi, 0.37 / n);
+            }
+    for (int n : {127, 128, 255, 256, 257, 509, 1000, 1023, 1024, 4097, 32768, 40000, 70001})
+        for (int lo = 0; lo < 3; ++lo)
+            for (int hi = 0; hi < 3; ++hi) {
+                if ((lo == 2) != (hi == 2)) continue;
+                run(n, lo, hi, 1.0 / (n + 1));
+            }
+    printf("%d axes, %d checks, %d failures\n", cases, checks, failures);
+    return failures ? 1 : 0;
+}
