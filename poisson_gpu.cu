@@ -3592,8 +3592,7 @@ static bool path_table(const Axis &a, const Axis &c, bool coarsened, std::vector
         // inside a fine face (cell coarsening), the two that meet at a fine
         // node (vertex coarsening).  Faces lie in order along the axis, so
         // the walk starts at the first whose high end reaches mid (a
-        // bisection: a walk over every face for every coarse face took
-        // seconds on axes of 10^4 nodes).
+        // bisection) and ends at the first whose low end lies past it.
         const double mid = 0.5 * (pos(c, I - 1) + pos(c, I));
         for (int s = per ? -1 : 0; s <= (per ? 1 : 0); ++s) {
             auto flo = [&](int i) { return pos(a, i - 1) + s * a.L; };

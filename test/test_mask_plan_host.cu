@@ -4,35 +4,24 @@
  * calls path_table itself; no device).
  *
  * For fine axes of 1 to 80 nodes and larger ones (odd, even, prime, up to
- * 70000), every pair of face types and periodic rings, uniform spacing and
- * spacings that differ per axis, on every level of the hierarchy the
- * library builds:
+ * 70001), every pair of face types and periodic rings, two spacings, on
+ * every level of the hierarchy the library builds:
  *  - path_table equals the definition (every fine face, walked in order for
  *    each coarse face, whose extent holds the coarse face's midpoint) where
  *    that walk is affordable, on every coarse face; on the large axes on
  *    every 97th coarse face and the last;
  *  - every coarse face has at least one fine face, at most MAX_PATH, each
  *    an index of a fine face of the axis;
- *  - on the large axes the whole table comes back (it bisects to the
- *    faces of each coarse face; a walk over every fine face for every
- *    coarse face took seconds at 32768 nodes).
+ *  - on the large axes the whole table comes back.
+ * One check per axis (its levels and faces, the first wrong face).
  * cpu suite. */
 #include "../poisson_gpu.cu"
 
-#include <cstdio>
+extern "C" {
+#include "common.h"
+}
 
-static int checks = 0, failures = 0;
-#define CHECK(cond, ...)                                                                                              \
-    do {                                                                                                              \
-        ++checks;                                                                                                     \
-        if (!(cond)) {                                                                                                \
-            if (++failures <= 40) {                                                                                   \
-                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                           \
-                printf(__VA_ARGS__);                                                                                  \
-                printf("\n");                                                                                         \
-            }                                                                                                         \
-        }                                                                                                             \
-    } while (0)
+#include <cstdio>
 
 using namespace pgpu;
 
@@ -59,7 +48,8 @@ static std::vector<int> reference_faces(const Axis &a, const Axis &c, int I)
     return out;
 }
 
-// Axis x of an n x 1 (2D) grid with faces lo / hi and spacing h; every level.
+// Axis x of an n x 1 (2D) grid with faces lo / hi and spacing h: every
+// level's table, one check for the axis.
 static void axis_case(int n, int lo, int hi, double h, const char *name)
 {
     Axis fine[3];
@@ -68,34 +58,48 @@ static void axis_case(int n, int lo, int hi, double h, const char *name)
     fine[2] = fine_axis(1, 1.0, PGPU_BC_NEUMANN, PGPU_BC_NEUMANN, false);
     std::vector<HostLevel> hl;
     if (!build_hierarchy(fine, hl)) {
-        CHECK(false, "%s: no hierarchy", name);
+        CHECK(0, "%s: no hierarchy", name);
         return;
     }
+    long faces = 0, compared = 0, bad = 0;
+    char first[160] = "";
+    auto fail = [&](const char *fmt, auto... args) {
+        if (!bad++) snprintf(first, sizeof first, fmt, args...);
+    };
+    int levels = 0;
     for (size_t l = 0; l + 1 < hl.size(); ++l) {
         const Axis &a = hl[l].ax[0], &c = hl[l + 1].ax[0];
         if (!hl[l].tr[0].coarsened) continue;
+        ++levels;
         std::vector<int> cnt, idx;
-        const bool ok = path_table(a, c, true, cnt, idx);
-        CHECK(ok, "%s level %zu (%d -> %d nodes): no table", name, l, a.n, c.n);
-        if (!ok) continue;
+        if (!path_table(a, c, true, cnt, idx)) {
+            fail("level %zu (%d -> %d nodes): no table", l, a.n, c.n);
+            continue;
+        }
         const bool per = a.lo == PGPU_BC_PERIODIC;
         const int last = per ? a.n - 1 : a.n;
         const bool all = (double)a.n * c.n <= 4e6;
-        for (int I = 0; I <= c.n; ++I) {
-            CHECK(cnt[I] >= 1 && cnt[I] <= MAX_PATH, "%s level %zu face %d: %d fine faces", name, l, I, cnt[I]);
-            for (int e = 0; e < cnt[I] && e < MAX_PATH; ++e) {
+        for (int I = 0; I <= c.n; ++I, ++faces) {
+            if (cnt[I] < 1 || cnt[I] > MAX_PATH) {
+                fail("level %zu face %d: %d fine faces", l, I, cnt[I]);
+                continue;
+            }
+            for (int e = 0; e < cnt[I]; ++e) {
                 const int i = idx[(size_t)I * MAX_PATH + e];
-                CHECK(i >= 0 && i <= last, "%s level %zu face %d: fine face %d of 0..%d", name, l, I, i, last);
+                if (i < 0 || i > last) fail("level %zu face %d: fine face %d of 0..%d", l, I, i, last);
             }
             if (!all && I % 97 != 0 && I != c.n) continue;
+            ++compared;
             const std::vector<int> want = reference_faces(a, c, I);
             bool same = (int)want.size() == cnt[I];
             for (int e = 0; same && e < cnt[I]; ++e) same = idx[(size_t)I * MAX_PATH + e] == want[(size_t)e];
-            CHECK(same, "%s level %zu (%d -> %d nodes) face %d: %d fine faces from %d, the definition %zu from %d",
-                  name, l, a.n, c.n, I, cnt[I], cnt[I] ? idx[(size_t)I * MAX_PATH] : -1, want.size(),
-                  want.empty() ? -1 : want[0]);
+            if (!same)
+                fail("level %zu (%d -> %d nodes) face %d: %d fine faces from %d, the definition %zu from %d", l, a.n,
+                     c.n, I, cnt[I], idx[(size_t)I * MAX_PATH], want.size(), want.empty() ? -1 : want[0]);
         }
     }
+    CHECK(bad == 0, "%s: %d levels, %ld coarse faces, %ld compared with the definition; %ld wrong%s%s", name, levels,
+          faces, compared, bad, bad ? ", first: " : "", first);
 }
 
 int main()
@@ -122,6 +126,6 @@ int main()
                 if ((lo == 2) != (hi == 2)) continue;
                 run(n, lo, hi, 1.0 / (n + 1));
             }
-    printf("%d axes, %d checks, %d failures\n", cases, checks, failures);
-    return failures ? 1 : 0;
+    t_note("%d axes", cases);
+    return t_finish("test_mask_plan_host");
 }
