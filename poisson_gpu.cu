@@ -167,6 +167,13 @@ template <class T> struct Tune {
     // (smooth beta cycle 21.66 -> 18.56 ms; float's, at 64 registers, 10.44
     // -> 10.98).
     static constexpr bool rbt_frac_lean = !F32;
+    // Level 0's beta faces formed in the FRAC tile kernel and the FRAC
+    // column walk from 1 / beta (Grid::bw: one array read instead of three),
+    // in double only: smooth beta V(2,1) at 512^3 18.76 -> 17.13 ms (FRAC
+    // pass 4.02 -> 3.84 ms, residual 3.13 -> 2.85); in float the pass took
+    // 2.30 ms against 2.15 with the stored fractions (cycle 10.37 against
+    // 10.39 ms: no gain).
+    static constexpr bool beta_reciprocals = !F32;
     // ... two iterations per pass: blocks of rbt_tx pairs by 32 rows, one per
     // SM (float: 64 registers, 36 bytes spilled; double: 128, 12 spilled), so
     // few blocks per SM as the chunk target (FMG float: 2, 4, 8 took 7.56,
@@ -738,6 +745,14 @@ template <class T> struct Grid {
     int gen;
     const uint8_t *mk;
     const T *fx, *fy, *fz;
+    // Level 0 with coefficients in beta_face's range: 1 / beta per point
+    // (layout of u), from which the smoother and the residual form the
+    // interior faces' fractions (beta_face, the bits fx .. fz hold there):
+    // one array read instead of three.  NULL otherwise.
+    const T *bw = nullptr;
+    // The table is uniform (fast before the fractions turned it off): the
+    // column walk groups planes with the fractions (WALK_FRAC).
+    int frfast = 0;
 };
 
 // A column's x/y couplings (values vxl .. vyh, neighbour offsets nxl .. nyh)
@@ -964,6 +979,25 @@ __device__ __forceinline__ double smooth_scale(double w, double diag)
     return w * r;
 }
 
+// beta's harmonic face mean 2 a b / (a + b) from the reciprocals wa = 1/a,
+// wb = 1/b (Grid::bw, double only: Tune::beta_reciprocals): 2 / (wa + wb),
+// the reciprocal as in smooth_scale, every operation rounded as written, so
+// that both points of a face and every kernel (and the stored fractions,
+// gen_fractions_kernel) get the same bits.  For beta in BETA_RECIP_MIN ..
+// BETA_RECIP_MAX, where the sum stays inside the approximate reciprocal's
+// range; other data take the division (gen_fractions_kernel).
+constexpr double BETA_RECIP_MIN = 0x1p-900, BETA_RECIP_MAX = 0x1p+900;
+__device__ __forceinline__ double beta_face(double wa, double wb)
+{
+    const double s = __dadd_rn(wa, wb);
+    double r;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(s));
+    r = __fma_rn(r, __fma_rn(-s, r, 1.0), r);
+    r = __fma_rn(r, __fma_rn(-s, r, 1.0), r);
+    return __dmul_rn(2.0, r);
+}
+__device__ __forceinline__ float beta_face(float wa, float wb) { return (float)beta_face((double)wa, (double)wb); }
+
 // omega / the interior diagonal of a uniform level, rounded as the kernels
 // form the diagonal (0 when the level is not uniform: then unused).
 template <class T> static T interior_scale(const Grid<T> &g, T omega)
@@ -1026,19 +1060,24 @@ __device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restric
 // together; x/y neighbours are the neighbouring threads' column values and
 // come from L1.  The remaining planes (the first, the last, a short tail)
 // take the table form, which handles ghosts, wrapped planes and non-uniform
-// coefficients.  MK (walk_masked: a uniform level with a mask and no face
-// fractions) groups too: a point with a nonzero mask byte is skipped where
-// it is no unknown and otherwise drops its closed faces (drop_closed).  It
-// is a kernel's template argument so that the box's kernels keep their
-// registers.
-template <class T, class A, int G, bool MK, class Emit>
+// coefficients.  MK (walk_masked), a kernel's template argument so that the
+// box's kernels keep their registers: WALK_MASK (a uniform level with a mask
+// and no face fractions) groups too, a point with a nonzero mask byte is
+// skipped where it is no unknown and otherwise drops its closed faces
+// (drop_closed); WALK_FRAC (a level whose table is uniform under face
+// fractions, Grid::frfast) groups with the general form's couplings
+// (gen_faces, gen_sum: the table's values, the same bits as the plane-wise
+// form), the fractions read at the point or, in columns off the x / y faces
+// of level 0 with Grid::bw, formed from beta's reciprocals.
+enum { WALK_PLAIN, WALK_MASK, WALK_FRAC }; // column_walk's MK
+template <class T, class A, int G, int MK, class Emit>
 __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restrict__ u, const T *__restrict__ f,
                                             int i, int j, int k0, int k1, T shift, Emit &emit)
 {
     const int64_t sz = g.sz;
     const int64_t col = g.base + i + (int64_t)j * g.sy;
     int kg0 = k1, kg1 = k1; // the grouped range [kg0, kg1)
-    if (g.fast) {
+    if (MK == WALK_FRAC ? g.frfast : g.fast) {
         const int a = max(k0, 1), b = min(k1, g.nz - 1);
         if (b - a >= G) {
             kg0 = a;
@@ -1060,7 +1099,66 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
         else emit(p, A(s[0]), off, diag, false);
     };
     for (int k = k0; k < kg0; ++k) general(k);
-    if (kg0 < kg1) {
+    if constexpr (MK == WALK_FRAC) {
+        if (kg0 < kg1) {
+            const ColXY<T> c = col_xy(g, i, j);
+            const int64_t o[4] = {c.nxl, c.nxh, c.nyl, c.nyh};
+            const T d[4] = {g.cxl[i], g.cxh[i], g.cyl[j], g.cyh[j]};
+            const bool lean = g.bw && i > 0 && i < g.nx - 1 && j > 0 && j < g.ny - 1;
+            constexpr int GF = 2; // planes per group (G's registers spilled here)
+            for (int64_t p = col + (int64_t)kg0 * sz, k = kg0; k < kg1; k += GF, p += GF * sz) {
+                const T *s = u + p, *fp = f + p;
+                T zw[GF + 2], fw[GF], ww[GF + 2]; // planes k-1 .. k+GF of u and 1 / beta; f at k .. k+GF-1
+                unsigned cw[GF];
+#pragma unroll
+                for (int q = 0; q < GF + 2; ++q) zw[q] = s[(q - 1) * sz];
+#pragma unroll
+                for (int q = 0; q < GF; ++q) fw[q] = Emit::reads_f ? fp[q * sz] : T(0);
+#pragma unroll
+                for (int q = 0; q < GF; ++q) cw[q] = g.mk ? g.mk[p + q * sz] : 0u;
+                if (lean) {
+#pragma unroll
+                    for (int q = 0; q < GF + 2; ++q) ww[q] = __ldg(g.bw + p + (q - 1) * sz);
+                }
+#pragma unroll
+                for (int q = 0; q < GF; ++q) {
+                    const int64_t pq = p + q * sz;
+                    if ((cw[q] & CELL_BITS) != PGPU_CELL_FLUID) {
+                        emit.skip(pq, zw[q + 1]);
+                        continue;
+                    }
+                    GenPoint<T> gp;
+                    gp.v[0] = c.vxl; gp.v[1] = c.vxh; gp.v[2] = c.vyl; gp.v[3] = c.vyh;
+#pragma unroll
+                    for (int a = 0; a < 4; ++a) gp.d[a] = d[a];
+                    gp.v[4] = gp.d[4] = g.czl[k + q];
+                    gp.v[5] = gp.d[5] = g.czh[k + q];
+                    T fr[6];
+                    if (lean) {
+                        const T *wq = g.bw + pq, wc = ww[q + 1];
+                        fr[0] = beta_face(__ldg(wq - 1), wc);
+                        fr[1] = beta_face(wc, __ldg(wq + 1));
+                        fr[2] = beta_face(__ldg(wq - g.sy), wc);
+                        fr[3] = beta_face(wc, __ldg(wq + g.sy));
+                        fr[4] = beta_face(ww[q], wc);
+                        fr[5] = beta_face(wc, ww[q + 2]);
+                    } else {
+                        fr[0] = g.fx[pq]; fr[1] = g.fx[pq + 1];
+                        fr[2] = g.fy[pq]; fr[3] = g.fy[pq + g.sy];
+                        fr[4] = g.fz[pq]; fr[5] = g.fz[pq + sz];
+                    }
+                    gen_faces(gp, fr, cw[q] >> CLOSED_SHIFT);
+                    const T *sq = s + q * sz;
+                    A dq;
+                    const A off = gen_sum<A>(gp, [&](int fc) {
+                        return fc < 4 ? sq[o[fc]] : zw[fc == 4 ? q : q + 2];
+                    }, dq);
+                    if constexpr (Emit::reads_f) emit(pq, A(zw[q + 1]), (A(fw[q]) - A(shift)) + off, dq, false);
+                    else emit(pq, A(zw[q + 1]), off, dq, false);
+                }
+            }
+        }
+    } else if (kg0 < kg1) {
         const bool x0 = i == 0, x1 = i == g.nx - 1, y0 = j == 0, y1 = j == g.ny - 1;
         T vxl, vxh, vyl, vyh, dxy;
         uniform_xy(g, x0, x1, y0, y1, vxl, vxh, vyl, vyh, dxy);
@@ -1113,8 +1211,9 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
 // (column_walk's MK) as a compile-time constant: a uniform level with a mask.
 template <class T, class F> static void walk_masked(const Grid<T> &g, F &&fn)
 {
-    if (g.fast && g.mk) fn(std::true_type{});
-    else fn(std::false_type{});
+    if (g.frfast) fn(std::integral_constant<int, WALK_FRAC>{});
+    else if (g.fast && g.mk) fn(std::integral_constant<int, WALK_MASK>{});
+    else fn(std::integral_constant<int, WALK_PLAIN>{});
 }
 
 // ---- the residual ----
@@ -1157,7 +1256,7 @@ __device__ __forceinline__ void write_partial(double *partials, Red3 v); // >>re
 // WRITE stores r in the layout of u, in the precision R (the multigrid
 // restriction reads it; PGPU_MIXED rounds it into its float problem);
 // REDUCE sums r, r^2 and max |r| into block partials (the norm, the mean).
-template <class T, bool WRITE, bool REDUCE, class R = T, bool MK = false>
+template <class T, bool WRITE, bool REDUCE, class R = T, int MK = WALK_PLAIN>
 __global__ void __launch_bounds__(WALK_THREADS, REDUCE ? Tune<T>::norm_blocks : Tune<T>::walk_blocks)
     residual_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
                     const T *__restrict__ shiftp, R *__restrict__ r, double *partials, int kchunk, int nyb,
@@ -1591,7 +1690,7 @@ template <class T> struct JacobiEmit {
 // fast range the division by the diagonal is a multiplication by
 // omega / diag: scale_interior (interior_scale) for columns off the x/y
 // faces, computed once per column on the others.
-template <class T, bool MK>
+template <class T, int MK>
 __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::sweep_blocks)
     jacobi_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
                   const T *__restrict__ shiftp, T omega, T scale_interior, int kchunk, int nyb, int nchunks)
@@ -1901,7 +2000,8 @@ __device__ __forceinline__ void rb_parity(const bool (&act)[2], const ColXY<T> (
 // FRAC (with MASKED; a level whose table is uniform but whose faces carry
 // fractions -- beta's, or a coarse level's): every unknown takes the general
 // form's couplings (gen_faces, gen_sum), its six fractions read at the
-// point itself; the mask, where the level has one, as for MASKED.
+// point itself, or formed from beta's reciprocals (Grid::bw) away from the
+// box faces; the mask, where the level has one, as for MASKED.
 template <class T, int ITERS> struct RbTile {
     static constexpr int S = 2 * ITERS;
     static constexpr int TX = Tune<T>::rbt_tx;
@@ -1988,6 +2088,10 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
         if constexpr (FRAC) {
             if (!(fl[0] || fl[1]) || (edge && (p < 0 || p >= g.nz))) return;
             const int64_t q = col + (int64_t)p * sz;
+            if (g.bw) { // the inner points' faces come from beta's reciprocals
+                asm volatile("prefetch.global.L1 [%0];" ::"l"(g.bw + q));
+                return;
+            }
             asm volatile("prefetch.global.L1 [%0];" ::"l"(g.fx + q));
             asm volatile("prefetch.global.L1 [%0];" ::"l"(g.fy + q));
             asm volatile("prefetch.global.L1 [%0];" ::"l"(g.fz + q));
@@ -2093,12 +2197,25 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                     gp.v[0] = er ? cown[PH] : cside[PH];
                     gp.v[1] = er ? cside[PH] : cown[PH];
                     gp.v[2] = cyl; gp.v[3] = cyh; gp.v[4] = vzl; gp.v[5] = vzh;
-                    const T fr6[6] = {__ldg(g.fx + q), __ldg(g.fx + q + 1), __ldg(g.fy + q),
-                                      __ldg(g.fy + q + g.sy), __ldg(g.fz + q), __ldg(g.fz + q + sz)};
+                    const bool lean = Tune<T>::rbt_frac_lean && FAST && inner[PH];
+                    T fr6[6];
+                    if (lean && g.bw) {
+                        const T *wq = g.bw + q, wc = __ldg(wq);
+                        fr6[0] = beta_face(__ldg(wq - 1), wc);
+                        fr6[1] = beta_face(wc, __ldg(wq + 1));
+                        fr6[2] = beta_face(__ldg(wq - g.sy), wc);
+                        fr6[3] = beta_face(wc, __ldg(wq + g.sy));
+                        fr6[4] = beta_face(__ldg(wq - sz), wc);
+                        fr6[5] = beta_face(wc, __ldg(wq + sz));
+                    } else {
+                        fr6[0] = __ldg(g.fx + q); fr6[1] = __ldg(g.fx + q + 1);
+                        fr6[2] = __ldg(g.fy + q); fr6[3] = __ldg(g.fy + q + g.sy);
+                        fr6[4] = __ldg(g.fz + q); fr6[5] = __ldg(g.fz + q + sz);
+                    }
                     const unsigned closed = cd >> CLOSED_SHIFT;
                     T nb6[6] = {er ? partner : sd, er ? sd : partner, lo, hi, zl, zh};
                     T dg;
-                    if (Tune<T>::rbt_frac_lean && FAST && inner[PH]) {
+                    if (lean) {
                         // No box face: each face's diagonal part is its
                         // coupling; gen_faces and gen_sum's arithmetic
                         // without the table's diagonal parts, and without
@@ -3563,7 +3680,8 @@ constexpr uint32_t LAB_NONE = 0xffffffffu;     // not fluid
 constexpr uint32_t LAB_REGULAR = 0xc0000000u;  // fluid, in a region that touches Dirichlet
 constexpr uint32_t LAB_SINGULAR = 0x80000000u; // | id: fluid, in singular region id
 constexpr uint32_t LAB_INDEX = 0x7fffffffu;
-constexpr unsigned GEN_BAD_TYPE = 1, GEN_FLUID = 2, GEN_BAD_BETA = 4, GEN_TOO_MANY = 8, GEN_HELD = 16;
+constexpr unsigned GEN_BAD_TYPE = 1, GEN_FLUID = 2, GEN_BAD_BETA = 4, GEN_TOO_MANY = 8, GEN_HELD = 16,
+                   GEN_WIDE_BETA = 32;
 
 // The fine faces of one axis of a level pair that coarse face I (0..nc,
 // between nodes I-1 and I; 0 and nc the walls, or the wrap) averages:
@@ -3760,6 +3878,7 @@ __global__ void gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__r
                 if (beta) {
                     const double b = (double)beta[row + i];
                     if (!(b > 0) || !(b <= DBL_MAX)) bits |= GEN_BAD_BETA;
+                    else if (!(b >= BETA_RECIP_MIN && b <= BETA_RECIP_MAX)) bits |= GEN_WIDE_BETA;
                 }
             }
         }
@@ -3770,19 +3889,25 @@ __global__ void gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__r
 
 // Level 0's face fractions from beta: harmonic means between neighbours
 // (the wrapped one on a periodic axis), beta at box faces; the high face of
-// the last node goes to its ghost.
+// the last node goes to its ghost.  With bw (double, beta inside
+// BETA_RECIP_MIN .. MAX: no GEN_WIDE_BETA) the means are beta_face's of the
+// reciprocals, which go to bw; else 2 a b / (a + b) in double.
 __device__ __forceinline__ double harmonic(double a, double b) { return 2.0 * a * b / (a + b); }
 template <class T>
-__global__ void gen_fractions_kernel(const Grid<T> g, const T *__restrict__ beta, T *fx, T *fy, T *fz)
+__global__ void gen_fractions_kernel(const Grid<T> g, const T *__restrict__ beta, T *fx, T *fy, T *fz, T *bw)
 {
     PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
     {
         int i, j, k;
         const int64_t p = point_of(g, t, i, j, k);
         const double b = (double)beta[p];
+        if (bw) bw[p] = T(1.0 / b);
+        auto mean = [&](int64_t q) { // the face's mean with the point at q
+            return bw ? beta_face(T(1.0 / (double)beta[q]), T(1.0 / b)) : T(harmonic(b, (double)beta[q]));
+        };
         auto face = [&](T *fr, int m, int n, int per, int64_t s) {
-            fr[p] = T(m > 0 ? harmonic(b, (double)beta[p - s]) : per ? harmonic(b, (double)beta[p + (n - 1) * s]) : b);
-            if (m == n - 1) fr[p + s] = T(per ? harmonic(b, (double)beta[p - (n - 1) * s]) : b);
+            fr[p] = m > 0 ? mean(p - s) : per ? mean(p + (n - 1) * s) : T(b);
+            if (m == n - 1) fr[p + s] = per ? mean(p - (n - 1) * s) : T(b);
         };
         face(fx, i, g.nx, g.px, 1);
         face(fy, j, g.ny, g.py, g.sy);
@@ -4393,6 +4518,8 @@ template <class T> struct General {
     bool on() const { return mask || beta; }
     std::vector<uint8_t *> mk;       // per level; level 0: the caller's mask, ghosts fluid
     std::vector<T *> fr[3];          // per level, face fractions; level 0: from beta
+    T *bw = nullptr;                 // level 0: 1 / beta (Grid::bw; Tune::beta_reciprocals), used where narrow
+    bool narrow = false;             // beta lies inside BETA_RECIP_MIN .. MAX
     struct CoarseLevel {
         CoarseAxis ax[3];
         size_t smem = 0;
@@ -5002,6 +5129,11 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
             PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fr[d][0], n, "the face coefficients"));
             PGPU_CUDA(cudaMemsetAsync(gen.fr[d][0], 0, n, env.st));
         }
+    if (want_beta && Tune<T>::beta_reciprocals && !gen.bw) {
+        const size_t n = (size_t)lv[0].elems * sizeof(T);
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.bw, n, "the coefficients' reciprocals"));
+        PGPU_CUDA(cudaMemsetAsync(gen.bw, 0, n, env.st));
+    }
     return PGPU_SUCCESS;
 }
 
@@ -5021,7 +5153,9 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         g.fx = fr[0];
         g.fy = fr[1];
         g.fz = fr[2];
+        g.bw = on && l == 0 && gen.beta && gen.narrow ? gen.bw : nullptr;
         g.fast = on && (g.fx || g.fy || g.fz) ? 0 : fast_box[l];
+        g.frfast = on && g.fx && g.is3d ? fast_box[l] : 0;
         changed = changed || std::memcmp(&g, &L.g, sizeof(g)) != 0;
         L.g = g;
         L.sm = smooth_plan(g, L.npts, env.sms, fast_box[l] != 0);
@@ -8273,7 +8407,7 @@ template <class T, int OP> struct KrylovEmit {
     }
 };
 
-template <class T, int OP, bool MK>
+template <class T, int OP, int MK>
 __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::norm_blocks)
     krylov_walk_kernel(const Grid<T> g, const KArgs<T> a, double *partials, int kchunk, int nyb, int nchunks)
 {
@@ -10617,6 +10751,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     if (is_mask && mask) std::swap(G.mk[0], G.spare); // checked: the new mask
     if (is_mask) G.mask = mask != nullptr;
     else G.beta = beta != nullptr;
+    if (!is_mask && beta) G.narrow = !(checked & GEN_WIDE_BETA);
     const bool changed = h.general_apply(env);
     symmetric_cycle();
     if (is_mask && mask) {
@@ -10646,7 +10781,8 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
         PGPU_LAUNCHED();
     }
     if (!is_mask && beta) {
-        gen_fractions_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, (const T *)beta, G.fr[0][0], G.fr[1][0], G.fr[2][0]);
+        gen_fractions_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, (const T *)beta, G.fr[0][0], G.fr[1][0], G.fr[2][0],
+                                                              G.narrow && G.bw ? G.bw : nullptr);
         PGPU_LAUNCHED();
     }
     if (G.on()) PGPU_FORWARD(h.general_build(env));

@@ -18,6 +18,7 @@
 static int NX, NY, NZ, SY, SZ, IS3D;
 static pgpu_preconditioner PRE = PGPU_PRECOND_DEFAULT; /* for the Krylov rows */
 static pgpu_bc BC[6];
+static double BSCALE = 1, USCALE = 1; /* beta's and u's scales */
 #define IDX(i, j, k) ((i) + (j) * (long)SY + (k) * (long)SZ)
 
 static double rnd(void) { return rand() / (double)RAND_MAX; }
@@ -41,7 +42,7 @@ static int run(const char *name, int nx, int ny, int nz, const char *bcs, int ma
     unsigned char *m = calloc(n, 1);
     double *bt = jump > 0 ? malloc(n * sizeof(double)) : NULL;
     double *ue = calloc(n, sizeof(double)), *f = calloc(n, sizeof(double));
-    for (long p = 0; p < n; ++p) { ue[p] = rnd() - 0.5; if (bt) bt[p] = 1; }
+    for (long p = 0; p < n; ++p) { ue[p] = (rnd() - 0.5) * USCALE; if (bt) bt[p] = 1; }
     for (int k = IS3D; k <= (IS3D ? nz : 0); ++k)
         for (int j = 1; j <= ny; ++j)
             for (int i = 1; i <= nx; ++i) {
@@ -64,6 +65,7 @@ static int run(const char *name, int nx, int ny, int nz, const char *bcs, int ma
                 }
                 if (bt) bt[p] = ((IS3D ? z : y) > 0.5) ? jump : 1.0;
                 if (bt && masktype == 0) bt[p] = 1 + 0.5 * sin(3 * x) * cos(2 * y) + (((IS3D ? z : y) > 0.5) ? jump : 0);
+                if (bt) bt[p] *= BSCALE;
                 if (m[p] == 2) ue[p] = NAN;
             }
     if (masktype >= 4) { /* mean zero on each singular region */
@@ -173,6 +175,21 @@ int main(void)
     /* 2^22 points and more: two red-black iterations per pass, with the mask */
     fails += run("sphere VC d 171^3 NNDDNN", 171, 171, 171, "NNDDNN", 1, 0.0, PGPU_VCYCLE, PGPU_DOUBLE, 1e-10, 1e-7);
     fails += run("sphere VC f 176^3", 176, 176, 176, "DDDDDD", 1, 0.0, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
+    /* beta on larger grids (the faces formed from beta's reciprocals in
+     * double), with and without a mask; beta scaled far from 1 (in double
+     * beyond the reciprocals' range, 2^-900 .. 2^900: the faces by division;
+     * u scaled so that b stays in the range solves take) */
+    fails += run("smooth beta VC d 167^3 NNDDNN", 167, 167, 167, "NNDDNN", 0, 0.0001, PGPU_VCYCLE, PGPU_DOUBLE, 1e-10, 1e-7);
+    fails += run("smooth beta VC f 165x170x163", 165, 170, 163, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
+    fails += run("jump 1e3 sphere VC d 163^3", 163, 163, 163, "DDDDDD", 1, 1e3, PGPU_VCYCLE, PGPU_DOUBLE, 1e-12, 3e-7);
+    fails += run("jump 1e3 sphere VC f 166^3", 166, 166, 166, "DDDDDD", 1, 1e3, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-3);
+    BSCALE = 1e32;
+    fails += run("smooth beta 1e32 VC f 47^3", 47, 47, 47, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
+    BSCALE = 1e-272, USCALE = 1e130;
+    fails += run("smooth beta 1e-272 VC d 33^3", 33, 33, 33, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_DOUBLE, 1e-12, 1e-9);
+    BSCALE = 1e272, USCALE = 1e-135;
+    fails += run("jump 1e3 beta 1e272 VC d 35x33x31", 35, 33, 31, "DDDDDD", 0, 1e3, PGPU_VCYCLE, PGPU_DOUBLE, 1e-12, 3e-8);
+    BSCALE = 1, USCALE = 1;
     /* Krylov methods on the same classes: the cases where V-cycles alone
      * diverge (beta jumps next to Neumann faces) included. */
     const unsigned CG = PGPU_CG, PCG = PGPU_CG | PGPU_PIPELINED, BI = PGPU_BICGSTAB;
