@@ -10352,12 +10352,23 @@ template <class T> pgpu_status Solver<T>::scan_launch(const T *u, const T *f)
     return PGPU_SUCCESS;
 }
 
+// The norms are sums of squares in double: where max |b| lies outside
+// RHS_MIN .. RHS_MAX they would underflow (a b of 1e-200 would read as 0,
+// and the solve would return u = 0) or overflow, so such data get a status.
+constexpr double RHS_MIN = 0x1p-480, RHS_MAX = 0x1p+480;
+
 template <class T> pgpu_status Solver<T>::scan_read(double &rhs_norm, bool &finite)
 {
     char *err = env.err;
     PGPU_CUDA(cudaEventSynchronize(scan_ev));
     finite = std::isfinite(red.h_res[RES_SCAN]) && std::isfinite(red.h_res[RES_SCAN + 1]);
     rhs_norm = std::sqrt(red.h_res[(h.singular ? RES_CENTRED : RES_SCAN) + 1]);
+    const double bmax = red.h_res[RES_SCAN + 2];
+    PGPU_RETURN_IF((std::isfinite(bmax) && bmax > RHS_MAX) || (finite && bmax > 0 && bmax < RHS_MIN),
+                   PGPU_ERROR_UNSUPPORTED,
+                   "the right-hand side's largest magnitude (f and the boundary terms) is %g, outside %g .. %g, "
+                   "where its norm in double would underflow or overflow: scale f and the boundary data; u is "
+                   "unchanged", bmax, RHS_MIN, RHS_MAX);
     return PGPU_SUCCESS;
 }
 

@@ -263,7 +263,11 @@
  *    pgpu_workspace_size on the calling thread.  All arguments are checked before any device work.
  *  - PGPU_ERROR_NONFINITE_INPUT: f or the boundary data hold NaN/Inf; u is
  *    not touched.  (PGPU_FIXED skips that scan: NaN/Inf in the input then
- *    gives NaN/Inf in u, and the report cannot say.)  PGPU_ERROR_NOT_CONVERGED: max_iterations reached; u and
+ *    gives NaN/Inf in u, and the report cannot say.)  PGPU_ERROR_UNSUPPORTED
+ *    when the right-hand side's largest magnitude (f and the boundary
+ *    terms) lies outside 2^-480 .. 2^480 (about 3e-145 .. 3e144): its norm,
+ *    a sum of squares in double, would underflow or overflow; scale the
+ *    data.  u is not touched.  PGPU_ERROR_NOT_CONVERGED: max_iterations reached; u and
  *    the report hold what was reached.  PGPU_ERROR_BREAKDOWN: NaN/Inf
  *    appeared in the residual, or it grew by 1e8 over its start.
  *  - All device memory is allocated in pgpu_create (pgpu_workspace_size
@@ -808,7 +812,8 @@ pgpu_status pgpu_solve_host(pgpu_solver *s, void *u, const void *f, pgpu_report 
 
 /* *rel_norm = ||b - A u||_2 / ||b||_2 for device arrays u and f (the
  * absolute norm when ||b|| == 0).  PGPU_ERROR_NONFINITE_INPUT when f or the
- * boundary data are not finite. */
+ * boundary data are not finite, PGPU_ERROR_UNSUPPORTED when b lies outside
+ * the range pgpu_solve takes (ERRORS above). */
 pgpu_status pgpu_residual(pgpu_solver *s, const void *u, const void *f, double *rel_norm);
 
 /* The config the handle uses, with every default resolved. */

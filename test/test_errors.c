@@ -12,6 +12,8 @@
  *    that match the reference's;
  *  - u == f, overlapping u and f, host pointers, NULL pointers:
  *    PGPU_ERROR_INVALID_ARGUMENT (adjacent, non-overlapping arrays are fine);
+ *  - data whose norm double cannot hold (1e-200, 1e200): PGPU_ERROR_UNSUPPORTED
+ *    and u unchanged; 1e-120 and 1e120 solve;
  *  - pgpu_last_error(s) is "" on a new handle and non-empty after each failure;
  *  - pgpu_get_config resolves the documented defaults, among them the
  *    multigrid smoother's omega by the number of odd periodic rings.
@@ -122,6 +124,51 @@ static void check_nonfinite(const char *what, unsigned prec, int where, int face
     }
     free(back);
 done:
+    pgpu_destroy(s);
+    t_problem_free(&P);
+}
+
+/* Data whose norm double cannot hold (a sum of squares that underflows or
+ * overflows: max |b| outside 2^-480 .. 2^480) get PGPU_ERROR_UNSUPPORTED and
+ * u unchanged, also from pgpu_residual; data well inside solve.  Double only:
+ * float's range lies inside. */
+static void check_range(double scale, int ok)
+{
+    pgpu_config cfg = small_config(PGPU_VCYCLE | PGPU_DOUBLE);
+    cfg.tolerance = 1e-10;
+    char name[160];
+    snprintf(name, sizeof name, "data scaled by %g (double)", scale);
+    t_problem P;
+    if (!t_problem_init(&P, &cfg))
+        return;
+    t_problem_randomize(&P);
+    for (int64_t e = 0; e < P.elems; ++e) {
+        P.f[e] *= scale;
+        P.u[e] *= scale;
+    }
+    pgpu_solver *s = t_create(&cfg, name);
+    if (s && t_problem_upload(&P)) {
+        pgpu_report rep;
+        memset(&rep, 0, sizeof rep);
+        pgpu_status st = pgpu_solve(s, P.d_u, P.d_f, &rep);
+        void *back = malloc(P.bytes);
+        const int same = t_sync(name) && back && t_problem_download(&P, NULL, back) &&
+                         memcmp(back, P.u_sent, P.bytes) == 0;
+        if (ok) {
+            CHECK(st == PGPU_SUCCESS && rep.relative_residual <= 1e-10 && !same,
+                  "%s: pgpu_solve -> %s, relative residual %g", name, pgpu_status_string(st),
+                  rep.relative_residual);
+        } else {
+            CHECK(st == PGPU_ERROR_UNSUPPORTED && rep.status == st && message_set(s) && same,
+                  "%s: pgpu_solve -> %s, u unchanged %d, \"%s\"", name, pgpu_status_string(st), same,
+                  pgpu_last_error(s));
+            double rel = -1.0;
+            st = pgpu_residual(s, P.d_u, P.d_f, &rel);
+            CHECK(st == PGPU_ERROR_UNSUPPORTED && message_set(s), "%s: pgpu_residual -> %s", name,
+                  pgpu_status_string(st));
+        }
+        free(back);
+    }
     pgpu_destroy(s);
     t_problem_free(&P);
 }
@@ -455,6 +502,10 @@ int main(void)
         check_get_config(PGPU_RBGS, prec);
         check_get_config(PGPU_JACOBI, prec);
     }
+    check_range(1e-200, 0);
+    check_range(1e200, 0);
+    check_range(1e-120, 1);
+    check_range(1e120, 1);
     check_pointers();
     check_multigrid_defaults();
     return t_finish("test_errors");
