@@ -3891,8 +3891,15 @@ __global__ void gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__r
 // (the wrapped one on a periodic axis), beta at box faces; the high face of
 // the last node goes to its ghost.  With bw (double, beta inside
 // BETA_RECIP_MIN .. MAX: no GEN_WIDE_BETA) the means are beta_face's of the
-// reciprocals, which go to bw; else 2 a b / (a + b) in double.
-__device__ __forceinline__ double harmonic(double a, double b) { return 2.0 * a * b / (a + b); }
+// reciprocals, which go to bw; else 2 a b / (a + b) in double, formed as
+// min (2 / (1 + min / max)): the product a b underflows or overflows for
+// beta beyond about 1e-154 .. 1e154 (double's beta outside the reciprocals'
+// range), the mean lies between min and 2 min.
+__device__ __forceinline__ double harmonic(double a, double b)
+{
+    const double lo = fmin(a, b), hi = fmax(a, b);
+    return lo * (2.0 / (1.0 + lo / hi));
+}
 template <class T>
 __global__ void gen_fractions_kernel(const Grid<T> g, const T *__restrict__ beta, T *fx, T *fy, T *fz, T *bw)
 {

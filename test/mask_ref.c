@@ -21,9 +21,12 @@ int mref_type(const mref *m, int64_t p)
     return m->mask ? (int)m->mask[p] : PGPU_CELL_FLUID;
 }
 
+/* 2 a b / (a + b) without forming a b, which underflows or overflows for
+ * beta beyond about 1e-154 .. 1e154 (the mean lies between min and 2 min). */
 double mref_harmonic(double a, double b)
 {
-    return 2.0 * a * b / (a + b);
+    const double lo = a < b ? a : b, hi = a < b ? b : a;
+    return lo * (2.0 / (1.0 + lo / hi));
 }
 
 static double beta_at(const mref *m, int64_t p)
