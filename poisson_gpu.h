@@ -67,7 +67,7 @@
  *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3006 GB/s,
  *  README.md's performance table.)  Masks and beta: every method but FFT
  *  takes them (one GPU, not with PGPU_MIXED); a cycle with a mask costs
- *  about 1.5 box cycles, with a smooth beta 2.3 (float) to 2.5 (double)
+ *  about 1.5 box cycles, with a smooth beta 2.3 (float) to 2.4 (double)
  *  (MASKS below).
  *
  * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
@@ -472,8 +472,10 @@
  *  - beta: one value per interior point in the precision of u (ghosts not
  *    read), positive and finite at every interior point.  The coefficient
  *    of the face between two points is the harmonic mean
- *    2 beta_p beta_q / (beta_p + beta_q) (the choice for density jumps); at
- *    a box face it is beta of the interior point.
+ *    2 beta_p beta_q / (beta_p + beta_q) (the choice for density jumps),
+ *    formed to a few units in the last place without the product, so any
+ *    positive finite beta is in range; at a box face it is beta of the
+ *    interior point.
  *  - The equation at a fluid point p, h per axis, over its six faces:
  *        sum over faces of  a_face (u_p - u_q) / h^2  = f_p
  *    where q is the neighbour across the face (the ghost on a Dirichlet box
@@ -522,7 +524,7 @@
  *    correction above float's rounding (PGPU_ERROR_NOT_CONVERGED; double
  *    converges there): set a tolerance.  At 512^3 a cycle with a mask costs about 1.5 box cycles (the
  *    fine level runs the box's kernels, reading the mask byte), with a
- *    smooth beta 2.3 (float) to 2.5 (double); a solid sphere to 1e-6 in
+ *    smooth beta 2.3 (float) to 2.4 (double); a solid sphere to 1e-6 in
  *    double takes 2.0 times the empty box, to 1e-10 1.8 times, in float
  *    (to float's own stop) 1.6 times.
  *  - Grids with a mask hold at most 2^31 - 1 interior points; a mask with
@@ -534,7 +536,9 @@
  *    grows: two bytes (the mask and the next one, checked before it
  *    replaces the first), four bytes of labels, two bits and an array of
  *    u's precision per point for a mask, three arrays of u's precision for
- *    beta, a byte and three arrays per coarse point); later calls allocate
+ *    beta (four in double: beta's reciprocals, from which the smoother and
+ *    the residual form the faces), a byte and three arrays per coarse
+ *    point); later calls allocate
  *    nothing.  The call waits for the stream to read whether the data are
  *    valid (and, for a mask, how many singular regions it has); on invalid
  *    data (a mask byte other than the three types, beta <= 0 or not
