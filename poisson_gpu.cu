@@ -1106,6 +1106,7 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
             const T d[4] = {g.cxl[i], g.cxh[i], g.cyl[j], g.cyh[j]};
             const bool lean = g.bw && i > 0 && i < g.nx - 1 && j > 0 && j < g.ny - 1;
             constexpr int GF = 2; // planes per group (G's registers spilled here)
+            static_assert(G % GF == 0, "the grouped range is a multiple of G");
             for (int64_t p = col + (int64_t)kg0 * sz, k = kg0; k < kg1; k += GF, p += GF * sz) {
                 const T *s = u + p, *fp = f + p;
                 T zw[GF + 2], fw[GF], ww[GF + 2]; // planes k-1 .. k+GF of u and 1 / beta; f at k .. k+GF-1
@@ -1207,8 +1208,9 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
     for (int k = kg1; k < k1; ++k) general(k);
 }
 
-// Calls fn with whether the column walks of level g read its mask bytes
-// (column_walk's MK) as a compile-time constant: a uniform level with a mask.
+// Calls fn with column_walk's MK for level g as a compile-time constant:
+// WALK_FRAC where the table is uniform under face fractions, WALK_MASK on a
+// uniform level with a mask (no fractions), else WALK_PLAIN.
 template <class T, class F> static void walk_masked(const Grid<T> &g, F &&fn)
 {
     if (g.frfast) fn(std::integral_constant<int, WALK_FRAC>{});
@@ -5136,7 +5138,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
             PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fr[d][0], n, "the face coefficients"));
             PGPU_CUDA(cudaMemsetAsync(gen.fr[d][0], 0, n, env.st));
         }
-    if (want_beta && Tune<T>::beta_reciprocals && !gen.bw) {
+    if (want_beta && Tune<T>::beta_reciprocals && lv[0].g.is3d && !gen.bw) {
         const size_t n = (size_t)lv[0].elems * sizeof(T);
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.bw, n, "the coefficients' reciprocals"));
         PGPU_CUDA(cudaMemsetAsync(gen.bw, 0, n, env.st));
@@ -10202,6 +10204,7 @@ template <class T> struct Solver : SolverBase {
     pgpu_status check_arrays(const void *u, const void *f);
     pgpu_status scan_launch(const T *u, const T *f);
     pgpu_status scan_read(double &rhs_norm, bool &finite);
+    pgpu_status check_range(double scale, bool low);
     pgpu_status scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite);
     pgpu_status solve_fmg_pass(T *u, const T *f, pgpu_report &r);
     pgpu_status remove_mean(T *u);
@@ -10362,21 +10365,33 @@ template <class T> pgpu_status Solver<T>::scan_launch(const T *u, const T *f)
 // The norms are sums of squares in double: where max |b| lies outside
 // RHS_MIN .. RHS_MAX they would underflow (a b of 1e-200 would read as 0,
 // and the solve would return u = 0) or overflow, so such data get a status.
-constexpr double RHS_MIN = 0x1p-480, RHS_MAX = 0x1p+480;
+// The low end leaves room below it for the residuals a tolerance asks for
+// (their squares stay normal down to a relative 1e-12 or so).
+constexpr double RHS_MIN = 0x1p-400, RHS_MAX = 0x1p+480;
 
+// The range check on max |b| (scale); the low end only where `low`.
+template <class T> pgpu_status Solver<T>::check_range(double scale, bool low)
+{
+    char *err = env.err;
+    PGPU_RETURN_IF((std::isfinite(scale) && scale > RHS_MAX) || (low && scale > 0 && scale < RHS_MIN),
+                   PGPU_ERROR_UNSUPPORTED,
+                   "the right-hand side's largest magnitude (f and the boundary terms) is %g, outside %g .. %g, "
+                   "where its norm in double would underflow or overflow: scale f and the boundary data; u is "
+                   "unchanged", scale, RHS_MIN, RHS_MAX);
+    return PGPU_SUCCESS;
+}
+
+// The scan's sums: finite?  ||b||; and the range check on max |b|, its low
+// end only where no mask's singular regions were projected (project_rhs
+// leaves rounding there: pgpu_solve checks the low end with the
+// projection's maximum, pgpu_residual and the one-pass FMG do not).
 template <class T> pgpu_status Solver<T>::scan_read(double &rhs_norm, bool &finite)
 {
     char *err = env.err;
     PGPU_CUDA(cudaEventSynchronize(scan_ev));
     finite = std::isfinite(red.h_res[RES_SCAN]) && std::isfinite(red.h_res[RES_SCAN + 1]);
     rhs_norm = std::sqrt(red.h_res[(h.singular ? RES_CENTRED : RES_SCAN) + 1]);
-    const double bmax = red.h_res[RES_SCAN + 2];
-    PGPU_RETURN_IF((std::isfinite(bmax) && bmax > RHS_MAX) || (finite && bmax > 0 && bmax < RHS_MIN),
-                   PGPU_ERROR_UNSUPPORTED,
-                   "the right-hand side's largest magnitude (f and the boundary terms) is %g, outside %g .. %g, "
-                   "where its norm in double would underflow or overflow: scale f and the boundary data; u is "
-                   "unchanged", bmax, RHS_MIN, RHS_MAX);
-    return PGPU_SUCCESS;
+    return check_range(red.h_res[RES_SCAN + 2], !(h.gen.mask && h.gen.regions));
 }
 
 template <class T> pgpu_status Solver<T>::scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite)
@@ -10596,6 +10611,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     if (h.gen.mask && h.gen.regions) {
         double vmax = 0, first = 0;
         PGPU_FORWARD(finish(read_projection(vmax, first)));
+        PGPU_FORWARD(finish(check_range(std::max(red.h_res[RES_SCAN + 2], vmax), true)));
         r.rhs_mean = h.gen.regions == 1 ? first : NAN;
         zero = zero || rhs_at_rounding(rhs_norm, vmax);
     }

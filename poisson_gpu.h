@@ -265,9 +265,12 @@
  *    not touched.  (PGPU_FIXED skips that scan: NaN/Inf in the input then
  *    gives NaN/Inf in u, and the report cannot say.)  PGPU_ERROR_UNSUPPORTED
  *    when the right-hand side's largest magnitude (f and the boundary
- *    terms) lies outside 2^-480 .. 2^480 (about 3e-145 .. 3e144): its norm,
- *    a sum of squares in double, would underflow or overflow; scale the
- *    data.  u is not touched.  PGPU_ERROR_NOT_CONVERGED: max_iterations reached; u and
+ *    terms; before a mask's singular regions are projected) lies outside
+ *    2^-400 .. 2^480 (about 3.9e-121 .. 3.1e144): its norm, and the
+ *    residual norms a tolerance asks for, are sums of squares in double
+ *    that would underflow or overflow; scale the data.  u is not touched
+ *    (PGPU_FIXED skips this scan too).  PGPU_MIXED rounds residuals into
+ *    float: its data should lie well inside float's range.  PGPU_ERROR_NOT_CONVERGED: max_iterations reached; u and
  *    the report hold what was reached.  PGPU_ERROR_BREAKDOWN: NaN/Inf
  *    appeared in the residual, or it grew by 1e8 over its start.
  *  - All device memory is allocated in pgpu_create (pgpu_workspace_size
@@ -473,9 +476,9 @@
  *    read), positive and finite at every interior point.  The coefficient
  *    of the face between two points is the harmonic mean
  *    2 beta_p beta_q / (beta_p + beta_q) (the choice for density jumps),
- *    formed to a few units in the last place without the product, so any
- *    positive finite beta is in range; at a box face it is beta of the
- *    interior point.
+ *    formed without the product beta_p beta_q, to a few units in the last
+ *    place wherever the couplings beta / h^2 are normal numbers; at a box
+ *    face it is beta of the interior point.
  *  - The equation at a fluid point p, h per axis, over its six faces:
  *        sum over faces of  a_face (u_p - u_q) / h^2  = f_p
  *    where q is the neighbour across the face (the ghost on a Dirichlet box
@@ -536,8 +539,8 @@
  *    grows: two bytes (the mask and the next one, checked before it
  *    replaces the first), four bytes of labels, two bits and an array of
  *    u's precision per point for a mask, three arrays of u's precision for
- *    beta (four in double: beta's reciprocals, from which the smoother and
- *    the residual form the faces), a byte and three arrays per coarse
+ *    beta (four in double on 3D grids: beta's reciprocals, from which the
+ *    smoother and the residual form the faces), a byte and three arrays per coarse
  *    point); later calls allocate
  *    nothing.  The call waits for the stream to read whether the data are
  *    valid (and, for a mask, how many singular regions it has); on invalid
