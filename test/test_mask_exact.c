@@ -185,7 +185,7 @@ int main(void)
     fails += run("jump 1e3 sphere VC f 166^3", 166, 166, 166, "DDDDDD", 1, 1e3, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-3);
     BSCALE = 1e32;
     fails += run("smooth beta 1e32 VC f 47^3", 47, 47, 47, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
-    BSCALE = 1e-272, USCALE = 1e130;
+    BSCALE = 1e-272, USCALE = 1e150;
     fails += run("smooth beta 1e-272 VC d 33^3", 33, 33, 33, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_DOUBLE, 1e-12, 1e-9);
     BSCALE = 1e272, USCALE = 1e-135;
     fails += run("jump 1e3 beta 1e272 VC d 35x33x31", 35, 33, 31, "DDDDDD", 0, 1e3, PGPU_VCYCLE, PGPU_DOUBLE, 1e-12, 3e-8);
