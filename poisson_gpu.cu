@@ -998,6 +998,27 @@ __device__ __forceinline__ double beta_face(double wa, double wb)
 }
 __device__ __forceinline__ float beta_face(float wa, float wb) { return (float)beta_face((double)wa, (double)wb); }
 
+// The six face fractions (GenPoint's order) of a point q away from the box
+// faces: from beta's reciprocals bw (wzl, wc, wzh: those of the points below,
+// at and above q, which the callers hold), or the stored fx .. fz.
+template <class T>
+__device__ __forceinline__ void beta_faces(const T *__restrict__ bw, int64_t q, int64_t sy, T wzl, T wc, T wzh,
+                                           T (&fr)[6])
+{
+    fr[0] = beta_face(__ldg(bw + q - 1), wc);
+    fr[1] = beta_face(wc, __ldg(bw + q + 1));
+    fr[2] = beta_face(__ldg(bw + q - sy), wc);
+    fr[3] = beta_face(wc, __ldg(bw + q + sy));
+    fr[4] = beta_face(wzl, wc);
+    fr[5] = beta_face(wc, wzh);
+}
+template <class T> __device__ __forceinline__ void stored_faces(const Grid<T> &g, int64_t q, T (&fr)[6])
+{
+    fr[0] = __ldg(g.fx + q); fr[1] = __ldg(g.fx + q + 1);
+    fr[2] = __ldg(g.fy + q); fr[3] = __ldg(g.fy + q + g.sy);
+    fr[4] = __ldg(g.fz + q); fr[5] = __ldg(g.fz + q + g.sz);
+}
+
 // omega / the interior diagonal of a uniform level, rounded as the kernels
 // form the diagonal (0 when the level is not uniform: then unused).
 template <class T> static T interior_scale(const Grid<T> &g, T omega)
@@ -1135,19 +1156,8 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
                     gp.v[4] = gp.d[4] = g.czl[k + q];
                     gp.v[5] = gp.d[5] = g.czh[k + q];
                     T fr[6];
-                    if (lean) {
-                        const T *wq = g.bw + pq, wc = ww[q + 1];
-                        fr[0] = beta_face(__ldg(wq - 1), wc);
-                        fr[1] = beta_face(wc, __ldg(wq + 1));
-                        fr[2] = beta_face(__ldg(wq - g.sy), wc);
-                        fr[3] = beta_face(wc, __ldg(wq + g.sy));
-                        fr[4] = beta_face(ww[q], wc);
-                        fr[5] = beta_face(wc, ww[q + 2]);
-                    } else {
-                        fr[0] = g.fx[pq]; fr[1] = g.fx[pq + 1];
-                        fr[2] = g.fy[pq]; fr[3] = g.fy[pq + g.sy];
-                        fr[4] = g.fz[pq]; fr[5] = g.fz[pq + sz];
-                    }
+                    if (lean) beta_faces(g.bw, pq, g.sy, ww[q], ww[q + 1], ww[q + 2], fr);
+                    else stored_faces(g, pq, fr);
                     gen_faces(gp, fr, cw[q] >> CLOSED_SHIFT);
                     const T *sq = s + q * sz;
                     A dq;
@@ -2201,19 +2211,9 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                     gp.v[2] = cyl; gp.v[3] = cyh; gp.v[4] = vzl; gp.v[5] = vzh;
                     const bool lean = Tune<T>::rbt_frac_lean && FAST && inner[PH];
                     T fr6[6];
-                    if (lean && g.bw) {
-                        const T *wq = g.bw + q, wc = __ldg(wq);
-                        fr6[0] = beta_face(__ldg(wq - 1), wc);
-                        fr6[1] = beta_face(wc, __ldg(wq + 1));
-                        fr6[2] = beta_face(__ldg(wq - g.sy), wc);
-                        fr6[3] = beta_face(wc, __ldg(wq + g.sy));
-                        fr6[4] = beta_face(__ldg(wq - sz), wc);
-                        fr6[5] = beta_face(wc, __ldg(wq + sz));
-                    } else {
-                        fr6[0] = __ldg(g.fx + q); fr6[1] = __ldg(g.fx + q + 1);
-                        fr6[2] = __ldg(g.fy + q); fr6[3] = __ldg(g.fy + q + g.sy);
-                        fr6[4] = __ldg(g.fz + q); fr6[5] = __ldg(g.fz + q + sz);
-                    }
+                    if (lean && g.bw)
+                        beta_faces(g.bw, q, g.sy, __ldg(g.bw + q - sz), __ldg(g.bw + q), __ldg(g.bw + q + sz), fr6);
+                    else stored_faces(g, q, fr6);
                     const unsigned closed = cd >> CLOSED_SHIFT;
                     T nb6[6] = {er ? partner : sd, er ? sd : partner, lo, hi, zl, zh};
                     T dg;
