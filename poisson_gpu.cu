@@ -4424,9 +4424,12 @@ __global__ void gen_regions_roots_kernel(uint32_t *lab, const uint32_t *roots, u
 
 // Every fluid point its region's final label (its tile root's root's; a
 // final label has bit 31 set, an index never), counted into the singular
-// region's size (one atomic per region a warp holds).
-__global__ void gen_regions_final_kernel(uint32_t *lab, uint32_t npts, uint32_t *sizes)
+// region's size (one atomic per region a warp holds).  Only the projection
+// of singular regions reads the labels: without one (*count 0) the pass
+// returns at once.
+__global__ void gen_regions_final_kernel(uint32_t *lab, uint32_t npts, uint32_t *sizes, const uint32_t *count)
 {
+    if (*count == 0) return;
     // Four points a thread at a time, each step's loads together.  Every
     // read after the first is of a tile root; a tile root that is not its
     // region's root may be rewritten meanwhile (region root -> final
@@ -10811,7 +10814,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
                                                                  G.cap, G.flags);
             PGPU_LAUNCHED();
         }
-        gen_regions_final_kernel<<<blocks, 256, 0, env.st>>>(G.lab, (uint32_t)L.npts, G.sizes);
+        gen_regions_final_kernel<<<blocks, 256, 0, env.st>>>(G.lab, (uint32_t)L.npts, G.sizes, G.count);
         PGPU_LAUNCHED();
     }
     if (!is_mask && beta) {
