@@ -3678,6 +3678,7 @@ template <class T> static pgpu_status transfer_setup(Env &env)
 //    value), so they are exact and independent of the order of the atomics.
 
 constexpr int MAX_PATH = 5;
+constexpr unsigned WIN_OPEN_FLUID = 2u | 4u | 8u | 16u; // gen_coarse_kernel's window: fluid, every low face open
 constexpr uint32_t LAB_NONE = 0xffffffffu;     // not fluid
 constexpr uint32_t LAB_REGULAR = 0xc0000000u;  // fluid, in a region that touches Dirichlet
 constexpr uint32_t LAB_SINGULAR = 0x80000000u; // | id: fluid, in singular region id
@@ -4013,6 +4014,8 @@ template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T>
     // The window: each slot's byte (the high wall's: the last point's type).
     const int nf[3] = {F.nx, F.ny, F.is3d ? F.nz : 1};
     const int64_t fst[3] = {1, F.sy, F.is3d ? F.sz : 0};
+    const T *ffr[3] = {F.fx, F.fy, F.fz};
+    unsigned mix = 0; // bit 0: a byte other than fluid with its low faces open seen, bit 1: one not solid
     for (int r = grp; r < S[1] * S[2]; r += ngrp) {
         const int s1 = r % S[1], s2 = r / S[1], j = fs[1][s1], k = fs[2][s2];
         const bool wjk = j == nf[1] || k == nf[2];
@@ -4028,18 +4031,29 @@ template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T>
                 if (s0 >= S[0]) break;
                 if (wjk || fs[0][s0] == nf[0]) v[h] &= CELL_BITS;
                 const unsigned ty = v[h] & CELL_BITS, open = ty == PGPU_CELL_SOLID ? 0u : ~v[h] >> CLOSED_SHIFT;
-                win[r * S[0] + s0] = (unsigned char)((ty == PGPU_CELL_DIRICHLET ? 1u : 0u) |
-                                                     (ty == PGPU_CELL_FLUID ? 2u : 0u) | (open & 1u) << 2 |
-                                                     (open >> 2 & 1u) << 3 | (open >> 4 & 1u) << 4);
+                const unsigned code = (ty == PGPU_CELL_DIRICHLET ? 1u : 0u) | (ty == PGPU_CELL_FLUID ? 2u : 0u) |
+                                      (open & 1u) << 2 | (open >> 2 & 1u) << 3 | (open >> 4 & 1u) << 4;
+                mix |= (code != WIN_OPEN_FLUID ? 1u : 0u) | (code != 0 ? 2u : 0u);
+                if (FR && !(mix & 1u)) { // open fluid so far: its faces' fractions all 1?
+                    const int64_t e = F.base + fs[0][s0] + j * fst[1] + k * fst[2];
+#pragma unroll
+                    for (int d = 0; d < 3; ++d)
+                        if (ffr[d] && __ldg(ffr[d] + e) != T(1)) mix |= 1u;
+                }
+                win[r * S[0] + s0] = (unsigned char)code;
             }
         }
     }
-    __syncthreads();
+    // A window of one kind (solid everywhere, or fluid everywhere with every
+    // face open and every fine fraction 1: most tiles of a mask) gives every
+    // position of the tile the same type and its faces 0 or 1, the stages'
+    // sums without their rounding.
+    const bool all_fluid = __syncthreads_and(!(mix & 1u)) != 0, all_solid = __syncthreads_and(!(mix & 2u)) != 0;
+    const bool uniform = all_solid || all_fluid;
 
     // A fine face's conductance from its window byte (bits 0-1: Dirichlet,
     // fluid; bit 2 + d: the low face along d is open): its fraction (FR) or
     // 1, 0 where closed.
-    const T *ffr[3] = {F.fx, F.fy, F.fz};
     auto ph = [&](unsigned v, int d, int s0, int s1, int s2) -> double {
         if (!(v & (4u << d))) return 0.0;
         if (!FR || !ffr[d]) return 1.0;
@@ -4055,80 +4069,83 @@ template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T>
         st[3 * q + 2] = z;
         bt[q] = (unsigned char)bits;
     };
-    // Stage 1, along z: items (s0, s1, p2), rows (s1, p2).
-    for (int r = grp; r < S[1] * tb[2]; r += ngrp) {
-        const int s1 = r % S[1], p2 = r / S[1];
-        const int4 rz = row[off[2] + p2];
-        const int m = rz.x & 0xff, np = (rz.x >> 8) & 0xff;
-        const unsigned core = (rz.x >> 16) & 0xff;
-        const double *wz = w + (off[2] + p2) * MAX_CHILDREN;
-        for (int s0 = lane; s0 < S[0]; s0 += G) {
-            unsigned bits = 0;
-            double x = 0, y = 0, z = 0;
-#pragma unroll
-            for (int c = 0; c < MAX_CHILDREN; ++c) {
-                if (c >= m) break;
-                const int s2 = slot(rz, c);
-                const unsigned v = win[(s2 * S[1] + s1) * S[0] + s0];
-                bits |= (v & (core >> c) & 1u) | (v & 2u);
-                x += wz[c] * ph(v, 0, s0, s1, s2);
-                y += wz[c] * ph(v, 1, s0, s1, s2);
-            }
-#pragma unroll
-            for (int e = 0; e < MAX_PATH; ++e) {
-                if (e >= np) break;
-                const int s2 = slot(rz, MAX_CHILDREN + e);
-                z += ph(win[(s2 * S[1] + s1) * S[0] + s0], 2, s0, s1, s2);
-            }
-            put(st1, b1, r * S[0] + s0, x, y, z, bits);
-        }
-    }
-    __syncthreads();
-    // Stage 2, along y: items (s0, p1, p2), rows (p1, p2).
-    for (int r = grp; r < tb[1] * tb[2]; r += ngrp) {
-        const int p1 = r % tb[1], p2 = r / tb[1];
-        const int4 ry = row[off[1] + p1];
-        const int m = ry.x & 0xff, np = (ry.x >> 8) & 0xff, core = (ry.x >> 16) & 0xff;
-        const double *wy = w + (off[1] + p1) * MAX_CHILDREN;
-        for (int s0 = lane; s0 < S[0]; s0 += G) {
-            unsigned bits = 0;
-            double x = 0, y = 0, z = 0;
-#pragma unroll
-            for (int c = 0; c < MAX_CHILDREN; ++c) {
-                if (c >= m) break;
-                const int i1 = (p2 * S[1] + slot(ry, c)) * S[0] + s0;
-                const unsigned v = b1[i1];
-                bits |= (v & ((core >> c) & 1)) | (v & 2u);
-                x += wy[c] * st1[3 * i1];
-                z += wy[c] * st1[3 * i1 + 2];
-            }
-#pragma unroll
-            for (int e = 0; e < MAX_PATH; ++e)
-                if (e < np) y += st1[3 * ((p2 * S[1] + slot(ry, MAX_CHILDREN + e)) * S[0] + s0) + 1];
-            put(st2, b2, r * S[0] + s0, x, y, z, bits);
-        }
-    }
-    __syncthreads();
-    // Stage 3, along x: this thread's position.
     const int p[3] = {(int)threadIdx.x, (int)threadIdx.y, (int)threadIdx.z};
-    const int4 rx = row[p[0]];
-    const int m0 = rx.x & 0xff, np0 = (rx.x >> 8) & 0xff, core = (rx.x >> 16) & 0xff;
-    const double *wx = w + p[0] * MAX_CHILDREN;
-    const int base2 = (p[2] * tb[1] + p[1]) * S[0];
-    unsigned bits = 0;
+    unsigned bits = all_solid ? 0u : 2u;
     double acc[3] = {0, 0, 0};
+    if (!uniform) {
+        // Stage 1, along z: items (s0, s1, p2), rows (s1, p2).
+        for (int r = grp; r < S[1] * tb[2]; r += ngrp) {
+            const int s1 = r % S[1], p2 = r / S[1];
+            const int4 rz = row[off[2] + p2];
+            const int m = rz.x & 0xff, np = (rz.x >> 8) & 0xff;
+            const unsigned core = (rz.x >> 16) & 0xff;
+            const double *wz = w + (off[2] + p2) * MAX_CHILDREN;
+            for (int s0 = lane; s0 < S[0]; s0 += G) {
+                unsigned bits = 0;
+                double x = 0, y = 0, z = 0;
 #pragma unroll
-    for (int c = 0; c < MAX_CHILDREN; ++c) {
-        if (c >= m0) break;
-        const int i2 = base2 + slot(rx, c);
-        const unsigned v = b2[i2];
-        bits |= (v & ((core >> c) & 1)) | (v & 2u);
-        acc[1] += wx[c] * st2[3 * i2 + 1];
-        acc[2] += wx[c] * st2[3 * i2 + 2];
-    }
+                for (int c = 0; c < MAX_CHILDREN; ++c) {
+                    if (c >= m) break;
+                    const int s2 = slot(rz, c);
+                    const unsigned v = win[(s2 * S[1] + s1) * S[0] + s0];
+                    bits |= (v & (core >> c) & 1u) | (v & 2u);
+                    x += wz[c] * ph(v, 0, s0, s1, s2);
+                    y += wz[c] * ph(v, 1, s0, s1, s2);
+                }
 #pragma unroll
-    for (int e = 0; e < MAX_PATH; ++e)
+                for (int e = 0; e < MAX_PATH; ++e) {
+                    if (e >= np) break;
+                    const int s2 = slot(rz, MAX_CHILDREN + e);
+                    z += ph(win[(s2 * S[1] + s1) * S[0] + s0], 2, s0, s1, s2);
+                }
+                put(st1, b1, r * S[0] + s0, x, y, z, bits);
+            }
+        }
+        __syncthreads();
+        // Stage 2, along y: items (s0, p1, p2), rows (p1, p2).
+        for (int r = grp; r < tb[1] * tb[2]; r += ngrp) {
+            const int p1 = r % tb[1], p2 = r / tb[1];
+            const int4 ry = row[off[1] + p1];
+            const int m = ry.x & 0xff, np = (ry.x >> 8) & 0xff, core = (ry.x >> 16) & 0xff;
+            const double *wy = w + (off[1] + p1) * MAX_CHILDREN;
+            for (int s0 = lane; s0 < S[0]; s0 += G) {
+                unsigned bits = 0;
+                double x = 0, y = 0, z = 0;
+#pragma unroll
+                for (int c = 0; c < MAX_CHILDREN; ++c) {
+                    if (c >= m) break;
+                    const int i1 = (p2 * S[1] + slot(ry, c)) * S[0] + s0;
+                    const unsigned v = b1[i1];
+                    bits |= (v & ((core >> c) & 1)) | (v & 2u);
+                    x += wy[c] * st1[3 * i1];
+                    z += wy[c] * st1[3 * i1 + 2];
+                }
+#pragma unroll
+                for (int e = 0; e < MAX_PATH; ++e)
+                    if (e < np) y += st1[3 * ((p2 * S[1] + slot(ry, MAX_CHILDREN + e)) * S[0] + s0) + 1];
+                put(st2, b2, r * S[0] + s0, x, y, z, bits);
+            }
+        }
+        __syncthreads();
+        // Stage 3, along x: this thread's position.
+        const int4 rx = row[p[0]];
+        const int m0 = rx.x & 0xff, np0 = (rx.x >> 8) & 0xff, core = (rx.x >> 16) & 0xff;
+        const double *wx = w + p[0] * MAX_CHILDREN;
+        const int base2 = (p[2] * tb[1] + p[1]) * S[0];
+        bits = 0;
+#pragma unroll
+        for (int c = 0; c < MAX_CHILDREN; ++c) {
+            if (c >= m0) break;
+            const int i2 = base2 + slot(rx, c);
+            const unsigned v = b2[i2];
+            bits |= (v & ((core >> c) & 1)) | (v & 2u);
+            acc[1] += wx[c] * st2[3 * i2 + 1];
+            acc[2] += wx[c] * st2[3 * i2 + 2];
+        }
+#pragma unroll
+        for (int e = 0; e < MAX_PATH; ++e)
         if (e < np0) acc[0] += st2[3 * (base2 + slot(rx, MAX_CHILDREN + e))];
+    }
     const int span[3] = {C.nx + 1, C.ny + 1, C.is3d ? C.nz + 1 : 1};
     int P[3], m[3], np[3];
     double W[3];
@@ -4149,7 +4166,7 @@ template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T>
         const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
         if ((d == 2 && !C.is3d) || !m[d1] || !m[d2]) continue;
         const double ws = W[d1] * W[d2];
-        a.cf[d][pc] = T(ws > 0 ? acc[d] / (ws * np[d]) : 0.0);
+        a.cf[d][pc] = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
     }
 }
 
@@ -4254,6 +4271,7 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
     const int i = bx * RG_TX + tx, j = by * RG_TY + ty, k0 = bz * RG_TZ;
     const bool col = i < g.nx && j < g.ny;
     const unsigned below = 0xffffffffu >> (31 - tx); // bits 0..tx
+    bool full = true; // this warp's rows wholly fluid
     for (int z = 0; z < RG_TZ; ++z) {
         const int r = ty + RG_TY * z, l = tx + RG_TX * r, k = k0 + z;
         bool fluid = false;
@@ -4262,8 +4280,14 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
         const unsigned f = __ballot_sync(0xffffffffu, fluid), starts = f & ~(f << 1);
         par[l] = fluid ? (uint32_t)(RG_TX * r + 31 - __clz(starts & below)) : LAB_NONE;
         if (tx == 0) rows[r] = f;
+        full = full && f == 0xffffffffu;
     }
-    __syncthreads();
+    if (__syncthreads_and(full)) { // a whole tile of fluid (the most common): one part, its first point the root
+        const int64_t q0 = (int64_t)bx * RG_TX + (int64_t)g.nx * (by * RG_TY + (int64_t)g.ny * k0);
+        if (tx == 0 && ty == 0) set_bit(roots, (uint32_t)q0);
+        for (int z = 0; z < RG_TZ; ++z) lab[i + (int64_t)g.nx * (j + (int64_t)g.ny * (k0 + z))] = (uint32_t)q0;
+        return;
+    }
     for (int z = 0; z < RG_TZ; ++z) {
         const int r = ty + RG_TY * z, l = tx + RG_TX * r;
         const unsigned f = rows[r], bit = 1u << tx;
