@@ -3930,17 +3930,23 @@ template <class T> struct GenCoarse {
     uint8_t *cmk;     // coarse types (NULL: no mask)
     T *cf[3];         // coarse face fractions
     CoarseAxis ax[3]; // per axis: rows, paths and the tiles' fine slots
+    uint32_t *list;   // the tiles that take the stages, listed by pass 0
+    uint32_t *count;  // their number
 };
 
 // The shared memory of gen_coarse_kernel for the tile lengths tb and the
-// tiles' largest slot counts s (see there): doubles, rows, slots, bytes.
-static size_t coarse_smem_bytes(const int tb[3], const int s[3])
+// tiles' largest slot counts s (see there): the head (rows, weights and
+// slots: all pass 0 uses), then the stages' sums and bits and the window.
+static size_t coarse_smem_head(const int tb[3], const int s[3])
 {
     const size_t sb = (size_t)tb[0] + tb[1] + tb[2];
+    const size_t bytes = sizeof(int4) * sb + sizeof(double) * sb * (MAX_CHILDREN + 1) + sizeof(int) * ((size_t)s[0] + s[1] + s[2]);
+    return (bytes + 15) / 16 * 16;
+}
+static size_t coarse_smem_bytes(const int tb[3], const int s[3])
+{
     const size_t a1 = (size_t)s[0] * s[1] * tb[2], a2 = (size_t)s[0] * tb[1] * tb[2];
-    size_t bytes = sizeof(double) * (sb * (MAX_CHILDREN + 1) + 3 * (a1 + a2));
-    bytes = (bytes + 15) / 16 * 16 + sizeof(int4) * sb + sizeof(int) * ((size_t)s[0] + s[1] + s[2]);
-    return bytes + a1 + a2 + (size_t)s[0] * s[1] * s[2];
+    return coarse_smem_head(tb, s) + sizeof(double) * 3 * (a1 + a2) + a1 + a2 + (size_t)s[0] * s[1] * s[2];
 }
 
 // One coarse level's types and face fractions; a block per tile of coarse
@@ -3956,16 +3962,21 @@ static size_t coarse_smem_bytes(const int tb[3], const int s[3])
 // A fine face is open where its high point is not solid and has no closed
 // low face; the high box face (slot n) is open where the last point is not
 // solid (the window holds that point's type there, without closed bits).
-template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
+// Two passes: the first (!STAGES), a block per tile with only the head of
+// the shared memory (so many blocks fit an SM), reads the window's bytes
+// to see whether the tile is of one kind (below), writes such a tile and
+// lists the others; the second runs the stages on the listed ones, a grid
+// that fits the GPU looping over them.
+template <class T, bool FR>
+__device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const bool stages, unsigned char *gc_smem)
 {
-    extern __shared__ __align__(16) unsigned char gc_smem[];
     const Grid<T> &F = a.f, &C = a.c;
     const int tb[3] = {a.ax[0].tb, a.ax[1].tb, a.ax[2].tb};
     const int nth = tb[0] * tb[1] * tb[2];
     const int tid = threadIdx.x + tb[0] * (threadIdx.y + tb[1] * threadIdx.z);
     int tile[3];
     {
-        const int b = (int)blockIdx.x, q = b / a.ax[0].nt;
+        const int q = b / a.ax[0].nt;
         tile[0] = b - q * a.ax[0].nt;
         tile[1] = q % a.ax[1].nt;
         tile[2] = q / a.ax[1].nt;
@@ -3980,13 +3991,16 @@ template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T>
     const int sb = tb[0] + tb[1] + tb[2], off[3] = {0, tb[0], tb[0] + tb[1]};
     const int a1 = S[0] * S[1] * tb[2], a2 = S[0] * tb[1] * tb[2];
     const int sx[3] = {a.ax[0].stride - 1, a.ax[1].stride - 1, a.ax[2].stride - 1}; // the slot arrays' room
-    double *w = (double *)gc_smem;             // [sb][MAX_CHILDREN]: the rows' weights
+    // The head (coarse_smem_head), then the stages' part.
+    int4 *row = (int4 *)gc_smem;               // [sb]: the rows
+    double *w = (double *)(row + sb);          // [sb][MAX_CHILDREN]: their weights
     double *wsum = w + sb * MAX_CHILDREN;      // [sb]: their sums
-    double *st1 = wsum + sb;                   // [tb2][S1][S0][3]: z reduced
+    int *fine = (int *)(wsum + sb);            // the slots' fine indices, per axis
+    const size_t head = ((sizeof(int4) + sizeof(double) * (MAX_CHILDREN + 1)) * sb +
+                         sizeof(int) * (sx[0] + sx[1] + sx[2]) + 15) / 16 * 16;
+    double *st1 = (double *)(gc_smem + head);  // [tb2][S1][S0][3]: z reduced
     double *st2 = st1 + 3 * (size_t)a1;        // [tb2][tb1][S0][3]: z and y reduced
-    int4 *row = (int4 *)(gc_smem + ((sizeof(double) * (sb * (MAX_CHILDREN + 1) + 3 * ((size_t)a1 + a2)) + 15) / 16 * 16));
-    int *fine = (int *)(row + sb);             // the slots' fine indices, per axis
-    unsigned char *b1 = (unsigned char *)(fine + sx[0] + sx[1] + sx[2]); // stage bits: held, fluid
+    unsigned char *b1 = (unsigned char *)(st2 + 3 * (size_t)a2); // stage bits: held, fluid
     unsigned char *b2 = b1 + a1;
     unsigned char *win = b2 + a2;              // [S2][S1][S0]: the fine points' bytes
     int *fs[3] = {fine, fine + sx[0], fine + sx[0] + sx[1]};
@@ -4040,7 +4054,7 @@ template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T>
                     for (int d = 0; d < 3; ++d)
                         if (ffr[d] && __ldg(ffr[d] + e) != T(1)) mix |= 1u;
                 }
-                win[r * S[0] + s0] = (unsigned char)code;
+                if (stages) win[r * S[0] + s0] = (unsigned char)code;
             }
         }
     }
@@ -4050,6 +4064,10 @@ template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T>
     // sums without their rounding.
     const bool all_fluid = __syncthreads_and(!(mix & 1u)) != 0, all_solid = __syncthreads_and(!(mix & 2u)) != 0;
     const bool uniform = all_solid || all_fluid;
+    if (!uniform && !stages) { // for pass 1
+        if (tid == 0) a.list[atomicAdd(a.count, 1u)] = (uint32_t)b;
+        return;
+    }
 
     // A fine face's conductance from its window byte (bits 0-1: Dirichlet,
     // fluid; bit 2 + d: the low face along d is open): its fraction (FR) or
@@ -4167,6 +4185,19 @@ template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T>
         if ((d == 2 && !C.is3d) || !m[d1] || !m[d2]) continue;
         const double ws = W[d1] * W[d2];
         a.cf[d][pc] = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
+    }
+}
+template <class T, bool FR, bool STAGES> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
+{
+    extern __shared__ __align__(16) unsigned char gc_smem[];
+    if (!STAGES) {
+        coarse_tile<T, FR>(a, (int)blockIdx.x, false, gc_smem);
+        return;
+    }
+    const uint32_t n = *a.count;
+    for (uint32_t t = blockIdx.x; t < n; t += gridDim.x) {
+        coarse_tile<T, FR>(a, (int)a.list[t], true, gc_smem);
+        __syncthreads(); // the next tile takes the shared memory
     }
 }
 
@@ -4558,9 +4589,12 @@ template <class T> struct General {
     bool narrow = false;             // beta lies inside BETA_RECIP_MIN .. MAX
     struct CoarseLevel {
         CoarseAxis ax[3];
-        size_t smem = 0;
+        size_t smem = 0, head = 0; // pass 1's shared memory, pass 0's
+        unsigned tiles = 0;
     };
     std::vector<CoarseLevel> coarse; // per level pair: gen_coarse_kernel's tables and shared memory
+    uint32_t *tile_list = nullptr;   // gen_coarse_kernel's list of tiles for its stages (the most tiles of a level)
+    uint32_t *tile_count = nullptr;  // per level pair: their number
     // Regions (level 0 with a mask): labels per interior point, the singular
     // regions' sizes, sums and count; the checks' flags.
     uint32_t *lab = nullptr, *sizes = nullptr, *count = nullptr;
@@ -5073,6 +5107,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         std::vector<double> wv;
         std::vector<size_t> off; // per level pair and axis: rows, slots (ints), weights (doubles)
         size_t smem_most = 0;
+        unsigned tiles_most = 0;
         gen.coarse.assign((size_t)std::max(nl - 1, 0), {});
         for (int l = 0; l + 1 < nl; ++l) {
             std::vector<int> cnt[3], idx[3];
@@ -5091,6 +5126,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                     s[d] = h[d].smax;
                 }
                 gen.coarse[(size_t)l].smem = coarse_smem_bytes(tb, s);
+                gen.coarse[(size_t)l].head = coarse_smem_head(tb, s);
                 if (ok && gen.coarse[(size_t)l].smem <= (size_t)env.optin) break;
                 const int d = (int)(std::max_element(tb, tb + 3) - tb);
                 PGPU_RETURN_IF(tb[d] == 1, PGPU_ERROR_UNSUPPORTED,
@@ -5111,6 +5147,14 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                 c.nt = h[d].nt;
                 c.stride = h[d].smax + 1;
             }
+            gen.coarse[(size_t)l].tiles = (unsigned)((int64_t)h[0].nt * h[1].nt * h[2].nt);
+            tiles_most = std::max(tiles_most, gen.coarse[(size_t)l].tiles);
+        }
+        if (nl > 1) {
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.tile_list, (size_t)tiles_most * sizeof(uint32_t),
+                                       "the coarse build's tile list"));
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.tile_count, (size_t)nl * sizeof(uint32_t),
+                                       "the coarse build's tile counts"));
         }
         if (!iv.empty()) {
             int *di = nullptr;
@@ -5129,7 +5173,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         // The limit belongs to the kernel, shared by every handle of the
         // process: the most a block may have, never one handle's need.
         if (smem_most > 48 * 1024)
-            for (auto k : {gen_coarse_kernel<T, false>, gen_coarse_kernel<T, true>})
+            for (auto k : {gen_coarse_kernel<T, false, true>, gen_coarse_kernel<T, true, true>})
                 PGPU_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, env.optin));
         // The scalars: flags, count, the largest value, region 0's mean (the
         // last two side by side: Solver::read_projection reads them at once).
@@ -5210,7 +5254,9 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
 template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
 {
     char *err = env.err;
-    for (int l = 0; l + 1 < (int)lv.size(); ++l) {
+    const int nl = (int)lv.size();
+    if (nl > 1) PGPU_CUDA(cudaMemsetAsync(gen.tile_count, 0, (size_t)nl * sizeof(uint32_t), env.st));
+    for (int l = 0; l + 1 < nl; ++l) {
         const Grid<T> &C = lv[l + 1].g;
         const auto &cl = gen.coarse[(size_t)l];
         GenCoarse<T> a;
@@ -5221,10 +5267,17 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
             a.cf[d] = gen.fr[d][l + 1];
             a.ax[d] = cl.ax[d];
         }
+        a.list = gen.tile_list;
+        a.count = gen.tile_count + l;
         const dim3 block((unsigned)cl.ax[0].tb, (unsigned)cl.ax[1].tb, (unsigned)cl.ax[2].tb);
-        const unsigned tiles = (unsigned)((int64_t)cl.ax[0].nt * cl.ax[1].nt * cl.ax[2].nt);
-        if (a.f.fx || a.f.fy || a.f.fz) gen_coarse_kernel<T, true><<<tiles, block, cl.smem, env.st>>>(a);
-        else gen_coarse_kernel<T, false><<<tiles, block, cl.smem, env.st>>>(a);
+        // Pass 1's grid: the blocks that fit the GPU at once (two per SM), or one per tile.
+        const unsigned fit = std::min(cl.tiles, 2u * (unsigned)env.sms);
+        const bool fr = a.f.fx || a.f.fy || a.f.fz;
+        if (fr) gen_coarse_kernel<T, true, false><<<cl.tiles, block, cl.head, env.st>>>(a);
+        else gen_coarse_kernel<T, false, false><<<cl.tiles, block, cl.head, env.st>>>(a);
+        PGPU_LAUNCHED();
+        if (fr) gen_coarse_kernel<T, true, true><<<fit, block, cl.smem, env.st>>>(a);
+        else gen_coarse_kernel<T, false, true><<<fit, block, cl.smem, env.st>>>(a);
         PGPU_LAUNCHED();
         if (a.cmk) {
             gen_check_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(
