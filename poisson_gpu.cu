@@ -3819,6 +3819,13 @@ template <class T> __device__ __forceinline__ int64_t point_of(const Grid<T> &g,
     return g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
 }
 
+// Per byte of v: 1 where the byte's low two bits equal t, else 0.
+__device__ __forceinline__ uint32_t type_bytes(uint32_t v, unsigned t)
+{
+    const uint32_t y = (v & 0x03030303u) ^ (0x01010101u * t); // 0 where equal
+    return ((y | y >> 1) & 0x01010101u) ^ 0x01010101u;
+}
+
 // Checks a caller's mask (types, a fluid point) and beta (positive, finite)
 // over the interior into *flags; with a mask, writes level 0's mask into mk
 // (the caller's types with their closed faces, those towards a solid
@@ -3827,13 +3834,16 @@ template <class T> __device__ __forceinline__ int64_t point_of(const Grid<T> &g,
 // written): the spare buffer, taken only when the check passes.  A coarse
 // level's closed faces, once gen_coarse_kernel has written its types, come
 // from the same pass in place (m == mk, flags NULL): a thread rewrites its
-// own byte and reads only the type bits of its neighbours', which the
-// rewrite keeps.  A warp walks a row (x along the lanes), so a point's
-// indices and its neighbours' offsets come per row, and its six neighbour
-// bytes are loaded together (its own byte where a face has no neighbour).
+// own bytes and reads only the type bits of its neighbours', which the
+// rewrite keeps.  A warp walks a row (x along the lanes), a lane four
+// points at a time, byte-parallel: the aligned word of mk that holds them
+// and the same four bytes of m and of each neighbour (two aligned loads
+// and a funnel shift, the shifts fixed per row), the types and closed bits
+// of all four at once; only the row's end words test bytes one by one (the
+// bytes outside the row, the x faces' ghost or wrapped neighbour).
 template <class T>
-__global__ void gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__restrict__ beta, unsigned *flags,
-                                 uint8_t *mk)
+__global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__restrict__ beta,
+                                                           unsigned *flags, uint8_t *mk)
 {
     const int lane = threadIdx.x & 31;
     const int64_t rows = (int64_t)g.ny * g.nz, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
@@ -3841,50 +3851,70 @@ __global__ void gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__r
     for (int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; r < rows; r += warps) {
         const int j = (int)(r % g.ny), k = (int)(r / g.ny);
         const int64_t row = g.base + j * g.sy + k * g.sz;
-        const bool in[4] = {j > 0 || g.py, j < g.ny - 1 || g.py, g.is3d && (k > 0 || g.pz),
-                            g.is3d && (k < g.nz - 1 || g.pz)};
-        const int64_t o[4] = {!in[0] ? 0 : j > 0 ? -g.sy : g.oyl, !in[1] ? 0 : j < g.ny - 1 ? g.sy : g.oyh,
-                              !in[2] ? 0 : k > 0 ? -g.sz : g.ozl, !in[3] ? 0 : k < g.nz - 1 ? g.sz : g.ozh};
-        const uint8_t *rp = m ? m + row : nullptr, *rn[4];
+        if (m) {
+            // the seven byte streams of the row: the point, x -1, x +1, y -1, y +1, z -1, z +1
+            const bool in[4] = {j > 0 || g.py, j < g.ny - 1 || g.py, g.is3d && (k > 0 || g.pz),
+                                g.is3d && (k < g.nz - 1 || g.pz)};
+            const int64_t o[7] = {0, -1, 1, !in[0] ? 0 : j > 0 ? -g.sy : g.oyl, !in[1] ? 0 : j < g.ny - 1 ? g.sy : g.oyh,
+                                  !in[2] ? 0 : k > 0 ? -g.sz : g.ozl, !in[3] ? 0 : k < g.nz - 1 ? g.sz : g.ozh};
+            const int a0 = (int)((uintptr_t)(mk + row) & 3u); // mk's first word starts at x = -a0
+            const int words = (a0 + g.nx + 3) >> 2;
+            const uint32_t *q[7];
+            unsigned sh[7];
 #pragma unroll
-        for (int f = 0; f < 4; ++f) rn[f] = rp + o[f];
-        constexpr int U = 2; // points a lane loads before it writes (in place, the type bits stay)
-        for (int i0 = lane; i0 < g.nx; i0 += 32 * U) {
-            unsigned v[U], n[U][6];
-#pragma unroll
-            for (int u = 0; u < U; ++u) {
-                const int i = i0 + 32 * u;
-                if (!m || i >= g.nx) continue;
-                v[u] = rp[i];
-                n[u][0] = rp[i > 0 ? i - 1 : g.px ? (int)(i + g.oxl) : i];
-                n[u][1] = rp[i < g.nx - 1 ? i + 1 : g.px ? (int)(i + g.oxh) : i];
-#pragma unroll
-                for (int f = 0; f < 4; ++f) n[u][2 + f] = rn[f][i];
+            for (int f = 0; f < 7; ++f) {
+                const uint8_t *p = m + row - a0 + o[f];
+                sh[f] = 8u * (unsigned)((uintptr_t)p & 3u);
+                q[f] = (const uint32_t *)(p - ((uintptr_t)p & 3u));
             }
+            const uint32_t keep = flags ? 0xffffffffu : 0x03030303u; // the caller's byte, or the type bits
+            const uint8_t *rp = m + row;
+            for (int w = lane; w < words; w += 32) {
+                const int i0 = 4 * w - a0; // the word's first byte's x index
+                uint8_t *dst = mk + row + i0;
+                if (i0 > 0 && i0 + 3 < g.nx - 1) { // inside the row, x neighbours too: whole words
+                    uint32_t v[7];
 #pragma unroll
-            for (int u = 0; u < U; ++u) {
-                const int i = i0 + 32 * u;
-                if (i >= g.nx) continue;
-                if (m) {
-                    const unsigned t = v[u] & (flags ? 0xffu : CELL_BITS);
-                    const bool nb[6] = {i > 0 || g.px, i < g.nx - 1 || g.px, in[0], in[1], in[2], in[3]};
-                    unsigned c = 0;
+                    for (int f = 0; f < 7; ++f) v[f] = __funnelshift_r(q[f][w], q[f][w + 1], sh[f]);
+                    uint32_t c = 0;
 #pragma unroll
                     for (int f = 0; f < 6; ++f)
-                        c |= (nb[f] && (n[u][f] & CELL_BITS) == PGPU_CELL_SOLID ? 1u : 0u) << f;
+                        if (f < 2 || in[f - 2]) c |= type_bytes(v[1 + f], PGPU_CELL_SOLID) << (CLOSED_SHIFT + f);
+                    if (flags) {
+                        bits |= (v[0] & 0xfcfcfcfcu) || type_bytes(v[0], 3) ? GEN_BAD_TYPE : 0u;
+                        bits |= type_bytes(v[0], PGPU_CELL_FLUID) ? GEN_FLUID : 0u;
+                        bits |= type_bytes(v[0], PGPU_CELL_DIRICHLET) ? GEN_HELD : 0u;
+                    }
+                    *(uint32_t *)dst = (v[0] & keep) | c;
+                    continue;
+                }
+                // An end word: byte by byte, those inside the row.
+#pragma unroll 1
+                for (int b = 0; b < 4; ++b) {
+                    const int i = i0 + b;
+                    if (i < 0 || i >= g.nx) continue;
+                    auto solid = [](unsigned x) { return (x & CELL_BITS) == PGPU_CELL_SOLID ? 1u : 0u; };
+                    unsigned c = 0;
+                    if (i > 0 || g.px) c |= solid(rp[i > 0 ? i - 1 : i + g.oxl]);
+                    if (i < g.nx - 1 || g.px) c |= solid(rp[i < g.nx - 1 ? i + 1 : i + g.oxh]) << 1;
+#pragma unroll
+                    for (int f = 0; f < 4; ++f)
+                        if (in[f]) c |= solid(rp[i + o[3 + f]]) << (2 + f);
+                    const unsigned t = rp[i] & (flags ? 0xffu : CELL_BITS);
                     bits |= t > PGPU_CELL_SOLID        ? GEN_BAD_TYPE
                             : t == PGPU_CELL_FLUID     ? GEN_FLUID
                             : t == PGPU_CELL_DIRICHLET ? GEN_HELD
                                                        : 0u;
-                    mk[row + i] = (uint8_t)(t | c << CLOSED_SHIFT);
-                }
-                if (beta) {
-                    const double b = (double)beta[row + i];
-                    if (!(b > 0) || !(b <= DBL_MAX)) bits |= GEN_BAD_BETA;
-                    else if (!(b >= BETA_RECIP_MIN && b <= BETA_RECIP_MAX)) bits |= GEN_WIDE_BETA;
+                    dst[b] = (uint8_t)(t | c << CLOSED_SHIFT);
                 }
             }
         }
+        if (beta)
+            for (int i = lane; i < g.nx; i += 32) {
+                const double b = (double)beta[row + i];
+                if (!(b > 0) || !(b <= DBL_MAX)) bits |= GEN_BAD_BETA;
+                else if (!(b >= BETA_RECIP_MIN && b <= BETA_RECIP_MAX)) bits |= GEN_WIDE_BETA;
+            }
     }
     bits = __reduce_or_sync(0xffffffffu, bits);
     if (flags && bits && lane == 0) atomicOr(flags, bits);
