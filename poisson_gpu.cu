@@ -3869,10 +3869,15 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
             }
             const uint32_t keep = flags ? 0xffffffffu : 0x03030303u; // the caller's byte, or the type bits
             const uint8_t *rp = m + row;
+            // Whole words at the row's ends too where their loads (up to 8
+            // bytes past the row, 7 before it) stay inside the array: in 3D
+            // a ghost plane lies around the interior, in 2D a ghost row.
+            const bool ends_whole = g.is3d || g.nx >= 16;
             for (int w = lane; w < words; w += 32) {
                 const int i0 = 4 * w - a0; // the word's first byte's x index
                 uint8_t *dst = mk + row + i0;
-                if (i0 > 0 && i0 + 3 < g.nx - 1) { // inside the row, x neighbours too: whole words
+                const bool inner = i0 > 0 && i0 + 3 < g.nx - 1; // the x neighbours inside the row too
+                if (inner || ends_whole) {
                     uint32_t v[7];
 #pragma unroll
                     for (int f = 0; f < 7; ++f) v[f] = __funnelshift_r(q[f][w], q[f][w + 1], sh[f]);
@@ -3880,15 +3885,36 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
 #pragma unroll
                     for (int f = 0; f < 6; ++f)
                         if (f < 2 || in[f - 2]) c |= type_bytes(v[1 + f], PGPU_CELL_SOLID) << (CLOSED_SHIFT + f);
-                    if (flags) {
-                        bits |= (v[0] & 0xfcfcfcfcu) || type_bytes(v[0], 3) ? GEN_BAD_TYPE : 0u;
-                        bits |= type_bytes(v[0], PGPU_CELL_FLUID) ? GEN_FLUID : 0u;
-                        bits |= type_bytes(v[0], PGPU_CELL_DIRICHLET) ? GEN_HELD : 0u;
+                    uint32_t out = (v[0] & keep) | c, valid = 0xffffffffu;
+                    if (!inner) { // the bytes inside the row; the x faces across the box
+                        valid = 0;
+#pragma unroll
+                        for (int b = 0; b < 4; ++b) valid |= i0 + b >= 0 && i0 + b < g.nx ? 0xffu << (8 * b) : 0u;
+                        if (i0 <= 0) {
+                            const unsigned bit = 1u << (CLOSED_SHIFT + 8 * -i0);
+                            out = (out & ~bit) | (g.px && (rp[g.oxl] & CELL_BITS) == PGPU_CELL_SOLID ? bit : 0u);
+                        }
+                        if (i0 + 3 >= g.nx - 1) {
+                            const unsigned bit = 2u << (CLOSED_SHIFT + 8 * (g.nx - 1 - i0));
+                            out = (out & ~bit) | (g.px && (rp[g.nx - 1 + g.oxh] & CELL_BITS) == PGPU_CELL_SOLID ? bit : 0u);
+                        }
                     }
-                    *(uint32_t *)dst = (v[0] & keep) | c;
+                    if (flags) {
+                        const uint32_t ones = valid & 0x01010101u;
+                        bits |= (v[0] & valid & 0xfcfcfcfcu) || (type_bytes(v[0], 3) & ones) ? GEN_BAD_TYPE : 0u;
+                        bits |= type_bytes(v[0], PGPU_CELL_FLUID) & ones ? GEN_FLUID : 0u;
+                        bits |= type_bytes(v[0], PGPU_CELL_DIRICHLET) & ones ? GEN_HELD : 0u;
+                    }
+                    if (valid == 0xffffffffu) {
+                        *(uint32_t *)dst = out;
+                    } else {
+#pragma unroll
+                        for (int b = 0; b < 4; ++b)
+                            if ((valid >> (8 * b)) & 1u) dst[b] = (uint8_t)(out >> (8 * b));
+                    }
                     continue;
                 }
-                // An end word: byte by byte, those inside the row.
+                // An end word of a short 2D row: byte by byte, those inside the row.
 #pragma unroll 1
                 for (int b = 0; b < 4; ++b) {
                     const int i = i0 + b;
@@ -3960,8 +3986,9 @@ template <class T> struct GenCoarse {
     uint8_t *cmk;     // coarse types (NULL: no mask)
     T *cf[3];         // coarse face fractions
     CoarseAxis ax[3]; // per axis: rows, paths and the tiles' fine slots
-    uint32_t *list;   // the tiles that take the stages, listed by pass 0
+    uint32_t *list;   // the tiles that take the stages, listed by the first pass (NULL: every tile)
     uint32_t *count;  // their number
+    unsigned tiles;   // the level's tiles
 };
 
 // The shared memory of gen_coarse_kernel for the tile lengths tb and the
@@ -4060,31 +4087,51 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     const int64_t fst[3] = {1, F.sy, F.is3d ? F.sz : 0};
     const T *ffr[3] = {F.fx, F.fy, F.fz};
     unsigned mix = 0; // bit 0: a byte other than fluid with its low faces open seen, bit 1: one not solid
-    for (int r = grp; r < S[1] * S[2]; r += ngrp) {
-        const int s1 = r % S[1], s2 = r / S[1], j = fs[1][s1], k = fs[2][s2];
-        const bool wjk = j == nf[1] || k == nf[2];
-        const uint8_t *src = F.mk ? F.mk + F.base + min(j, nf[1] - 1) * fst[1] + min(k, nf[2] - 1) * fst[2] : nullptr;
-        for (int s00 = lane; s00 < S[0]; s00 += 2 * G) { // two loads in flight
-            unsigned v[2] = {PGPU_CELL_FLUID, PGPU_CELL_FLUID};
+    if (!stages && !FR && F.mk && fs[0][S[0] - 1] - fs[0][0] == S[0] - 1) {
+        // The first pass over a level without fractions whose x slots lie in
+        // one run: the mask's bytes of each row of slots by aligned words.
+        // A byte of 0 (fluid, no closed face) is open fluid, and the high x
+        // wall's slot reads the ghost (0) with the last point beside it, so
+        // these tests are the window's or stricter.
+        const int x0 = fs[0][0], x1 = fs[0][S[0] - 1];
+        for (int r = grp; r < S[1] * S[2]; r += ngrp) {
+            const int j = min(fs[1][r % S[1]], nf[1] - 1), k = min(fs[2][r / S[1]], nf[2] - 1);
+            const uint8_t *lo = F.mk + F.base + j * fst[1] + k * fst[2] + x0, *hi = lo + (x1 - x0);
+            for (const uint8_t *pw = lo - ((uintptr_t)lo & 3u) + 4 * lane; pw <= hi; pw += 4 * G) {
+                const uint32_t v = *(const uint32_t *)pw;
+                uint32_t in = 0xffffffffu; // the bytes inside lo .. hi
+                if (pw < lo) in &= 0xffffffffu << (8 * (lo - pw));
+                if (pw + 3 > hi) in &= 0xffffffffu >> (8 * (pw + 3 - hi));
+                mix |= (v & in ? 1u : 0u) | (~type_bytes(v, PGPU_CELL_SOLID) & 0x01010101u & in ? 2u : 0u);
+            }
+        }
+    } else {
+        for (int r = grp; r < S[1] * S[2]; r += ngrp) {
+            const int s1 = r % S[1], s2 = r / S[1], j = fs[1][s1], k = fs[2][s2];
+            const bool wjk = j == nf[1] || k == nf[2];
+            const uint8_t *src = F.mk ? F.mk + F.base + min(j, nf[1] - 1) * fst[1] + min(k, nf[2] - 1) * fst[2] : nullptr;
+            for (int s00 = lane; s00 < S[0]; s00 += 2 * G) { // two loads in flight
+                unsigned v[2] = {PGPU_CELL_FLUID, PGPU_CELL_FLUID};
 #pragma unroll
-            for (int h = 0; h < 2; ++h)
-                if (src && s00 + h * G < S[0]) v[h] = __ldg(src + min(fs[0][s00 + h * G], nf[0] - 1));
+                for (int h = 0; h < 2; ++h)
+                    if (src && s00 + h * G < S[0]) v[h] = __ldg(src + min(fs[0][s00 + h * G], nf[0] - 1));
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int s0 = s00 + h * G;
-                if (s0 >= S[0]) break;
-                if (wjk || fs[0][s0] == nf[0]) v[h] &= CELL_BITS;
-                const unsigned ty = v[h] & CELL_BITS, open = ty == PGPU_CELL_SOLID ? 0u : ~v[h] >> CLOSED_SHIFT;
-                const unsigned code = (ty == PGPU_CELL_DIRICHLET ? 1u : 0u) | (ty == PGPU_CELL_FLUID ? 2u : 0u) |
-                                      (open & 1u) << 2 | (open >> 2 & 1u) << 3 | (open >> 4 & 1u) << 4;
-                mix |= (code != WIN_OPEN_FLUID ? 1u : 0u) | (code != 0 ? 2u : 0u);
-                if (FR && !(mix & 1u)) { // open fluid so far: its faces' fractions all 1?
-                    const int64_t e = F.base + fs[0][s0] + j * fst[1] + k * fst[2];
+                for (int h = 0; h < 2; ++h) {
+                    const int s0 = s00 + h * G;
+                    if (s0 >= S[0]) break;
+                    if (wjk || fs[0][s0] == nf[0]) v[h] &= CELL_BITS;
+                    const unsigned ty = v[h] & CELL_BITS, open = ty == PGPU_CELL_SOLID ? 0u : ~v[h] >> CLOSED_SHIFT;
+                    const unsigned code = (ty == PGPU_CELL_DIRICHLET ? 1u : 0u) | (ty == PGPU_CELL_FLUID ? 2u : 0u) |
+                                          (open & 1u) << 2 | (open >> 2 & 1u) << 3 | (open >> 4 & 1u) << 4;
+                    mix |= (code != WIN_OPEN_FLUID ? 1u : 0u) | (code != 0 ? 2u : 0u);
+                    if (FR && !(mix & 1u)) { // open fluid so far: its faces' fractions all 1?
+                        const int64_t e = F.base + fs[0][s0] + j * fst[1] + k * fst[2];
 #pragma unroll
-                    for (int d = 0; d < 3; ++d)
-                        if (ffr[d] && __ldg(ffr[d] + e) != T(1)) mix |= 1u;
+                        for (int d = 0; d < 3; ++d)
+                            if (ffr[d] && __ldg(ffr[d] + e) != T(1)) mix |= 1u;
+                    }
+                    if (stages) win[r * S[0] + s0] = (unsigned char)code;
                 }
-                if (stages) win[r * S[0] + s0] = (unsigned char)code;
             }
         }
     }
@@ -4224,9 +4271,9 @@ template <class T, bool FR, bool STAGES> __global__ void gen_coarse_kernel(const
         coarse_tile<T, FR>(a, (int)blockIdx.x, false, gc_smem);
         return;
     }
-    const uint32_t n = *a.count;
+    const uint32_t n = a.list ? *a.count : a.tiles;
     for (uint32_t t = blockIdx.x; t < n; t += gridDim.x) {
-        coarse_tile<T, FR>(a, (int)a.list[t], true, gc_smem);
+        coarse_tile<T, FR>(a, (int)(a.list ? a.list[t] : t), true, gc_smem);
         __syncthreads(); // the next tile takes the shared memory
     }
 }
@@ -5297,15 +5344,20 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
             a.cf[d] = gen.fr[d][l + 1];
             a.ax[d] = cl.ax[d];
         }
-        a.list = gen.tile_list;
-        a.count = gen.tile_count + l;
-        const dim3 block((unsigned)cl.ax[0].tb, (unsigned)cl.ax[1].tb, (unsigned)cl.ax[2].tb);
-        // Pass 1's grid: the blocks that fit the GPU at once (two per SM), or one per tile.
+        // The second pass's grid: the blocks that fit the GPU at once (two
+        // per SM), or one per tile; where that is every tile, it takes them
+        // all without the first pass.
         const unsigned fit = std::min(cl.tiles, 2u * (unsigned)env.sms);
+        a.list = fit < cl.tiles ? gen.tile_list : nullptr;
+        a.count = gen.tile_count + l;
+        a.tiles = cl.tiles;
+        const dim3 block((unsigned)cl.ax[0].tb, (unsigned)cl.ax[1].tb, (unsigned)cl.ax[2].tb);
         const bool fr = a.f.fx || a.f.fy || a.f.fz;
-        if (fr) gen_coarse_kernel<T, true, false><<<cl.tiles, block, cl.head, env.st>>>(a);
-        else gen_coarse_kernel<T, false, false><<<cl.tiles, block, cl.head, env.st>>>(a);
-        PGPU_LAUNCHED();
+        if (a.list) {
+            if (fr) gen_coarse_kernel<T, true, false><<<cl.tiles, block, cl.head, env.st>>>(a);
+            else gen_coarse_kernel<T, false, false><<<cl.tiles, block, cl.head, env.st>>>(a);
+            PGPU_LAUNCHED();
+        }
         if (fr) gen_coarse_kernel<T, true, true><<<fit, block, cl.smem, env.st>>>(a);
         else gen_coarse_kernel<T, false, true><<<fit, block, cl.smem, env.st>>>(a);
         PGPU_LAUNCHED();
