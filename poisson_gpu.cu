@@ -4090,10 +4090,12 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     if (!stages && !FR && F.mk && fs[0][S[0] - 1] - fs[0][0] == S[0] - 1) {
         // The first pass over a level without fractions whose x slots lie in
         // one run: the mask's bytes of each row of slots by aligned words.
-        // A byte of 0 (fluid, no closed face) is open fluid, and the high x
-        // wall's slot reads the ghost (0) with the last point beside it, so
-        // these tests are the window's or stricter.
-        const int x0 = fs[0][0], x1 = fs[0][S[0] - 1];
+        // A byte of 0 (fluid, no closed face) is open fluid; the high x
+        // wall's slot (n) stands for the last point, as in the window, so
+        // the run is clamped to n - 1 (a tile whose only slot is the wall
+        // reads that point, not the ghost).  These tests are the window's
+        // or stricter.
+        const int x0 = min(fs[0][0], nf[0] - 1), x1 = min(fs[0][S[0] - 1], nf[0] - 1);
         for (int r = grp; r < S[1] * S[2]; r += ngrp) {
             const int j = min(fs[1][r % S[1]], nf[1] - 1), k = min(fs[2][r / S[1]], nf[2] - 1);
             const uint8_t *lo = F.mk + F.base + j * fst[1] + k * fst[2] + x0, *hi = lo + (x1 - x0);

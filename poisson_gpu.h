@@ -463,8 +463,8 @@
  * optional; without them beta = 1 and every interior point is fluid).
  *
  *  - The mask: one byte per point, device memory, laid out as u (the same
- *    element strides; a mask byte at element index p belongs to u[p]); only
- *    interior entries are read.  PGPU_CELL_FLUID: an unknown.
+ *    element strides and length; a mask byte at element index p belongs to
+ *    u[p]); only interior entries are used.  PGPU_CELL_FLUID: an unknown.
  *    PGPU_CELL_DIRICHLET: the value in u there is held fixed and enters its
  *    fluid neighbours' equations (an air cell of a free surface).
  *    PGPU_CELL_SOLID: not part of the domain; the face between a fluid and a
