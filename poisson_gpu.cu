@@ -3839,8 +3839,9 @@ __device__ __forceinline__ uint32_t type_bytes(uint32_t v, unsigned t)
 // points at a time, byte-parallel: the aligned word of mk that holds them
 // and the same four bytes of m and of each neighbour (two aligned loads
 // and a funnel shift, the shifts fixed per row), the types and closed bits
-// of all four at once; only the row's end words test bytes one by one (the
-// bytes outside the row, the x faces' ghost or wrapped neighbour).
+// of all four at once; a row's end words mask off the bytes outside the
+// row and mend the x faces (ghost or wrapped neighbour), and only the end
+// words of 2D rows under 16 points go byte by byte.
 template <class T>
 __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__restrict__ beta,
                                                            unsigned *flags, uint8_t *mk)
@@ -3993,8 +3994,9 @@ template <class T> struct GenCoarse {
 
 // The shared memory of gen_coarse_kernel for the tile lengths tb and the
 // tiles' largest slot counts s (see there): the head (rows, weights and
-// slots: all pass 0 uses), then the stages' sums and bits and the window.
-static size_t coarse_smem_head(const int tb[3], const int s[3])
+// slots: all the first pass uses), then the stages' sums and bits and the
+// window.
+__host__ __device__ inline size_t coarse_smem_head(const int tb[3], const int s[3])
 {
     const size_t sb = (size_t)tb[0] + tb[1] + tb[2];
     const size_t bytes = sizeof(int4) * sb + sizeof(double) * sb * (MAX_CHILDREN + 1) + sizeof(int) * ((size_t)s[0] + s[1] + s[2]);
@@ -4053,9 +4055,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     double *w = (double *)(row + sb);          // [sb][MAX_CHILDREN]: their weights
     double *wsum = w + sb * MAX_CHILDREN;      // [sb]: their sums
     int *fine = (int *)(wsum + sb);            // the slots' fine indices, per axis
-    const size_t head = ((sizeof(int4) + sizeof(double) * (MAX_CHILDREN + 1)) * sb +
-                         sizeof(int) * (sx[0] + sx[1] + sx[2]) + 15) / 16 * 16;
-    double *st1 = (double *)(gc_smem + head);  // [tb2][S1][S0][3]: z reduced
+    double *st1 = (double *)(gc_smem + coarse_smem_head(tb, sx)); // [tb2][S1][S0][3]: z reduced
     double *st2 = st1 + 3 * (size_t)a1;        // [tb2][tb1][S0][3]: z and y reduced
     unsigned char *b1 = (unsigned char *)(st2 + 3 * (size_t)a2); // stage bits: held, fluid
     unsigned char *b2 = b1 + a1;
@@ -4143,7 +4143,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     // sums without their rounding.
     const bool all_fluid = __syncthreads_and(!(mix & 1u)) != 0, all_solid = __syncthreads_and(!(mix & 2u)) != 0;
     const bool uniform = all_solid || all_fluid;
-    if (!uniform && !stages) { // for pass 1
+    if (!uniform && !stages) { // for the second pass
         if (tid == 0) a.list[atomicAdd(a.count, 1u)] = (uint32_t)b;
         return;
     }
@@ -4241,7 +4241,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         }
 #pragma unroll
         for (int e = 0; e < MAX_PATH; ++e)
-        if (e < np0) acc[0] += st2[3 * (base2 + slot(rx, MAX_CHILDREN + e))];
+            if (e < np0) acc[0] += st2[3 * (base2 + slot(rx, MAX_CHILDREN + e))];
     }
     const int span[3] = {C.nx + 1, C.ny + 1, C.is3d ? C.nz + 1 : 1};
     int P[3], m[3], np[3];
@@ -4668,7 +4668,7 @@ template <class T> struct General {
     bool narrow = false;             // beta lies inside BETA_RECIP_MIN .. MAX
     struct CoarseLevel {
         CoarseAxis ax[3];
-        size_t smem = 0, head = 0; // pass 1's shared memory, pass 0's
+        size_t smem = 0, head = 0; // the second pass's shared memory, the first's
         unsigned tiles = 0;
     };
     std::vector<CoarseLevel> coarse; // per level pair: gen_coarse_kernel's tables and shared memory
