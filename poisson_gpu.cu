@@ -3520,6 +3520,50 @@ template <class T> __global__ void ghost_edges_kernel(const Grid<T> g, T *__rest
     }
 }
 
+// The general form's coarse correction at Dirichlet box faces, before the
+// prolongation: its ghost holds 0 (the wall value) where the coarse wall
+// face is open; where that face is closed (fraction 0: the fine fluid has a
+// zero-flux wall there) it holds the value of the fluid point beside it, so
+// the fine points between the last coarse node and the wall get the
+// correction extended as at a Neumann face, not pulled to 0 (a solid layer
+// along a Dirichlet face converged at 0.25 to 0.6 per V-cycle so).  The
+// operator reads no closed face's ghost.  Axis by axis: axis d's rows take
+// in the ghosts of the axes before it, so edges and corners follow.
+template <class T> __global__ void wall_ghost_kernel(const Grid<T> g, T *e, int d)
+{
+    const int n[3] = {g.nx, g.ny, g.is3d ? g.nz : 1};
+    const int64_t st[3] = {1, g.sy, g.is3d ? g.sz : 0};
+    const T *fr = d == 0 ? g.fx : d == 1 ? g.fy : g.fz;
+    const int a = (d + 1) % 3, b = (d + 2) % 3;
+    const int la = a < d ? -1 : 0, lb = b < d ? -1 : 0;
+    const int wa = n[a] - 2 * la, wb = n[b] - 2 * lb; // (b == 2 in 2D: one row)
+    for (int64_t q = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; q < (int64_t)wa * wb;
+         q += (int64_t)gridDim.x * blockDim.x) {
+        const int ia = la + (int)(q % wa), ib = lb + (int)(q / wa);
+        const int ca = min(max(ia, 0), n[a] - 1), cb = min(max(ib, 0), n[b] - 1);
+        const int64_t row = g.base + ia * st[a] + ib * st[b], rowc = g.base + ca * st[a] + cb * st[b];
+        for (int side = 0; side < 2; ++side) {
+            if (!(g.dirichlet >> (2 * d + side) & 1)) continue;
+            const int in = side ? n[d] - 1 : 0, gh = side ? n[d] : -1;
+            const bool closed = fr && fr[rowc + (side ? n[d] : 0) * st[d]] == T(0) && gen_fluid(g, rowc + in * st[d]);
+            e[row + gh * st[d]] = closed ? e[row + in * st[d]] : T(0);
+        }
+    }
+}
+template <class T> static pgpu_status wall_ghosts(Env &env, const Grid<T> &g, T *e)
+{
+    char *err = env.err;
+    if (!g.gen || !g.dirichlet || !(g.fx || g.fy || g.fz)) return PGPU_SUCCESS;
+    const int64_t face = std::max<int64_t>({(int64_t)(g.ny + 2) * (g.nz + 2), (int64_t)(g.nx + 2) * (g.nz + 2),
+                                            (int64_t)(g.nx + 2) * (g.ny + 2)});
+    for (int d = 0; d < (g.is3d ? 3 : 2); ++d) {
+        if (!(g.dirichlet >> (2 * d) & 3)) continue;
+        wall_ghost_kernel<T><<<grid_for(face, env.sms), 256, 0, env.st>>>(g, e, d);
+        PGPU_LAUNCHED();
+    }
+    return PGPU_SUCCESS;
+}
+
 // One level pair's transfers: the tables on the device, which kernels are
 // eligible, and their launches.  Built with the hierarchy (>>hierarchy).
 template <class T> struct Transfer {
@@ -3657,11 +3701,17 @@ template <class T> static pgpu_status transfer_setup(Env &env)
 //    coefficients: the mean of the fine faces that lie on the coarse face
 //    (across it weighted by the restriction row; along it the fine face at
 //    its midpoint, or the two that meet at a fine node under vertex
-//    coarsening).  A fine face towards a solid point counts 0.  The
+//    coarsening; a wall face every fine face between its node and the
+//    wall).  A fine face towards a solid point counts 0.  The
 //    averages err on the strong side (a wall inside a coarse cell does not
 //    show), which slows a cycle at worst; the series (harmonic) average
 //    along the face's axis, tried first, errs on the weak side and made
-//    V-cycles diverge on thin walls next to Neumann faces.
+//    V-cycles diverge on thin walls next to Neumann faces.  At a box face
+//    the strong side costs more: an open coarse wall face couples the
+//    coarse fluid to the face's value where the fine fluid has a zero-flux
+//    wall (a solid layer along a Dirichlet face converged at 0.5 to 0.97
+//    per V-cycle).  So a coarse wall face whose path holds a face of
+//    fraction 0 is closed.
 //  - The coarse operator stays the finite-volume form on the coarse nodes
 //    (fluxes over the whole coarse cell), so the plain restriction is
 //    consistent with it: solid and Dirichlet children contribute 0 because
@@ -3714,6 +3764,22 @@ static bool path_table(const Axis &a, const Axis &c, bool coarsened, std::vector
         // node (vertex coarsening).  Faces lie in order along the axis, so
         // the walk starts at the first whose high end reaches mid (a
         // bisection) and ends at the first whose low end lies past it.
+        // A wall face takes every fine face between its node and the wall
+        // (the midpoint may miss the fine wall face, and the coarse build
+        // closes a wall face whose path holds a closed one).
+        const bool wall = !per && (I == 0 || I == nc);
+        if (wall) {
+            const double lo = pos(c, I - 1), hi = pos(c, I);
+            for (int i = 0; i <= last; ++i) {
+                const double flo = pos(a, i - 1), fhi = pos(a, i), tol = 1e-9 * (fhi - flo);
+                if (fhi <= lo + tol || flo >= hi - tol) continue;
+                if (cnt[I] == MAX_PATH) return false;
+                idx[(size_t)I * MAX_PATH + cnt[I]] = i;
+                ++cnt[I];
+            }
+            if (cnt[I] == 0) return false;
+            continue;
+        }
         const double mid = 0.5 * (pos(c, I - 1) + pos(c, I));
         for (int s = per ? -1 : 0; s <= (per ? 1 : 0); ++s) {
             auto flo = [&](int i) { return pos(a, i - 1) + s * a.L; };
@@ -3740,7 +3806,8 @@ static bool path_table(const Axis &a, const Axis &c, bool coarsened, std::vector
 
 // One axis of a level pair as gen_coarse_kernel reads it, for tiles of tb
 // coarse positions: per position (padded to whole tiles) its row's child
-// count, path count and core children (row.x: m | np << 8 | core << 16)
+// count, path count, core children and whether it is a wall face (row.x:
+// m | np << 8 | core << 16 | wall << 24)
 // and the slots of its children and path faces (bytes of y, z, w), and its
 // weights; per tile the count of fine slots, then their fine indices (n: the
 // high wall face's slot).
@@ -3797,7 +3864,8 @@ static bool coarse_axis_table(const Axis &a, const AxisTransfer &t, const std::v
             }
             for (int e = 0; e < np; ++e) sl[MAX_CHILDREN + e] = at(path_fine(P, e));
             int *r = &h.row[(size_t)P * 4];
-            r[0] = m | np << 8 | (int)core << 16;
+            const bool wall = !per && (P == 0 || P == nc);
+            r[0] = m | np << 8 | (int)core << 16 | (wall ? 1 : 0) << 24;
             for (int e = 0; e < MAX_CHILDREN + MAX_PATH; ++e) r[1 + e / 4] |= (int)sl[e] << (8 * (e & 3));
         }
     }
@@ -4189,12 +4257,16 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
                     x += wz[c] * ph(v, 0, s0, s1, s2);
                     y += wz[c] * ph(v, 1, s0, s1, s2);
                 }
+                bool shut = false;
 #pragma unroll
                 for (int e = 0; e < MAX_PATH; ++e) {
                     if (e >= np) break;
                     const int s2 = slot(rz, MAX_CHILDREN + e);
-                    z += ph(win[(s2 * S[1] + s1) * S[0] + s0], 2, s0, s1, s2);
+                    const double f = ph(win[(s2 * S[1] + s1) * S[0] + s0], 2, s0, s1, s2);
+                    z += f;
+                    shut |= f == 0.0;
                 }
+                if (shut && rz.x >> 24) z = 0; // a wall face: closed by any closed face on its path
                 put(st1, b1, r * S[0] + s0, x, y, z, bits);
             }
         }
@@ -4217,9 +4289,15 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
                     x += wy[c] * st1[3 * i1];
                     z += wy[c] * st1[3 * i1 + 2];
                 }
+                bool shut = false;
 #pragma unroll
                 for (int e = 0; e < MAX_PATH; ++e)
-                    if (e < np) y += st1[3 * ((p2 * S[1] + slot(ry, MAX_CHILDREN + e)) * S[0] + s0) + 1];
+                    if (e < np) {
+                        const double f = st1[3 * ((p2 * S[1] + slot(ry, MAX_CHILDREN + e)) * S[0] + s0) + 1];
+                        y += f;
+                        shut |= f == 0.0;
+                    }
+                if (shut && ry.x >> 24) y = 0;
                 put(st2, b2, r * S[0] + s0, x, y, z, bits);
             }
         }
@@ -4239,9 +4317,15 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
             acc[1] += wx[c] * st2[3 * i2 + 1];
             acc[2] += wx[c] * st2[3 * i2 + 2];
         }
+        bool shut = false;
 #pragma unroll
         for (int e = 0; e < MAX_PATH; ++e)
-            if (e < np0) acc[0] += st2[3 * (base2 + slot(rx, MAX_CHILDREN + e))];
+            if (e < np0) {
+                const double f = st2[3 * (base2 + slot(rx, MAX_CHILDREN + e))];
+                acc[0] += f;
+                shut |= f == 0.0;
+            }
+        if (shut && rx.x >> 24) acc[0] = 0;
     }
     const int span[3] = {C.nx + 1, C.ny + 1, C.is3d ? C.nz + 1 : 1};
     int P[3], m[3], np[3];
@@ -5179,7 +5263,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
             }
         }
         // gen_coarse_kernel's tables: tiles of 30 x 4 x 4 coarse positions
-        // (2D: 32 x 8), halved along their longest side while a tile would
+        // (2D: 30 x 8), halved along their longest side while a tile would
         // touch more than 255 fine slots on an axis or need more shared
         // memory than a block may have.
         std::vector<int> iv;
@@ -5844,6 +5928,7 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
             // Dirichlet wall, no ghost taps).
             PGPU_FORWARD(subtract_mean(e, *red, C.g, C.col, C.iter(), C.npts));
         }
+        if (!e.dist) PGPU_FORWARD(wall_ghosts(e, C.g, C.iter()));
         PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other(), Transfer<T>::AUTO,
                                     sum ? red->d_part : nullptr, &blocks));
         if (sum) PGPU_FORWARD(red->total<T>(e, blocks, RES_CORR));

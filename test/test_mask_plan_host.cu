@@ -7,7 +7,8 @@
  * 70001), every pair of face types and periodic rings, two spacings, on
  * every level of the hierarchy the library builds:
  *  - path_table equals the definition (every fine face, walked in order for
- *    each coarse face, whose extent holds the coarse face's midpoint) where
+ *    each coarse face, whose extent holds the coarse face's midpoint, or
+ *    for a wall face overlaps the span from its node to the wall) where
  *    that walk is affordable, on every coarse face; on the large axes on
  *    every 97th coarse face and the last;
  *  - every coarse face has at least one fine face, at most MAX_PATH, each
@@ -27,7 +28,8 @@ using namespace pgpu;
 
 // The definition for coarse face I: the fine faces, in the table's order
 // (shift -1, 0, +1 on a periodic axis, then along the axis), whose extent
-// (with a relative tolerance of 1e-9) holds the coarse face's midpoint.
+// (with a relative tolerance of 1e-9) holds the coarse face's midpoint; for
+// a wall face, those that overlap the span from its node to the wall.
 static std::vector<int> reference_faces(const Axis &a, const Axis &c, int I)
 {
     const bool per = a.lo == PGPU_BC_PERIODIC;
@@ -37,6 +39,13 @@ static std::vector<int> reference_faces(const Axis &a, const Axis &c, int I)
         return x.x[i];
     };
     std::vector<int> out;
+    if (!per && (I == 0 || I == c.n)) { // a wall face: every fine face between its node and the wall
+        for (int i = 0; i <= a.n; ++i) {
+            const double flo = pos(a, i - 1), fhi = pos(a, i), tol = 1e-9 * (fhi - flo);
+            if (fhi > pos(c, I - 1) + tol && flo < pos(c, I) - tol) out.push_back(i);
+        }
+        return out;
+    }
     const double mid = 0.5 * (pos(c, I - 1) + pos(c, I));
     for (int s = per ? -1 : 0; s <= (per ? 1 : 0); ++s)
         for (int i = 0; i <= (per ? a.n - 1 : a.n); ++i) {
