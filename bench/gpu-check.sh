@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu-check.sh OUTDIR -- the whole check on a machine with a GPU:
 #   build (release) -> test suites cpu + gpu -> compute-sanitizer memcheck and
-#   racecheck on suite 'small' -> bench.
+#   racecheck on suite sanitize -> bench.
 # NCCL is found as meson.build says (nccl=auto: e.g. the Python package
 # nvidia.nccl of python3); then suite gpu holds the distributed test too,
 # and the setup line of the summary says where NCCL came from.

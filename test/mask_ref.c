@@ -427,7 +427,8 @@ int mref_step_bound(const mref *m, const mref_regions *r, const double *uin, con
 const char *mref_shape_name(int shape)
 {
     static const char *names[MREF_SHAPE_COUNT] = {"no mask", "sphere", "staircase", "thin walls", "pockets",
-                                                  "pool", "cells on the box", "random solid"};
+                                                  "pool", "cells on the box", "random solid",
+                                                  "sphere, solid x layers"};
     return shape >= 0 && shape < MREF_SHAPE_COUNT ? names[shape] : "?";
 }
 
@@ -443,7 +444,8 @@ void mref_shape(const ref_grid *g, int shape, uint8_t *mask)
         uint8_t t = PGPU_CELL_FLUID;
         switch (shape) {
         case MREF_SHAPE_SPHERE:
-            if (r2 < 0.3 * 0.3)
+        case MREF_SHAPE_SPHERE_WALL:
+            if (r2 < 0.3 * 0.3 || (shape == MREF_SHAPE_SPHERE_WALL && (i == 1 || i == nx)))
                 t = PGPU_CELL_SOLID;
             break;
         case MREF_SHAPE_STAIRCASE: {

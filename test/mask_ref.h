@@ -175,6 +175,9 @@ enum {
                               for n >= 6 per axis) */
     MREF_SHAPE_RANDOM,     /* each point solid with probability 0.35, Dirichlet with 0.01
                               (t_rand: fresh each run): many small sealed pockets */
+    MREF_SHAPE_SPHERE_WALL, /* the sphere, and every point at i = 1 and i = nx solid: the x
+                              faces of the box touch no fluid (zero-flux walls one point
+                              inside them) */
     MREF_SHAPE_COUNT
 };
 void mref_shape(const ref_grid *g, int shape, uint8_t *mask);
