@@ -516,9 +516,11 @@
  *    sizes more slowly, 0.10 at 256^3) and on beta jumps of 1e3 and 1e6
  *    with Dirichlet faces (1000:1 two-phase flow at 256^3: 9 cycles to
  *    1e-8), but may diverge (PGPU_ERROR_BREAKDOWN) on strong jumps next to
- *    Neumann faces and where a staircase of solid cells covers a
- *    Dirichlet face, and may stall (PGPU_ERROR_NOT_CONVERGED) on singular
- *    pockets with a varying beta; CG with the multigrid preconditioner
+ *    Neumann faces, converge slowly where solid cells cover a Dirichlet
+ *    face (0.15-0.23 per cycle in 3D, about 0.55 in 2D) or seal fluid
+ *    from Dirichlet cells in a one-cell layer (0.6-0.75), and may stall
+ *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta;
+ *    CG with the multigrid preconditioner
  *    converges on those (7 iterations on 1000:1 two-phase flow at 256^3;
  *    see KRYLOV METHODS for where it stalls too).  Float V-cycles' own
  *    stop (the (**) rule) needs coarse grids that carry the error: where a
