@@ -3734,7 +3734,7 @@ constexpr uint32_t LAB_REGULAR = 0xc0000000u;  // fluid, in a region that touche
 constexpr uint32_t LAB_SINGULAR = 0x80000000u; // | id: fluid, in singular region id
 constexpr uint32_t LAB_INDEX = 0x7fffffffu;
 constexpr unsigned GEN_BAD_TYPE = 1, GEN_FLUID = 2, GEN_BAD_BETA = 4, GEN_TOO_MANY = 8, GEN_HELD = 16,
-                   GEN_WIDE_BETA = 32;
+                   GEN_WIDE_BETA = 32, GEN_WALL_CLOSED = 64;
 
 // The fine faces of one axis of a level pair that coarse face I (0..nc,
 // between nodes I-1 and I; 0 and nc the walls, or the wrap) averages:
@@ -4058,6 +4058,7 @@ template <class T> struct GenCoarse {
     uint32_t *list;   // the tiles that take the stages, listed by the first pass (NULL: every tile)
     uint32_t *count;  // their number
     unsigned tiles;   // the level's tiles
+    unsigned *flags;  // GEN_WALL_CLOSED: a coarse wall face of fraction 0 was written
 };
 
 // The shared memory of gen_coarse_kernel for the tile lengths tb and the
@@ -4347,7 +4348,10 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
         if ((d == 2 && !C.is3d) || !m[d1] || !m[d2]) continue;
         const double ws = W[d1] * W[d2];
-        a.cf[d][pc] = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
+        const T v = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
+        a.cf[d][pc] = v;
+        if (v == T(0) && row[off[d] + p[d]].x >> 24 && !(*(volatile unsigned *)a.flags & GEN_WALL_CLOSED))
+            atomicOr(a.flags, GEN_WALL_CLOSED); // (wall_ghosts runs only where this was seen)
     }
 }
 template <class T, bool FR, bool STAGES> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
@@ -4750,6 +4754,7 @@ template <class T> struct General {
     std::vector<T *> fr[3];          // per level, face fractions; level 0: from beta
     T *bw = nullptr;                 // level 0: 1 / beta (Grid::bw; Tune::beta_reciprocals), used where narrow
     bool narrow = false;             // beta lies inside BETA_RECIP_MIN .. MAX
+    bool walls = false;              // a coarse wall face is closed (the mask's, so set_mask's): wall_ghosts runs
     struct CoarseLevel {
         CoarseAxis ax[3];
         size_t smem = 0, head = 0; // the second pass's shared memory, the first's
@@ -5928,9 +5933,13 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
             // Dirichlet wall, no ghost taps).
             PGPU_FORWARD(subtract_mean(e, *red, C.g, C.col, C.iter(), C.npts));
         }
-        if (!e.dist) PGPU_FORWARD(wall_ghosts(e, C.g, C.iter()));
+        const bool walls = h->gen.walls && !e.dist;
+        if (walls) PGPU_FORWARD(wall_ghosts(e, C.g, C.iter()));
         PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other(), Transfer<T>::AUTO,
                                     sum ? red->d_part : nullptr, &blocks));
+        // A correction level's ghosts are zero again (FMG interpolates a
+        // coarse solution through them, with the general form's zero data).
+        if (walls) PGPU_FORWARD(frame(e, C.g, (const T *)nullptr, C.iter(), (T *)nullptr, C.g.dirichlet));
         if (sum) PGPU_FORWARD(red->total<T>(e, blocks, RES_CORR));
         if (!in_place) L.cur ^= 1;
         return PGPU_SUCCESS;
@@ -11078,6 +11087,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     }
     if (is_mask) {
         G.regions = 0;
+        G.walls = false;
         if (mask) {
             uint32_t count = 0;
             unsigned flags = 0;
@@ -11094,6 +11104,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
                               "handle has no mask now", what, count, G.cap);
             }
             G.regions = count;
+            G.walls = (flags & GEN_WALL_CLOSED) != 0;
         }
     }
     if (!h.singular) PGPU_CUDA(cudaMemsetAsync(d_shift, 0, sizeof(T), env.st)); // no mean shift with a mask
