@@ -4164,17 +4164,31 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         // the run is clamped to n - 1 (a tile whose only slot is the wall
         // reads that point, not the ghost).  These tests are the window's
         // or stricter.
+        // The block's threads take the words of all rows (a row's bytes
+        // touch at most wpr), up to four each with their loads in flight
+        // together.
         const int x0 = min(fs[0][0], nf[0] - 1), x1 = min(fs[0][S[0] - 1], nf[0] - 1);
-        for (int r = grp; r < S[1] * S[2]; r += ngrp) {
-            const int j = min(fs[1][r % S[1]], nf[1] - 1), k = min(fs[2][r / S[1]], nf[2] - 1);
-            const uint8_t *lo = F.mk + F.base + j * fst[1] + k * fst[2] + x0, *hi = lo + (x1 - x0);
-            for (const uint8_t *pw = lo - ((uintptr_t)lo & 3u) + 4 * lane; pw <= hi; pw += 4 * G) {
-                const uint32_t v = *(const uint32_t *)pw;
-                uint32_t in = 0xffffffffu; // the bytes inside lo .. hi
-                if (pw < lo) in &= 0xffffffffu << (8 * (lo - pw));
-                if (pw + 3 > hi) in &= 0xffffffffu >> (8 * (pw + 3 - hi));
-                mix |= (v & in ? 1u : 0u) | (~type_bytes(v, PGPU_CELL_SOLID) & 0x01010101u & in ? 2u : 0u);
+        const int wpr = ((x1 - x0) >> 2) + 2, items = S[1] * S[2] * wpr;
+        for (int t0 = tid; t0 < items; t0 += 4 * nth) {
+            uint32_t v[4], in[4];
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                const int t = t0 + h * nth, r = t / wpr;
+                in[h] = 0;
+                v[h] = 0;
+                if (t >= items) continue;
+                const int j = min(fs[1][r % S[1]], nf[1] - 1), k = min(fs[2][r / S[1]], nf[2] - 1);
+                const uint8_t *lo = F.mk + F.base + j * fst[1] + k * fst[2] + x0, *hi = lo + (x1 - x0);
+                const uint8_t *pw = lo - ((uintptr_t)lo & 3u) + 4 * (t - r * wpr);
+                if (pw > hi) continue;
+                in[h] = 0xffffffffu; // the bytes inside lo .. hi
+                if (pw < lo) in[h] &= 0xffffffffu << (8 * (lo - pw));
+                if (pw + 3 > hi) in[h] &= 0xffffffffu >> (8 * (pw + 3 - hi));
+                v[h] = *(const uint32_t *)pw;
             }
+#pragma unroll
+            for (int h = 0; h < 4; ++h)
+                mix |= (v[h] & in[h] ? 1u : 0u) | (~type_bytes(v[h], PGPU_CELL_SOLID) & 0x01010101u & in[h] ? 2u : 0u);
         }
     } else {
         for (int r = grp; r < S[1] * S[2]; r += ngrp) {
@@ -4229,6 +4243,20 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         const int word = e < 4 ? r.y : e < 8 ? r.z : r.w;
         return (word >> (8 * (e & 3))) & 0xff;
     };
+    // A coarse face's sum over its path (np fine faces, face(slot) each); a
+    // wall face (bit 24 of its row) closed by any closed face on the path.
+    auto path = [&](const int4 &r, int np, auto face) {
+        double sum = 0;
+        bool shut = false;
+#pragma unroll
+        for (int e = 0; e < MAX_PATH; ++e)
+            if (e < np) {
+                const double f = face(slot(r, MAX_CHILDREN + e));
+                sum += f;
+                shut |= f == 0.0;
+            }
+        return shut && r.x >> 24 ? 0.0 : sum;
+    };
     auto put = [](double *st, unsigned char *bt, int q, double x, double y, double z, unsigned bits) {
         st[3 * q] = x; // a stage's item: the faces' sums along x, y, z and its type bits
         st[3 * q + 1] = y;
@@ -4258,16 +4286,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
                     x += wz[c] * ph(v, 0, s0, s1, s2);
                     y += wz[c] * ph(v, 1, s0, s1, s2);
                 }
-                bool shut = false;
-#pragma unroll
-                for (int e = 0; e < MAX_PATH; ++e) {
-                    if (e >= np) break;
-                    const int s2 = slot(rz, MAX_CHILDREN + e);
-                    const double f = ph(win[(s2 * S[1] + s1) * S[0] + s0], 2, s0, s1, s2);
-                    z += f;
-                    shut |= f == 0.0;
-                }
-                if (shut && rz.x >> 24) z = 0; // a wall face: closed by any closed face on its path
+                z = path(rz, np, [&](int s2) { return ph(win[(s2 * S[1] + s1) * S[0] + s0], 2, s0, s1, s2); });
                 put(st1, b1, r * S[0] + s0, x, y, z, bits);
             }
         }
@@ -4290,15 +4309,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
                     x += wy[c] * st1[3 * i1];
                     z += wy[c] * st1[3 * i1 + 2];
                 }
-                bool shut = false;
-#pragma unroll
-                for (int e = 0; e < MAX_PATH; ++e)
-                    if (e < np) {
-                        const double f = st1[3 * ((p2 * S[1] + slot(ry, MAX_CHILDREN + e)) * S[0] + s0) + 1];
-                        y += f;
-                        shut |= f == 0.0;
-                    }
-                if (shut && ry.x >> 24) y = 0;
+                y = path(ry, np, [&](int s1) { return st1[3 * ((p2 * S[1] + s1) * S[0] + s0) + 1]; });
                 put(st2, b2, r * S[0] + s0, x, y, z, bits);
             }
         }
@@ -4318,15 +4329,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
             acc[1] += wx[c] * st2[3 * i2 + 1];
             acc[2] += wx[c] * st2[3 * i2 + 2];
         }
-        bool shut = false;
-#pragma unroll
-        for (int e = 0; e < MAX_PATH; ++e)
-            if (e < np0) {
-                const double f = st2[3 * (base2 + slot(rx, MAX_CHILDREN + e))];
-                acc[0] += f;
-                shut |= f == 0.0;
-            }
-        if (shut && rx.x >> 24) acc[0] = 0;
+        acc[0] = path(rx, np0, [&](int s0) { return st2[3 * (base2 + s0)]; });
     }
     const int span[3] = {C.nx + 1, C.ny + 1, C.is3d ? C.nz + 1 : 1};
     int P[3], m[3], np[3];
@@ -4568,7 +4571,8 @@ template <class T> __global__ void gen_regions_touch_kernel(const Grid<T> g, con
 // (n - 1) / RG_T[d]) and, on a periodic axis, n - 1 (its neighbour is 0).
 __host__ __device__ inline int seam_planes(int n, int tile, int per) { return (n - 1) / tile + (per && n > 1); }
 
-// Links the fluid pairs between tiles, a thread per pair, unless the pair
+// Links the fluid pairs between tiles (an x pair a thread, the y and z
+// pairs a warp per row along x), unless the pair
 // is joined already through others: an x pair where the pair at j - 1 (or
 // k - 1) in the same two tiles is fluid (each point is linked to its
 // neighbour there inside its tile), a y or z pair where the pair at x - 1
@@ -4585,6 +4589,35 @@ template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint
     const uint32_t lo = (uint32_t)(d == 0 ? g.ny : g.nx), across = lo * (uint32_t)(d == 2 ? g.ny : g.nz);
     const int64_t sd = d == 0 ? 1 : d == 1 ? g.sy : g.sz;
     auto fluid = [&](int64_t e) { return (g.mk[e] & CELL_BITS) == PGPU_CELL_FLUID; };
+    if (d > 0) {
+        // A warp per row of pairs along x (seam plane m, the other axis r),
+        // lanes over x in chunks of 32: a pair links where both points are
+        // fluid and the pair at x - 1 is not (a ballot; the previous
+        // chunk's last pair carried in).
+        const int lane = threadIdx.x & 31;
+        const int64_t other = d == 1 ? g.nz : g.ny, rows = (int64_t)seam_planes(n, tl, per) * other;
+        const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+        const int64_t qd = d == 1 ? (int64_t)g.nx : (int64_t)g.nx * g.ny;
+        for (int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; w < rows; w += warps) {
+            const int m = (int)(w / other), r = (int)(w - (int64_t)m * other);
+            const int c = m < (n - 1) / tl ? tl * (m + 1) - 1 : n - 1;
+            const int j = d == 1 ? c : r, k = d == 1 ? r : c;
+            const bool seam = c == n - 1;
+            const int64_t p0 = g.base + (int64_t)j * g.sy + (int64_t)k * g.sz;
+            const int64_t q0 = (int64_t)g.nx * (j + (int64_t)g.ny * k);
+            const int64_t po0 = seam ? p0 - (int64_t)(n - 1) * sd : p0 + sd; // the high row
+            const int64_t qo0 = seam ? q0 - (int64_t)(n - 1) * qd : q0 + qd;
+            unsigned carry = 0; // bit 0: the pair before this chunk is fluid
+            for (int i0 = 0; i0 < g.nx; i0 += 32) {
+                const int i = i0 + lane;
+                const bool both = i < g.nx && fluid(p0 + i) && fluid(po0 + i);
+                const unsigned b = __ballot_sync(0xffffffffu, both), starts = b & ~(b << 1 | carry);
+                if ((starts >> lane) & 1u) uf_union<false>(lab, (uint32_t)(q0 + i), (uint32_t)(qo0 + i));
+                carry = b >> 31;
+            }
+        }
+        return;
+    }
     PGPU_GRID_STRIDE(s64, (int64_t)seam_planes(n, tl, per) * across)
     {
         const uint32_t s = (uint32_t)s64, m = s / across, rest = s - m * across;
@@ -5442,6 +5475,7 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         a.list = fit < cl.tiles ? gen.tile_list : nullptr;
         a.count = gen.tile_count + l;
         a.tiles = cl.tiles;
+        a.flags = gen.flags;
         const dim3 block((unsigned)cl.ax[0].tb, (unsigned)cl.ax[1].tb, (unsigned)cl.ax[2].tb);
         const bool fr = a.f.fx || a.f.fy || a.f.fz;
         if (a.list) {
