@@ -520,7 +520,7 @@
  *    face (0.15-0.23 per cycle in 3D, about 0.55 in 2D) or seal fluid
  *    from Dirichlet cells in a one-cell layer (0.6-0.75), stall or diverge
  *    on a one-cell fluid film between a Dirichlet face and a solid layer
- *    (0.55-1.0 per cycle; up to 1.8 with Neumann side faces), and may stall
+ *    (0.55-1.0 per cycle; with Neumann side faces 0.6-7), and may stall
  *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta;
  *    CG with the multigrid preconditioner
  *    converges on those (7 iterations on 1000:1 two-phase flow at 256^3;
