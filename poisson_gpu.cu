@@ -753,6 +753,11 @@ template <class T> struct Grid {
     // The table is uniform (fast before the fractions turned it off): the
     // column walk groups planes with the fractions (WALK_FRAC).
     int frfast = 0;
+    // The general form with a mask, in cycles that need not be symmetric:
+    // the faces that couple nothing steer the prolongation into this level
+    // (ip_point_shut); 1: the closed bits of mk, 2: those and the faces of
+    // fraction 0 (coarse levels).  0 otherwise.
+    int shut = 0;
 };
 
 // A column's x/y couplings (values vxl .. vyh, neighbour offsets nxl .. nyh)
@@ -859,6 +864,18 @@ template <class T> struct GenPoint {
     T v[6], d[6];
     int64_t o[6];
 };
+// The faces of fluid point p that couple nothing (bit f, GenPoint's order),
+// where Grid::shut says to look.
+template <class T> __device__ __forceinline__ unsigned gen_shut(const Grid<T> &g, int64_t p)
+{
+    unsigned c = g.mk ? (unsigned)g.mk[p] >> CLOSED_SHIFT : 0u;
+    if (g.shut > 1) {
+        if (g.fx) c |= (g.fx[p] == T(0) ? 1u : 0u) | (g.fx[p + 1] == T(0) ? 2u : 0u);
+        if (g.fy) c |= (g.fy[p] == T(0) ? 4u : 0u) | (g.fy[p + g.sy] == T(0) ? 8u : 0u);
+        if (g.fz && g.is3d) c |= (g.fz[p] == T(0) ? 16u : 0u) | (g.fz[p + g.sz] == T(0) ? 32u : 0u);
+    }
+    return c & 63u;
+}
 // The faces' fractions fr applied to the table couplings and diagonal
 // parts of q; closed faces (bit f of `closed`) couple not at all.
 template <class T> __device__ __forceinline__ void gen_faces(GenPoint<T> &q, const T (&fr)[6], unsigned closed)
@@ -3224,6 +3241,51 @@ __device__ __forceinline__ T ip_point(const IpColumn<T, NW> &c, const Taps<T> &t
         v += __ldg(tp.wz + NW * k + q) * plane(corigin + (int64_t)__ldg(tp.iz + NW * k + q) * coarse.sz);
     return v;
 }
+// (P e) at fine point (i, j, k), a fluid point of the general form with
+// faces that couple nothing (shut: bit f, GenPoint's order; not 0): along
+// each axis a parent behind a closed face (tap 0 lies below the point, tap
+// 1 above) loses its weight and the other parent takes it all, so a
+// correction does not cross a wall: the simplest operator-dependent
+// interpolation.  A one-cell fluid film on a Dirichlet face behind a solid
+// layer so takes the wall's 0, not the correction of the fluid beyond the
+// layer (whose coarse node it shares; V-cycles diverged there), and fluid
+// between the last coarse node and a closed coarse wall face the
+// correction of its fluid neighbour, not the wall's 0.  A point on a parent
+// (weights 1, 0) or closed on both sides keeps its weights.
+template <class T> // (not inlined: the few points that take it leave the kernels' common path as it was)
+__device__ __noinline__ T ip_point_shut(const Taps<T> &tp, const Grid<T> &coarse, const T *e, int i, int j, int k,
+                                        unsigned shut)
+{
+    const IpColumn<T, 2> c = ip_column<T, 2>(tp, coarse.sy, i, j);
+    T w[3][2] = {{c.wx[0], c.wx[1]}, {c.wy[0], c.wy[1]}, {T(1), T(0)}};
+    int64_t oz[2] = {0, 0};
+    if (coarse.is3d)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+            w[2][q] = __ldg(tp.wz + 2 * k + q);
+            oz[q] = (int64_t)__ldg(tp.iz + 2 * k + q) * coarse.sz;
+        }
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+        const T lo = (shut >> (2 * d)) & 1u ? T(0) : w[d][0], hi = (shut >> (2 * d + 1)) & 1u ? T(0) : w[d][1];
+        if (lo + hi > T(0)) {
+            w[d][0] = lo / (lo + hi);
+            w[d][1] = hi / (lo + hi);
+        }
+    }
+    const int64_t corigin = ghost_origin(coarse);
+    T v = T(0);
+#pragma unroll
+    for (int q = 0; q < 2; ++q)
+#pragma unroll
+        for (int b = 0; b < 2; ++b)
+#pragma unroll
+            for (int a = 0; a < 2; ++a) {
+                const T wt = w[2][q] * w[1][b] * w[0][a];
+                if (wt != T(0)) v += wt * e[corigin + oz[q] + c.oy[b] + c.ox[a]];
+            }
+    return v;
+}
 
 // What the prolongation can measure on its way (REDUCE): the size of the
 // correction it adds, sum (P e)^2, of the corrected values, sum out^2, and
@@ -3272,6 +3334,11 @@ __global__ void __launch_bounds__(WALK_THREADS)
                         if (ADD && in != out) out[p] = old[q];
                         continue;
                     }
+                    if constexpr (NW == 2 && ADD)
+                        if (fine.shut) {
+                            const unsigned s = gen_shut(fine, p);
+                            if (s) v[q] = ip_point_shut(tp, coarse, e, i, j, kb + q, s);
+                        }
                     out[p] = old[q] + v[q];
                     if (REDUCE) note_correction(acc, v[q], old[q] + v[q]);
                 }
@@ -3295,8 +3362,9 @@ __global__ void __launch_bounds__(WALK_THREADS)
 // fine values are loaded IT_OLD planes at a time.
 template <class T, int NT, bool ADD, bool REDUCE = false>
 __global__ void __launch_bounds__(IT_FX *IT_FY)
-    interp_tile_kernel(const Grid<T> fine, const Grid<T> coarse, const Windows<T> tp, const T *__restrict__ e,
-                       const T *in, T *out, double *partials, int kchunk, int nyb, int nchunks)
+    interp_tile_kernel(const Grid<T> fine, const Grid<T> coarse, const Windows<T> tp, const Taps<T> taps,
+                       const T *__restrict__ e, const T *in, T *out, double *partials, int kchunk, int nyb,
+                       int nchunks)
 {
     constexpr int NTH = IT_FX * IT_FY, CT = IT_CX * IT_CY, SL = (CT + NTH - 1) / NTH;
     __shared__ T ct[CT];           // the coarse tile
@@ -3365,8 +3433,13 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
     if (!fine.is3d) {
         const T old = ADD && own ? in[p0] : T(0);
         fetch(0);
-        const T v = plane(0);
+        T v = plane(0);
         if (own && gen_fluid(fine, p0)) {
+            if constexpr (NT == 2 && ADD) // (ip_point_shut, in the direct form)
+                if (fine.shut) {
+                    const unsigned s = gen_shut(fine, p0);
+                    if (s) v = ip_point_shut(taps, coarse, e, i, j, 0, s);
+                }
             out[p0] = old + v;
             if (REDUCE) note_correction(acc, v, old + v);
         } else if (own && ADD && in != out) {
@@ -3402,6 +3475,11 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
             for (int c = 0; c < NT; ++c) v += __ldg(tp.wz + k * NT + c) * Pz[c];
             const int64_t p = p0 + (int64_t)k * fine.sz;
             if (own && gen_fluid(fine, p)) {
+                if constexpr (NT == 2 && ADD)
+                    if (fine.shut) {
+                        const unsigned s = gen_shut(fine, p);
+                        if (s) v = ip_point_shut(taps, coarse, e, i, j, k, s);
+                    }
                 out[p] = old[q] + v;
                 if (REDUCE) note_correction(acc, v, old[q] + v);
             } else if (own && ADD && in != out) { // (the general form) not an unknown: keeps its value
@@ -3520,50 +3598,6 @@ template <class T> __global__ void ghost_edges_kernel(const Grid<T> g, T *__rest
     }
 }
 
-// The general form's coarse correction at Dirichlet box faces, before the
-// prolongation: its ghost holds 0 (the wall value) where the coarse wall
-// face is open; where that face is closed (fraction 0: the fine fluid has a
-// zero-flux wall there) it holds the value of the fluid point beside it, so
-// the fine points between the last coarse node and the wall get the
-// correction extended as at a Neumann face, not pulled to 0 (a solid layer
-// along a Dirichlet face converged at 0.25 to 0.6 per V-cycle so).  The
-// operator reads no closed face's ghost.  Axis by axis: axis d's rows take
-// in the ghosts of the axes before it, so edges and corners follow.
-template <class T> __global__ void wall_ghost_kernel(const Grid<T> g, T *e, int d)
-{
-    const int n[3] = {g.nx, g.ny, g.is3d ? g.nz : 1};
-    const int64_t st[3] = {1, g.sy, g.is3d ? g.sz : 0};
-    const T *fr = d == 0 ? g.fx : d == 1 ? g.fy : g.fz;
-    const int a = (d + 1) % 3, b = (d + 2) % 3;
-    const int la = a < d ? -1 : 0, lb = b < d ? -1 : 0;
-    const int wa = n[a] - 2 * la, wb = n[b] - 2 * lb; // (b == 2 in 2D: one row)
-    for (int64_t q = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; q < (int64_t)wa * wb;
-         q += (int64_t)gridDim.x * blockDim.x) {
-        const int ia = la + (int)(q % wa), ib = lb + (int)(q / wa);
-        const int ca = min(max(ia, 0), n[a] - 1), cb = min(max(ib, 0), n[b] - 1);
-        const int64_t row = g.base + ia * st[a] + ib * st[b], rowc = g.base + ca * st[a] + cb * st[b];
-        for (int side = 0; side < 2; ++side) {
-            if (!(g.dirichlet >> (2 * d + side) & 1)) continue;
-            const int in = side ? n[d] - 1 : 0, gh = side ? n[d] : -1;
-            const bool closed = fr && fr[rowc + (side ? n[d] : 0) * st[d]] == T(0) && gen_fluid(g, rowc + in * st[d]);
-            e[row + gh * st[d]] = closed ? e[row + in * st[d]] : T(0);
-        }
-    }
-}
-template <class T> static pgpu_status wall_ghosts(Env &env, const Grid<T> &g, T *e)
-{
-    char *err = env.err;
-    if (!g.gen || !g.dirichlet || !(g.fx || g.fy || g.fz)) return PGPU_SUCCESS;
-    const int64_t face = std::max<int64_t>({(int64_t)(g.ny + 2) * (g.nz + 2), (int64_t)(g.nx + 2) * (g.nz + 2),
-                                            (int64_t)(g.nx + 2) * (g.ny + 2)});
-    for (int d = 0; d < (g.is3d ? 3 : 2); ++d) {
-        if (!(g.dirichlet >> (2 * d) & 3)) continue;
-        wall_ghost_kernel<T><<<grid_for(face, env.sms), 256, 0, env.st>>>(g, e, d);
-        PGPU_LAUNCHED();
-    }
-    return PGPU_SUCCESS;
-}
-
 // One level pair's transfers: the tables on the device, which kernels are
 // eligible, and their launches.  Built with the hierarchy (>>hierarchy).
 template <class T> struct Transfer {
@@ -3613,9 +3647,9 @@ template <class T> struct Transfer {
         const bool tile = tiled(route, pl_tile);
         if (blocks) *blocks = blocks_of(tile ? it : fwalk);
         if (tile && partials)
-            launch(it, 0, env.st, interp_tile_kernel<T, 2, true, true>, fg, cg, w2, e, in, out, partials);
+            launch(it, 0, env.st, interp_tile_kernel<T, 2, true, true>, fg, cg, w2, p2, e, in, out, partials);
         else if (tile)
-            launch(it, 0, env.st, interp_tile_kernel<T, 2, true>, fg, cg, w2, e, in, out, (double *)nullptr);
+            launch(it, 0, env.st, interp_tile_kernel<T, 2, true>, fg, cg, w2, p2, e, in, out, (double *)nullptr);
         else if (partials)
             launch(fwalk, 0, env.st, interp_kernel<T, 2, true, true>, fg, cg, p2, e, in, out, partials);
         else
@@ -3628,7 +3662,7 @@ template <class T> struct Transfer {
     {
         char *err = env.err;
         if (tiled(route, fi_tile))
-            launch(it, 0, env.st, interp_tile_kernel<T, 4, false>, fg, cg, w4, e, (const T *)nullptr, u,
+            launch(it, 0, env.st, interp_tile_kernel<T, 4, false>, fg, cg, w4, p4, e, (const T *)nullptr, u,
                    (double *)nullptr);
         else launch(fwalk, 0, env.st, interp_kernel<T, 4, false>, fg, cg, p4, e, (const T *)nullptr, u, (double *)nullptr);
         PGPU_LAUNCHED();
@@ -3734,7 +3768,7 @@ constexpr uint32_t LAB_REGULAR = 0xc0000000u;  // fluid, in a region that touche
 constexpr uint32_t LAB_SINGULAR = 0x80000000u; // | id: fluid, in singular region id
 constexpr uint32_t LAB_INDEX = 0x7fffffffu;
 constexpr unsigned GEN_BAD_TYPE = 1, GEN_FLUID = 2, GEN_BAD_BETA = 4, GEN_TOO_MANY = 8, GEN_HELD = 16,
-                   GEN_WIDE_BETA = 32, GEN_WALL_CLOSED = 64;
+                   GEN_WIDE_BETA = 32;
 
 // The fine faces of one axis of a level pair that coarse face I (0..nc,
 // between nodes I-1 and I; 0 and nc the walls, or the wrap) averages:
@@ -4058,7 +4092,6 @@ template <class T> struct GenCoarse {
     uint32_t *list;   // the tiles that take the stages, listed by the first pass (NULL: every tile)
     uint32_t *count;  // their number
     unsigned tiles;   // the level's tiles
-    unsigned *flags;  // GEN_WALL_CLOSED: a coarse wall face of fraction 0 was written
 };
 
 // The shared memory of gen_coarse_kernel for the tile lengths tb and the
@@ -4351,10 +4384,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
         if ((d == 2 && !C.is3d) || !m[d1] || !m[d2]) continue;
         const double ws = W[d1] * W[d2];
-        const T v = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
-        a.cf[d][pc] = v;
-        if (v == T(0) && row[off[d] + p[d]].x >> 24 && !(*(volatile unsigned *)a.flags & GEN_WALL_CLOSED))
-            atomicOr(a.flags, GEN_WALL_CLOSED); // (wall_ghosts runs only where this was seen)
+        a.cf[d][pc] = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
     }
 }
 template <class T, bool FR, bool STAGES> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
@@ -4787,7 +4817,6 @@ template <class T> struct General {
     std::vector<T *> fr[3];          // per level, face fractions; level 0: from beta
     T *bw = nullptr;                 // level 0: 1 / beta (Grid::bw; Tune::beta_reciprocals), used where narrow
     bool narrow = false;             // beta lies inside BETA_RECIP_MIN .. MAX
-    bool walls = false;              // a coarse wall face is closed (the mask's, so set_mask's): wall_ghosts runs
     struct CoarseLevel {
         CoarseAxis ax[3];
         size_t smem = 0, head = 0; // the second pass's shared memory, the first's
@@ -4994,6 +5023,9 @@ template <class T> class Hierarchy {
     pgpu_config global_cfg{};
     bool singular = false;     // no Dirichlet face (and no mask: then regions decide, see General)
     bool singular_box = false; // no Dirichlet face
+    // Grid::shut may be set: the cycles need not be symmetric (not a Krylov
+    // method's preconditioner, whose restriction must stay P's transpose).
+    bool shut_ok = true;
     General<T> gen;            // the general form's data (>>general)
     std::vector<int> fast_box; // each level's Grid::fast in the box form
     std::vector<char> rr_box;  // each transfer's rr_fused in the box form
@@ -5437,6 +5469,7 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         g.bw = on && l == 0 && gen.beta && gen.narrow ? gen.bw : nullptr;
         g.fast = on && (g.fx || g.fy || g.fz) ? 0 : fast_box[l];
         g.frfast = on && g.fx && g.is3d ? fast_box[l] : 0;
+        g.shut = on && gen.mask && shut_ok ? (l == 0 ? 1 : 2) : 0;
         changed = changed || std::memcmp(&g, &L.g, sizeof(g)) != 0;
         L.g = g;
         L.sm = smooth_plan(g, L.npts, env.sms, fast_box[l] != 0);
@@ -5475,7 +5508,6 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         a.list = fit < cl.tiles ? gen.tile_list : nullptr;
         a.count = gen.tile_count + l;
         a.tiles = cl.tiles;
-        a.flags = gen.flags;
         const dim3 block((unsigned)cl.ax[0].tb, (unsigned)cl.ax[1].tb, (unsigned)cl.ax[2].tb);
         const bool fr = a.f.fx || a.f.fy || a.f.fz;
         if (a.list) {
@@ -5745,8 +5777,10 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
             for (int e = threadIdx.x; e < L.g.nx * L.g.ny * L.g.nz; e += TINY_THREADS) {
                 int i, j, k;
                 const int64_t p = tiny_point(L.g, e, i, j, k);
-                if (gen_fluid(L.g, p))
-                    L.u[p] = L.u[p] + ip_point(ip_column<T, 2>(L.p2, C.g.sy, i, j), L.p2, C.g, (const T *)C.u, k);
+                if (!gen_fluid(L.g, p)) continue;
+                const unsigned s = L.g.shut ? gen_shut(L.g, p) : 0u;
+                L.u[p] = L.u[p] + (s ? ip_point_shut(L.p2, C.g, (const T *)C.u, i, j, k, s)
+                                     : ip_point(ip_column<T, 2>(L.p2, C.g.sy, i, j), L.p2, C.g, (const T *)C.u, k));
             }
             __syncthreads();
             break;
@@ -5967,13 +6001,8 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
             // Dirichlet wall, no ghost taps).
             PGPU_FORWARD(subtract_mean(e, *red, C.g, C.col, C.iter(), C.npts));
         }
-        const bool walls = h->gen.walls && !e.dist;
-        if (walls) PGPU_FORWARD(wall_ghosts(e, C.g, C.iter()));
         PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other(), Transfer<T>::AUTO,
                                     sum ? red->d_part : nullptr, &blocks));
-        // A correction level's ghosts are zero again (FMG interpolates a
-        // coarse solution through them, with the general form's zero data).
-        if (walls) PGPU_FORWARD(frame(e, C.g, (const T *)nullptr, C.iter(), (T *)nullptr, C.g.dirichlet));
         if (sum) PGPU_FORWARD(red->total<T>(e, blocks, RES_CORR));
         if (!in_place) L.cur ^= 1;
         return PGPU_SUCCESS;
@@ -11078,6 +11107,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     if (is_mask) G.mask = mask != nullptr;
     else G.beta = beta != nullptr;
     if (!is_mask && beta) G.narrow = !(checked & GEN_WIDE_BETA);
+    h.shut_ok = !is_krylov(method);
     const bool changed = h.general_apply(env);
     symmetric_cycle();
     if (is_mask && mask) {
@@ -11121,7 +11151,6 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     }
     if (is_mask) {
         G.regions = 0;
-        G.walls = false;
         if (mask) {
             uint32_t count = 0;
             unsigned flags = 0;
@@ -11138,7 +11167,6 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
                               "handle has no mask now", what, count, G.cap);
             }
             G.regions = count;
-            G.walls = (flags & GEN_WALL_CLOSED) != 0;
         }
     }
     if (!h.singular) PGPU_CUDA(cudaMemsetAsync(d_shift, 0, sizeof(T), env.st)); // no mean shift with a mask
