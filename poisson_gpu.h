@@ -516,11 +516,11 @@
  *    sizes more slowly, 0.10 at 256^3) and on beta jumps of 1e3 and 1e6
  *    with Dirichlet faces (1000:1 two-phase flow at 256^3: 9 cycles to
  *    1e-8), but may diverge (PGPU_ERROR_BREAKDOWN) on strong jumps next to
- *    Neumann faces, converge slowly where solid cells cover a Dirichlet
- *    face (0.15-0.23 per cycle in 3D, about 0.55 in 2D) or seal fluid
- *    from Dirichlet cells in a one-cell layer (0.6-0.75), stall or diverge
- *    on a one-cell fluid film between a Dirichlet face and a solid layer
- *    (0.55-1.0 per cycle; with Neumann side faces 0.6-7), and may stall
+ *    Neumann faces, converge more slowly where solid cells cover a
+ *    Dirichlet face (0.05-0.19 per cycle in 3D, 0.20-0.27 in 2D), stall
+ *    (0.6-0.9) where they seal fluid from Dirichlet cells in a one-cell
+ *    layer or leave a thin fluid film at a high face (one cell thick on
+ *    an even axis; two cells on most sizes), and may stall
  *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta;
  *    CG with the multigrid preconditioner
  *    converges on those (7 iterations on 1000:1 two-phase flow at 256^3;
