@@ -44,7 +44,7 @@
  *    pgpu_set_coefficients(s, NULL) give what a handle that never had them
  *    gives (1e-10 of max |u|, solves to 1e-12).  The same solve twice on
  *    one handle (FMG, CG) with solid layers along Dirichlet faces is
- *    bit-identical (the cycles' wall ghosts must not outlive a cycle).
+ *    bit-identical (no cycle may leave values in coarse ghosts).
  * 4. Convergence.  The V-cycle factor on a solid sphere (radius 0.3) in a
  *    Dirichlet box at 63^3, 127^3 and 128^3 (even axes coarsen otherwise),
  *    and at 120^3 with the first and last x layers solid too (the x faces
@@ -956,10 +956,10 @@ static void removal(int64_t nx, int64_t ny, int64_t nz, const char *bcs)
 
 /* The same solve twice on one handle gives the same bits (the header
  * promises bit-identical results run to run).  The mask has solid layers
- * along the Dirichlet x faces, so the cycles copy coarse corrections into
- * those faces' ghosts before each prolongation; FMG, and CG's FMG start,
- * read coarse ghosts as zero boundary data, so a copy left behind by the
- * first solve would change the second. */
+ * along the Dirichlet x faces (closed coarse wall faces, where the
+ * prolongation's weights change); FMG, and CG's FMG start, read coarse
+ * ghosts as zero boundary data, so nothing a cycle writes may stay in
+ * them. */
 static void repeat_solves(unsigned flags, unsigned prec, int64_t nx, int64_t ny, int64_t nz, int beta)
 {
     pgpu_config cfg = case_config(nx, ny, nz, "DDDDDD", 1.0 / 32, 1.0 / 32, 1.0 / 32, 0, 0, flags | prec);
