@@ -754,9 +754,9 @@ template <class T> struct Grid {
     // column walk groups planes with the fractions (WALK_FRAC).
     int frfast = 0;
     // The general form with a mask, in cycles that need not be symmetric:
-    // the faces that couple nothing steer the prolongation into this level
-    // (ip_point_shut); 1: the closed bits of mk, 2: those and the faces of
-    // fraction 0 (coarse levels).  0 otherwise.
+    // the closed bits of mk (on coarse levels they include the faces of
+    // fraction 0, >>general) steer the prolongation into this level
+    // (ip_point_shut).  0 otherwise.
     int shut = 0;
 };
 
@@ -868,13 +868,16 @@ template <class T> struct GenPoint {
 // where Grid::shut says to look.
 template <class T> __device__ __forceinline__ unsigned gen_shut(const Grid<T> &g, int64_t p)
 {
-    unsigned c = g.mk ? (unsigned)g.mk[p] >> CLOSED_SHIFT : 0u;
-    if (g.shut > 1) {
-        if (g.fx) c |= (g.fx[p] == T(0) ? 1u : 0u) | (g.fx[p + 1] == T(0) ? 2u : 0u);
-        if (g.fy) c |= (g.fy[p] == T(0) ? 4u : 0u) | (g.fy[p + g.sy] == T(0) ? 8u : 0u);
-        if (g.fz && g.is3d) c |= (g.fz[p] == T(0) ? 16u : 0u) | (g.fz[p + g.sz] == T(0) ? 32u : 0u);
-    }
-    return c & 63u;
+    return g.shut && g.mk ? ((unsigned)g.mk[p] >> CLOSED_SHIFT) & 63u : 0u;
+}
+// The faces of element e whose fractions are 0 (bit f, GenPoint's order).
+template <class T> __device__ __forceinline__ unsigned zero_faces(const Grid<T> &g, int64_t e)
+{
+    unsigned c = 0;
+    if (g.fx) c |= (g.fx[e] == T(0) ? 1u : 0u) | (g.fx[e + 1] == T(0) ? 2u : 0u);
+    if (g.fy) c |= (g.fy[e] == T(0) ? 4u : 0u) | (g.fy[e + g.sy] == T(0) ? 8u : 0u);
+    if (g.fz && g.is3d) c |= (g.fz[e] == T(0) ? 16u : 0u) | (g.fz[e + g.sz] == T(0) ? 32u : 0u);
+    return c;
 }
 // The faces' fractions fr applied to the table couplings and diagonal
 // parts of q; closed faces (bit f of `closed`) couple not at all.
@@ -3287,6 +3290,16 @@ __device__ __noinline__ T ip_point_shut(const Taps<T> &tp, const Grid<T> &coarse
     return v;
 }
 
+// v, the geometric (P e) at fluid point p of the fine grid, or where the
+// point has faces that couple nothing (Grid::shut) ip_point_shut's value.
+template <class T>
+__device__ __forceinline__ T ip_shut_or(const Grid<T> &fine, const Taps<T> &tp, const Grid<T> &coarse, const T *e,
+                                        int64_t p, int i, int j, int k, T v)
+{
+    const unsigned s = gen_shut(fine, p);
+    return s ? ip_point_shut(tp, coarse, e, i, j, k, s) : v;
+}
+
 // What the prolongation can measure on its way (REDUCE): the size of the
 // correction it adds, sum (P e)^2, of the corrected values, sum out^2, and
 // max |P e|, per block (>>reduce); a float V-cycle's convergence test.
@@ -3334,11 +3347,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
                         if (ADD && in != out) out[p] = old[q];
                         continue;
                     }
-                    if constexpr (NW == 2 && ADD)
-                        if (fine.shut) {
-                            const unsigned s = gen_shut(fine, p);
-                            if (s) v[q] = ip_point_shut(tp, coarse, e, i, j, kb + q, s);
-                        }
+                    if constexpr (NW == 2 && ADD) v[q] = ip_shut_or(fine, tp, coarse, e, p, i, j, kb + q, v[q]);
                     out[p] = old[q] + v[q];
                     if (REDUCE) note_correction(acc, v[q], old[q] + v[q]);
                 }
@@ -3435,11 +3444,7 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
         fetch(0);
         T v = plane(0);
         if (own && gen_fluid(fine, p0)) {
-            if constexpr (NT == 2 && ADD) // (ip_point_shut, in the direct form)
-                if (fine.shut) {
-                    const unsigned s = gen_shut(fine, p0);
-                    if (s) v = ip_point_shut(taps, coarse, e, i, j, 0, s);
-                }
+            if constexpr (NT == 2 && ADD) v = ip_shut_or(fine, taps, coarse, e, p0, i, j, 0, v);
             out[p0] = old + v;
             if (REDUCE) note_correction(acc, v, old + v);
         } else if (own && ADD && in != out) {
@@ -3475,11 +3480,7 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
             for (int c = 0; c < NT; ++c) v += __ldg(tp.wz + k * NT + c) * Pz[c];
             const int64_t p = p0 + (int64_t)k * fine.sz;
             if (own && gen_fluid(fine, p)) {
-                if constexpr (NT == 2 && ADD)
-                    if (fine.shut) {
-                        const unsigned s = gen_shut(fine, p);
-                        if (s) v = ip_point_shut(taps, coarse, e, i, j, k, s);
-                    }
+                if constexpr (NT == 2 && ADD) v = ip_shut_or(fine, taps, coarse, e, p, i, j, k, v);
                 out[p] = old[q] + v;
                 if (REDUCE) note_correction(acc, v, old[q] + v);
             } else if (own && ADD && in != out) { // (the general form) not an unknown: keeps its value
@@ -3937,7 +3938,9 @@ __device__ __forceinline__ uint32_t type_bytes(uint32_t v, unsigned t)
 // level's closed faces, once gen_coarse_kernel has written its types, come
 // from the same pass in place (m == mk, flags NULL): a thread rewrites its
 // own bytes and reads only the type bits of its neighbours', which the
-// rewrite keeps.  A warp walks a row (x along the lanes), a lane four
+// rewrite keeps; a fluid point's faces of fraction 0, which couple nothing
+// as closed ones do, are closed there too (so the prolongation finds them
+// in one byte, gen_shut).  A warp walks a row (x along the lanes), a lane four
 // points at a time, byte-parallel: the aligned word of mk that holds them
 // and the same four bytes of m and of each neighbour (two aligned loads
 // and a funnel shift, the shifts fixed per row), the types and closed bits
@@ -4002,6 +4005,12 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                             out = (out & ~bit) | (g.px && (rp[g.nx - 1 + g.oxh] & CELL_BITS) == PGPU_CELL_SOLID ? bit : 0u);
                         }
                     }
+                    if (!flags && (g.fx || g.fy || g.fz)) { // a coarse level's fluid faces of fraction 0
+#pragma unroll
+                        for (int b = 0; b < 4; ++b)
+                            if ((valid >> (8 * b) & 1u) && (v[0] >> (8 * b) & CELL_BITS) == PGPU_CELL_FLUID)
+                                out |= zero_faces(g, row + i0 + b) << (CLOSED_SHIFT + 8 * b);
+                    }
                     if (flags) {
                         const uint32_t ones = valid & 0x01010101u;
                         bits |= (v[0] & valid & 0xfcfcfcfcu) || (type_bytes(v[0], 3) & ones) ? GEN_BAD_TYPE : 0u;
@@ -4030,6 +4039,7 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                     for (int f = 0; f < 4; ++f)
                         if (in[f]) c |= solid(rp[i + o[3 + f]]) << (2 + f);
                     const unsigned t = rp[i] & (flags ? 0xffu : CELL_BITS);
+                    if (!flags && t == PGPU_CELL_FLUID) c |= zero_faces(g, row + i);
                     bits |= t > PGPU_CELL_SOLID        ? GEN_BAD_TYPE
                             : t == PGPU_CELL_FLUID     ? GEN_FLUID
                             : t == PGPU_CELL_DIRICHLET ? GEN_HELD
@@ -5469,7 +5479,7 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         g.bw = on && l == 0 && gen.beta && gen.narrow ? gen.bw : nullptr;
         g.fast = on && (g.fx || g.fy || g.fz) ? 0 : fast_box[l];
         g.frfast = on && g.fx && g.is3d ? fast_box[l] : 0;
-        g.shut = on && gen.mask && shut_ok ? (l == 0 ? 1 : 2) : 0;
+        g.shut = on && gen.mask && shut_ok ? 1 : 0;
         changed = changed || std::memcmp(&g, &L.g, sizeof(g)) != 0;
         L.g = g;
         L.sm = smooth_plan(g, L.npts, env.sms, fast_box[l] != 0);
@@ -5778,9 +5788,9 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
                 int i, j, k;
                 const int64_t p = tiny_point(L.g, e, i, j, k);
                 if (!gen_fluid(L.g, p)) continue;
-                const unsigned s = L.g.shut ? gen_shut(L.g, p) : 0u;
-                L.u[p] = L.u[p] + (s ? ip_point_shut(L.p2, C.g, (const T *)C.u, i, j, k, s)
-                                     : ip_point(ip_column<T, 2>(L.p2, C.g.sy, i, j), L.p2, C.g, (const T *)C.u, k));
+                const T *ce = (const T *)C.u;
+                L.u[p] = L.u[p] + ip_shut_or(L.g, L.p2, C.g, ce, p, i, j, k,
+                                             ip_point(ip_column<T, 2>(L.p2, C.g.sy, i, j), L.p2, C.g, ce, k));
             }
             __syncthreads();
             break;
