@@ -864,11 +864,17 @@ template <class T> struct GenPoint {
     T v[6], d[6];
     int64_t o[6];
 };
-// The faces of fluid point p that couple nothing (bit f, GenPoint's order),
-// where Grid::shut says to look.
-template <class T> __device__ __forceinline__ unsigned gen_shut(const Grid<T> &g, int64_t p)
+// Point p's mask byte (0, open fluid, without a mask), for kernels that
+// load it ahead of its use.
+template <class T> __device__ __forceinline__ unsigned gen_byte(const Grid<T> &g, int64_t p)
 {
-    return g.shut && g.mk ? ((unsigned)g.mk[p] >> CLOSED_SHIFT) & 63u : 0u;
+    return g.mk ? (unsigned)g.mk[p] : 0u;
+}
+// The faces that couple nothing (bit f, GenPoint's order) of a fluid point
+// with mask byte b, where Grid::shut says to look.
+template <class T> __device__ __forceinline__ unsigned gen_shut(const Grid<T> &g, unsigned b)
+{
+    return g.shut ? (b >> CLOSED_SHIFT) & 63u : 0u;
 }
 // The faces of element e whose fractions are 0 (bit f, GenPoint's order).
 template <class T> __device__ __forceinline__ unsigned zero_faces(const Grid<T> &g, int64_t e)
@@ -3290,13 +3296,14 @@ __device__ __noinline__ T ip_point_shut(const Taps<T> &tp, const Grid<T> &coarse
     return v;
 }
 
-// v, the geometric (P e) at fluid point p of the fine grid, or where the
-// point has faces that couple nothing (Grid::shut) ip_point_shut's value.
+// v, the geometric (P e) at a fluid point (i, j, k) of the fine grid with
+// mask byte b, or where it has faces that couple nothing (Grid::shut)
+// ip_point_shut's value.
 template <class T>
 __device__ __forceinline__ T ip_shut_or(const Grid<T> &fine, const Taps<T> &tp, const Grid<T> &coarse, const T *e,
-                                        int64_t p, int i, int j, int k, T v)
+                                        unsigned b, int i, int j, int k, T v)
 {
-    const unsigned s = gen_shut(fine, p);
+    const unsigned s = gen_shut(fine, b);
     return s ? ip_point_shut(tp, coarse, e, i, j, k, s) : v;
 }
 
@@ -3331,23 +3338,26 @@ __global__ void __launch_bounds__(WALK_THREADS)
         const int64_t p0 = fine.base + i + (int64_t)j * fine.sy;
         for (int kb = k0; kb < k1; kb += G) {
             T v[G], old[G];
+            unsigned mb[G]; // the mask bytes, loaded with the old values (stores to out come between)
 #pragma unroll
             for (int q = 0; q < G; ++q) {
                 const int k = kb + q;
                 v[q] = old[q] = T(0);
+                mb[q] = 0;
                 if (k >= k1) continue;
                 if (ADD) old[q] = in[p0 + (int64_t)k * fine.sz];
+                mb[q] = gen_byte(fine, p0 + (int64_t)k * fine.sz);
                 v[q] = ip_point(c, tp, coarse, e, k);
             }
 #pragma unroll
             for (int q = 0; q < G; ++q)
                 if (kb + q < k1) {
                     const int64_t p = p0 + (int64_t)(kb + q) * fine.sz;
-                    if (!gen_fluid(fine, p)) { // (the general form) a point that is not an unknown keeps its value
+                    if ((mb[q] & CELL_BITS) != PGPU_CELL_FLUID) { // (the general form) not an unknown: keeps its value
                         if (ADD && in != out) out[p] = old[q];
                         continue;
                     }
-                    if constexpr (NW == 2 && ADD) v[q] = ip_shut_or(fine, tp, coarse, e, p, i, j, kb + q, v[q]);
+                    if constexpr (NW == 2 && ADD) v[q] = ip_shut_or(fine, tp, coarse, e, mb[q], i, j, kb + q, v[q]);
                     out[p] = old[q] + v[q];
                     if (REDUCE) note_correction(acc, v[q], old[q] + v[q]);
                 }
@@ -3443,8 +3453,9 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
         const T old = ADD && own ? in[p0] : T(0);
         fetch(0);
         T v = plane(0);
-        if (own && gen_fluid(fine, p0)) {
-            if constexpr (NT == 2 && ADD) v = ip_shut_or(fine, taps, coarse, e, p0, i, j, 0, v);
+        const unsigned mb = own ? gen_byte(fine, p0) : 0u;
+        if (own && (mb & CELL_BITS) == PGPU_CELL_FLUID) {
+            if constexpr (NT == 2 && ADD) v = ip_shut_or(fine, taps, coarse, e, mb, i, j, 0, v);
             out[p0] = old + v;
             if (REDUCE) note_correction(acc, v, old + v);
         } else if (own && ADD && in != out) {
@@ -3461,9 +3472,12 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
     constexpr int G = IT_OLD; // fine planes whose old values are loaded together
     for (int kb = k0; kb < k1; kb += G) {
         T old[G];
+        unsigned mb[G]; // the mask bytes, loaded with the old values (stores to out come between)
 #pragma unroll
-        for (int q = 0; q < G; ++q)
+        for (int q = 0; q < G; ++q) {
             old[q] = ADD && own && kb + q < k1 ? in[p0 + (int64_t)(kb + q) * fine.sz] : T(0);
+            mb[q] = own && kb + q < k1 ? gen_byte(fine, p0 + (int64_t)(kb + q) * fine.sz) : 0u;
+        }
 #pragma unroll
         for (int q = 0; q < G; ++q) {
             const int k = kb + q;
@@ -3479,8 +3493,8 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
 #pragma unroll
             for (int c = 0; c < NT; ++c) v += __ldg(tp.wz + k * NT + c) * Pz[c];
             const int64_t p = p0 + (int64_t)k * fine.sz;
-            if (own && gen_fluid(fine, p)) {
-                if constexpr (NT == 2 && ADD) v = ip_shut_or(fine, taps, coarse, e, p, i, j, k, v);
+            if (own && (mb[q] & CELL_BITS) == PGPU_CELL_FLUID) {
+                if constexpr (NT == 2 && ADD) v = ip_shut_or(fine, taps, coarse, e, mb[q], i, j, k, v);
                 out[p] = old[q] + v;
                 if (REDUCE) note_correction(acc, v, old[q] + v);
             } else if (own && ADD && in != out) { // (the general form) not an unknown: keeps its value
@@ -5789,7 +5803,7 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
                 const int64_t p = tiny_point(L.g, e, i, j, k);
                 if (!gen_fluid(L.g, p)) continue;
                 const T *ce = (const T *)C.u;
-                L.u[p] = L.u[p] + ip_shut_or(L.g, L.p2, C.g, ce, p, i, j, k,
+                L.u[p] = L.u[p] + ip_shut_or(L.g, L.p2, C.g, ce, gen_byte(L.g, p), i, j, k,
                                              ip_point(ip_column<T, 2>(L.p2, C.g.sy, i, j), L.p2, C.g, ce, k));
             }
             __syncthreads();
