@@ -213,7 +213,8 @@ constexpr int RS_TX = 32, RS_TY = 8, RS_SX = 2 * RS_TX + 4, RS_SY = 2 * RS_TY + 
 constexpr int RS_STAGES = 4;
 // Interpolation tiles: a block owns IT_FX x IT_FY fine columns and reads an
 // IT_CX x IT_CY coarse tile per plane; the old fine values are loaded
-// IT_OLD planes at a time (prolongation 585 -> 517 us, H200).
+// IT_OLD planes at a time (prolongation 585 -> 517 us, H200).  Four blocks
+// per SM (double: 64 registers; 512^3 prolongation 1.54 -> 1.41 ms, H100).
 constexpr int IT_FX = 32, IT_FY = 8, IT_CX = 24, IT_CY = 12, IT_OLD = 8;
 
 // ============================================================================
@@ -3261,18 +3262,21 @@ __device__ __forceinline__ T ip_point(const IpColumn<T, NW> &c, const Taps<T> &t
 // between the last coarse node and a closed coarse wall face the
 // correction of its fluid neighbour, not the wall's 0.  A point on a parent
 // (weights 1, 0) or closed on both sides keeps its weights.
-template <class T> // (not inlined: the few points that take it leave the kernels' common path as it was)
-__device__ __noinline__ T ip_point_shut(const Taps<T> &tp, const Grid<T> &coarse, const T *e, int i, int j, int k,
-                                        unsigned shut)
+// corigin: the coarse grid's ghost_origin; csz 0 in 2D.
+template <class T>
+__device__ __forceinline__ T ip_point_shut(const int *ix, const int *iy, const int *iz, const T *wx, const T *wy,
+                                           const T *wz, int64_t csy, int64_t csz, int64_t corigin, const T *e, int i,
+                                           int j, int k, unsigned shut)
 {
-    const IpColumn<T, 2> c = ip_column<T, 2>(tp, coarse.sy, i, j);
+    const Taps<T> tp{ix, iy, iz, wx, wy, wz};
+    const IpColumn<T, 2> c = ip_column<T, 2>(tp, csy, i, j);
     T w[3][2] = {{c.wx[0], c.wx[1]}, {c.wy[0], c.wy[1]}, {T(1), T(0)}};
     int64_t oz[2] = {0, 0};
-    if (coarse.is3d)
+    if (csz)
 #pragma unroll
         for (int q = 0; q < 2; ++q) {
             w[2][q] = __ldg(tp.wz + 2 * k + q);
-            oz[q] = (int64_t)__ldg(tp.iz + 2 * k + q) * coarse.sz;
+            oz[q] = (int64_t)__ldg(tp.iz + 2 * k + q) * csz;
         }
 #pragma unroll
     for (int d = 0; d < 3; ++d) {
@@ -3282,7 +3286,6 @@ __device__ __noinline__ T ip_point_shut(const Taps<T> &tp, const Grid<T> &coarse
             w[d][1] = hi / (lo + hi);
         }
     }
-    const int64_t corigin = ghost_origin(coarse);
     T v = T(0);
 #pragma unroll
     for (int q = 0; q < 2; ++q)
@@ -3296,15 +3299,30 @@ __device__ __noinline__ T ip_point_shut(const Taps<T> &tp, const Grid<T> &coarse
     return v;
 }
 
+// The same as a call, for kernels that meet these points inside their
+// loops: their common path keeps its registers.  Its arguments are values,
+// so that no kernel parameter needs an address (a copy to the stack in
+// every thread).
+template <class T>
+__device__ __noinline__ T ip_point_shut_call(const int *ix, const int *iy, const int *iz, const T *wx, const T *wy,
+                                             const T *wz, int64_t csy, int64_t csz, int64_t corigin, const T *e,
+                                             int i, int j, int k, unsigned shut)
+{
+    return ip_point_shut(ix, iy, iz, wx, wy, wz, csy, csz, corigin, e, i, j, k, shut);
+}
+
 // v, the geometric (P e) at a fluid point (i, j, k) of the fine grid with
 // mask byte b, or where it has faces that couple nothing (Grid::shut)
-// ip_point_shut's value.
-template <class T>
+// ip_point_shut's value (CALL: by ip_point_shut_call).
+template <bool CALL, class T>
 __device__ __forceinline__ T ip_shut_or(const Grid<T> &fine, const Taps<T> &tp, const Grid<T> &coarse, const T *e,
                                         unsigned b, int i, int j, int k, T v)
 {
     const unsigned s = gen_shut(fine, b);
-    return s ? ip_point_shut(tp, coarse, e, i, j, k, s) : v;
+    if (!s) return v;
+    const int64_t csz = coarse.is3d ? coarse.sz : 0, co = ghost_origin(coarse);
+    if (CALL) return ip_point_shut_call(tp.ix, tp.iy, tp.iz, tp.wx, tp.wy, tp.wz, coarse.sy, csz, co, e, i, j, k, s);
+    return ip_point_shut(tp.ix, tp.iy, tp.iz, tp.wx, tp.wy, tp.wz, coarse.sy, csz, co, e, i, j, k, s);
 }
 
 // What the prolongation can measure on its way (REDUCE): the size of the
@@ -3357,7 +3375,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
                         if (ADD && in != out) out[p] = old[q];
                         continue;
                     }
-                    if constexpr (NW == 2 && ADD) v[q] = ip_shut_or(fine, tp, coarse, e, mb[q], i, j, kb + q, v[q]);
+                    if constexpr (NW == 2 && ADD) v[q] = ip_shut_or<true>(fine, tp, coarse, e, mb[q], i, j, kb + q, v[q]);
                     out[p] = old[q] + v[q];
                     if (REDUCE) note_correction(acc, v[q], old[q] + v[q]);
                 }
@@ -3380,7 +3398,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
 // coarse tile's loads are in flight while one is interpolated, and the old
 // fine values are loaded IT_OLD planes at a time.
 template <class T, int NT, bool ADD, bool REDUCE = false>
-__global__ void __launch_bounds__(IT_FX *IT_FY)
+__global__ void __launch_bounds__(IT_FX *IT_FY, 4)
     interp_tile_kernel(const Grid<T> fine, const Grid<T> coarse, const Windows<T> tp, const Taps<T> taps,
                        const T *__restrict__ e, const T *in, T *out, double *partials, int kchunk, int nyb,
                        int nchunks)
@@ -3455,7 +3473,7 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
         T v = plane(0);
         const unsigned mb = own ? gen_byte(fine, p0) : 0u;
         if (own && (mb & CELL_BITS) == PGPU_CELL_FLUID) {
-            if constexpr (NT == 2 && ADD) v = ip_shut_or(fine, taps, coarse, e, mb, i, j, 0, v);
+            if constexpr (NT == 2 && ADD) v = ip_shut_or<false>(fine, taps, coarse, e, mb, i, j, 0, v);
             out[p0] = old + v;
             if (REDUCE) note_correction(acc, v, old + v);
         } else if (own && ADD && in != out) {
@@ -3470,13 +3488,14 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
 #pragma unroll
     for (int c = 0; c < NT; ++c) Pz[c] = plane(cur + c + 1);
     constexpr int G = IT_OLD; // fine planes whose old values are loaded together
+    bool deferred = false;    // a point of this thread's with faces that couple nothing
     for (int kb = k0; kb < k1; kb += G) {
         T old[G];
-        unsigned mb[G]; // the mask bytes, loaded with the old values (stores to out come between)
+        uint32_t mw[(G + 3) / 4] = {}; // the mask bytes (byte q % 4 of word q / 4), loaded with the old values
 #pragma unroll
         for (int q = 0; q < G; ++q) {
             old[q] = ADD && own && kb + q < k1 ? in[p0 + (int64_t)(kb + q) * fine.sz] : T(0);
-            mb[q] = own && kb + q < k1 ? gen_byte(fine, p0 + (int64_t)(kb + q) * fine.sz) : 0u;
+            if (own && kb + q < k1) mw[q / 4] |= gen_byte(fine, p0 + (int64_t)(kb + q) * fine.sz) << (8 * (q % 4));
         }
 #pragma unroll
         for (int q = 0; q < G; ++q) {
@@ -3493,15 +3512,30 @@ __global__ void __launch_bounds__(IT_FX *IT_FY)
 #pragma unroll
             for (int c = 0; c < NT; ++c) v += __ldg(tp.wz + k * NT + c) * Pz[c];
             const int64_t p = p0 + (int64_t)k * fine.sz;
-            if (own && (mb[q] & CELL_BITS) == PGPU_CELL_FLUID) {
-                if constexpr (NT == 2 && ADD) v = ip_shut_or(fine, taps, coarse, e, mb[q], i, j, k, v);
+            const unsigned mb = (mw[q / 4] >> (8 * (q % 4))) & 0xffu;
+            const bool fluid = own && (mb & CELL_BITS) == PGPU_CELL_FLUID;
+            const bool shut = NT == 2 && ADD && fluid && gen_shut(fine, mb);
+            if (fluid && !shut) {
                 out[p] = old[q] + v;
                 if (REDUCE) note_correction(acc, v, old[q] + v);
-            } else if (own && ADD && in != out) { // (the general form) not an unknown: keeps its value
+            } else if (own && ADD && in != out) { // (the general form) not an unknown, or shut: keeps its value
                 out[p] = old[q];
             }
+            deferred |= shut;
         }
     }
+    // The points with faces that couple nothing, after the others: their
+    // rule's registers are not live in the loop above.
+    if constexpr (NT == 2 && ADD)
+        if (deferred)
+            for (int k = k0; k < k1; ++k) {
+                const int64_t p = p0 + (int64_t)k * fine.sz;
+                const unsigned mb = gen_byte(fine, p);
+                if ((mb & CELL_BITS) != PGPU_CELL_FLUID || !gen_shut(fine, mb)) continue;
+                const T v = ip_shut_or<false>(fine, taps, coarse, e, mb, i, j, k, T(0)), o = out[p];
+                out[p] = o + v;
+                if (REDUCE) note_correction(acc, v, o + v);
+            }
     if (REDUCE) write_partial(partials, acc);
 }
 
@@ -3951,10 +3985,12 @@ __device__ __forceinline__ uint32_t type_bytes(uint32_t v, unsigned t)
 // written): the spare buffer, taken only when the check passes.  A coarse
 // level's closed faces, once gen_coarse_kernel has written its types, come
 // from the same pass in place (m == mk, flags NULL): a thread rewrites its
-// own bytes and reads only the type bits of its neighbours', which the
-// rewrite keeps; a fluid point's faces of fraction 0, which couple nothing
-// as closed ones do, are closed there too (so the prolongation finds them
-// in one byte, gen_shut).  A warp walks a row (x along the lanes), a lane four
+// own bytes and reads only the type bits of its neighbours' and the low
+// faces of fraction 0 of those not solid, which the rewrite keeps.  The
+// faces of fraction 0 of a point not solid, which couple nothing as closed
+// ones do, are closed there too (so the prolongation finds them in one
+// byte, gen_shut): coarse_tile wrote a point's low ones into its byte.  A
+// warp walks a row (x along the lanes), a lane four
 // points at a time, byte-parallel: the aligned word of mk that holds them
 // and the same four bytes of m and of each neighbour (two aligned loads
 // and a funnel shift, the shifts fixed per row), the types and closed bits
@@ -4006,6 +4042,28 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                     for (int f = 0; f < 6; ++f)
                         if (f < 2 || in[f - 2]) c |= type_bytes(v[1 + f], PGPU_CELL_SOLID) << (CLOSED_SHIFT + f);
                     uint32_t out = (v[0] & keep) | c, valid = 0xffffffffu;
+                    // In place: the faces of fraction 0 of the points not
+                    // solid, their low ones from their own bytes, the high
+                    // ones from the next point's along each axis inside the
+                    // box, across it from the fraction at the ghost.  (A
+                    // neighbour's low bit, rewritten meanwhile, is the same
+                    // unless this point is solid.)
+                    uint32_t zb = 0;
+                    if (!flags) {
+                        zb = (v[0] & 0x54545454u) | (v[2] & 0x04040404u) << 1;
+                        if (j < g.ny - 1) zb |= (v[4] & 0x10101010u) << 1;
+                        if (g.is3d && k < g.nz - 1) zb |= (v[6] & 0x40404040u) << 1;
+                        const bool ty = j == g.ny - 1 && g.fy, tz = g.is3d && k == g.nz - 1 && g.fz;
+                        if (ty || tz)
+#pragma unroll
+                            for (int b = 0; b < 4; ++b) {
+                                const int64_t e = row + i0 + b;
+                                if (i0 + b < 0 || i0 + b >= g.nx) continue;
+                                if (ty && g.fy[e + g.sy] == T(0)) zb |= 0x20u << (8 * b);
+                                if (tz && g.fz[e + g.sz] == T(0)) zb |= 0x80u << (8 * b);
+                            }
+                        zb &= ~(type_bytes(v[0], PGPU_CELL_SOLID) * 0xffu);
+                    }
                     if (!inner) { // the bytes inside the row; the x faces across the box
                         valid = 0;
 #pragma unroll
@@ -4017,14 +4075,12 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                         if (i0 + 3 >= g.nx - 1) {
                             const unsigned bit = 2u << (CLOSED_SHIFT + 8 * (g.nx - 1 - i0));
                             out = (out & ~bit) | (g.px && (rp[g.nx - 1 + g.oxh] & CELL_BITS) == PGPU_CELL_SOLID ? bit : 0u);
+                            if (!flags && g.fx && g.fx[row + g.nx] == T(0) &&
+                                (rp[g.nx - 1] & CELL_BITS) != PGPU_CELL_SOLID)
+                                zb |= bit;
                         }
                     }
-                    if (!flags && (g.fx || g.fy || g.fz)) { // a coarse level's fluid faces of fraction 0
-#pragma unroll
-                        for (int b = 0; b < 4; ++b)
-                            if ((valid >> (8 * b) & 1u) && (v[0] >> (8 * b) & CELL_BITS) == PGPU_CELL_FLUID)
-                                out |= zero_faces(g, row + i0 + b) << (CLOSED_SHIFT + 8 * b);
-                    }
+                    out |= zb;
                     if (flags) {
                         const uint32_t ones = valid & 0x01010101u;
                         bits |= (v[0] & valid & 0xfcfcfcfcu) || (type_bytes(v[0], 3) & ones) ? GEN_BAD_TYPE : 0u;
@@ -4053,7 +4109,7 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                     for (int f = 0; f < 4; ++f)
                         if (in[f]) c |= solid(rp[i + o[3 + f]]) << (2 + f);
                     const unsigned t = rp[i] & (flags ? 0xffu : CELL_BITS);
-                    if (!flags && t == PGPU_CELL_FLUID) c |= zero_faces(g, row + i);
+                    if (!flags && t != PGPU_CELL_SOLID) c |= zero_faces(g, row + i);
                     bits |= t > PGPU_CELL_SOLID        ? GEN_BAD_TYPE
                             : t == PGPU_CELL_FLUID     ? GEN_FLUID
                             : t == PGPU_CELL_DIRICHLET ? GEN_HELD
@@ -4401,15 +4457,18 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     }
     if (P[0] >= span[0] || P[1] >= span[1] || P[2] >= span[2]) return;
     const int64_t pc = C.base + P[0] + (int64_t)P[1] * C.sy + (C.is3d ? (int64_t)P[2] * C.sz : 0);
-    if (m[0] && m[1] && m[2] && a.cmk)
-        a.cmk[pc] = (uint8_t)(bits & 1u ? PGPU_CELL_DIRICHLET : bits & 2u ? PGPU_CELL_FLUID : PGPU_CELL_SOLID);
+    unsigned zero = 0; // the low faces of fraction 0 (for gen_check_kernel's closed bits)
 #pragma unroll
     for (int d = 0; d < 3; ++d) {
         const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
         if ((d == 2 && !C.is3d) || !m[d1] || !m[d2]) continue;
         const double ws = W[d1] * W[d2];
-        a.cf[d][pc] = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
+        const T fr = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
+        a.cf[d][pc] = fr;
+        zero |= fr == T(0) ? 1u << (CLOSED_SHIFT + 2 * d) : 0u;
     }
+    if (m[0] && m[1] && m[2] && a.cmk)
+        a.cmk[pc] = (uint8_t)((bits & 1u ? PGPU_CELL_DIRICHLET : bits & 2u ? PGPU_CELL_FLUID : PGPU_CELL_SOLID) | zero);
 }
 template <class T, bool FR, bool STAGES> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
 {
@@ -5803,7 +5862,7 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
                 const int64_t p = tiny_point(L.g, e, i, j, k);
                 if (!gen_fluid(L.g, p)) continue;
                 const T *ce = (const T *)C.u;
-                L.u[p] = L.u[p] + ip_shut_or(L.g, L.p2, C.g, ce, gen_byte(L.g, p), i, j, k,
+                L.u[p] = L.u[p] + ip_shut_or<true>(L.g, L.p2, C.g, ce, gen_byte(L.g, p), i, j, k,
                                              ip_point(ip_column<T, 2>(L.p2, C.g.sy, i, j), L.p2, C.g, ce, k));
             }
             __syncthreads();
