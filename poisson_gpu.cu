@@ -3397,7 +3397,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
 // allowed (ADD reads each fine value in the thread that writes it).  The next
 // coarse tile's loads are in flight while one is interpolated, and the old
 // fine values are loaded IT_OLD planes at a time.
-template <class T, int NT, bool ADD, bool REDUCE = false>
+template <class T, int NT, bool ADD, bool REDUCE = false, bool MASK = false>
 __global__ void __launch_bounds__(IT_FX *IT_FY, 4)
     interp_tile_kernel(const Grid<T> fine, const Grid<T> coarse, const Windows<T> tp, const Taps<T> taps,
                        const T *__restrict__ e, const T *in, T *out, double *partials, int kchunk, int nyb,
@@ -3471,7 +3471,7 @@ __global__ void __launch_bounds__(IT_FX *IT_FY, 4)
         const T old = ADD && own ? in[p0] : T(0);
         fetch(0);
         T v = plane(0);
-        const unsigned mb = own ? gen_byte(fine, p0) : 0u;
+        const unsigned mb = MASK && own ? gen_byte(fine, p0) : 0u;
         if (own && (mb & CELL_BITS) == PGPU_CELL_FLUID) {
             if constexpr (NT == 2 && ADD) v = ip_shut_or<false>(fine, taps, coarse, e, mb, i, j, 0, v);
             out[p0] = old + v;
@@ -3491,11 +3491,11 @@ __global__ void __launch_bounds__(IT_FX *IT_FY, 4)
     bool deferred = false;    // a point of this thread's with faces that couple nothing
     for (int kb = k0; kb < k1; kb += G) {
         T old[G];
-        uint32_t mw[(G + 3) / 4] = {}; // the mask bytes (byte q % 4 of word q / 4), loaded with the old values
+        unsigned mb[G]; // MASK: the mask bytes, loaded with the old values (stores to out come between)
 #pragma unroll
         for (int q = 0; q < G; ++q) {
             old[q] = ADD && own && kb + q < k1 ? in[p0 + (int64_t)(kb + q) * fine.sz] : T(0);
-            if (own && kb + q < k1) mw[q / 4] |= gen_byte(fine, p0 + (int64_t)(kb + q) * fine.sz) << (8 * (q % 4));
+            mb[q] = MASK && own && kb + q < k1 ? gen_byte(fine, p0 + (int64_t)(kb + q) * fine.sz) : 0u;
         }
 #pragma unroll
         for (int q = 0; q < G; ++q) {
@@ -3512,9 +3512,8 @@ __global__ void __launch_bounds__(IT_FX *IT_FY, 4)
 #pragma unroll
             for (int c = 0; c < NT; ++c) v += __ldg(tp.wz + k * NT + c) * Pz[c];
             const int64_t p = p0 + (int64_t)k * fine.sz;
-            const unsigned mb = (mw[q / 4] >> (8 * (q % 4))) & 0xffu;
-            const bool fluid = own && (mb & CELL_BITS) == PGPU_CELL_FLUID;
-            const bool shut = NT == 2 && ADD && fluid && gen_shut(fine, mb);
+            const bool fluid = own && (mb[q] & CELL_BITS) == PGPU_CELL_FLUID;
+            const bool shut = MASK && NT == 2 && ADD && fluid && gen_shut(fine, mb[q]);
             if (fluid && !shut) {
                 out[p] = old[q] + v;
                 if (REDUCE) note_correction(acc, v, old[q] + v);
@@ -3526,7 +3525,7 @@ __global__ void __launch_bounds__(IT_FX *IT_FY, 4)
     }
     // The points with faces that couple nothing, after the others: their
     // rule's registers are not live in the loop above.
-    if constexpr (NT == 2 && ADD)
+    if constexpr (MASK && NT == 2 && ADD)
         if (deferred)
             for (int k = k0; k < k1; ++k) {
                 const int64_t p = p0 + (int64_t)k * fine.sz;
@@ -3695,10 +3694,13 @@ template <class T> struct Transfer {
         char *err = env.err;
         const bool tile = tiled(route, pl_tile);
         if (blocks) *blocks = blocks_of(tile ? it : fwalk);
+        const bool mk = fg.mk != nullptr;
         if (tile && partials)
-            launch(it, 0, env.st, interp_tile_kernel<T, 2, true, true>, fg, cg, w2, p2, e, in, out, partials);
+            launch(it, 0, env.st, mk ? interp_tile_kernel<T, 2, true, true, true> : interp_tile_kernel<T, 2, true, true>,
+                   fg, cg, w2, p2, e, in, out, partials);
         else if (tile)
-            launch(it, 0, env.st, interp_tile_kernel<T, 2, true>, fg, cg, w2, p2, e, in, out, (double *)nullptr);
+            launch(it, 0, env.st, mk ? interp_tile_kernel<T, 2, true, false, true> : interp_tile_kernel<T, 2, true>, fg,
+                   cg, w2, p2, e, in, out, (double *)nullptr);
         else if (partials)
             launch(fwalk, 0, env.st, interp_kernel<T, 2, true, true>, fg, cg, p2, e, in, out, partials);
         else
@@ -3711,8 +3713,9 @@ template <class T> struct Transfer {
     {
         char *err = env.err;
         if (tiled(route, fi_tile))
-            launch(it, 0, env.st, interp_tile_kernel<T, 4, false>, fg, cg, w4, p4, e, (const T *)nullptr, u,
-                   (double *)nullptr);
+            launch(it, 0, env.st,
+                   fg.mk ? interp_tile_kernel<T, 4, false, false, true> : interp_tile_kernel<T, 4, false>, fg, cg, w4,
+                   p4, e, (const T *)nullptr, u, (double *)nullptr);
         else launch(fwalk, 0, env.st, interp_kernel<T, 4, false>, fg, cg, p4, e, (const T *)nullptr, u, (double *)nullptr);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
