@@ -370,12 +370,17 @@ static void test_sizes_and_precisions(void)
                      * these grids (<= ~2e3).  Float, the default stop: with
                      * multigrid or the FFT, float's rounding of u times a
                      * modest factor; with none or the diagonal the smooth
-                     * error left is eps times the condition number. */
+                     * error left is the condition number times eps, or
+                     * times the residual reached where that is larger (the
+                     * stop is met by the recursive residual; pipelined CG's
+                     * true one can end near 1e-5: 29x1x1 PPNN, Jacobi, 7e-6,
+                     * error 1.3e-4 against 8 kappa eps = 8e-5). */
                     const ref_grid rg = ref_grid_from_config(&c);
                     double lmax = 4 / (c.hx * c.hx) + 4 / (c.hy * c.hy) + (c.nz > 1 ? 4 / (c.hz * c.hz) : 0);
                     const double kappa = lmax / ref_lambda_min(&rg);
                     const int weak = pres[pi] == PGPU_PRECOND_NONE || pres[pi] == PGPU_PRECOND_JACOBI;
-                    const double bound = !fl ? 5e-8 : weak ? 8 * kappa * 1.19e-7 : 2e-5;
+                    const double bound =
+                        !fl ? 5e-8 : weak ? kappa * (8 * 1.19e-7 + 2 * rep.relative_residual) : 2e-5;
                     CHECK(st == PGPU_SUCCESS && err <= bound, "%s: %s, %d iterations, relative residual %.2e, error %.2e (<= %.0e)",
                           what, pgpu_status_string(st), rep.iterations, rep.relative_residual, err, bound);
                 }
