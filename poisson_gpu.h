@@ -67,7 +67,7 @@
  *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3006 GB/s,
  *  README.md's performance table.)  Masks and beta: every method but FFT
  *  takes them (one GPU, not with PGPU_MIXED); a cycle with a mask costs
- *  about 1.5 box cycles, with a smooth beta 2.3 (float) to 2.4 (double)
+ *  about 1.4 box cycles, with a smooth beta 2.3 (float) to 2.4 (double)
  *  (MASKS below).
  *
  * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
@@ -529,7 +529,7 @@
  *    mask leaves no fluid coarse point it falls back to the residual, and
  *    Dirichlet cells scattered one by one inside the fluid keep the
  *    correction above float's rounding (PGPU_ERROR_NOT_CONVERGED; double
- *    converges there): set a tolerance.  At 512^3 a cycle with a mask costs about 1.5 box cycles (the
+ *    converges there): set a tolerance.  At 512^3 a cycle with a mask costs about 1.4 box cycles (the
  *    fine level runs the box's kernels, reading the mask byte), with a
  *    smooth beta 2.3 (float) to 2.4 (double); a solid sphere to 1e-6 in
  *    double takes 2.0 times the empty box, to 1e-10 1.8 times, in float
