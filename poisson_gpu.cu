@@ -4049,8 +4049,10 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                     // solid, their low ones from their own bytes, the high
                     // ones from the next point's along each axis inside the
                     // box, across it from the fraction at the ghost.  (A
-                    // neighbour's low bit, rewritten meanwhile, is the same
-                    // unless this point is solid.)
+                    // neighbour's low bit, rewritten meanwhile, may change
+                    // only where this point or that neighbour is solid:
+                    // this point's bits are then dropped below, or that
+                    // face is closed by c anyway.)
                     uint32_t zb = 0;
                     if (!flags) {
                         zb = (v[0] & 0x54545454u) | (v[2] & 0x04040404u) << 1;
