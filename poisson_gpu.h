@@ -50,19 +50,19 @@
  *
  *  your problem                           method (flags)       cost at 512^3, H100, float / double
  *  one accurate solve, any boundaries,    PGPU_FMG (default)   7.50 / 11.54 ms with PGPU_FIXED,
- *  masks: the default                     one pass, below the  8.84 / 13.38 ms default path
+ *  masks: the default                     one pass, below the  8.84 / 13.37 ms default path
  *                                         discretisation error (input scan and report)
- *  a good initial guess (time stepping),  PGPU_VCYCLE          4.48 / 7.37 ms per V(2,1) cycle,
+ *  a good initial guess (time stepping),  PGPU_VCYCLE          4.46 / 7.34 ms per V(2,1) cycle,
  *  or a residual tolerance to meet                             residual x 0.027 / 0.037 per cycle;
- *                                                              to 1e-10: 68.2 ms (double, 8
+ *                                                              to 1e-10: 68.3 ms (double, 8
  *                                                              cycles), 48.3 ms with PGPU_MIXED
- *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 9.02 / 18.0 ms,
- *  FFT serves (below), no mask                                 all-periodic 2.91 / 5.53 ms;
- *                                                              2D 511^2 in a CUDA graph: 59.8 us
+ *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 8.95 / 18.0 ms,
+ *  FFT serves (below), no mask                                 all-periodic 2.90 / 5.51 ms;
+ *                                                              2D 511^2 in a CUDA graph: 58.9 us
  *                                                              (double)
  *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.671 / 1.17 ms (80% / 92%
  *                                         PGPU_RBGS (SOR:      of copy bandwidth), a red-black
- *                                         omega > 1)           iteration 0.495 / 0.990 ms; the
+ *                                         omega > 1)           iteration 0.495 / 0.986 ms; the
  *                                                              count grows with n^2: small grids
  *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3006 GB/s,
  *  README.md's performance table.)  Masks and beta: every method but FFT
@@ -76,13 +76,13 @@
  *  method            faces (THE PROBLEM, GEOMETRY)        mask, beta  precision             GPUs
  *  JACOBI, RBGS      every combination                    yes         float, double         1 or more (**)
  *  VCYCLE (W)        every combination                    yes (*)     float, double, mixed  1 or more (**)
- *  FMG               every combination                    yes (*)     float, double, mixed  1
+ *  FMG               every combination                    yes (*)     float, double, mixed  1 or more (**)
  *  FFT               every combination with at most one   no          float, double, mixed  1 or more (**)
  *                    axis mixing Dirichlet and Neumann
  *  CG, BICGSTAB      every combination                    yes (*)     float, double, mixed  1 or more (**)
  *  (*) not with PGPU_MIXED.  (**) several GPUs: float and double, no mask
- *  or beta; V-cycles not across an odd periodic split axis (SEVERAL GPUS
- *  below).
+ *  or beta; V-cycles and FMG not across an odd periodic split axis
+ *  (SEVERAL GPUS below).
  *  Every method: any size >= 1 per axis, 2D and 3D, anisotropic spacing
  *  (multigrid by semicoarsening), padded strides.  Multigrid's reduction
  *  per V(2,1) cycle: 0.04-0.06 with even periodic axes, up to 0.155 where
@@ -183,8 +183,8 @@
  *      2 beta_w beta_f / (beta_w + beta_f) = 2 beta_f (to 1e-6): the flux
  *      beta_f (u - g) / (h/2) of a wall value half a cell away.  The x-
  *      face's type no longer matters (it borders only the layer).  Cost:
- *      the general form (with beta a cycle costs about 3.5 box cycles; no
- *      FFT, no PGPU_MIXED).
+ *      the general form (with a smooth beta a cycle costs about 2.3 (float)
+ *      to 2.4 (double) box cycles; no FFT, no PGPU_MIXED).
  * test_geometry checks the observed orders: 0.8 to 1.3 for (a), 1.8 to 2.3
  * for (b) and (c).
  *
@@ -204,6 +204,7 @@
  *  PGPU_BICGSTAB    (preconditioner PGPU_PRECOND_VCYCLE; with NONE or JACOBI:
  *                  20000 iterations, check every 10)
  *  PGPU_MIXED     1e-10              30 refinements  (as the method)
+ *                 (CG and BICGSTAB: their iteration counts above)
  *  With PGPU_FIXED, max_iterations defaults to 1.
  *  (*) float: 1e-5, or what float rounding lets the residual reach on this
  *  grid if that is larger (a quarter of eps lambda_max / lambda_min; 1e-4 at
@@ -468,8 +469,8 @@
  *    PGPU_CELL_DIRICHLET: the value in u there is held fixed and enters its
  *    fluid neighbours' equations (an air cell of a free surface).
  *    PGPU_CELL_SOLID: not part of the domain; the face between a fluid and a
- *    solid point is a zero-flux wall.  Solid and Dirichlet points of u are
- *    never written, and the values at solid points of u and f never enter
+ *    solid point is a zero-flux wall.  Solid and Dirichlet points of u
+ *    keep their values, and the values at solid points of u and f never enter
  *    a result (they may hold anything, NaN included; some kernels load them
  *    with their neighbours and discard them, so they must be addressable).
  *  - beta: one value per interior point in the precision of u (ghosts not
@@ -523,7 +524,7 @@
  *    an even axis; two cells on most sizes), and may stall
  *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta;
  *    CG with the multigrid preconditioner
- *    converges on those (7 iterations on 1000:1 two-phase flow at 256^3;
+ *    converges on those (8 iterations on 1000:1 two-phase flow at 256^3;
  *    see KRYLOV METHODS for where it stalls too).  Float V-cycles' own
  *    stop (the (**) rule) needs coarse grids that carry the error: where a
  *    mask leaves no fluid coarse point it falls back to the residual, and
