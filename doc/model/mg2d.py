@@ -727,3 +727,19 @@ def mask_film_top(n, thick=1):
     m = mask_box(n)
     m[n - 1 - thick, :] = SOLID
     return m
+
+
+def mask_topd(n, frac=0.5):
+    """Dirichlet cells above y = frac: a free surface over the whole width."""
+    m = mask_box(n)
+    x = (np.arange(n) + 0.5) / n
+    _, y = np.meshgrid(x, x)
+    m[y > frac] = DIRI
+    return m
+
+
+def mask_sealed2(n):
+    """The sealed case with a solid layer two cells thick."""
+    m = mask_sealed(n)
+    m[int(round(0.7 * n)) - 2, :] = SOLID
+    return m

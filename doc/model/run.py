@@ -8,10 +8,8 @@ first level pair whose factor is bad is where the hierarchy goes wrong).
 """
 import sys
 
-import numpy as np
-
-from mg2d import DIRI, SOLID, MG, factor, mask_box, mask_disc, mask_film, mask_film_low, mask_film_top, \
-    mask_pool, mask_sealed, mask_stairs, mask_walls
+from mg2d import MG, factor, mask_box, mask_disc, mask_film, mask_film_low, mask_film_top, mask_pool, mask_sealed, \
+    mask_sealed2, mask_stairs, mask_topd, mask_walls
 
 VARIANTS = {
     'base': {},
@@ -23,22 +21,6 @@ VARIANTS = {
     'V5': {'ddist': True, 'frac': 'az_sel', 'type_rule': 'split'},
     'V6': {'ddist': True, 'frac': 'az_sel', 'type_rule': 'split', 'restr': 'tr'},
 }
-
-
-def mask_topd(n, frac=0.5):
-    """Dirichlet cells above y = frac: a free surface over the whole width."""
-    m = mask_box(n)
-    x = (np.arange(n) + 0.5) / n
-    _, y = np.meshgrid(x, x)
-    m[y > frac] = DIRI
-    return m
-
-
-def mask_sealed2(n):
-    """The sealed case with a solid layer two cells thick."""
-    m = mask_sealed(n)
-    m[int(round(0.7 * n)) - 2, :] = SOLID
-    return m
 
 
 MASKS = {
