@@ -3965,6 +3965,38 @@ static bool coarse_axis_table(const Axis &a, const AxisTransfer &t, const std::v
     return true;
 }
 
+// One axis of a level pair as gen_distance_kernel reads it: per coarse face
+// I (between nodes I-1 and I) the fine nodes from node I-1's position to
+// node I's, in order (k: their count, then their indices; x: the faces'
+// length H, then each node's distance from node I-1), MAX_WALK + 1 entries
+// a face; a count of 0 leaves the face as the stages formed it (the walls,
+// a periodic axis' wrap, an inactive axis, more nodes than MAX_WALK).
+constexpr int MAX_WALK = 6;
+struct WalkAxis {
+    const int *k;
+    const double *x;
+};
+static void walk_table(const Axis &a, const Axis &c, std::vector<int> &k, std::vector<double> &x)
+{
+    const int nc = c.n, W = MAX_WALK + 1;
+    k.assign((size_t)(nc + 1) * W, 0);
+    x.assign((size_t)(nc + 1) * W, 0.0);
+    if (!a.active) return;
+    for (int I = 1; I < nc; ++I) {
+        const double X0 = c.x[(size_t)I - 1], X1 = c.x[(size_t)I], H = X1 - X0, tol = 1e-9 * H;
+        const int first = (int)(std::lower_bound(a.x.begin(), a.x.end(), X0 - tol) - a.x.begin());
+        int m = 0;
+        for (int i = first; i < a.n && a.x[(size_t)i] <= X1 + tol; ++i, ++m)
+            if (m < MAX_WALK) {
+                k[(size_t)I * W + 1 + m] = i;
+                x[(size_t)I * W + 1 + m] = a.x[(size_t)i] - X0;
+            }
+        if (m == 0 || m > MAX_WALK) continue;
+        k[(size_t)I * W] = m;
+        x[(size_t)I * W] = H;
+    }
+}
+
 // Interior point t (x fastest) of a level: its indices and element.
 template <class T> __device__ __forceinline__ int64_t point_of(const Grid<T> &g, int64_t t, int &i, int &j, int &k)
 {
@@ -4174,6 +4206,7 @@ template <class T> struct GenCoarse {
     uint8_t *cmk;     // coarse types (NULL: no mask)
     T *cf[3];         // coarse face fractions
     CoarseAxis ax[3]; // per axis: rows, paths and the tiles' fine slots
+    WalkAxis wk[3];   // per axis: the fine nodes between two coarse ones (gen_distance_kernel)
     uint32_t *list;   // the tiles that take the stages, listed by the first pass (NULL: every tile)
     uint32_t *count;  // their number
     unsigned tiles;   // the level's tiles
@@ -4486,6 +4519,116 @@ template <class T, bool FR, bool STAGES> __global__ void gen_coarse_kernel(const
     for (uint32_t t = blockIdx.x; t < n; t += gridDim.x) {
         coarse_tile<T, FR>(a, (int)(a.list ? a.list[t] : t), true, gc_smem);
         __syncthreads(); // the next tile takes the shared memory
+    }
+}
+
+// Fine child c of coarse position P's restriction row along one axis.
+__device__ __forceinline__ int row_child(const CoarseAxis &A, int P, int c)
+{
+    const int4 r = A.row[P];
+    const int word = c < 4 ? r.y : r.z;
+    return __ldg(A.slot + (size_t)(P / A.tb) * A.stride + 1 + ((word >> (8 * (c & 3))) & 0xff));
+}
+
+// The faces between a coarse fluid and a coarse Dirichlet point, once
+// gen_coarse_kernel has written the level: the stages' mean of the fine
+// faces on the path puts the held value a coarse spacing away, where the
+// fine fluid's nearest held point may be one fine spacing away (a coarse
+// point is Dirichlet only where its core child is).  Each level then moved
+// the held boundary outwards and V-cycles diverged on a free surface
+// between kept nodes (Dirichlet cells above y = 0.5 at 127^2: 1.25 per
+// cycle).  Here such a face takes, per fine row across it (the rows'
+// weights as the stages use them), the coarse spacing over the distance
+// from the fluid point's position to the row's first Dirichlet point along
+// the face's axis, each fine face's length over its fraction (a row ends
+// at the far coarse point's position when it holds no Dirichlet point);
+// 0 where the row meets a closed face or a solid point first, or its point
+// next to the fluid one is solid (no flux leaves it).  Fluid sealed from
+// Dirichlet cells by a solid layer, which the mean coupled to them with
+// 0.5, is then cut off too.  A thread per coarse point, its low faces: it
+// rewrites its own fraction-0 bits only, and reads its neighbours' type
+// bits, which no thread changes.
+template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
+{
+    const Grid<T> &F = a.f, &C = a.c;
+    PGPU_GRID_STRIDE(t, (int64_t)C.nx * C.ny * C.nz)
+    {
+        int P[3];
+        const int64_t pc = point_of(C, t, P[0], P[1], P[2]);
+        const unsigned own = a.cmk[pc], t1 = own & CELL_BITS;
+        if (t1 == PGPU_CELL_SOLID) continue;
+        // the type across each low face that makes a pair with this point's
+        const unsigned want = t1 == PGPU_CELL_FLUID ? PGPU_CELL_DIRICHLET : PGPU_CELL_FLUID;
+        bool pair[3];
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+            const int64_t cs = d == 0 ? 1 : d == 1 ? C.sy : C.sz;
+            pair[d] = P[d] > 0 && (d < 2 || C.is3d) && (a.cmk[pc - cs] & CELL_BITS) == want;
+        }
+        if (!pair[0] && !pair[1] && !pair[2]) continue;
+        const bool fwd = t1 == PGPU_CELL_DIRICHLET; // the fluid point is the low one
+        unsigned out = own;
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+            if (!pair[d]) continue;
+            const int I = P[d];
+            const int *kk = a.wk[d].k + (size_t)I * (MAX_WALK + 1);
+            const int cnt = kk[0];
+            if (!cnt) continue;
+            const double *xx = a.wk[d].x + (size_t)I * (MAX_WALK + 1);
+            const double H = xx[0];
+            const T *frd = d == 0 ? F.fx : d == 1 ? F.fy : F.fz;
+            const int64_t fd = d == 0 ? 1 : d == 1 ? F.sy : F.sz;
+            const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
+            const int64_t f1 = d1 == 0 ? 1 : d1 == 1 ? F.sy : F.sz, f2 = d2 == 0 ? 1 : d2 == 1 ? F.sy : F.is3d ? F.sz : 0;
+            const CoarseAxis &A1 = a.ax[d1], &A2 = a.ax[d2];
+            const int m1 = A1.row[P[d1]].x & 0xff, m2 = A2.row[P[d2]].x & 0xff;
+            double num = 0, W1 = 0, W2 = 0;
+            for (int c2 = 0; c2 < m2; ++c2) W2 += A2.w[(size_t)P[d2] * MAX_CHILDREN + c2];
+            for (int c1 = 0; c1 < m1; ++c1) {
+                const double w1 = A1.w[(size_t)P[d1] * MAX_CHILDREN + c1];
+                W1 += w1;
+                for (int c2 = 0; c2 < m2; ++c2) {
+                    const double w = w1 * A2.w[(size_t)P[d2] * MAX_CHILDREN + c2];
+                    const int64_t e0 = F.base + (int64_t)row_child(A1, P[d1], c1) * f1 +
+                                       (int64_t)row_child(A2, P[d2], c2) * f2;
+                    // node q of the walk from the fluid side: its element and distance
+                    auto node = [&](int q) { return e0 + (int64_t)kk[1 + (fwd ? q : cnt - 1 - q)] * fd; };
+                    auto at = [&](int q) { return fwd ? xx[1 + q] : H - xx[cnt - q]; };
+                    // the face between nodes q - 1 and q: its fraction, 0 where closed
+                    auto face = [&](int q) {
+                        const int64_t hi = node(fwd ? q : q - 1);
+                        if ((F.mk[hi] >> (CLOSED_SHIFT + 2 * d)) & 1u) return 0.0;
+                        return frd ? (double)frd[hi] : 1.0;
+                    };
+                    const unsigned ts = F.mk[node(0)] & CELL_BITS;
+                    double v = 0;
+                    if (ts == PGPU_CELL_DIRICHLET) { // held next to the fluid point: the faces' mean
+                        for (int q = 1; q < cnt; ++q) v += face(q);
+                        v = cnt > 1 ? v / (cnt - 1) : 1.0;
+                    } else if (ts == PGPU_CELL_FLUID) {
+                        double dist = at(0);
+                        bool cut = false, held = false;
+                        for (int q = 1; q < cnt && !cut && !held; ++q) {
+                            const double fr = face(q);
+                            const unsigned tq = F.mk[node(q)] & CELL_BITS;
+                            cut = fr == 0.0 || tq == PGPU_CELL_SOLID;
+                            if (!cut) dist += (at(q) - at(q - 1)) / fr;
+                            held = tq == PGPU_CELL_DIRICHLET;
+                        }
+                        if (!held) dist += H - at(cnt - 1);
+                        v = cut || !(dist > 0) ? 0.0 : H / dist;
+                    }
+                    num += w * v;
+                }
+            }
+            const double ws = W1 * W2;
+            const T fr = T(ws > 0 ? num / ws : 0.0);
+            a.cf[d][pc] = fr;
+            const unsigned bit = 1u << (CLOSED_SHIFT + 2 * d);
+            out = fr == T(0) ? out | bit : out & ~bit;
+        }
+        if (out != own) a.cmk[pc] = (uint8_t)out;
     }
 }
 
@@ -4900,6 +5043,7 @@ __global__ void gen_rhs_kernel(const Grid<T> g, const T *__restrict__ u, const T
 // the first call that needs them and reused after.
 template <class T> struct General {
     bool mask = false, beta = false; // set by the caller
+    bool held = false;               // the mask has a Dirichlet point (gen_distance_kernel has work)
     bool on() const { return mask || beta; }
     std::vector<uint8_t *> mk;       // per level; level 0: the caller's mask, ghosts fluid
     std::vector<T *> fr[3];          // per level, face fractions; level 0: from beta
@@ -4907,6 +5051,7 @@ template <class T> struct General {
     bool narrow = false;             // beta lies inside BETA_RECIP_MIN .. MAX
     struct CoarseLevel {
         CoarseAxis ax[3];
+        WalkAxis wk[3];
         size_t smem = 0, head = 0; // the second pass's shared memory, the first's
         unsigned tiles = 0;
     };
@@ -5427,6 +5572,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         std::vector<int> iv;
         std::vector<double> wv;
         std::vector<size_t> off; // per level pair and axis: rows, slots (ints), weights (doubles)
+        std::vector<size_t> woff; // per level pair and axis: the walk's nodes (ints), distances (doubles)
         size_t smem_most = 0;
         unsigned tiles_most = 0;
         gen.coarse.assign((size_t)std::max(nl - 1, 0), {});
@@ -5467,6 +5613,14 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                 c.tb = h[d].tb;
                 c.nt = h[d].nt;
                 c.stride = h[d].smax + 1;
+                std::vector<int> wk;
+                std::vector<double> wx;
+                walk_table(hl[l].ax[d], hl[l + 1].ax[d], wk, wx);
+                woff.push_back(iv.size());
+                iv.insert(iv.end(), wk.begin(), wk.end());
+                iv.resize((iv.size() + 3) / 4 * 4);
+                woff.push_back(wv.size());
+                wv.insert(wv.end(), wx.begin(), wx.end());
             }
             gen.coarse[(size_t)l].tiles = (unsigned)((int64_t)h[0].nt * h[1].nt * h[2].nt);
             tiles_most = std::max(tiles_most, gen.coarse[(size_t)l].tiles);
@@ -5489,6 +5643,8 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                     c.row = (const int4 *)(di + o[0]);
                     c.slot = di + o[1];
                     c.w = dw + o[2];
+                    const size_t *ow = &woff[((size_t)l * 3 + d) * 2];
+                    gen.coarse[(size_t)l].wk[d] = {di + ow[0], dw + ow[1]};
                 }
         }
         // The limit belongs to the kernel, shared by every handle of the
@@ -5588,6 +5744,7 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         for (int d = 0; d < 3; ++d) {
             a.cf[d] = gen.fr[d][l + 1];
             a.ax[d] = cl.ax[d];
+            a.wk[d] = cl.wk[d];
         }
         // The second pass's grid: the blocks that fit the GPU at once (two
         // per SM), or one per tile; where that is every tile, it takes them
@@ -5606,6 +5763,10 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         if (fr) gen_coarse_kernel<T, true, true><<<fit, block, cl.smem, env.st>>>(a);
         else gen_coarse_kernel<T, false, true><<<fit, block, cl.smem, env.st>>>(a);
         PGPU_LAUNCHED();
+        if (a.cmk && gen.held) {
+            gen_distance_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(a);
+            PGPU_LAUNCHED();
+        }
         if (a.cmk) {
             gen_check_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(
                 C, a.cmk, (const T *)nullptr, (unsigned *)nullptr, a.cmk);
@@ -11194,6 +11355,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     if (is_mask && mask) std::swap(G.mk[0], G.spare); // checked: the new mask
     if (is_mask) G.mask = mask != nullptr;
     else G.beta = beta != nullptr;
+    if (is_mask && mask) G.held = (checked & GEN_HELD) != 0;
     if (!is_mask && beta) G.narrow = !(checked & GEN_WIDE_BETA);
     h.shut_ok = !is_krylov(method);
     const bool changed = h.general_apply(env);
