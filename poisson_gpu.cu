@@ -3487,7 +3487,9 @@ __global__ void __launch_bounds__(IT_FX *IT_FY, 4)
     fetch(cur);
 #pragma unroll
     for (int c = 0; c < NT; ++c) Pz[c] = plane(cur + c + 1);
-    constexpr int G = IT_OLD; // fine planes whose old values are loaded together
+    // fine planes whose old values are loaded together (the double mask
+    // path, which also holds the mask bytes, half as many: no spills)
+    constexpr int G = MASK && sizeof(T) == 8 ? IT_OLD / 2 : IT_OLD;
     bool deferred = false;    // a point of this thread's with faces that couple nothing
     for (int kb = k0; kb < k1; kb += G) {
         T old[G];
