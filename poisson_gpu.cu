@@ -3800,6 +3800,8 @@ template <class T> static pgpu_status transfer_setup(Env &env)
 //    wall (a solid layer along a Dirichlet face converged at 0.5 to 0.97
 //    per V-cycle).  So a coarse wall face whose path holds a face of
 //    fraction 0 is closed.
+//    Faces between a coarse fluid and a coarse Dirichlet point take the
+//    distance to the fine Dirichlet points instead (gen_distance_kernel).
 //  - The coarse operator stays the finite-volume form on the coarse nodes
 //    (fluxes over the whole coarse cell), so the plain restriction is
 //    consistent with it: solid and Dirichlet children contribute 0 because

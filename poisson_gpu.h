@@ -508,9 +508,12 @@
  *  - Methods: JACOBI, RBGS, VCYCLE (V and W), FMG, CG and BICGSTAB (every
  *    preconditioner; the FFT one ignores mask and beta) accept masks and
  *    coefficients, with or without PGPU_FIXED; FFT and PGPU_MIXED answer
- *    PGPU_ERROR_UNSUPPORTED.  Coarse levels take the seed's cell types (a
- *    Dirichlet child makes a coarse point Dirichlet, else a fluid child
- *    fluid) and face coefficients averaged over the coarse face.
+ *    PGPU_ERROR_UNSUPPORTED.  Coarse levels take cell types after the
+ *    seed's rule (a coarse point is Dirichlet where its central child is,
+ *    else fluid where any child is) and face coefficients averaged over
+ *    the coarse face; a face between a coarse fluid and a coarse Dirichlet
+ *    point takes the distance from the fluid point to the fine Dirichlet
+ *    points instead, so a free surface stays where it is on every level.
  *    V-cycles converge on most masks (10-18 cycles to 1e-12 on the test
  *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3, 10 cycles to
  *    1e-10 at 512^3 against the box's 8; between Neumann faces at even
@@ -518,10 +521,14 @@
  *    with Dirichlet faces (1000:1 two-phase flow at 256^3: 9 cycles to
  *    1e-8), but may diverge (PGPU_ERROR_BREAKDOWN) on strong jumps next to
  *    Neumann faces, converge more slowly where solid cells cover a
- *    Dirichlet face (0.05-0.19 per cycle in 3D, 0.20-0.27 in 2D), stall
- *    (0.6-0.9) where they seal fluid from Dirichlet cells in a one-cell
- *    layer or leave a thin fluid film at a high face (one cell thick on
- *    an even axis; two cells on most sizes), and may stall
+ *    Dirichlet face (0.05-0.19 per cycle in 3D, 0.20-0.27 in 2D) and on
+ *    Dirichlet cells above a liquid at some even sizes (0.026-0.07 on
+ *    most sizes, 0.29-0.34 at 64^2, 120^2, 64^3 and for a pool with an
+ *    obstacle at 128^3), stall (0.6-0.9) where they leave a thin fluid
+ *    film at a high face (one cell thick on an even axis; two cells on
+ *    most sizes) and, at some even sizes (128^2, 256^2, 128^3; 0.04-0.21
+ *    on the others), where a solid layer seals fluid from Dirichlet
+ *    cells, and may stall
  *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta;
  *    CG with the multigrid preconditioner
  *    converges on those (8 iterations on 1000:1 two-phase flow at 256^3;
