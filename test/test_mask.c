@@ -1124,7 +1124,8 @@ int main(int argc, char **argv)
     /* --short: a few cases that run every mask kernel once (the
      * sanitizers' run): single steps on a sphere with beta, a mask alone
      * and sealed random pockets; new masks under fixed V-cycles with beta
-     * (the coarse build with fractions) and in 2D without (a level of more
+     * (the coarse build with fractions; a pool: faces between coarse
+     * fluid and Dirichlet points) and in 2D without (a level of more
      * tiles than the second pass's grid: the first pass by words, and a
      * last tile that holds only the high x wall's face); refused data. */
     const int short_run = argc > 1 && !strcmp(argv[1], "--short");
@@ -1140,6 +1141,8 @@ int main(int argc, char **argv)
                MREF_SHAPE_POCKET, MREF_BETA_SMOOTH);
         remask("2D fixed V-cycles", 1020, 232, 1, "DDNN", PGPU_VCYCLE | PGPU_FIXED, 0, 1, MREF_SHAPE_STAIRCASE,
                MREF_SHAPE_SPHERE_WALL, BETA_NONE);
+        remask("fixed V-cycles, a pool", 37, 29, 23, "DDNNDD", PGPU_VCYCLE | PGPU_FIXED, 0, 12, MREF_SHAPE_SPHERE,
+               MREF_SHAPE_POOL, MREF_BETA_SMOOTH);
         repeat_solves(PGPU_FMG, PGPU_DOUBLE, 40, 36, 33, BETA_NONE);
         bad_input(1, 1);
         return t_finish("test_mask --short");
