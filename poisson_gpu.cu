@@ -213,7 +213,8 @@ constexpr int RS_TX = 32, RS_TY = 8, RS_SX = 2 * RS_TX + 4, RS_SY = 2 * RS_TY + 
 constexpr int RS_STAGES = 4;
 // Interpolation tiles: a block owns IT_FX x IT_FY fine columns and reads an
 // IT_CX x IT_CY coarse tile per plane; the old fine values are loaded
-// IT_OLD planes at a time (prolongation 585 -> 517 us, H200).  Four blocks
+// IT_OLD planes at a time (prolongation 585 -> 517 us, H200; the double
+// mask path, which holds the mask bytes too, half as many).  Four blocks
 // per SM (double: 64 registers; 512^3 prolongation 1.54 -> 1.41 ms, H100).
 constexpr int IT_FX = 32, IT_FY = 8, IT_CX = 24, IT_CY = 12, IT_OLD = 8;
 
@@ -3975,17 +3976,23 @@ static bool coarse_axis_table(const Axis &a, const AxisTransfer &t, const std::v
 // length H, then each node's distance from node I-1), MAX_WALK + 1 entries
 // a face; a count of 0 leaves the face as the stages formed it (the walls,
 // a periodic axis' wrap, an inactive axis, more nodes than MAX_WALK).
+// Returns whether a walk has ends off the fine nodes (its first node is not
+// at node I-1 or its last not at node I: cell pairs, a periodic ring).
+// The kernel counts those ends as fraction 1, right for a mask alone, not
+// for fractions that carry beta's scale: with beta such a level pair keeps
+// the stages' faces.
 constexpr int MAX_WALK = 6;
 struct WalkAxis {
     const int *k;
     const double *x;
 };
-static void walk_table(const Axis &a, const Axis &c, std::vector<int> &k, std::vector<double> &x)
+static bool walk_table(const Axis &a, const Axis &c, std::vector<int> &k, std::vector<double> &x)
 {
     const int nc = c.n, W = MAX_WALK + 1;
     k.assign((size_t)(nc + 1) * W, 0);
     x.assign((size_t)(nc + 1) * W, 0.0);
-    if (!a.active) return;
+    bool ends = false;
+    if (!a.active) return ends;
     for (int I = 1; I < nc; ++I) {
         const double X0 = c.x[(size_t)I - 1], X1 = c.x[(size_t)I], H = X1 - X0, tol = 1e-9 * H;
         const int first = (int)(std::lower_bound(a.x.begin(), a.x.end(), X0 - tol) - a.x.begin());
@@ -3998,7 +4005,9 @@ static void walk_table(const Axis &a, const Axis &c, std::vector<int> &k, std::v
         if (m == 0 || m > MAX_WALK) continue;
         k[(size_t)I * W] = m;
         x[(size_t)I * W] = H;
+        ends = ends || x[(size_t)I * W + 1] > tol || H - x[(size_t)I * W + m] > tol;
     }
+    return ends;
 }
 
 // Interior point t (x fastest) of a level: its indices and element.
@@ -5056,6 +5065,7 @@ template <class T> struct General {
     struct CoarseLevel {
         CoarseAxis ax[3];
         WalkAxis wk[3];
+        bool ends = false; // a walk of gen_distance_kernel's has ends off the fine nodes (walk_table)
         size_t smem = 0, head = 0; // the second pass's shared memory, the first's
         unsigned tiles = 0;
     };
@@ -5619,7 +5629,8 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                 c.stride = h[d].smax + 1;
                 std::vector<int> wk;
                 std::vector<double> wx;
-                walk_table(hl[l].ax[d], hl[l + 1].ax[d], wk, wx);
+                gen.coarse[(size_t)l].ends = walk_table(hl[l].ax[d], hl[l + 1].ax[d], wk, wx) ||
+                                             gen.coarse[(size_t)l].ends;
                 woff.push_back(iv.size());
                 iv.insert(iv.end(), wk.begin(), wk.end());
                 iv.resize((iv.size() + 3) / 4 * 4);
@@ -5767,7 +5778,7 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         if (fr) gen_coarse_kernel<T, true, true><<<fit, block, cl.smem, env.st>>>(a);
         else gen_coarse_kernel<T, false, true><<<fit, block, cl.smem, env.st>>>(a);
         PGPU_LAUNCHED();
-        if (a.cmk && gen.held) {
+        if (a.cmk && gen.held && !(gen.beta && cl.ends)) {
             gen_distance_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(a);
             PGPU_LAUNCHED();
         }
