@@ -3976,23 +3976,17 @@ static bool coarse_axis_table(const Axis &a, const AxisTransfer &t, const std::v
 // length H, then each node's distance from node I-1), MAX_WALK + 1 entries
 // a face; a count of 0 leaves the face as the stages formed it (the walls,
 // a periodic axis' wrap, an inactive axis, more nodes than MAX_WALK).
-// Returns whether a walk has ends off the fine nodes (its first node is not
-// at node I-1 or its last not at node I: cell pairs, a periodic ring).
-// The kernel counts those ends as fraction 1, right for a mask alone, not
-// for fractions that carry beta's scale: with beta such a level pair keeps
-// the stages' faces.
 constexpr int MAX_WALK = 6;
 struct WalkAxis {
     const int *k;
     const double *x;
 };
-static bool walk_table(const Axis &a, const Axis &c, std::vector<int> &k, std::vector<double> &x)
+static void walk_table(const Axis &a, const Axis &c, std::vector<int> &k, std::vector<double> &x)
 {
     const int nc = c.n, W = MAX_WALK + 1;
     k.assign((size_t)(nc + 1) * W, 0);
     x.assign((size_t)(nc + 1) * W, 0.0);
-    bool ends = false;
-    if (!a.active) return ends;
+    if (!a.active) return;
     for (int I = 1; I < nc; ++I) {
         const double X0 = c.x[(size_t)I - 1], X1 = c.x[(size_t)I], H = X1 - X0, tol = 1e-9 * H;
         const int first = (int)(std::lower_bound(a.x.begin(), a.x.end(), X0 - tol) - a.x.begin());
@@ -4005,9 +3999,7 @@ static bool walk_table(const Axis &a, const Axis &c, std::vector<int> &k, std::v
         if (m == 0 || m > MAX_WALK) continue;
         k[(size_t)I * W] = m;
         x[(size_t)I * W] = H;
-        ends = ends || x[(size_t)I * W + 1] > tol || H - x[(size_t)I * W + m] > tol;
     }
-    return ends;
 }
 
 // Interior point t (x fastest) of a level: its indices and element.
@@ -4223,6 +4215,7 @@ template <class T> struct GenCoarse {
     uint32_t *list;   // the tiles that take the stages, listed by the first pass (NULL: every tile)
     uint32_t *count;  // their number
     unsigned tiles;   // the level's tiles
+    bool scale;       // the fine fractions carry beta's scale (gen_distance_kernel's end pieces)
 };
 
 // The shared memory of gen_coarse_kernel for the tile lengths tb and the
@@ -4595,6 +4588,10 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
             const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
             const int64_t f1 = d1 == 0 ? 1 : d1 == 1 ? F.sy : F.sz, f2 = d2 == 0 ? 1 : d2 == 1 ? F.sy : F.is3d ? F.sz : 0;
             const CoarseAxis &A1 = a.ax[d1], &A2 = a.ax[d2];
+            // the walk's end pieces, off the fine nodes (cell pairs, a
+            // periodic ring): from the fluid point's position to the first
+            // node, from the last node to the far end
+            const double lead = fwd ? xx[1] : H - xx[cnt], tail = fwd ? H - xx[cnt] : xx[1];
             const int m1 = A1.row[P[d1]].x & 0xff, m2 = A2.row[P[d2]].x & 0xff;
             double num = 0, W1 = 0, W2 = 0;
             for (int c2 = 0; c2 < m2; ++c2) W2 += A2.w[(size_t)P[d2] * MAX_CHILDREN + c2];
@@ -4614,13 +4611,21 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
                         if ((F.mk[hi] >> (CLOSED_SHIFT + 2 * d)) & 1u) return 0.0;
                         return frd ? (double)frd[hi] : 1.0;
                     };
+                    // an end piece's length over its fraction: 1 for a mask
+                    // alone, with beta the fine face's it lies on (hi: that
+                    // face's higher node); infinite where that is not positive
+                    auto piece = [&](double len, int64_t hi) {
+                        if (!(len > 1e-9 * H) || !a.scale || !frd) return len;
+                        const double fr = (double)frd[hi];
+                        return fr > 0 ? len / fr : INFINITY;
+                    };
                     const unsigned ts = F.mk[node(0)] & CELL_BITS;
                     double v = 0;
                     if (ts == PGPU_CELL_DIRICHLET) { // held next to the fluid point: the faces' mean
                         for (int q = 1; q < cnt; ++q) v += face(q);
                         v = cnt > 1 ? v / (cnt - 1) : 1.0;
                     } else if (ts == PGPU_CELL_FLUID) {
-                        double dist = at(0);
+                        double dist = piece(lead, node(0) + (fwd ? 0 : fd));
                         bool cut = false, held = false;
                         for (int q = 1; q < cnt && !cut && !held; ++q) {
                             const double fr = face(q);
@@ -4629,7 +4634,7 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
                             if (!cut) dist += (at(q) - at(q - 1)) / fr;
                             held = tq == PGPU_CELL_DIRICHLET;
                         }
-                        if (!held) dist += H - at(cnt - 1);
+                        if (!held) dist += piece(tail, node(cnt - 1) + (fwd ? fd : 0));
                         v = cut || !(dist > 0) ? 0.0 : H / dist;
                     }
                     num += w * v;
@@ -5065,7 +5070,6 @@ template <class T> struct General {
     struct CoarseLevel {
         CoarseAxis ax[3];
         WalkAxis wk[3];
-        bool ends = false; // a walk of gen_distance_kernel's has ends off the fine nodes (walk_table)
         size_t smem = 0, head = 0; // the second pass's shared memory, the first's
         unsigned tiles = 0;
     };
@@ -5629,8 +5633,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                 c.stride = h[d].smax + 1;
                 std::vector<int> wk;
                 std::vector<double> wx;
-                gen.coarse[(size_t)l].ends = walk_table(hl[l].ax[d], hl[l + 1].ax[d], wk, wx) ||
-                                             gen.coarse[(size_t)l].ends;
+                walk_table(hl[l].ax[d], hl[l + 1].ax[d], wk, wx);
                 woff.push_back(iv.size());
                 iv.insert(iv.end(), wk.begin(), wk.end());
                 iv.resize((iv.size() + 3) / 4 * 4);
@@ -5768,6 +5771,7 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         a.list = fit < cl.tiles ? gen.tile_list : nullptr;
         a.count = gen.tile_count + l;
         a.tiles = cl.tiles;
+        a.scale = gen.beta;
         const dim3 block((unsigned)cl.ax[0].tb, (unsigned)cl.ax[1].tb, (unsigned)cl.ax[2].tb);
         const bool fr = a.f.fx || a.f.fy || a.f.fz;
         if (a.list) {
@@ -5778,7 +5782,7 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         if (fr) gen_coarse_kernel<T, true, true><<<fit, block, cl.smem, env.st>>>(a);
         else gen_coarse_kernel<T, false, true><<<fit, block, cl.smem, env.st>>>(a);
         PGPU_LAUNCHED();
-        if (a.cmk && gen.held && !(gen.beta && cl.ends)) {
+        if (a.cmk && gen.held) {
             gen_distance_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(a);
             PGPU_LAUNCHED();
         }

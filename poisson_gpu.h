@@ -513,9 +513,8 @@
  *    else fluid where any child is) and face coefficients averaged over
  *    the coarse face; a face between a coarse fluid and a coarse Dirichlet
  *    point takes the distance from the fluid point to the fine Dirichlet
- *    points instead, so a free surface stays where it is on every level
- *    (with beta, not on levels where an even axis with a Neumann or
- *    periodic face, or an odd periodic one, is coarsened: there the mean).
+ *    points instead (lengths over face coefficients), so a free surface
+ *    stays where it is on every level.
  *    V-cycles converge on most masks (10-18 cycles to 1e-12 on the test
  *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3, 10 cycles to
  *    1e-10 at 512^3 against the box's 8; between Neumann faces at even
