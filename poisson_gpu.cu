@@ -4605,10 +4605,13 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
                     // node q of the walk from the fluid side: its element and distance
                     auto node = [&](int q) { return e0 + (int64_t)kk[1 + (fwd ? q : cnt - 1 - q)] * fd; };
                     auto at = [&](int q) { return fwd ? xx[1 + q] : H - xx[cnt - q]; };
-                    // the face between nodes q - 1 and q: its fraction, 0 where closed
+                    // the face between nodes q - 1 and q: its fraction, 0 where
+                    // closed or its higher point is solid (as gen_coarse_kernel's
+                    // window counts it)
                     auto face = [&](int q) {
                         const int64_t hi = node(fwd ? q : q - 1);
-                        if ((F.mk[hi] >> (CLOSED_SHIFT + 2 * d)) & 1u) return 0.0;
+                        const unsigned b = F.mk[hi];
+                        if (((b >> (CLOSED_SHIFT + 2 * d)) & 1u) || (b & CELL_BITS) == PGPU_CELL_SOLID) return 0.0;
                         return frd ? (double)frd[hi] : 1.0;
                     };
                     // an end piece's length over its fraction: 1 for a mask
