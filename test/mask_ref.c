@@ -542,6 +542,9 @@ void mref_beta_field(const ref_grid *g, int kind, double jump, double *beta)
             b = dx * dx + dy * dy + dz * dz < 0.09 ? jump : 1.0;
             break;
         }
+        case MREF_BETA_CONST:
+            b = jump;
+            break;
         default:
             break;
         }

@@ -203,7 +203,8 @@ enum {
     MREF_BETA_SMOOTH,  /* 1 + 0.5 sin(3x) cos(2y) (+ 0.3 sin(2z)): between 0.2 and 1.8 */
     MREF_BETA_JUMP,    /* two phases: `jump` above the middle (up > 0.5), 1 below */
     MREF_BETA_RANDOM,  /* independent values in [0.1, 10) from the test generator */
-    MREF_BETA_BALL     /* `jump` inside the ball of radius 0.3 around (0.45, 0.55, 0.5), 1 outside */
+    MREF_BETA_BALL,    /* `jump` inside the ball of radius 0.3 around (0.45, 0.55, 0.5), 1 outside */
+    MREF_BETA_CONST    /* `jump` everywhere */
 };
 void mref_beta_field(const ref_grid *g, int kind, double jump, double *beta);
 
