@@ -3947,9 +3947,15 @@ static bool coarse_axis_table(const Axis &a, const AxisTransfer &t, const std::v
             for (int c = 0; c < m; ++c) wmax = std::max(wmax, t.rw[(size_t)P * MAX_CHILDREN + c]);
             unsigned core = 0;
             auto at = [&](int f) { return (unsigned char)(std::lower_bound(s.begin(), s.end(), f) - s.begin()); };
+            // Core: more than half the largest weight.  A child with half
+            // of it (a kept node's neighbours) must not count where the
+            // positions' rounding leaves its weight a few ulps above half:
+            // between Dirichlet walls at even sizes (h = 1/(n+1)) that made
+            // a fluid node's neighbour core, so a free surface moved a node
+            // down on such levels (V-cycles at 0.3 to 0.8 per cycle).
             for (int c = 0; c < m; ++c) {
                 const double wc = t.rw[(size_t)P * MAX_CHILDREN + c];
-                core |= (wc > 0.5 * wmax ? 1u : 0u) << c;
+                core |= (wc > (0.5 + 1e-9) * wmax ? 1u : 0u) << c;
                 sl[c] = at(t.ridx[(size_t)P * MAX_CHILDREN + c]);
                 h.w[(size_t)P * MAX_CHILDREN + c] = wc;
             }

@@ -14,7 +14,8 @@
  *  - every coarse face has at least one fine face, at most MAX_PATH, each
  *    an index of a fine face of the axis;
  *  - on the large axes the whole table comes back.
- * One check per axis (its levels and faces, the first wrong face).
+ * One check per axis (its levels and faces, the first wrong face), and one
+ * for its rows' core children (see core_case).
  * cpu suite. */
 #include "../poisson_gpu.cu"
 
@@ -111,6 +112,53 @@ static void axis_case(int n, int lo, int hi, double h, const char *name)
           faces, compared, bad, bad ? ", first: " : "", first);
 }
 
+// The core children that the coarse build's rows carry (a coarse point is
+// Dirichlet where a core child is): those with more than half the row's
+// largest restriction weight.  A child within 1e-6 of half (the neighbours
+// of a kept node, 1/4 against 1/2, whatever the positions' rounding) is not
+// core: rounding made it core at even sizes between Dirichlet walls, and a
+// free surface moved a node down on such levels.
+static void core_case(int n, int lo, int hi, double h, const char *name)
+{
+    Axis fine[3];
+    fine[0] = fine_axis(n, h, lo, hi, true);
+    fine[1] = fine_axis(1, h, PGPU_BC_DIRICHLET, PGPU_BC_DIRICHLET, true);
+    fine[2] = fine_axis(1, 1.0, PGPU_BC_NEUMANN, PGPU_BC_NEUMANN, false);
+    std::vector<HostLevel> hl;
+    if (!build_hierarchy(fine, hl)) {
+        CHECK(0, "%s: no hierarchy", name);
+        return;
+    }
+    long rows = 0, bad = 0;
+    char first[160] = "";
+    for (size_t l = 0; l + 1 < hl.size(); ++l) {
+        const Axis &a = hl[l].ax[0], &c = hl[l + 1].ax[0];
+        const AxisTransfer &t = hl[l].tr[0];
+        if (!t.coarsened) continue;
+        std::vector<int> cnt, idx;
+        CoarseAxisHost tab;
+        if (!path_table(a, c, true, cnt, idx) || !coarse_axis_table(a, t, cnt, idx, c.n, c.n + 1, 30, tab)) {
+            if (!bad++) snprintf(first, sizeof first, "level %zu: no table", l);
+            continue;
+        }
+        for (int P = 0; P < c.n; ++P, ++rows) {
+            const int m = t.rcnt[P];
+            const unsigned core = (unsigned)(tab.row[(size_t)P * 4] >> 16) & 0xffu;
+            double wmax = 0;
+            for (int e = 0; e < m; ++e) wmax = std::max(wmax, t.rw[(size_t)P * MAX_CHILDREN + e]);
+            for (int e = 0; e < m; ++e) {
+                const double r = t.rw[(size_t)P * MAX_CHILDREN + e] / wmax;
+                const bool want = r > 0.5 + 1e-6, got = (core >> e) & 1u;
+                if (got != want && !bad++)
+                    snprintf(first, sizeof first, "level %zu (%d -> %d nodes) row %d child %d: weight %.17g of the largest, %score",
+                             l, a.n, c.n, P, t.ridx[(size_t)P * MAX_CHILDREN + e], r, got ? "" : "not ");
+            }
+        }
+    }
+    CHECK(bad == 0, "%s: core children of %ld coarse rows; %ld wrong%s%s", name, rows, bad, bad ? ", first: " : "",
+          first);
+}
+
 int main()
 {
     const int types[3] = {PGPU_BC_DIRICHLET, PGPU_BC_NEUMANN, PGPU_BC_PERIODIC};
@@ -120,6 +168,7 @@ int main()
         char name[96];
         snprintf(name, sizeof name, "%c%c n %d h %.3g", tn[lo], tn[hi], n, h);
         axis_case(n, types[lo], types[hi], h, name);
+        core_case(n, types[lo], types[hi], h, name);
         ++cases;
     };
     for (int n = 1; n <= 80; ++n)
