@@ -518,18 +518,15 @@
  *    V-cycles converge on most masks (10-18 cycles to 1e-12 on the test
  *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3, 10 cycles to
  *    1e-10 at 512^3 against the box's 8; between Neumann faces at even
- *    sizes more slowly, 0.10 at 256^3) and on beta jumps of 1e3 and 1e6
- *    with Dirichlet faces (1000:1 two-phase flow at 256^3: 9 cycles to
- *    1e-8), but may diverge (PGPU_ERROR_BREAKDOWN) on strong jumps next to
- *    Neumann faces, converge more slowly where solid cells cover a
- *    Dirichlet face (0.05-0.19 per cycle in 3D, 0.20-0.27 in 2D) and on
- *    Dirichlet cells above a liquid at some even sizes (0.026-0.07 on
- *    most sizes, 0.29-0.34 at 64^2, 120^2, 64^3 and for a pool with an
- *    obstacle at 128^3), stall (0.6-0.9) where they stand in the fluid
- *    as walls one cell thick or leave a thin fluid film at a high face
- *    (one cell thick on an even axis; two cells on most sizes) and, at
- *    some even sizes (128^2, 256^2, 128^3; 0.04-0.21 on the others),
- *    where a solid layer seals fluid from Dirichlet cells, and may stall
+ *    sizes more slowly, 0.10 at 256^3; 0.025-0.07 on Dirichlet cells above
+ *    a liquid, 0.04-0.16 on fluid a solid layer seals from them) and on
+ *    beta jumps of 1e3 and 1e6 with Dirichlet faces (1000:1 two-phase flow
+ *    at 256^3: 9 cycles to 1e-8), but may diverge (PGPU_ERROR_BREAKDOWN)
+ *    on strong jumps next to Neumann faces, converge more slowly where
+ *    solid cells cover a Dirichlet face (0.05-0.19 per cycle in 3D,
+ *    0.20-0.27 in 2D), stall (0.6-0.9) where they stand in the fluid as
+ *    walls one cell thick or leave a thin fluid film at a high face (one
+ *    cell thick on an even axis; two cells on most sizes), and may stall
  *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta;
  *    CG with the multigrid preconditioner
  *    converges on those (8 iterations on 1000:1 two-phase flow at 256^3;
