@@ -858,6 +858,9 @@ __device__ __forceinline__ A neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T 
 // diagonal (they differ at Neumann box faces, whose ghost holds a flux: no
 // diagonal part; a closed face has a point across it, so there d = v).
 constexpr int CELL_BITS = 3, CLOSED_SHIFT = 2;
+// A coarse fluid point whose core children are all solid, as gen_coarse_kernel
+// writes it for gen_distance_kernel; gen_check_kernel makes it fluid.
+constexpr unsigned CELL_FLUID_SOLID_CORE = 3;
 template <class T> __device__ __forceinline__ bool gen_fluid(const Grid<T> &g, int64_t p)
 {
     return !g.mk || (g.mk[p] & CELL_BITS) == PGPU_CELL_FLUID;
@@ -4088,6 +4091,7 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                     for (int f = 0; f < 6; ++f)
                         if (f < 2 || in[f - 2]) c |= type_bytes(v[1 + f], PGPU_CELL_SOLID) << (CLOSED_SHIFT + f);
                     uint32_t out = (v[0] & keep) | c, valid = 0xffffffffu;
+                    if (!flags) out &= ~((v[0] & v[0] >> 1 & 0x01010101u) * CELL_BITS); // CELL_FLUID_SOLID_CORE: fluid
                     // In place: the faces of fraction 0 of the points not
                     // solid, their low ones from their own bytes, the high
                     // ones from the next point's along each axis inside the
@@ -4156,7 +4160,8 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
 #pragma unroll
                     for (int f = 0; f < 4; ++f)
                         if (in[f]) c |= solid(rp[i + o[3 + f]]) << (2 + f);
-                    const unsigned t = rp[i] & (flags ? 0xffu : CELL_BITS);
+                    unsigned t = rp[i] & (flags ? 0xffu : CELL_BITS);
+                    if (!flags && t == CELL_FLUID_SOLID_CORE) t = PGPU_CELL_FLUID;
                     if (!flags && t != PGPU_CELL_SOLID) c |= zero_faces(g, row + i);
                     bits |= t > PGPU_CELL_SOLID        ? GEN_BAD_TYPE
                             : t == PGPU_CELL_FLUID     ? GEN_FLUID
@@ -4237,7 +4242,7 @@ __host__ __device__ inline size_t coarse_smem_head(const int tb[3], const int s[
 static size_t coarse_smem_bytes(const int tb[3], const int s[3])
 {
     const size_t a1 = (size_t)s[0] * s[1] * tb[2], a2 = (size_t)s[0] * tb[1] * tb[2];
-    return coarse_smem_head(tb, s) + sizeof(double) * 3 * (a1 + a2) + a1 + a2 + (size_t)s[0] * s[1] * s[2];
+    return coarse_smem_head(tb, s) + sizeof(double) * 3 * (a1 + a2) + 2 * a2 + 2 * a1 + a2 + (size_t)s[0] * s[1] * s[2];
 }
 
 // One coarse level's types and face fractions; a block per tile of coarse
@@ -4289,7 +4294,11 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     int *fine = (int *)(wsum + sb);            // the slots' fine indices, per axis
     double *st1 = (double *)(gc_smem + coarse_smem_head(tb, sx)); // [tb2][S1][S0][3]: z reduced
     double *st2 = st1 + 3 * (size_t)a1;        // [tb2][tb1][S0][3]: z and y reduced
-    unsigned char *b1 = (unsigned char *)(st2 + 3 * (size_t)a2); // stage bits: held, fluid
+    // the path slots whose faces are 0 after the weighting across so far:
+    // z faces' (bits 0-4), y faces' (bits 5-9)
+    uint16_t *m2 = (uint16_t *)(st2 + 3 * (size_t)a2);
+    unsigned char *m1 = (unsigned char *)(m2 + a2); // z faces' only
+    unsigned char *b1 = m1 + a1;               // stage bits: held (a core child Dirichlet), fluid, a core child not solid
     unsigned char *b2 = b1 + a1;
     unsigned char *win = b2 + a2;              // [S2][S1][S0]: the fine points' bytes
     int *fs[3] = {fine, fine + sx[0], fine + sx[0] + sx[1]};
@@ -4407,18 +4416,19 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         return (word >> (8 * (e & 3))) & 0xff;
     };
     // A coarse face's sum over its path (np fine faces, face(slot) each); a
-    // wall face (bit 24 of its row) closed by any closed face on the path.
-    auto path = [&](const int4 &r, int np, auto face) {
+    // wall face (bit 24 of its row) closed by any closed face on the path;
+    // zm: the path faces of 0 (bit e).
+    auto path = [&](const int4 &r, int np, auto face, unsigned &zm) {
         double sum = 0;
-        bool shut = false;
+        zm = 0;
 #pragma unroll
         for (int e = 0; e < MAX_PATH; ++e)
             if (e < np) {
                 const double f = face(slot(r, MAX_CHILDREN + e));
                 sum += f;
-                shut |= f == 0.0;
+                zm |= (f == 0.0 ? 1u : 0u) << e;
             }
-        return shut && r.x >> 24 ? 0.0 : sum;
+        return zm && r.x >> 24 ? 0.0 : sum;
     };
     auto put = [](double *st, unsigned char *bt, int q, double x, double y, double z, unsigned bits) {
         st[3 * q] = x; // a stage's item: the faces' sums along x, y, z and its type bits
@@ -4427,7 +4437,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         bt[q] = (unsigned char)bits;
     };
     const int p[3] = {(int)threadIdx.x, (int)threadIdx.y, (int)threadIdx.z};
-    unsigned bits = all_solid ? 0u : 2u;
+    unsigned bits = all_solid ? 0u : 6u, zs[3] = {0, 0, 0}; // zs: the faces' path slots of 0
     double acc[3] = {0, 0, 0};
     if (!uniform) {
         // Stage 1, along z: items (s0, s1, p2), rows (s1, p2).
@@ -4444,13 +4454,15 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
                 for (int c = 0; c < MAX_CHILDREN; ++c) {
                     if (c >= m) break;
                     const int s2 = slot(rz, c);
-                    const unsigned v = win[(s2 * S[1] + s1) * S[0] + s0];
-                    bits |= (v & (core >> c) & 1u) | (v & 2u);
+                    const unsigned v = win[(s2 * S[1] + s1) * S[0] + s0], cc = (core >> c) & 1u;
+                    bits |= (v & cc) | (v & 2u) | (v & 3u && cc ? 4u : 0u);
                     x += wz[c] * ph(v, 0, s0, s1, s2);
                     y += wz[c] * ph(v, 1, s0, s1, s2);
                 }
-                z = path(rz, np, [&](int s2) { return ph(win[(s2 * S[1] + s1) * S[0] + s0], 2, s0, s1, s2); });
+                unsigned zm;
+                z = path(rz, np, [&](int s2) { return ph(win[(s2 * S[1] + s1) * S[0] + s0], 2, s0, s1, s2); }, zm);
                 put(st1, b1, r * S[0] + s0, x, y, z, bits);
+                m1[r * S[0] + s0] = (unsigned char)zm;
             }
         }
         __syncthreads();
@@ -4461,19 +4473,22 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
             const int m = ry.x & 0xff, np = (ry.x >> 8) & 0xff, core = (ry.x >> 16) & 0xff;
             const double *wy = w + (off[1] + p1) * MAX_CHILDREN;
             for (int s0 = lane; s0 < S[0]; s0 += G) {
-                unsigned bits = 0;
+                unsigned bits = 0, zz = 0x1f;
                 double x = 0, y = 0, z = 0;
 #pragma unroll
                 for (int c = 0; c < MAX_CHILDREN; ++c) {
                     if (c >= m) break;
                     const int i1 = (p2 * S[1] + slot(ry, c)) * S[0] + s0;
                     const unsigned v = b1[i1];
-                    bits |= (v & ((core >> c) & 1)) | (v & 2u);
+                    bits |= (v & ((core >> c) & 1)) | (v & 2u) | (v & 4u & ((core >> c) & 1) << 2);
                     x += wy[c] * st1[3 * i1];
                     z += wy[c] * st1[3 * i1 + 2];
+                    zz &= m1[i1];
                 }
-                y = path(ry, np, [&](int s1) { return st1[3 * ((p2 * S[1] + s1) * S[0] + s0) + 1]; });
+                unsigned zy;
+                y = path(ry, np, [&](int s1) { return st1[3 * ((p2 * S[1] + s1) * S[0] + s0) + 1]; }, zy);
                 put(st2, b2, r * S[0] + s0, x, y, z, bits);
+                m2[r * S[0] + s0] = (uint16_t)(zz | zy << 5);
             }
         }
         __syncthreads();
@@ -4483,16 +4498,63 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         const double *wx = w + p[0] * MAX_CHILDREN;
         const int base2 = (p[2] * tb[1] + p[1]) * S[0];
         bits = 0;
+        unsigned zyz = 0x3ff;
 #pragma unroll
         for (int c = 0; c < MAX_CHILDREN; ++c) {
             if (c >= m0) break;
             const int i2 = base2 + slot(rx, c);
             const unsigned v = b2[i2];
-            bits |= (v & ((core >> c) & 1)) | (v & 2u);
+            bits |= (v & ((core >> c) & 1)) | (v & 2u) | (v & 4u & ((core >> c) & 1) << 2);
             acc[1] += wx[c] * st2[3 * i2 + 1];
             acc[2] += wx[c] * st2[3 * i2 + 2];
+            zyz &= m2[i2];
         }
-        acc[0] = path(rx, np0, [&](int s0) { return st2[3 * (base2 + s0)]; });
+        acc[0] = path(rx, np0, [&](int s0) { return st2[3 * (base2 + s0)]; }, zs[0]);
+        zs[1] = zyz >> 5;
+        zs[2] = zyz & 0x1f;
+        // The split rule: a fluid position whose core children are all
+        // solid and whose fluid children fall into two or more parts (open
+        // faces among them, from the window) is solid.  Boxes of up to 4
+        // children a side whose children are consecutive fine points (not
+        // a periodic ring's wrap); bit x + 4 y + 16 z.
+        if ((bits & 6u) == 2u && !(bits & 1u)) {
+            const int4 rr[3] = {rx, row[off[1] + p[1]], row[off[2] + p[2]]};
+            int mm[3], s0[3][4];
+            bool box = true;
+#pragma unroll
+            for (int d = 0; d < 3; ++d) {
+                mm[d] = rr[d].x & 0xff;
+                box = box && mm[d] >= 1 && mm[d] <= 4;
+                for (int c = 0; box && c < mm[d]; ++c) {
+                    s0[d][c] = slot(rr[d], c);
+                    box = fs[d][s0[d][c]] == fs[d][s0[d][0]] + c;
+                }
+            }
+            if (box) {
+                uint64_t fl = 0, op[3] = {0, 0, 0};
+                for (int z = 0; z < mm[2]; ++z)
+                    for (int y = 0; y < mm[1]; ++y)
+                        for (int x = 0; x < mm[0]; ++x) {
+                            const unsigned v = win[(s0[2][z] * S[1] + s0[1][y]) * S[0] + s0[0][x]];
+                            if (!(v & 2u)) continue;
+                            const int q = x + 4 * y + 16 * z, at[3] = {x, y, z};
+                            fl |= 1ull << q;
+#pragma unroll
+                            for (int d = 0; d < 3; ++d)
+                                if (at[d] > 0 && (v & (4u << d))) op[d] |= 1ull << q;
+                        }
+                const int sh[3] = {1, 4, 16};
+#pragma unroll
+                for (int d = 0; d < 3; ++d) op[d] &= fl & fl << sh[d];
+                uint64_t r = fl & (~fl + 1), prev = 0; // the first fluid child's part, grown face by face
+                while (r != prev) {
+                    prev = r;
+#pragma unroll
+                    for (int d = 0; d < 3; ++d) r |= (r << sh[d] & op[d]) | (r & op[d]) >> sh[d];
+                }
+                if (fl & ~r) bits = 0; // solid
+            }
+        }
     }
     const int span[3] = {C.nx + 1, C.ny + 1, C.is3d ? C.nz + 1 : 1};
     int P[3], m[3], np[3];
@@ -4508,6 +4570,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     if (P[0] >= span[0] || P[1] >= span[1] || P[2] >= span[2]) return;
     const int64_t pc = C.base + P[0] + (int64_t)P[1] * C.sy + (C.is3d ? (int64_t)P[2] * C.sz : 0);
     unsigned zero = 0; // the low faces of fraction 0 (for gen_check_kernel's closed bits)
+    const int nc[3] = {C.nx, C.ny, C.nz};
 #pragma unroll
     for (int d = 0; d < 3; ++d) {
         const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
@@ -4516,9 +4579,16 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         const T fr = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
         a.cf[d][pc] = fr;
         zero |= fr == T(0) ? 1u << (CLOSED_SHIFT + 2 * d) : 0u;
+        // an inner face with a path face of 0 across its whole width: for
+        // gen_distance_kernel's shut rule, in the high face's bit (free
+        // until gen_check_kernel sets those)
+        if (zs[d] && P[d] > 0 && P[d] < nc[d]) zero |= 2u << (CLOSED_SHIFT + 2 * d);
     }
-    if (m[0] && m[1] && m[2] && a.cmk)
-        a.cmk[pc] = (uint8_t)((bits & 1u ? PGPU_CELL_DIRICHLET : bits & 2u ? PGPU_CELL_FLUID : PGPU_CELL_SOLID) | zero);
+    if (m[0] && m[1] && m[2] && a.cmk) {
+        const unsigned ty = bits & 1u ? PGPU_CELL_DIRICHLET : bits & 2u ? (bits & 4u ? PGPU_CELL_FLUID : CELL_FLUID_SOLID_CORE)
+                                                                  : PGPU_CELL_SOLID;
+        a.cmk[pc] = (uint8_t)(ty | zero);
+    }
 }
 template <class T, bool FR, bool STAGES> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
 {
@@ -4557,9 +4627,51 @@ __device__ __forceinline__ int row_child(const CoarseAxis &A, int P, int c)
 // 0 where the row meets a closed face or a solid point first, or its point
 // next to the fluid one is solid (no flux leaves it).  Fluid sealed from
 // Dirichlet cells by a solid layer, which the mean coupled to them with
-// 0.5, is then cut off too.  A thread per coarse point, its low faces: it
-// rewrites its own fraction-0 bits only, and reads its neighbours' type
-// bits, which no thread changes.
+// 0.5, is then cut off too.
+//
+// Runs after gen_shut_kernel, and overrides it on these faces.  A thread
+// per coarse point, its low faces: it rewrites its own bits and faces
+// only, and reads its neighbours' type bits, which no thread changes.
+// The shut rule, once gen_coarse_kernel has written the level (before
+// gen_distance_kernel): for solid layers one cell thick that the coarse
+// level no longer resolves (doc/model's V5 with the split rule of
+// gen_coarse_kernel: thin walls standing in the fluid and films at a high
+// face of an even axis stalled V-cycles at 0.6 to 0.9).  An inner face one
+// of whose path faces is 0 across the face's whole width (the bit
+// gen_coarse_kernel leaves in the high face's place) is closed where one
+// side is Dirichlet or neither side's core children are all solid.  A
+// warp per row, a lane per point, its low faces: it rewrites its own
+// fraction-0 bits and faces only, and reads its neighbours' type bits.
+template <class T> __global__ void __launch_bounds__(256) gen_shut_kernel(const GenCoarse<T> a)
+{
+    const Grid<T> &C = a.c;
+    const int lane = threadIdx.x & 31;
+    const int64_t rows = (int64_t)C.ny * C.nz, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    for (int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; r < rows; r += warps) { // a warp per row
+        const int j = (int)(r % C.ny), k = (int)(r / C.ny);
+        const int64_t row = C.base + j * C.sy + k * C.sz;
+        for (int i = lane; i < C.nx; i += 32) {
+            const int64_t pc = row + i;
+            const unsigned own = a.cmk[pc], raw = own & CELL_BITS;
+            if (!(own & 0xa8u) || raw == PGPU_CELL_SOLID) continue; // (the bits are set on inner faces only)
+            unsigned out = own;
+#pragma unroll
+            for (int d = 0; d < 3; ++d) {
+                const int64_t cs = d == 0 ? 1 : d == 1 ? C.sy : C.sz;
+                if (!((own >> (CLOSED_SHIFT + 2 * d + 1)) & 1u)) continue;
+                const unsigned nb = a.cmk[pc - cs] & CELL_BITS;
+                if (nb == PGPU_CELL_SOLID) continue;
+                if (raw == PGPU_CELL_DIRICHLET || nb == PGPU_CELL_DIRICHLET ||
+                    (raw != CELL_FLUID_SOLID_CORE && nb != CELL_FLUID_SOLID_CORE)) {
+                    a.cf[d][pc] = T(0);
+                    out |= 1u << (CLOSED_SHIFT + 2 * d);
+                }
+            }
+            if (out != own) a.cmk[pc] = (uint8_t)out;
+        }
+    }
+}
+
 template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
 {
     const Grid<T> &F = a.f, &C = a.c;
@@ -4567,15 +4679,21 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
     {
         int P[3];
         const int64_t pc = point_of(C, t, P[0], P[1], P[2]);
-        const unsigned own = a.cmk[pc], t1 = own & CELL_BITS;
-        if (t1 == PGPU_CELL_SOLID) continue;
+        const unsigned own = a.cmk[pc], raw = own & CELL_BITS;
+        if (raw == PGPU_CELL_SOLID) continue;
+        // (CELL_FLUID_SOLID_CORE is fluid here)
+        const unsigned t1 = raw == CELL_FLUID_SOLID_CORE ? PGPU_CELL_FLUID : raw;
+        auto type_at = [&](int64_t e) {
+            const unsigned b = a.cmk[e] & CELL_BITS;
+            return b == CELL_FLUID_SOLID_CORE ? PGPU_CELL_FLUID : b;
+        };
         // the type across each low face that makes a pair with this point's
         const unsigned want = t1 == PGPU_CELL_FLUID ? PGPU_CELL_DIRICHLET : PGPU_CELL_FLUID;
         bool pair[3];
 #pragma unroll
         for (int d = 0; d < 3; ++d) {
             const int64_t cs = d == 0 ? 1 : d == 1 ? C.sy : C.sz;
-            pair[d] = P[d] > 0 && (d < 2 || C.is3d) && (a.cmk[pc - cs] & CELL_BITS) == want;
+            pair[d] = P[d] > 0 && (d < 2 || C.is3d) && type_at(pc - cs) == want;
         }
         if (!pair[0] && !pair[1] && !pair[2]) continue;
         const bool fwd = t1 == PGPU_CELL_DIRICHLET; // the fluid point is the low one
@@ -5791,6 +5909,10 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         if (fr) gen_coarse_kernel<T, true, true><<<fit, block, cl.smem, env.st>>>(a);
         else gen_coarse_kernel<T, false, true><<<fit, block, cl.smem, env.st>>>(a);
         PGPU_LAUNCHED();
+        if (a.cmk) {
+            gen_shut_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(a);
+            PGPU_LAUNCHED();
+        }
         if (a.cmk && gen.held) {
             gen_distance_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(a);
             PGPU_LAUNCHED();

@@ -510,11 +510,13 @@
  *    coefficients, with or without PGPU_FIXED; FFT and PGPU_MIXED answer
  *    PGPU_ERROR_UNSUPPORTED.  Coarse levels take cell types after the
  *    seed's rule (a coarse point is Dirichlet where its central child is,
- *    else fluid where any child is) and face coefficients averaged over
+ *    else fluid where any child is; solid where its central child is and
+ *    its fluid children fall apart) and face coefficients averaged over
  *    the coarse face; a face between a coarse fluid and a coarse Dirichlet
  *    point takes the distance from the fluid point to the fine Dirichlet
  *    points instead (lengths over face coefficients), so a free surface
- *    stays where it is on every level.
+ *    stays where it is on every level, and a face that a solid layer one
+ *    cell thick closes across its whole width stays closed.
  *    V-cycles converge on most masks (10-18 cycles to 1e-12 on the test
  *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3, 10 cycles to
  *    1e-10 at 512^3 against the box's 8; between Neumann faces at even
@@ -524,9 +526,8 @@
  *    at 256^3: 9 cycles to 1e-8), but may diverge (PGPU_ERROR_BREAKDOWN)
  *    on strong jumps next to Neumann faces, converge more slowly where
  *    solid cells cover a Dirichlet face (0.05-0.19 per cycle in 3D,
- *    0.20-0.27 in 2D), stall (0.6-0.9) where they stand in the fluid as
- *    walls one cell thick or leave a thin fluid film at a high face (one
- *    cell thick on an even axis; two cells on most sizes), and may stall
+ *    0.20-0.27 in 2D) and where they stand in the fluid as walls one cell
+ *    thick (0.19-0.48 in 2D, 0.23-0.25 in 3D), and may stall
  *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta;
  *    CG with the multigrid preconditioner
  *    converges on those (8 iterations on 1000:1 two-phase flow at 256^3;
