@@ -1231,6 +1231,19 @@ int main(int argc, char **argv)
     convergence_nd(255, 2, MREF_SHAPE_POOL, BETA_NONE, 0, 0.15);
     convergence_nd(1023, 2, MREF_SHAPE_POOL, BETA_NONE, 0, 0.15);
     convergence(127, MREF_SHAPE_POOL, BETA_NONE, 0, 0.15);
+    /* Even sizes between Dirichlet faces: where rounding made a kept
+     * node's neighbour a core child, the pool converged at 0.30-0.34 per
+     * cycle (120^2, 128^2, 256^2, 128^3; H100). */
+    convergence_nd(120, 2, MREF_SHAPE_POOL, BETA_NONE, 0, 0.15);
+    convergence_nd(256, 2, MREF_SHAPE_POOL, BETA_NONE, 0, 0.15);
+    convergence(128, MREF_SHAPE_POOL, BETA_NONE, 0, 0.15);
+    /* Thin solid walls standing in the fluid: V-cycles stalled at
+     * 0.62-0.84 per cycle (63^2-1024^2, 63^3-128^3; H100) until the coarse
+     * levels took the split and shut rules (gen_coarse_kernel,
+     * gen_shut_kernel). */
+    convergence_nd(127, 2, MREF_SHAPE_WALLS, BETA_NONE, 0, 0.5);
+    convergence_nd(256, 2, MREF_SHAPE_WALLS, BETA_NONE, 0, 0.5);
+    convergence(64, MREF_SHAPE_WALLS, BETA_NONE, 0, 0.5);
     scale_free(128, 2);
     scale_free(64, 3);
     convergence(63, MREF_SHAPE_SPHERE, MREF_BETA_JUMP, 1e3, 0);
