@@ -528,10 +528,14 @@
  *    solid cells cover a Dirichlet face (0.05-0.19 per cycle in 3D,
  *    0.20-0.27 in 2D) and where they stand in the fluid as walls one cell
  *    thick (0.19-0.48 in 2D, 0.23-0.25 in 3D), and may stall
- *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta;
- *    CG with the multigrid preconditioner
- *    converges on those (8 iterations on 1000:1 two-phase flow at 256^3;
- *    see KRYLOV METHODS for where it stalls too).  Float V-cycles' own
+ *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta
+ *    or diverge where single Dirichlet cells stand apart in the fluid (a
+ *    reference cell in a closed tank or pocket, say: a coarse point is
+ *    Dirichlet only where its central child is, so such a cell leaves the
+ *    coarse levels unless it lies on one of their nodes; CG is not
+ *    measured there).  CG with the multigrid preconditioner converges on
+ *    the others (8 iterations on 1000:1 two-phase flow at 256^3; see
+ *    KRYLOV METHODS for where it stalls too).  Float V-cycles' own
  *    stop (the (**) rule) needs coarse grids that carry the error: where a
  *    mask leaves no fluid coarse point it falls back to the residual, and
  *    Dirichlet cells scattered one by one inside the fluid keep the
