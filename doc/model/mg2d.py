@@ -25,6 +25,9 @@ Variants (the opts dict of build / factor):
              side is a coarse Dirichlet point or neither side's core child is
              solid) | 'harm_w' (series mean along the path) | 'fluidfaces'
              (means over the fine faces with a fluid side only)
+  iso        True: a fine Dirichlet point none of whose coarse parents is
+             Dirichlet makes its parent of the largest restriction weight
+             Dirichlet (a single Dirichlet cell off the coarse nodes stays)
   ddist      True: a face between a coarse fluid and a coarse Dirichlet point
              takes coarse spacing / (the series distance from the fluid node
              to the first Dirichlet point along the path)
@@ -279,6 +282,24 @@ def coarse_types(L, tx, ty, rule):
                     Tc[J, I] = FLUID
         return Tc
     raise ValueError(rule)
+
+
+def iso_fix(L, tx, ty, Tc):
+    """A fine Dirichlet point none of whose coarse parents is Dirichlet makes its
+    parent of the largest restriction weight Dirichlet (ties: the lowest index):
+    a single Dirichlet cell off the coarse nodes otherwise leaves the coarse
+    levels (a reference cell in a sealed pocket: a singular coarse problem).
+    Each coarse point decides from its own children and their parents only."""
+    T = L.T
+    out = Tc.copy()
+    for (j, i) in np.argwhere(T == DIRI):
+        Js = np.nonzero(ty.R[:, j])[0]
+        Is = np.nonzero(tx.R[:, i])[0]
+        if any(Tc[J, I] == DIRI for J in Js for I in Is):
+            continue
+        best = max((ty.R[J, j] * tx.R[I, i], -J, -I) for J in Js for I in Is)
+        out[-best[1], -best[2]] = DIRI
+    return out
 
 
 def coarse_fracs(L, tx, ty, mode, Tc=None):
@@ -549,6 +570,8 @@ def build(mask, opts=None):
             # fluid only where some fine fluid point takes weight from it (closed-face P)
             par = np.asarray((P != 0).sum(axis=0)).ravel().reshape(Tc.shape) > 0
             Tc = np.where(Tc == FLUID, np.where(par, FLUID, SOLID), Tc).astype(np.int8)
+        if opts.get('iso', False):
+            Tc = iso_fix(L, tx, ty, Tc)
         FXc, FYc = coarse_fracs(L, tx, ty, opts.get('frac', 'gpu'), Tc)
         if opts.get('ddist', False):
             ddist_fix(L, tx, ty, Tc, FXc, FYc, cx, cy)
@@ -735,6 +758,18 @@ def mask_topd(n, frac=0.5):
     x = (np.arange(n) + 0.5) / n
     _, y = np.meshgrid(x, x)
     m[y > frac] = DIRI
+    return m
+
+
+def mask_pocket_held(n):
+    """A square pocket sealed by a one-cell solid shell (0.3-0.7), one Dirichlet
+    cell inside it off the coarse nodes (an even 0-based index)."""
+    m = mask_box(n)
+    a, b = int(0.3 * n), int(0.7 * n)
+    m[a:b + 1, a] = m[a:b + 1, b] = SOLID
+    m[a, a:b + 1] = m[b, a:b + 1] = SOLID
+    c = 2 * ((a + b) // 4)
+    m[c, c] = DIRI
     return m
 
 

@@ -8,8 +8,8 @@ first level pair whose factor is bad is where the hierarchy goes wrong).
 """
 import sys
 
-from mg2d import MG, factor, mask_box, mask_disc, mask_film, mask_film_low, mask_film_top, mask_pool, mask_sealed, \
-    mask_sealed2, mask_stairs, mask_topd, mask_walls
+from mg2d import MG, factor, mask_box, mask_disc, mask_film, mask_film_low, mask_film_top, mask_pocket_held, mask_pool, \
+    mask_sealed, mask_sealed2, mask_stairs, mask_topd, mask_walls
 
 VARIANTS = {
     'base': {},
@@ -20,6 +20,7 @@ VARIANTS = {
     'ddist': {'ddist': True},
     'V5': {'ddist': True, 'frac': 'az_sel', 'type_rule': 'split'},
     'V6': {'ddist': True, 'frac': 'az_sel', 'type_rule': 'split', 'restr': 'tr'},
+    'V5iso': {'ddist': True, 'frac': 'az_sel', 'type_rule': 'split', 'iso': True},
 }
 
 
@@ -37,6 +38,7 @@ MASKS = {
     'pool': mask_pool,
     'walls': mask_walls,
     'stairs': mask_stairs,
+    'pocketheld': mask_pocket_held,  # a sealed pocket whose one Dirichlet cell lies off the coarse nodes
 }
 
 
