@@ -859,7 +859,8 @@ __device__ __forceinline__ A neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T 
 // diagonal part; a closed face has a point across it, so there d = v).
 constexpr int CELL_BITS = 3, CLOSED_SHIFT = 2;
 // A coarse fluid point whose core children are all solid, as gen_coarse_kernel
-// writes it for gen_distance_kernel; gen_check_kernel makes it fluid.
+// writes it for gen_shut_kernel (gen_distance_kernel takes it as fluid);
+// gen_check_kernel makes it fluid.
 constexpr unsigned CELL_FLUID_SOLID_CORE = 3;
 template <class T> __device__ __forceinline__ bool gen_fluid(const Grid<T> &g, int64_t p)
 {
@@ -4580,8 +4581,8 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         a.cf[d][pc] = fr;
         zero |= fr == T(0) ? 1u << (CLOSED_SHIFT + 2 * d) : 0u;
         // an inner face with a path face of 0 across its whole width: for
-        // gen_distance_kernel's shut rule, in the high face's bit (free
-        // until gen_check_kernel sets those)
+        // gen_shut_kernel, in the high face's bit (free until
+        // gen_check_kernel sets those)
         if (zs[d] && P[d] > 0 && P[d] < nc[d]) zero |= 2u << (CLOSED_SHIFT + 2 * d);
     }
     if (m[0] && m[1] && m[2] && a.cmk) {
@@ -4612,26 +4613,6 @@ __device__ __forceinline__ int row_child(const CoarseAxis &A, int P, int c)
     return __ldg(A.slot + (size_t)(P / A.tb) * A.stride + 1 + ((word >> (8 * (c & 3))) & 0xff));
 }
 
-// The faces between a coarse fluid and a coarse Dirichlet point, once
-// gen_coarse_kernel has written the level: the stages' mean of the fine
-// faces on the path puts the held value a coarse spacing away, where the
-// fine fluid's nearest held point may be one fine spacing away (a coarse
-// point is Dirichlet only where its core child is).  Each level then moved
-// the held boundary outwards and V-cycles diverged on a free surface
-// between kept nodes (Dirichlet cells above y = 0.5 at 127^2: 1.25 per
-// cycle).  Here such a face takes, per fine row across it (the rows'
-// weights as the stages use them), the coarse spacing over the distance
-// from the fluid point's position to the row's first Dirichlet point along
-// the face's axis, each fine face's length over its fraction (a row ends
-// at the far coarse point's position when it holds no Dirichlet point);
-// 0 where the row meets a closed face or a solid point first, or its point
-// next to the fluid one is solid (no flux leaves it).  Fluid sealed from
-// Dirichlet cells by a solid layer, which the mean coupled to them with
-// 0.5, is then cut off too.
-//
-// Runs after gen_shut_kernel, and overrides it on these faces.  A thread
-// per coarse point, its low faces: it rewrites its own bits and faces
-// only, and reads its neighbours' type bits, which no thread changes.
 // The shut rule, once gen_coarse_kernel has written the level (before
 // gen_distance_kernel): for solid layers one cell thick that the coarse
 // level no longer resolves (doc/model's V5 with the split rule of
@@ -4672,6 +4653,26 @@ template <class T> __global__ void __launch_bounds__(256) gen_shut_kernel(const 
     }
 }
 
+// The faces between a coarse fluid and a coarse Dirichlet point, once
+// gen_coarse_kernel has written the level: the stages' mean of the fine
+// faces on the path puts the held value a coarse spacing away, where the
+// fine fluid's nearest held point may be one fine spacing away (a coarse
+// point is Dirichlet only where its core child is).  Each level then moved
+// the held boundary outwards and V-cycles diverged on a free surface
+// between kept nodes (Dirichlet cells above y = 0.5 at 127^2: 1.25 per
+// cycle).  Here such a face takes, per fine row across it (the rows'
+// weights as the stages use them), the coarse spacing over the distance
+// from the fluid point's position to the row's first Dirichlet point along
+// the face's axis, each fine face's length over its fraction (a row ends
+// at the far coarse point's position when it holds no Dirichlet point);
+// 0 where the row meets a closed face or a solid point first, or its point
+// next to the fluid one is solid (no flux leaves it).  Fluid sealed from
+// Dirichlet cells by a solid layer, which the mean coupled to them with
+// 0.5, is then cut off too.
+//
+// Runs after gen_shut_kernel, and overrides it on these faces.  A thread
+// per coarse point, its low faces: it rewrites its own bits and faces
+// only, and reads its neighbours' type bits, which no thread changes.
 template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
 {
     const Grid<T> &F = a.f, &C = a.c;
