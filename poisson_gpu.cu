@@ -3916,6 +3916,23 @@ struct CoarseAxis {
 // The host side of a CoarseAxis: rows from the restriction t and the path
 // table (cnt, idx) over `span` positions (0..nc, or the one plane of a 2D
 // z axis); false if a tile touches more than 255 fine slots.
+// The core children of coarse row P (bit c: child c): those of more than
+// half the row's largest restriction weight.  A child with half of it (a
+// kept node's neighbours) must not count where the positions' rounding
+// leaves its weight a few ulps above half: between Dirichlet walls at even
+// sizes (h = 1/(n+1)) that made a fluid node's neighbour core, so a free
+// surface moved a node down on such levels (V-cycles at 0.3 to 0.8 per
+// cycle).
+static unsigned row_core(const AxisTransfer &t, int P)
+{
+    const int m = t.rcnt[(size_t)P];
+    double wmax = 0;
+    for (int c = 0; c < m; ++c) wmax = std::max(wmax, t.rw[(size_t)P * MAX_CHILDREN + c]);
+    unsigned core = 0;
+    for (int c = 0; c < m; ++c) core |= (t.rw[(size_t)P * MAX_CHILDREN + c] > (0.5 + 1e-9) * wmax ? 1u : 0u) << c;
+    return core;
+}
+
 struct CoarseAxisHost {
     std::vector<int> row, slot;
     std::vector<double> w;
@@ -3947,21 +3964,11 @@ static bool coarse_axis_table(const Axis &a, const AxisTransfer &t, const std::v
         for (int P = it * tb; P < std::min(span, (it + 1) * tb); ++P) {
             const int m = P < nc ? t.rcnt[P] : 0, np = cnt[P];
             unsigned char sl[MAX_CHILDREN + MAX_PATH] = {};
-            double wmax = 0;
-            for (int c = 0; c < m; ++c) wmax = std::max(wmax, t.rw[(size_t)P * MAX_CHILDREN + c]);
-            unsigned core = 0;
+            const unsigned core = P < nc ? row_core(t, P) : 0u;
             auto at = [&](int f) { return (unsigned char)(std::lower_bound(s.begin(), s.end(), f) - s.begin()); };
-            // Core: more than half the largest weight.  A child with half
-            // of it (a kept node's neighbours) must not count where the
-            // positions' rounding leaves its weight a few ulps above half:
-            // between Dirichlet walls at even sizes (h = 1/(n+1)) that made
-            // a fluid node's neighbour core, so a free surface moved a node
-            // down on such levels (V-cycles at 0.3 to 0.8 per cycle).
             for (int c = 0; c < m; ++c) {
-                const double wc = t.rw[(size_t)P * MAX_CHILDREN + c];
-                core |= (wc > (0.5 + 1e-9) * wmax ? 1u : 0u) << c;
                 sl[c] = at(t.ridx[(size_t)P * MAX_CHILDREN + c]);
-                h.w[(size_t)P * MAX_CHILDREN + c] = wc;
+                h.w[(size_t)P * MAX_CHILDREN + c] = t.rw[(size_t)P * MAX_CHILDREN + c];
             }
             for (int e = 0; e < np; ++e) sl[MAX_CHILDREN + e] = at(path_fine(P, e));
             int *r = &h.row[(size_t)P * 4];
@@ -3977,6 +3984,35 @@ static bool coarse_axis_table(const Axis &a, const AxisTransfer &t, const std::v
         h.slot[(size_t)it * stride] = (int)s.size();
         std::copy(s.begin(), s.end(), h.slot.begin() + (size_t)it * stride + 1);
     }
+    return true;
+}
+
+// One axis of a level pair as gen_iso_kernel reads it: per fine index i its
+// coarse parents (the rows whose restriction holds it), in ascending order,
+// p[4 i] = count | 256 if it is a core child of one of them, then their
+// indices; w[3 i + c] their weights.  False if a point has more than
+// MAX_PARENTS.
+constexpr int MAX_PARENTS = 3;
+struct ParentAxis {
+    const int4 *p;
+    const double *w;
+};
+static bool parent_table(const AxisTransfer &t, int n, int nc, std::vector<int> &p, std::vector<double> &w)
+{
+    p.assign((size_t)n * 4, 0);
+    w.assign((size_t)n * MAX_PARENTS, 0.0);
+    for (int P = 0; P < nc; ++P) { // ascending P: each point's parents come in order
+        const unsigned core = row_core(t, P);
+        for (int c = 0; c < t.rcnt[(size_t)P]; ++c) {
+            const int i = t.ridx[(size_t)P * MAX_CHILDREN + c];
+            int &cnt = p[(size_t)i * 4];
+            if ((cnt & 0xff) == MAX_PARENTS) return false;
+            w[(size_t)i * MAX_PARENTS + (cnt & 0xff)] = t.rw[(size_t)P * MAX_CHILDREN + c];
+            p[(size_t)i * 4 + 1 + (cnt & 0xff)] = P;
+            cnt += 1 | ((core >> c) & 1u) << 8;
+        }
+    }
+    for (int i = 0; i < n; ++i) p[(size_t)i * 4] = (p[(size_t)i * 4] & 0xff) | (p[(size_t)i * 4] > 0xff ? 256 : 0);
     return true;
 }
 
@@ -4224,6 +4260,8 @@ template <class T> struct GenCoarse {
     T *cf[3];         // coarse face fractions
     CoarseAxis ax[3]; // per axis: rows, paths and the tiles' fine slots
     WalkAxis wk[3];   // per axis: the fine nodes between two coarse ones (gen_distance_kernel)
+    ParentAxis par[3]; // per axis: each fine point's coarse parents (gen_iso_kernel)
+    uint8_t *iso;     // gen_iso_kernel's marks, a byte per coarse element (NULL: none)
     uint32_t *list;   // the tiles that take the stages, listed by the first pass (NULL: every tile)
     uint32_t *count;  // their number
     unsigned tiles;   // the level's tiles
@@ -4613,6 +4651,64 @@ __device__ __forceinline__ int row_child(const CoarseAxis &A, int P, int c)
     return __ldg(A.slot + (size_t)(P / A.tb) * A.stride + 1 + ((word >> (8 * (c & 3))) & 0xff));
 }
 
+// The iso rule, once gen_coarse_kernel has written the level (before
+// gen_shut_kernel): a coarse point is Dirichlet where a core child is, so a
+// fine Dirichlet point that is nobody's core child (off the coarse nodes)
+// and has no Dirichlet parent left the coarse levels.  Where it was the
+// only one (a reference cell in a closed tank or a sealed pocket) the
+// coarse problems were singular and V-cycles diverged.  Such a point
+// marks its parent of the largest restriction weight (ties, to a relative
+// 1e-9 that the positions' rounding leaves: the lowest index) in a.iso, which gen_shut_kernel makes Dirichlet; the decisions
+// read the types as gen_coarse_kernel wrote them, which no thread here
+// changes.  A warp per fine row, a lane per aligned word of the mask.
+template <class T> __global__ void __launch_bounds__(256) gen_iso_kernel(const GenCoarse<T> a)
+{
+    const Grid<T> &F = a.f, &C = a.c;
+    const int lane = threadIdx.x & 31;
+    const int64_t rows = (int64_t)F.ny * F.nz, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    for (int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; r < rows; r += warps) {
+        const int j = (int)(r % F.ny), k = (int)(r / F.ny);
+        const uint8_t *rp = F.mk + F.base + j * F.sy + k * F.sz;
+        const int a0 = (int)((uintptr_t)rp & 3u); // the row's first word starts at x = -a0
+        const uint32_t *q = (const uint32_t *)(rp - a0);
+        const int words = (a0 + F.nx + 3) >> 2;
+        const int4 py = __ldg(a.par[1].p + j), pz = __ldg(a.par[2].p + k);
+        for (int w = lane; w < words; w += 32) {
+            uint32_t hit = type_bytes(__ldg(q + w), PGPU_CELL_DIRICHLET);
+            while (hit) {
+                const int b = (__ffs((int)hit) - 1) >> 3, i = 4 * w + b - a0;
+                hit &= hit - 1;
+                if (i < 0 || i >= F.nx) continue;
+                const int4 px = __ldg(a.par[0].p + i);
+                if (px.x & py.x & pz.x & 256) continue; // a core child: its parent is Dirichlet
+                const int n[3] = {px.x & 0xff, py.x & 0xff, pz.x & 0xff};
+                const int P0[3] = {px.y, px.z, px.w}, P1[3] = {py.y, py.z, py.w}, P2[3] = {pz.y, pz.z, pz.w};
+                double best = -1;
+                int64_t at = -1;
+                bool held = false;
+                for (int c2 = 0; c2 < n[2] && !held; ++c2)
+                    for (int c1 = 0; c1 < n[1] && !held; ++c1)
+                        for (int c0 = 0; c0 < n[0]; ++c0) {
+                            const int64_t pc = C.base + P0[c0] + (int64_t)P1[c1] * C.sy +
+                                               (C.is3d ? (int64_t)P2[c2] * C.sz : 0);
+                            if ((a.cmk[pc] & CELL_BITS) == PGPU_CELL_DIRICHLET) {
+                                held = true;
+                                break;
+                            }
+                            const double wt = __ldg(a.par[0].w + (size_t)i * MAX_PARENTS + c0) *
+                                              __ldg(a.par[1].w + (size_t)j * MAX_PARENTS + c1) *
+                                              __ldg(a.par[2].w + (size_t)k * MAX_PARENTS + c2);
+                            if (wt > best * (1 + 1e-9)) { // (a tie in exact weights: the first)
+                                best = wt;
+                                at = pc;
+                            }
+                        }
+                if (!held && at >= 0) a.iso[at] = 1;
+            }
+        }
+    }
+}
+
 // The shut rule, once gen_coarse_kernel has written the level (before
 // gen_distance_kernel): for solid layers one cell thick that the coarse
 // level no longer resolves (doc/model's V5 with the split rule of
@@ -4633,19 +4729,25 @@ template <class T> __global__ void __launch_bounds__(256) gen_shut_kernel(const 
         const int64_t row = C.base + j * C.sy + k * C.sz;
         for (int i = lane; i < C.nx; i += 32) {
             const int64_t pc = row + i;
-            const unsigned own = a.cmk[pc], raw = own & CELL_BITS;
-            if (!(own & 0xa8u) || raw == PGPU_CELL_SOLID) continue; // (the bits are set on inner faces only)
-            unsigned out = own;
+            // the type with gen_iso_kernel's marks (a neighbour's byte may
+            // be rewritten meanwhile, its type only to the marked one)
+            auto type_at = [&](int64_t e) {
+                return a.iso && a.iso[e] ? (unsigned)PGPU_CELL_DIRICHLET : a.cmk[e] & CELL_BITS;
+            };
+            const unsigned own = a.cmk[pc], raw = type_at(pc);
+            unsigned out = (own & ~CELL_BITS) | raw;
+            if ((own & 0xa8u) && raw != PGPU_CELL_SOLID) { // (the bits are set on inner faces only)
 #pragma unroll
-            for (int d = 0; d < 3; ++d) {
-                const int64_t cs = d == 0 ? 1 : d == 1 ? C.sy : C.sz;
-                if (!((own >> (CLOSED_SHIFT + 2 * d + 1)) & 1u)) continue;
-                const unsigned nb = a.cmk[pc - cs] & CELL_BITS;
-                if (nb == PGPU_CELL_SOLID) continue;
-                if (raw == PGPU_CELL_DIRICHLET || nb == PGPU_CELL_DIRICHLET ||
-                    (raw != CELL_FLUID_SOLID_CORE && nb != CELL_FLUID_SOLID_CORE)) {
-                    a.cf[d][pc] = T(0);
-                    out |= 1u << (CLOSED_SHIFT + 2 * d);
+                for (int d = 0; d < 3; ++d) {
+                    const int64_t cs = d == 0 ? 1 : d == 1 ? C.sy : C.sz;
+                    if (!((own >> (CLOSED_SHIFT + 2 * d + 1)) & 1u)) continue;
+                    const unsigned nb = type_at(pc - cs);
+                    if (nb == PGPU_CELL_SOLID) continue;
+                    if (raw == PGPU_CELL_DIRICHLET || nb == PGPU_CELL_DIRICHLET ||
+                        (raw != CELL_FLUID_SOLID_CORE && nb != CELL_FLUID_SOLID_CORE)) {
+                        a.cf[d][pc] = T(0);
+                        out |= 1u << (CLOSED_SHIFT + 2 * d);
+                    }
                 }
             }
             if (out != own) a.cmk[pc] = (uint8_t)out;
@@ -5198,6 +5300,7 @@ template <class T> struct General {
     struct CoarseLevel {
         CoarseAxis ax[3];
         WalkAxis wk[3];
+        ParentAxis par[3];
         size_t smem = 0, head = 0; // the second pass's shared memory, the first's
         unsigned tiles = 0;
     };
@@ -5214,7 +5317,7 @@ template <class T> struct General {
     unsigned long long *maxbits = nullptr;
     long long *sums = nullptr;
     double *first = nullptr; // region 0's mean of b
-    T *fp = nullptr;         // f with the singular regions' means removed
+    T *fp = nullptr;         // f with the singular regions' means removed (while the levels are built: gen_iso_kernel's marks)
     uint32_t regions = 0, cap = 0;
 };
 
@@ -5718,7 +5821,8 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         std::vector<int> iv;
         std::vector<double> wv;
         std::vector<size_t> off; // per level pair and axis: rows, slots (ints), weights (doubles)
-        std::vector<size_t> woff; // per level pair and axis: the walk's nodes (ints), distances (doubles)
+        std::vector<size_t> woff; // per level pair and axis: the walk's nodes (ints), distances (doubles),
+                                  // the parents (ints), their weights (doubles)
         size_t smem_most = 0;
         unsigned tiles_most = 0;
         gen.coarse.assign((size_t)std::max(nl - 1, 0), {});
@@ -5767,6 +5871,13 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                 iv.resize((iv.size() + 3) / 4 * 4);
                 woff.push_back(wv.size());
                 wv.insert(wv.end(), wx.begin(), wx.end());
+                PGPU_RETURN_IF(!parent_table(hl[l].tr[d], hl[l].ax[d].n, hl[l + 1].ax[d].n, wk, wx),
+                               PGPU_ERROR_UNSUPPORTED, "masks: a point of level %d has more than %d coarse parents "
+                               "along axis %d", l, MAX_PARENTS, d);
+                woff.push_back(iv.size());
+                iv.insert(iv.end(), wk.begin(), wk.end());
+                woff.push_back(wv.size());
+                wv.insert(wv.end(), wx.begin(), wx.end());
             }
             gen.coarse[(size_t)l].tiles = (unsigned)((int64_t)h[0].nt * h[1].nt * h[2].nt);
             tiles_most = std::max(tiles_most, gen.coarse[(size_t)l].tiles);
@@ -5789,8 +5900,9 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                     c.row = (const int4 *)(di + o[0]);
                     c.slot = di + o[1];
                     c.w = dw + o[2];
-                    const size_t *ow = &woff[((size_t)l * 3 + d) * 2];
+                    const size_t *ow = &woff[((size_t)l * 3 + d) * 4];
                     gen.coarse[(size_t)l].wk[d] = {di + ow[0], dw + ow[1]};
+                    gen.coarse[(size_t)l].par[d] = {(const int4 *)(di + ow[2]), dw + ow[3]};
                 }
         }
         // The limit belongs to the kernel, shared by every handle of the
@@ -5884,6 +5996,7 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         const Grid<T> &C = lv[l + 1].g;
         const auto &cl = gen.coarse[(size_t)l];
         GenCoarse<T> a;
+        a.iso = nullptr;
         a.f = lv[l].g;
         a.c = C;
         a.cmk = gen.mask ? gen.mk[l + 1] : nullptr;
@@ -5891,6 +6004,7 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
             a.cf[d] = gen.fr[d][l + 1];
             a.ax[d] = cl.ax[d];
             a.wk[d] = cl.wk[d];
+            a.par[d] = cl.par[d];
         }
         // The second pass's grid: the blocks that fit the GPU at once (two
         // per SM), or one per tile; where that is every tile, it takes them
@@ -5910,6 +6024,12 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         if (fr) gen_coarse_kernel<T, true, true><<<fit, block, cl.smem, env.st>>>(a);
         else gen_coarse_kernel<T, false, true><<<fit, block, cl.smem, env.st>>>(a);
         PGPU_LAUNCHED();
+        if (a.cmk && gen.held) { // fp, free until a solve, holds the marks
+            a.iso = (uint8_t *)gen.fp;
+            PGPU_CUDA(cudaMemsetAsync(a.iso, 0, (size_t)lv[l + 1].elems, env.st));
+            gen_iso_kernel<T><<<grid_for((int64_t)lv[l].npts, env.sms), 256, 0, env.st>>>(a);
+            PGPU_LAUNCHED();
+        }
         if (a.cmk) {
             gen_shut_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(a);
             PGPU_LAUNCHED();

@@ -509,10 +509,11 @@
  *    preconditioner; the FFT one ignores mask and beta) accept masks and
  *    coefficients, with or without PGPU_FIXED; FFT and PGPU_MIXED answer
  *    PGPU_ERROR_UNSUPPORTED.  Coarse levels take cell types after the
- *    seed's rule (a coarse point is Dirichlet where its central child is,
- *    else fluid where any child is; solid where its central child is and
- *    its fluid children fall apart) and face coefficients averaged over
- *    the coarse face; a face between a coarse fluid and a coarse Dirichlet
+ *    seed's rule (a coarse point is Dirichlet where its central child is
+ *    or where it is the heaviest parent of a Dirichlet point that no
+ *    coarse Dirichlet point holds, else fluid where any child is; solid
+ *    where its central child is and its fluid children fall apart) and
+ *    face coefficients averaged over the coarse face; a face between a coarse fluid and a coarse Dirichlet
  *    point takes the distance from the fluid point to the fine Dirichlet
  *    points instead (lengths over face coefficients), so a free surface
  *    stays where it is on every level, and a face that a solid layer one
@@ -528,14 +529,14 @@
  *    solid cells cover a Dirichlet face (0.05-0.19 per cycle in 3D,
  *    0.20-0.27 in 2D) and where they stand in the fluid as walls one cell
  *    thick (0.19-0.48 in 2D, 0.23-0.25 in 3D), and may stall
- *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta
- *    or diverge where single Dirichlet cells stand apart in the fluid (a
- *    reference cell in a closed tank or pocket, say: a coarse point is
- *    Dirichlet only where its central child is, so such a cell leaves the
- *    coarse levels unless it lies on one of their nodes; CG is not
- *    measured there).  CG with the multigrid preconditioner converges on
- *    the others (8 iterations on 1000:1 two-phase flow at 256^3; see
- *    KRYLOV METHODS for where it stalls too).  Float V-cycles' own
+ *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta,
+ *    and converge slowly where a single Dirichlet cell stands apart in the
+ *    fluid (a reference cell in a closed tank or pocket, say: 0.70-0.87
+ *    per cycle in 2D, 0.94-0.99 in 3D; the coarse levels hold such a cell
+ *    on its heaviest parent alone; CG is not measured there).  CG with
+ *    the multigrid preconditioner converges on the others (8 iterations
+ *    on 1000:1 two-phase flow at 256^3; see KRYLOV METHODS for where it
+ *    stalls too).  Float V-cycles' own
  *    stop (the (**) rule) needs coarse grids that carry the error: where a
  *    mask leaves no fluid coarse point it falls back to the residual, and
  *    Dirichlet cells scattered one by one inside the fluid keep the

@@ -428,7 +428,7 @@ const char *mref_shape_name(int shape)
 {
     static const char *names[MREF_SHAPE_COUNT] = {"no mask", "sphere", "staircase", "thin walls", "pockets",
                                                   "pool", "cells on the box", "random solid",
-                                                  "sphere, solid x layers"};
+                                                  "sphere, solid x layers", "held pocket"};
     return shape >= 0 && shape < MREF_SHAPE_COUNT ? names[shape] : "?";
 }
 
@@ -503,6 +503,21 @@ void mref_shape(const ref_grid *g, int shape, uint8_t *mask)
             if (r < 0.35)
                 t = PGPU_CELL_SOLID;
             else if (r < 0.36)
+                t = PGPU_CELL_DIRICHLET;
+            break;
+        }
+        case MREF_SHAPE_HELD: {
+            const int64_t n3[3] = {nx, ny, nz}, at[3] = {i - 1, j - 1, k - 1};
+            int in = 1, shell = 0, held = 1;
+            for (int d = 0; d < (is3d ? 3 : 2); ++d) {
+                const int64_t a = (int64_t)(0.3 * (double)n3[d]), b = (int64_t)(0.7 * (double)n3[d]);
+                in = in && at[d] >= a && at[d] <= b;
+                shell = shell || at[d] == a || at[d] == b;
+                held = held && at[d] == 2 * ((a + b) / 4);
+            }
+            if (in && shell)
+                t = PGPU_CELL_SOLID;
+            if (held)
                 t = PGPU_CELL_DIRICHLET;
             break;
         }

@@ -178,6 +178,10 @@ enum {
     MREF_SHAPE_SPHERE_WALL, /* the sphere, and every point at i = 1 and i = nx solid: the x
                               faces of the box touch no fluid (zero-flux walls one point
                               inside them) */
+    MREF_SHAPE_HELD,       /* a closed solid shell one point thick over 0.3-0.7 of each axis
+                              (0-based a = (int)(0.3 n) to b = (int)(0.7 n)), holding one
+                              Dirichlet point at 0-based 2 ((a + b) / 4) on every axis: off
+                              the coarse nodes of a Dirichlet axis (needs n >= 5) */
     MREF_SHAPE_COUNT
 };
 void mref_shape(const ref_grid *g, int shape, uint8_t *mask);

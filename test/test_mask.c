@@ -53,7 +53,10 @@
  *    geometric mean over cycles 3 to the last must be <= 0.15 with beta 1
  *    (0.3 with the layers: 0.11 measured on an H100); with a
  *    1000:1 two-phase beta it is printed (the bar waits for the Krylov
- *    work) and the solve must converge (a BREAKDOWN is named).
+ *    work) and the solve must converge (a BREAKDOWN is named).  A pocket
+ *    sealed by a one-point shell holding one Dirichlet point off the
+ *    coarse nodes: <= 0.95 over 40 cycles at 64^2 and 127^2 (diverged
+ *    before the iso rule), printed at 63^3.
  */
 #include "common.h"
 #include "mask_ref.h"
@@ -1020,7 +1023,10 @@ static void record(void *user, int iteration, double residual_norm, double relat
 }
 
 /* Returns the geometric-mean factor (NaN where it could not be formed). */
-static double convergence_bc(int64_t n, int dims, const char *bcs, int shape, int beta, double jump, double bar)
+/* converge: the solve must reach 1e-12 within 40 cycles (else the factor
+ * over the 40 cycles is all that is checked) */
+static double convergence_run(int64_t n, int dims, const char *bcs, int shape, int beta, double jump, double bar,
+                              int converge)
 {
     pgpu_config cfg = case_config(n, n, dims == 3 ? n : 1, bcs, 1.0 / (n + 1), 1.0 / (n + 1), 1.0 / (n + 1), 0, 0,
                                   PGPU_VCYCLE | PGPU_DOUBLE);
@@ -1067,9 +1073,10 @@ static double convergence_bc(int64_t n, int dims, const char *bcs, int shape, in
      * the others are gone (cycles 6 on at 120^3 with the wall layer) */
     const int to = last;
     const double factor = to > 2 ? pow(at[to] / at[2], 1.0 / (to - 2)) : NAN;
-    CHECK(st == PGPU_SUCCESS, "%s: converges to 1e-12: %s after %d cycles (relative residual %.2e)%s%s", what,
-          st == PGPU_ERROR_BREAKDOWN ? "BREAKDOWN" : pgpu_status_string(st), rep.iterations, rep.relative_residual,
-          st ? ": " : "", st ? pgpu_last_error(s) : "");
+    CHECK(st == PGPU_SUCCESS || (!converge && st == PGPU_ERROR_NOT_CONVERGED),
+          "%s: converges to 1e-12%s: %s after %d cycles (relative residual %.2e)%s%s", what,
+          converge ? "" : " or runs its 40 cycles", st == PGPU_ERROR_BREAKDOWN ? "BREAKDOWN" : pgpu_status_string(st),
+          rep.iterations, rep.relative_residual, st ? ": " : "", st ? pgpu_last_error(s) : "");
     /* bar (0: none): the issue's bar, 0.15, on the sphere.  With the coarse fluid region taken from the
      * whole restriction row: 0.035 at 63^3 and 127^3 (H100), like the empty
      * box; with the core children only it was 0.22 / 0.26.  Even sizes
@@ -1082,6 +1089,11 @@ static double convergence_bc(int64_t n, int dims, const char *bcs, int shape, in
     pgpu_destroy(s);
     mc_free(&mc);
     return factor;
+}
+
+static double convergence_bc(int64_t n, int dims, const char *bcs, int shape, int beta, double jump, double bar)
+{
+    return convergence_run(n, dims, bcs, shape, beta, jump, bar, 1);
 }
 
 static double convergence_nd(int64_t n, int dims, int shape, int beta, double jump, double bar)
@@ -1112,6 +1124,19 @@ static void scale_free(int64_t n, int dims)
               "V-cycle factor, pool in a tank %lld^%d: beta %g everywhere %.4f against %.4f without beta", (long long)n,
               dims, jumps[q], f1, f0);
     }
+}
+
+/* A pocket sealed by a one-point solid shell holding one Dirichlet point
+ * off the coarse nodes: a coarse point is Dirichlet where a core child is,
+ * so that point left the coarse levels, whose problems were then singular
+ * (V-cycles diverged: 1.91 per cycle at 64^2, 1.20 at 127^2; H200) until
+ * its parent of the largest weight took it (gen_iso_kernel: 0.71, 0.86).
+ * In 3D the factor stays about 0.97 (reported). */
+static void held_pocket(void)
+{
+    convergence_run(64, 2, "DDDD", MREF_SHAPE_HELD, BETA_NONE, 0, 0.95, 0);
+    convergence_run(127, 2, "DDDD", MREF_SHAPE_HELD, BETA_NONE, 0, 0.95, 0);
+    convergence_run(63, 3, "DDDDDD", MREF_SHAPE_HELD, BETA_NONE, 0, 0, 0);
 }
 
 /* Two handles of different sizes set masks in turn: what one handle's set
@@ -1246,6 +1271,7 @@ int main(int argc, char **argv)
     convergence(64, MREF_SHAPE_WALLS, BETA_NONE, 0, 0.5);
     scale_free(128, 2);
     scale_free(64, 3);
+    held_pocket();
     convergence(63, MREF_SHAPE_SPHERE, MREF_BETA_JUMP, 1e3, 0);
     convergence(127, MREF_SHAPE_SPHERE, MREF_BETA_JUMP, 1e3, 0);
     return t_finish("test_mask");

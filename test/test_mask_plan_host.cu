@@ -14,8 +14,9 @@
  *  - every coarse face has at least one fine face, at most MAX_PATH, each
  *    an index of a fine face of the axis;
  *  - on the large axes the whole table comes back.
- * One check per axis (its levels and faces, the first wrong face), and one
- * for its rows' core children (see core_case).
+ * One check per axis (its levels and faces, the first wrong face), one for
+ * its rows' core children (see core_case) and, up to 1024 nodes, one for
+ * each point's coarse parents (see parent_case).
  * cpu suite. */
 #include "../poisson_gpu.cu"
 
@@ -153,6 +154,47 @@ static void core_case(const std::vector<HostLevel> &hl, const char *name)
           first);
 }
 
+// parent_table (gen_iso_kernel's parents of each fine point) against the
+// restriction rows: every row that holds point i, in ascending order, with
+// its weight, and the core flag where i is a core child of one of them.
+static void parent_case(const std::vector<HostLevel> &hl, const char *name)
+{
+    long points = 0, bad = 0;
+    char first[160] = "";
+    for (size_t l = 0; l + 1 < hl.size(); ++l) {
+        const Axis &a = hl[l].ax[0], &c = hl[l + 1].ax[0];
+        const AxisTransfer &t = hl[l].tr[0];
+        std::vector<int> p;
+        std::vector<double> w;
+        if (!parent_table(t, a.n, c.n, p, w)) {
+            if (!bad++) snprintf(first, sizeof first, "level %zu: more than %d parents", l, MAX_PARENTS);
+            continue;
+        }
+        for (int i = 0; i < a.n; ++i, ++points) {
+            std::vector<int> want;
+            std::vector<double> ww;
+            bool core = false;
+            for (int P = 0; P < c.n; ++P)
+                for (int e = 0; e < t.rcnt[P]; ++e)
+                    if (t.ridx[(size_t)P * MAX_CHILDREN + e] == i) {
+                        want.push_back(P);
+                        ww.push_back(t.rw[(size_t)P * MAX_CHILDREN + e]);
+                        const double wmax = *std::max_element(t.rw.begin() + (size_t)P * MAX_CHILDREN,
+                                                              t.rw.begin() + (size_t)P * MAX_CHILDREN + t.rcnt[P]);
+                        core = core || t.rw[(size_t)P * MAX_CHILDREN + e] > (0.5 + 1e-6) * wmax;
+                    }
+            const int got = p[(size_t)i * 4] & 0xff;
+            bool same = got == (int)want.size() && ((p[(size_t)i * 4] & 256) != 0) == core && got > 0;
+            for (int e = 0; same && e < got; ++e)
+                same = p[(size_t)i * 4 + 1 + e] == want[(size_t)e] && w[(size_t)i * MAX_PARENTS + e] == ww[(size_t)e];
+            if (!same && !bad++)
+                snprintf(first, sizeof first, "level %zu (%d -> %d nodes) point %d: %d parents listed, %zu rows hold it", l,
+                         a.n, c.n, i, got, want.size());
+        }
+    }
+    CHECK(bad == 0, "%s: coarse parents of %ld points; %ld wrong%s%s", name, points, bad, bad ? ", first: " : "", first);
+}
+
 int main()
 {
     const int types[3] = {PGPU_BC_DIRICHLET, PGPU_BC_NEUMANN, PGPU_BC_PERIODIC};
@@ -165,6 +207,7 @@ int main()
         if (axis_hierarchy(n, types[lo], types[hi], h, name, hl)) {
             axis_case(hl, name);
             core_case(hl, name);
+            if (n <= 1024) parent_case(hl, name); // (its reference is quadratic in n)
         }
         ++cases;
     };

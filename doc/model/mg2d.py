@@ -286,7 +286,8 @@ def coarse_types(L, tx, ty, rule):
 
 def iso_fix(L, tx, ty, Tc):
     """A fine Dirichlet point none of whose coarse parents is Dirichlet makes its
-    parent of the largest restriction weight Dirichlet (ties: the lowest index):
+    parent of the largest restriction weight Dirichlet (ties, to a relative 1e-9
+    that the positions' rounding leaves: the lowest index):
     a single Dirichlet cell off the coarse nodes otherwise leaves the coarse
     levels (a reference cell in a sealed pocket: a singular coarse problem).
     Each coarse point decides from its own children and their parents only."""
@@ -297,8 +298,9 @@ def iso_fix(L, tx, ty, Tc):
         Is = np.nonzero(tx.R[:, i])[0]
         if any(Tc[J, I] == DIRI for J in Js for I in Is):
             continue
-        best = max((ty.R[J, j] * tx.R[I, i], -J, -I) for J in Js for I in Is)
-        out[-best[1], -best[2]] = DIRI
+        wmax = max(ty.R[J, j] * tx.R[I, i] for J in Js for I in Is)
+        J, I = min((J, I) for J in Js for I in Is if ty.R[J, j] * tx.R[I, i] >= wmax / (1 + 1e-9))
+        out[J, I] = DIRI
     return out
 
 
