@@ -216,11 +216,17 @@
  *  a grid of one point stops after its one exact cycle; where the coarse
  *  levels carry no correction at all (a singular problem whose first coarse
  *  level is one node, a mask with no fluid coarse point) the residual
- *  decides, at the (*) tolerance, and the monitor sees residuals.  The residual of a float
- *  u cannot show the error left (its rounding alone gives a relative
- *  residual of ~eps lambda_max / lambda_min / 10, 4e-3 at 511^3); the
- *  correction can: 5 to 8 cycles, max error 4e-7 to 9e-7 of max |u|
- *  against the exact discrete solution at 255^3 to 1023^3.
+ *  decides, at the (*) tolerance, and the monitor sees residuals.  With a
+ *  mask or beta the true residual then confirms the stop: above 16 times
+ *  the (*) floor (at least 1.2e-4) the cycles go on, checked on the
+ *  residual, until it meets the (*) tolerance or stops falling, and end
+ *  PGPU_ERROR_NOT_CONVERGED where it stays above that bound (a mode the
+ *  coarse levels barely correct, such as a pocket held by one Dirichlet
+ *  cell, keeps the correction small while the error is not).  The
+ *  residual of a float u cannot show the error left (its rounding alone
+ *  gives a relative residual of ~eps lambda_max / lambda_min / 10, 4e-3
+ *  at 511^3); the correction can: 5 to 8 cycles, max error 4e-7 to 9e-7
+ *  of max |u| against the exact discrete solution at 255^3 to 1023^3.
  *  (***) float CG / BiCGStab with tolerance 0 stop when the recursive
  *  residual falls to 2^-20 of ||b|| and accept the true one down to float's
  *  floor (the (*) value); see KRYLOV METHODS.
@@ -870,7 +876,9 @@ pgpu_status pgpu_get_stream(const pgpu_solver *s, struct CUstream_st **stream);
  * FMG): `iteration` as the report counts it (PGPU_MIXED: refinements),
  * the residual norm and the relative residual.  Float V-cycles under the
  * default tolerance check the coarse-grid correction instead: residual_norm
- * is NaN there and relative_residual the correction's RMS relative to u's.
+ * is NaN there and relative_residual the correction's RMS relative to u's
+ * (with a mask or beta, the residual checks that may follow that stop are
+ * residuals).
  * The callback must not call into the same handle. */
 typedef void (*pgpu_monitor)(void *user, int iteration, double residual_norm, double relative_residual);
 
