@@ -20,7 +20,7 @@ VARIANTS = {
     'ddist': {'ddist': True},
     'V5': {'ddist': True, 'frac': 'az_sel', 'type_rule': 'split'},
     'V6': {'ddist': True, 'frac': 'az_sel', 'type_rule': 'split', 'restr': 'tr'},
-    'V5iso': {'ddist': True, 'frac': 'az_sel', 'type_rule': 'split', 'iso': True},
+    'V5iso': {'ddist': True, 'frac': 'az_sel', 'type_rule': 'split', 'iso': True},  # the library's rules
 }
 
 
