@@ -116,40 +116,48 @@ static void axis_case(const std::vector<HostLevel> &hl, const char *name)
           faces, compared, bad, bad ? ", first: " : "", first);
 }
 
+// Calls fn(l, fine axis, coarse axis, transfer) for each level pair of the
+// hierarchy.
+template <class F> static void each_pair(const std::vector<HostLevel> &hl, F fn)
+{
+    for (size_t l = 0; l + 1 < hl.size(); ++l) fn(l, hl[l].ax[0], hl[l + 1].ax[0], hl[l].tr[0]);
+}
+
+// Child e of restriction row P by the definition: more than half the row's
+// largest weight.  A child within 1e-6 of half (the neighbours of a kept
+// node, 1/4 against 1/2, whatever the positions' rounding) is not core:
+// rounding made it core at even sizes between Dirichlet walls, and a free
+// surface moved a node down on such levels.
+static bool core_child(const AxisTransfer &t, int P, int e)
+{
+    const double *w = &t.rw[(size_t)P * MAX_CHILDREN];
+    return w[e] > (0.5 + 1e-6) * *std::max_element(w, w + t.rcnt[P]);
+}
+
 // The core children that the coarse build's rows carry (a coarse point is
-// Dirichlet where a core child is): those with more than half the row's
-// largest restriction weight.  A child within 1e-6 of half (the neighbours
-// of a kept node, 1/4 against 1/2, whatever the positions' rounding) is not
-// core: rounding made it core at even sizes between Dirichlet walls, and a
-// free surface moved a node down on such levels.
+// Dirichlet where a core child is).
 static void core_case(const std::vector<HostLevel> &hl, const char *name)
 {
     long rows = 0, bad = 0;
     char first[160] = "";
-    for (size_t l = 0; l + 1 < hl.size(); ++l) {
-        const Axis &a = hl[l].ax[0], &c = hl[l + 1].ax[0];
-        const AxisTransfer &t = hl[l].tr[0];
-        if (!t.coarsened) continue;
+    each_pair(hl, [&](size_t l, const Axis &a, const Axis &c, const AxisTransfer &t) {
+        if (!t.coarsened) return;
         std::vector<int> cnt, idx;
         CoarseAxisHost tab;
         if (!path_table(a, c, true, cnt, idx) || !coarse_axis_table(a, t, cnt, idx, c.n, c.n + 1, 30, tab)) {
             if (!bad++) snprintf(first, sizeof first, "level %zu: no table", l);
-            continue;
+            return;
         }
         for (int P = 0; P < c.n; ++P, ++rows) {
-            const int m = t.rcnt[P];
             const unsigned core = (unsigned)(tab.row[(size_t)P * 4] >> 16) & 0xffu;
-            double wmax = 0;
-            for (int e = 0; e < m; ++e) wmax = std::max(wmax, t.rw[(size_t)P * MAX_CHILDREN + e]);
-            for (int e = 0; e < m; ++e) {
-                const double r = t.rw[(size_t)P * MAX_CHILDREN + e] / wmax;
-                const bool want = r > 0.5 + 1e-6, got = (core >> e) & 1u;
+            for (int e = 0; e < t.rcnt[P]; ++e) {
+                const bool want = core_child(t, P, e), got = (core >> e) & 1u;
                 if (got != want && !bad++)
-                    snprintf(first, sizeof first, "level %zu (%d -> %d nodes) row %d child %d: weight %.17g of the largest, %score",
-                             l, a.n, c.n, P, t.ridx[(size_t)P * MAX_CHILDREN + e], r, got ? "" : "not ");
+                    snprintf(first, sizeof first, "level %zu (%d -> %d nodes) row %d child %d: %score", l, a.n, c.n, P,
+                             t.ridx[(size_t)P * MAX_CHILDREN + e], got ? "" : "not ");
             }
         }
-    }
+    });
     CHECK(bad == 0, "%s: core children of %ld coarse rows; %ld wrong%s%s", name, rows, bad, bad ? ", first: " : "",
           first);
 }
@@ -161,14 +169,12 @@ static void parent_case(const std::vector<HostLevel> &hl, const char *name)
 {
     long points = 0, bad = 0;
     char first[160] = "";
-    for (size_t l = 0; l + 1 < hl.size(); ++l) {
-        const Axis &a = hl[l].ax[0], &c = hl[l + 1].ax[0];
-        const AxisTransfer &t = hl[l].tr[0];
+    each_pair(hl, [&](size_t l, const Axis &a, const Axis &c, const AxisTransfer &t) {
         std::vector<int> p;
         std::vector<double> w;
         if (!parent_table(t, a.n, c.n, p, w)) {
             if (!bad++) snprintf(first, sizeof first, "level %zu: more than %d parents", l, MAX_PARENTS);
-            continue;
+            return;
         }
         for (int i = 0; i < a.n; ++i, ++points) {
             std::vector<int> want;
@@ -179,9 +185,7 @@ static void parent_case(const std::vector<HostLevel> &hl, const char *name)
                     if (t.ridx[(size_t)P * MAX_CHILDREN + e] == i) {
                         want.push_back(P);
                         ww.push_back(t.rw[(size_t)P * MAX_CHILDREN + e]);
-                        const double wmax = *std::max_element(t.rw.begin() + (size_t)P * MAX_CHILDREN,
-                                                              t.rw.begin() + (size_t)P * MAX_CHILDREN + t.rcnt[P]);
-                        core = core || t.rw[(size_t)P * MAX_CHILDREN + e] > (0.5 + 1e-6) * wmax;
+                        core = core || core_child(t, P, e);
                     }
             const int got = p[(size_t)i * 4] & 0xff;
             bool same = got == (int)want.size() && ((p[(size_t)i * 4] & 256) != 0) == core && got > 0;
@@ -191,7 +195,7 @@ static void parent_case(const std::vector<HostLevel> &hl, const char *name)
                 snprintf(first, sizeof first, "level %zu (%d -> %d nodes) point %d: %d parents listed, %zu rows hold it", l,
                          a.n, c.n, i, got, want.size());
         }
-    }
+    });
     CHECK(bad == 0, "%s: coarse parents of %ld points; %ld wrong%s%s", name, points, bad, bad ? ", first: " : "", first);
 }
 
