@@ -3913,9 +3913,6 @@ struct CoarseAxis {
     int tb, nt, stride; // positions per tile, tiles, one tile's slot list length
 };
 
-// The host side of a CoarseAxis: rows from the restriction t and the path
-// table (cnt, idx) over `span` positions (0..nc, or the one plane of a 2D
-// z axis); false if a tile touches more than 255 fine slots.
 // The core children of coarse row P (bit c: child c): those of more than
 // half the row's largest restriction weight.  A child with half of it (a
 // kept node's neighbours) must not count where the positions' rounding
@@ -3933,6 +3930,9 @@ static unsigned row_core(const AxisTransfer &t, int P)
     return core;
 }
 
+// The host side of a CoarseAxis: rows from the restriction t and the path
+// table (cnt, idx) over `span` positions (0..nc, or the one plane of a 2D
+// z axis); false if a tile touches more than 255 fine slots.
 struct CoarseAxisHost {
     std::vector<int> row, slot;
     std::vector<double> w;
