@@ -4005,14 +4005,14 @@ static bool parent_table(const AxisTransfer &t, int n, int nc, std::vector<int> 
         const unsigned core = row_core(t, P);
         for (int c = 0; c < t.rcnt[(size_t)P]; ++c) {
             const int i = t.ridx[(size_t)P * MAX_CHILDREN + c];
-            int &cnt = p[(size_t)i * 4];
-            if ((cnt & 0xff) == MAX_PARENTS) return false;
-            w[(size_t)i * MAX_PARENTS + (cnt & 0xff)] = t.rw[(size_t)P * MAX_CHILDREN + c];
-            p[(size_t)i * 4 + 1 + (cnt & 0xff)] = P;
-            cnt += 1 | ((core >> c) & 1u) << 8;
+            int &head = p[(size_t)i * 4];
+            const int k = head & 0xff;
+            if (k == MAX_PARENTS) return false;
+            w[(size_t)i * MAX_PARENTS + k] = t.rw[(size_t)P * MAX_CHILDREN + c];
+            p[(size_t)i * 4 + 1 + k] = P;
+            head = (k + 1) | (head & 256) | (int)((core >> c) & 1u) << 8;
         }
     }
-    for (int i = 0; i < n; ++i) p[(size_t)i * 4] = (p[(size_t)i * 4] & 0xff) | (p[(size_t)i * 4] > 0xff ? 256 : 0);
     return true;
 }
 
@@ -4337,7 +4337,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     // z faces' (bits 0-4), y faces' (bits 5-9)
     uint16_t *m2 = (uint16_t *)(st2 + 3 * (size_t)a2);
     unsigned char *m1 = (unsigned char *)(m2 + a2); // z faces' only
-    unsigned char *b1 = m1 + a1;               // stage bits: held (a core child Dirichlet), fluid, a core child not solid
+    unsigned char *b1 = m1 + a1;               // stage bits: as coarse_tile's bits (below)
     unsigned char *b2 = b1 + a1;
     unsigned char *win = b2 + a2;              // [S2][S1][S0]: the fine points' bytes
     int *fs[3] = {fine, fine + sx[0], fine + sx[0] + sx[1]};
@@ -4476,8 +4476,8 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         bt[q] = (unsigned char)bits;
     };
     const int p[3] = {(int)threadIdx.x, (int)threadIdx.y, (int)threadIdx.z};
-    // bits: a Dirichlet core child (1), a fluid child (2), a fluid core
-    // child (4), a Dirichlet child (8); zs: the faces' path slots of 0
+    // bits: a Dirichlet core child (1), a fluid child (2), a core child
+    // not solid (4), a Dirichlet child (8); zs: the faces' path slots of 0
     unsigned bits = all_solid ? 0u : 6u, zs[3] = {0, 0, 0};
     double acc[3] = {0, 0, 0};
     if (!uniform) {
@@ -5359,7 +5359,8 @@ template <class T> struct General {
     unsigned long long *maxbits = nullptr;
     long long *sums = nullptr;
     double *first = nullptr; // region 0's mean of b
-    T *fp = nullptr;         // f with the singular regions' means removed (while the levels are built: gen_iso_kernel's marks)
+    T *fp = nullptr;         // f with the singular regions' means removed; while the levels are built,
+                             // gen_iso_kernel's candidates and marks
     uint32_t regions = 0, cap = 0;
 };
 
