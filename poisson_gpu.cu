@@ -5001,6 +5001,27 @@ static_assert(RG_TX == 32, "a tile row is a warp");
 __device__ __forceinline__ bool bit_of(const uint32_t *bits, uint32_t q) { return (bits[q >> 5] >> (q & 31)) & 1u; }
 __device__ __forceinline__ void set_bit(uint32_t *bits, uint32_t q) { atomicOr(bits + (q >> 5), 1u << (q & 31)); }
 
+// The tiles of a level, numbered x fastest.
+template <class T> __host__ __device__ inline uint32_t rg_tiles(const Grid<T> &g)
+{
+    const int tz = g.is3d ? RG_TZ_3D : 1;
+    return (uint32_t)((g.nx + RG_TX - 1) / RG_TX) * (uint32_t)((g.ny + RG_TY - 1) / RG_TY) *
+           (uint32_t)((g.nz + tz - 1) / tz);
+}
+// A tile wholly of fluid points (its bit set in `full`) has one label, its
+// first point's (the root, an index): gen_regions_tile_kernel writes no
+// other.  So the label of point (i, j, k) (interior index q) is read at
+// rg_at's index: that first point there, q elsewhere.
+template <class T>
+__device__ __forceinline__ uint32_t rg_at(const Grid<T> &g, const uint32_t *full, int i, int j, int k, uint32_t q)
+{
+    const int tz = g.is3d ? RG_TZ_3D : 1;
+    const uint32_t bi = (uint32_t)i / RG_TX, bj = (uint32_t)j / RG_TY, bk = (uint32_t)k / (uint32_t)tz;
+    const uint32_t bxn = (uint32_t)(g.nx + RG_TX - 1) / RG_TX, byn = (uint32_t)(g.ny + RG_TY - 1) / RG_TY;
+    if (!bit_of(full, bi + bxn * (bj + byn * bk))) return q;
+    return bi * RG_TX + (uint32_t)g.nx * (bj * RG_TY + (uint32_t)g.ny * bk * (uint32_t)tz);
+}
+
 // A block per tile (a warp per row of RG_TX points, each thread a column of
 // RG_TZ), tiles numbered x fastest.  A row's runs of fluid points need no
 // linking: each point's parent is its run's first point, from the row's
@@ -5009,10 +5030,11 @@ __device__ __forceinline__ void set_bit(uint32_t *bits, uint32_t q) { atomicOr(b
 // two runs.  The root is the smallest index of its part of the tile (a tile
 // orders its points as the grid does), so labels only point down.  Each
 // point's label is its tile root as an interior index; each tile root sets
-// its bit in roots.  (2D: tiles of one plane, RG_TZ = 1.)
+// its bit in roots.  A tile wholly of fluid writes only its root's label
+// and its bit in full (rg_at).  (2D: tiles of one plane, RG_TZ = 1.)
 template <class T, int RG_TZ>
 __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Grid<T> g, uint32_t *lab,
-                                                                         uint32_t *roots)
+                                                                         uint32_t *roots, uint32_t *full)
 {
     constexpr int TP = RG_TZ * RG_TY * RG_TX;
     __shared__ uint32_t par[TP];
@@ -5023,23 +5045,32 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
     const int i = bx * RG_TX + tx, j = by * RG_TY + ty, k0 = bz * RG_TZ;
     const bool col = i < g.nx && j < g.ny;
     const unsigned below = 0xffffffffu >> (31 - tx); // bits 0..tx
-    bool full = true; // this warp's rows wholly fluid
+    bool whole = true; // this thread's column wholly fluid (outside the grid: not)
+    unsigned char mb[RG_TZ]; // the column's bytes, their loads in flight together
+#pragma unroll
     for (int z = 0; z < RG_TZ; ++z) {
-        const int r = ty + RG_TY * z, l = tx + RG_TX * r, k = k0 + z;
-        bool fluid = false;
-        if (col && k < g.nz)
-            fluid = (g.mk[g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz] & CELL_BITS) == PGPU_CELL_FLUID;
+        mb[z] = col && k0 + z < g.nz ? __ldg(g.mk + g.base + i + (int64_t)j * g.sy + (int64_t)(k0 + z) * g.sz)
+                                     : (unsigned char)PGPU_CELL_SOLID;
+        whole = whole && (mb[z] & CELL_BITS) == PGPU_CELL_FLUID;
+    }
+    if (__syncthreads_and(whole)) { // a whole tile of fluid (the most common): one part, its first point the root
+        if (tx == 0 && ty == 0) {
+            const uint32_t q0 = (uint32_t)(bx * RG_TX + (int64_t)g.nx * (by * RG_TY + (int64_t)g.ny * k0));
+            set_bit(roots, q0);
+            set_bit(full, blockIdx.x);
+            lab[q0] = q0;
+        }
+        return;
+    }
+#pragma unroll
+    for (int z = 0; z < RG_TZ; ++z) {
+        const int r = ty + RG_TY * z, l = tx + RG_TX * r;
+        const bool fluid = (mb[z] & CELL_BITS) == PGPU_CELL_FLUID;
         const unsigned f = __ballot_sync(0xffffffffu, fluid), starts = f & ~(f << 1);
         par[l] = fluid ? (uint32_t)(RG_TX * r + 31 - __clz(starts & below)) : LAB_NONE;
         if (tx == 0) rows[r] = f;
-        full = full && f == 0xffffffffu;
     }
-    if (__syncthreads_and(full)) { // a whole tile of fluid (the most common): one part, its first point the root
-        const int64_t q0 = (int64_t)bx * RG_TX + (int64_t)g.nx * (by * RG_TY + (int64_t)g.ny * k0);
-        if (tx == 0 && ty == 0) set_bit(roots, (uint32_t)q0);
-        for (int z = 0; z < RG_TZ; ++z) lab[i + (int64_t)g.nx * (j + (int64_t)g.ny * (k0 + z))] = (uint32_t)q0;
-        return;
-    }
+    __syncthreads();
     for (int z = 0; z < RG_TZ; ++z) {
         const int r = ty + RG_TY * z, l = tx + RG_TX * r;
         const unsigned f = rows[r], bit = 1u << tx;
@@ -5074,12 +5105,13 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
 // face.  `held` (the mask has Dirichlet points): a thread per point, each
 // Dirichlet point marking its fluid neighbours; then a thread per point of
 // the Dirichlet box faces.
-template <class T> __global__ void gen_regions_touch_kernel(const Grid<T> g, const uint32_t *lab, uint32_t *touch,
-                                                            bool held)
+template <class T>
+__global__ void gen_regions_touch_kernel(const Grid<T> g, const uint32_t *lab, const uint32_t *full, uint32_t *touch,
+                                         bool held)
 {
     auto fluid = [&](int64_t e) { return (g.mk[e] & CELL_BITS) == PGPU_CELL_FLUID; };
-    auto mark = [&](int64_t q) {
-        const uint32_t r = lab[q];
+    auto mark = [&](const int (&c)[3], int64_t q) {
+        const uint32_t r = lab[rg_at(g, full, c[0], c[1], c[2], (uint32_t)q)];
         if (!bit_of(touch, r)) set_bit(touch, r);
     };
     if (held) {
@@ -5088,10 +5120,15 @@ template <class T> __global__ void gen_regions_touch_kernel(const Grid<T> g, con
             int i, j, k;
             const int64_t p = point_of(g, t, i, j, k);
             if ((g.mk[p] & CELL_BITS) != PGPU_CELL_DIRICHLET) continue;
+            const int n[3] = {g.nx, g.ny, g.nz};
             for (int f = 0; f < (g.is3d ? 6 : 4); ++f) {
                 int64_t po;
                 const int64_t o = nb_index(g, t, p, i, j, k, f, po);
-                if (o >= 0 && fluid(po)) mark(o);
+                if (o < 0 || !fluid(po)) continue;
+                int c[3] = {i, j, k};
+                const int d = f >> 1; // the neighbour's place (wrapped on a periodic axis)
+                c[d] = f & 1 ? (c[d] == n[d] - 1 ? 0 : c[d] + 1) : (c[d] == 0 ? n[d] - 1 : c[d] - 1);
+                mark(c, o);
             }
         }
     }
@@ -5113,7 +5150,7 @@ template <class T> __global__ void gen_regions_touch_kernel(const Grid<T> g, con
         c[d1] = (int)(s % n[d1]);
         c[d2] = (int)(s / n[d1]);
         if (fluid(g.base + c[0] + (int64_t)c[1] * g.sy + (int64_t)c[2] * g.sz))
-            mark(c[0] + (int64_t)g.nx * (c[1] + (int64_t)g.ny * c[2]));
+            mark(c, c[0] + (int64_t)g.nx * (c[1] + (int64_t)g.ny * c[2]));
     }
 }
 
@@ -5130,7 +5167,7 @@ __host__ __device__ inline int seam_planes(int n, int tile, int per) { return (n
 // is fluid (the two x links are inside a tile or x pairs between tiles).
 // Every skipped pair refers to one nearer the origin of the same kind, so
 // by induction every fluid pair ends up joined.
-template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint32_t *lab)
+template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint32_t *lab, const uint32_t *full)
 {
     const int d = (int)blockIdx.y; // the axis of the pairs
     if (d == 2 && !g.is3d) return;
@@ -5139,7 +5176,7 @@ template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint
     // the pairs of one plane: the other two axes, the lower (lo points) first
     const uint32_t lo = (uint32_t)(d == 0 ? g.ny : g.nx), across = lo * (uint32_t)(d == 2 ? g.ny : g.nz);
     const int64_t sd = d == 0 ? 1 : d == 1 ? g.sy : g.sz;
-    auto fluid = [&](int64_t e) { return (g.mk[e] & CELL_BITS) == PGPU_CELL_FLUID; };
+    auto fluid = [](uint8_t v) { return (v & CELL_BITS) == PGPU_CELL_FLUID; };
     if (d > 0) {
         // A warp per row of pairs along x (seam plane m, the other axis r),
         // lanes over x in chunks of 32: a pair links where both points are
@@ -5159,39 +5196,53 @@ template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint
             const int64_t po0 = seam ? p0 - (int64_t)(n - 1) * sd : p0 + sd; // the high row
             const int64_t qo0 = seam ? q0 - (int64_t)(n - 1) * qd : q0 + qd;
             unsigned carry = 0; // bit 0: the pair before this chunk is fluid
-            for (int i0 = 0; i0 < g.nx; i0 += 32) {
-                const int i = i0 + lane;
-                const bool both = i < g.nx && fluid(p0 + i) && fluid(po0 + i);
-                const unsigned b = __ballot_sync(0xffffffffu, both), starts = b & ~(b << 1 | carry);
-                if ((starts >> lane) & 1u) uf_union<false>(lab, (uint32_t)(q0 + i), (uint32_t)(qo0 + i));
-                carry = b >> 31;
+            constexpr int U = 4; // chunks whose loads are in flight together
+            for (int i00 = 0; i00 < g.nx; i00 += 32 * U) {
+                unsigned char v[U][2];
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    const int i = i00 + 32 * u + lane;
+                    v[u][0] = v[u][1] = (unsigned char)PGPU_CELL_SOLID;
+                    if (i < g.nx) {
+                        v[u][0] = __ldg(g.mk + p0 + i);
+                        v[u][1] = __ldg(g.mk + po0 + i);
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    const int i = i00 + 32 * u + lane;
+                    const bool both = fluid(v[u][0]) && fluid(v[u][1]);
+                    const unsigned b = __ballot_sync(0xffffffffu, both), starts = b & ~(b << 1 | carry);
+                    if ((starts >> lane) & 1u) {
+                        const int jo = d == 1 ? (seam ? 0 : c + 1) : j, ko = d == 2 ? (seam ? 0 : c + 1) : k;
+                        uf_union<false>(lab, rg_at(g, full, i, j, k, (uint32_t)(q0 + i)),
+                                        rg_at(g, full, i, jo, ko, (uint32_t)(qo0 + i)));
+                    }
+                    carry = b >> 31;
+                }
             }
         }
         return;
     }
+    // The x pairs, a thread each (the seam plane m, then y, then z).
     PGPU_GRID_STRIDE(s64, (int64_t)seam_planes(n, tl, per) * across)
     {
         const uint32_t s = (uint32_t)s64, m = s / across, rest = s - m * across;
-        const int c = (int)m < (n - 1) / tl ? tl * ((int)m + 1) - 1 : n - 1;
-        int i, j, k;
-        if (d == 0) { i = c; j = (int)(rest % lo); k = (int)(rest / lo); }
-        else if (d == 1) { i = (int)(rest % lo); j = c; k = (int)(rest / lo); }
-        else { i = (int)(rest % lo); j = (int)(rest / lo); k = c; }
+        const int i = (int)m < (n - 1) / tl ? tl * ((int)m + 1) - 1 : n - 1, j = (int)(rest % lo), k = (int)(rest / lo);
         const int64_t q = i + (int64_t)g.nx * (j + (int64_t)g.ny * k);
         const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
         // the high point: the next one, or across the seam the first
-        const bool seam = c == n - 1;
-        const int64_t po = seam ? p - (int64_t)(n - 1) * sd : p + sd;
-        const int64_t o = seam ? q - (int64_t)(n - 1) * (d == 0 ? 1 : d == 1 ? g.nx : (int64_t)g.nx * g.ny)
-                               : q + (d == 0 ? 1 : d == 1 ? g.nx : (int64_t)g.nx * g.ny);
-        if (!fluid(p) || !fluid(po)) continue;
-        bool joined;
-        if (d == 0)
-            joined = (j % RG_TY != 0 && fluid(p - g.sy) && fluid(po - g.sy)) ||
-                     (g.is3d && k % RG_TZ_3D != 0 && fluid(p - g.sz) && fluid(po - g.sz));
-        else
-            joined = i > 0 && fluid(p - 1) && fluid(po - 1);
-        if (!joined) uf_union<false>(lab, (uint32_t)q, (uint32_t)o);
+        const bool seam = i == n - 1;
+        const int64_t po = seam ? p - (n - 1) : p + 1, o = seam ? q - (n - 1) : q + 1;
+        // the pair and those it may be joined through, loaded together
+        const bool by = j % RG_TY != 0, bz = g.is3d && k % RG_TZ_3D != 0;
+        const uint8_t vp = __ldg(g.mk + p), vo = __ldg(g.mk + po);
+        const uint8_t yp = by ? __ldg(g.mk + p - g.sy) : 0, yo = by ? __ldg(g.mk + po - g.sy) : 0;
+        const uint8_t zp = bz ? __ldg(g.mk + p - g.sz) : 0, zo = bz ? __ldg(g.mk + po - g.sz) : 0;
+        if (!fluid(vp) || !fluid(vo)) continue;
+        const bool joined = (by && fluid(yp) && fluid(yo)) || (bz && fluid(zp) && fluid(zo));
+        if (!joined)
+            uf_union<false>(lab, rg_at(g, full, i, j, k, (uint32_t)q), rg_at(g, full, seam ? 0 : i + 1, j, k, (uint32_t)o));
     }
 }
 
@@ -5233,9 +5284,12 @@ __global__ void gen_regions_roots_kernel(uint32_t *lab, const uint32_t *roots, u
 // region's size (one atomic per region a warp holds).  Only the projection
 // of singular regions reads the labels: without one (*count 0) the pass
 // returns at once.
-__global__ void gen_regions_final_kernel(uint32_t *lab, uint32_t npts, uint32_t *sizes, const uint32_t *count)
+template <class T>
+__global__ void gen_regions_final_kernel(const Grid<T> g, uint32_t *lab, const uint32_t *full, uint32_t *sizes,
+                                         const uint32_t *count)
 {
     if (*count == 0) return;
+    const uint32_t npts = (uint32_t)g.nx * (uint32_t)g.ny * (uint32_t)g.nz;
     // Four points a thread at a time, each step's loads together.  Every
     // read after the first is of a tile root; a tile root that is not its
     // region's root may be rewritten meanwhile (region root -> final
@@ -5249,7 +5303,13 @@ __global__ void gen_regions_final_kernel(uint32_t *lab, uint32_t npts, uint32_t 
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int64_t q = b + lane + u * stride;
-            v[u] = q < npts ? lab[q] : LAB_NONE;
+            v[u] = LAB_NONE;
+            if (q < npts) {
+                int i, j, k;
+                split_index(q, (uint32_t)g.nx, (uint32_t)g.ny, true, i, j, k);
+                const uint32_t at = rg_at(g, full, i, j, k, (uint32_t)q);
+                v[u] = at == (uint32_t)q ? lab[q] : at; // a full tile's point: its root
+            }
             mv[u] = v[u] != LAB_NONE && !(v[u] & LAB_SINGULAR);
         }
 #pragma unroll
@@ -5352,9 +5412,9 @@ template <class T> struct General {
     // Regions (level 0 with a mask): labels per interior point, the singular
     // regions' sizes, sums and count; the checks' flags.
     uint32_t *lab = nullptr, *sizes = nullptr, *count = nullptr;
-    uint32_t *bits = nullptr; // the tile roots' and touch bit sets (bit_words words each)
+    uint32_t *bits = nullptr; // the tile roots' and touch bit sets (bit_words words each), the full tiles' (tile_words)
     uint8_t *spare = nullptr; // level 0's next mask, swapped with mk[0] once checked
-    uint32_t bit_words = 0;
+    uint32_t bit_words = 0, tile_words = 0;
     unsigned *flags = nullptr;
     unsigned long long *maxbits = nullptr;
     long long *sums = nullptr;
@@ -5975,8 +6035,9 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         PGPU_CUDA(cudaMemsetAsync(gen.spare, PGPU_CELL_FLUID, (size_t)L.elems, env.st));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.lab, (size_t)npts * sizeof(uint32_t), "the region labels"));
         gen.bit_words = (uint32_t)((L.npts + 31) / 32);
-        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.bits, (size_t)gen.bit_words * 2 * sizeof(uint32_t),
-                                   "the region bit sets"));
+        gen.tile_words = (rg_tiles(L.g) + 31) / 32;
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.bits,
+                                   ((size_t)gen.bit_words * 2 + gen.tile_words) * sizeof(uint32_t), "the region bit sets"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.sizes, (size_t)gen.cap * sizeof(uint32_t), "the region sizes"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.sums, (size_t)gen.cap * sizeof(long long), "the region sums"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fp, (size_t)L.elems * sizeof(T), "the projected right-hand side"));
@@ -11708,19 +11769,17 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     if (is_mask && mask) {
         PGPU_CUDA(cudaMemsetAsync(G.count, 0, sizeof(uint32_t), env.st));
         PGPU_CUDA(cudaMemsetAsync(G.sizes, 0, (size_t)G.cap * sizeof(uint32_t), env.st));
-        uint32_t *roots = G.bits, *touch = G.bits + G.bit_words;
-        PGPU_CUDA(cudaMemsetAsync(G.bits, 0, (size_t)G.bit_words * 2 * sizeof(uint32_t), env.st));
-        const int tz = L.g.is3d ? RG_TZ_3D : 1;
-        const unsigned tiles = (unsigned)((L.g.nx + RG_TX - 1) / RG_TX) * (unsigned)((L.g.ny + RG_TY - 1) / RG_TY) *
-                               (unsigned)((L.g.nz + tz - 1) / tz);
+        uint32_t *roots = G.bits, *touch = G.bits + G.bit_words, *full = touch + G.bit_words;
+        PGPU_CUDA(cudaMemsetAsync(G.bits, 0, ((size_t)G.bit_words * 2 + G.tile_words) * sizeof(uint32_t), env.st));
+        const unsigned tiles = rg_tiles(L.g);
         if (L.g.is3d)
-            gen_regions_tile_kernel<T, RG_TZ_3D><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab, roots);
+            gen_regions_tile_kernel<T, RG_TZ_3D><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab, roots, full);
         else
-            gen_regions_tile_kernel<T, 1><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab, roots);
+            gen_regions_tile_kernel<T, 1><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab, roots, full);
         PGPU_LAUNCHED();
-        gen_regions_touch_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, G.lab, touch, (checked & GEN_HELD) != 0);
+        gen_regions_touch_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, G.lab, full, touch, (checked & GEN_HELD) != 0);
         PGPU_LAUNCHED();
-        gen_regions_link_kernel<T><<<dim3(blocks, 3), 256, 0, env.st>>>(L.g, G.lab);
+        gen_regions_link_kernel<T><<<dim3(blocks, 3), 256, 0, env.st>>>(L.g, G.lab, full);
         PGPU_LAUNCHED();
         const unsigned wblocks = grid_for((int64_t)G.bit_words, env.sms);
         for (int stage = 0; stage < 2; ++stage) {
@@ -11728,7 +11787,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
                                                                  G.cap, G.flags);
             PGPU_LAUNCHED();
         }
-        gen_regions_final_kernel<<<blocks, 256, 0, env.st>>>(G.lab, (uint32_t)L.npts, G.sizes, G.count);
+        gen_regions_final_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, G.lab, full, G.sizes, G.count);
         PGPU_LAUNCHED();
     }
     if (!is_mask && beta) {
