@@ -577,6 +577,16 @@ __device__ __forceinline__ void split_index(int64_t t, uint32_t ex, uint32_t ey,
     }
 }
 
+// Division of n by a divisor fixed for a loop, for n * d < 2^32: the
+// quotient by a multiply-high with m = 2^32 / d rounded up (exact there:
+// the error n (m d - 2^32) / (d 2^32) stays below 1 / d), a few
+// instructions instead of a division's sequence.
+struct SmallDiv {
+    uint32_t d, m;
+    __host__ __device__ explicit SmallDiv(uint32_t d_) : d(d_), m(d_ > 1 ? 0xffffffffu / d_ + 1 : 0) {}
+    __device__ __forceinline__ uint32_t operator()(uint32_t n) const { return d > 1 ? __umulhi(n, m) : n; }
+};
+
 // ============================================================================
 // >>operator
 // ============================================================================
@@ -4311,10 +4321,10 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     const int tid = threadIdx.x + tb[0] * (threadIdx.y + tb[1] * threadIdx.z);
     int tile[3];
     {
-        const int q = b / a.ax[0].nt;
-        tile[0] = b - q * a.ax[0].nt;
-        tile[1] = q % a.ax[1].nt;
-        tile[2] = q / a.ax[1].nt;
+        const unsigned n0 = (unsigned)a.ax[0].nt, n1 = (unsigned)a.ax[1].nt, q = (unsigned)b / n0, q2 = q / n1;
+        tile[0] = (int)((unsigned)b - q * n0);
+        tile[1] = (int)(q - q2 * n1);
+        tile[2] = (int)q2;
     }
     const int *sl[3];
     int S[3];
@@ -4361,7 +4371,9 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
 
     // Rows of items go to groups of 32 threads (a warp; the whole block if
     // its size is no multiple of 32), the x slots to the group's lanes.
-    const int G = nth % 32 ? nth : 32, lane = tid % G, grp = tid / G, ngrp = nth / G;
+    const bool warps = nth % 32 == 0;
+    const int G = warps ? 32 : nth, lane = warps ? tid & 31 : tid, grp = warps ? tid >> 5 : 0,
+              ngrp = warps ? nth >> 5 : 1;
     // The window: each slot's byte (the high wall's: the last point's type).
     const int nf[3] = {F.nx, F.ny, F.is3d ? F.nz : 1};
     const int64_t fst[3] = {1, F.sy, F.is3d ? F.sz : 0};
@@ -4378,17 +4390,20 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         // The block's threads take the words of all rows (a row's bytes
         // touch at most wpr), up to four each with their loads in flight
         // together.
+        // (Slot counts are bytes, so items * wpr and rows * S[1] stay
+        // below 2^32: SmallDiv's range.)
         const int x0 = min(fs[0][0], nf[0] - 1), x1 = min(fs[0][S[0] - 1], nf[0] - 1);
         const int wpr = ((x1 - x0) >> 2) + 2, items = S[1] * S[2] * wpr;
+        const SmallDiv by_wpr((uint32_t)wpr), by_s1((uint32_t)S[1]);
         for (int t0 = tid; t0 < items; t0 += 4 * nth) {
             uint32_t v[4], in[4];
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
-                const int t = t0 + h * nth, r = t / wpr;
+                const int t = t0 + h * nth, r = (int)by_wpr((uint32_t)t), r2 = (int)by_s1((uint32_t)r);
                 in[h] = 0;
                 v[h] = 0;
                 if (t >= items) continue;
-                const int j = min(fs[1][r % S[1]], nf[1] - 1), k = min(fs[2][r / S[1]], nf[2] - 1);
+                const int j = min(fs[1][r - r2 * S[1]], nf[1] - 1), k = min(fs[2][r2], nf[2] - 1);
                 const uint8_t *lo = F.mk + F.base + j * fst[1] + k * fst[2] + x0, *hi = lo + (x1 - x0);
                 const uint8_t *pw = lo - ((uintptr_t)lo & 3u) + 4 * (t - r * wpr);
                 if (pw > hi) continue;
