@@ -5437,6 +5437,19 @@ template <class T> struct General {
     T *fp = nullptr;         // f with the singular regions' means removed; while the levels are built,
                              // gen_iso_kernel's candidates and marks
     uint32_t regions = 0, cap = 0;
+    // pgpu_set_mask's second stream, the region labelling's beside the
+    // coarse build (created with the mask's buffers, gone with the handle).
+    cudaStream_t side = nullptr;
+    cudaEvent_t fork = nullptr, join = nullptr;
+    General() = default;
+    General(const General &) = delete;
+    General &operator=(const General &) = delete;
+    ~General()
+    {
+        if (fork) cudaEventDestroy(fork);
+        if (join) cudaEventDestroy(join);
+        if (side) cudaStreamDestroy(side);
+    }
 };
 
 // ============================================================================
@@ -6056,6 +6069,9 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.sizes, (size_t)gen.cap * sizeof(uint32_t), "the region sizes"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.sums, (size_t)gen.cap * sizeof(long long), "the region sums"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fp, (size_t)L.elems * sizeof(T), "the projected right-hand side"));
+        PGPU_CUDA(cudaStreamCreateWithFlags(&gen.side, cudaStreamNonBlocking));
+        PGPU_CUDA(cudaEventCreateWithFlags(&gen.fork, cudaEventDisableTiming));
+        PGPU_CUDA(cudaEventCreateWithFlags(&gen.join, cudaEventDisableTiming));
     }
     if (want_beta && !gen.fr[0][0])
         for (int d = 0; d < axes; ++d) {
@@ -11781,36 +11797,46 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     h.shut_ok = !is_krylov(method);
     const bool changed = h.general_apply(env);
     symmetric_cycle();
-    if (is_mask && mask) {
-        PGPU_CUDA(cudaMemsetAsync(G.count, 0, sizeof(uint32_t), env.st));
-        PGPU_CUDA(cudaMemsetAsync(G.sizes, 0, (size_t)G.cap * sizeof(uint32_t), env.st));
-        uint32_t *roots = G.bits, *touch = G.bits + G.bit_words, *full = touch + G.bit_words;
-        PGPU_CUDA(cudaMemsetAsync(G.bits, 0, ((size_t)G.bit_words * 2 + G.tile_words) * sizeof(uint32_t), env.st));
-        const unsigned tiles = rg_tiles(L.g);
-        if (L.g.is3d)
-            gen_regions_tile_kernel<T, RG_TZ_3D><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab, roots, full);
-        else
-            gen_regions_tile_kernel<T, 1><<<tiles, dim3(RG_TX, RG_TY), 0, env.st>>>(L.g, G.lab, roots, full);
-        PGPU_LAUNCHED();
-        gen_regions_touch_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, G.lab, full, touch, (checked & GEN_HELD) != 0);
-        PGPU_LAUNCHED();
-        gen_regions_link_kernel<T><<<dim3(blocks, 3), 256, 0, env.st>>>(L.g, G.lab, full);
-        PGPU_LAUNCHED();
-        const unsigned wblocks = grid_for((int64_t)G.bit_words, env.sms);
-        for (int stage = 0; stage < 2; ++stage) {
-            gen_regions_roots_kernel<<<wblocks, 256, 0, env.st>>>(G.lab, roots, touch, G.bit_words, stage, G.count,
-                                                                 G.cap, G.flags);
-            PGPU_LAUNCHED();
-        }
-        gen_regions_final_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, G.lab, full, G.sizes, G.count);
-        PGPU_LAUNCHED();
-    }
     if (!is_mask && beta) {
         gen_fractions_kernel<T><<<blocks, 256, 0, env.st>>>(L.g, (const T *)beta, G.fr[0][0], G.fr[1][0], G.fr[2][0],
                                                               G.narrow && G.bw ? G.bw : nullptr);
         PGPU_LAUNCHED();
     }
+    // The regions go to the second stream, beside the coarse build (they
+    // share only level 0's mask, which both read): forked before the build,
+    // joined after it (the solver's stream waits for them).
+    if (is_mask && mask) {
+        PGPU_CUDA(cudaEventRecord(G.fork, env.st));
+        PGPU_CUDA(cudaStreamWaitEvent(G.side, G.fork, 0));
+    }
     if (G.on()) PGPU_FORWARD(h.general_build(env));
+    if (is_mask && mask) {
+        cudaStream_t rs = G.side;
+        PGPU_CUDA(cudaMemsetAsync(G.count, 0, sizeof(uint32_t), rs));
+        PGPU_CUDA(cudaMemsetAsync(G.sizes, 0, (size_t)G.cap * sizeof(uint32_t), rs));
+        uint32_t *roots = G.bits, *touch = G.bits + G.bit_words, *full = touch + G.bit_words;
+        PGPU_CUDA(cudaMemsetAsync(G.bits, 0, ((size_t)G.bit_words * 2 + G.tile_words) * sizeof(uint32_t), rs));
+        const unsigned tiles = rg_tiles(L.g);
+        if (L.g.is3d)
+            gen_regions_tile_kernel<T, RG_TZ_3D><<<tiles, dim3(RG_TX, RG_TY), 0, rs>>>(L.g, G.lab, roots, full);
+        else
+            gen_regions_tile_kernel<T, 1><<<tiles, dim3(RG_TX, RG_TY), 0, rs>>>(L.g, G.lab, roots, full);
+        PGPU_LAUNCHED();
+        gen_regions_touch_kernel<T><<<blocks, 256, 0, rs>>>(L.g, G.lab, full, touch, (checked & GEN_HELD) != 0);
+        PGPU_LAUNCHED();
+        gen_regions_link_kernel<T><<<dim3(blocks, 3), 256, 0, rs>>>(L.g, G.lab, full);
+        PGPU_LAUNCHED();
+        const unsigned wblocks = grid_for((int64_t)G.bit_words, env.sms);
+        for (int stage = 0; stage < 2; ++stage) {
+            gen_regions_roots_kernel<<<wblocks, 256, 0, rs>>>(G.lab, roots, touch, G.bit_words, stage, G.count, G.cap,
+                                                             G.flags);
+            PGPU_LAUNCHED();
+        }
+        gen_regions_final_kernel<T><<<blocks, 256, 0, rs>>>(L.g, G.lab, full, G.sizes, G.count);
+        PGPU_LAUNCHED();
+        PGPU_CUDA(cudaEventRecord(G.join, rs));
+        PGPU_CUDA(cudaStreamWaitEvent(env.st, G.join, 0));
+    }
     // Coarse iterates may hold values of earlier solves where points are no
     // longer unknowns: start them from zero.
     for (size_t l = 1; l < h.lv.size(); ++l) {
