@@ -3834,6 +3834,7 @@ template <class T> static pgpu_status transfer_setup(Env &env)
 
 constexpr int MAX_PATH = 5;
 constexpr unsigned WIN_OPEN_FLUID = 2u | 4u | 8u | 16u; // gen_coarse_kernel's window: fluid, every low face open
+constexpr unsigned WIN_OPEN_DIRICHLET = 1u | 4u | 8u | 16u; // Dirichlet, every low face open
 constexpr uint32_t LAB_NONE = 0xffffffffu;     // not fluid
 constexpr uint32_t LAB_REGULAR = 0xc0000000u;  // fluid, in a region that touches Dirichlet
 constexpr uint32_t LAB_SINGULAR = 0x80000000u; // | id: fluid, in singular region id
@@ -4378,7 +4379,9 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     const int nf[3] = {F.nx, F.ny, F.is3d ? F.nz : 1};
     const int64_t fst[3] = {1, F.sy, F.is3d ? F.sz : 0};
     const T *ffr[3] = {F.fx, F.fy, F.fz};
-    unsigned mix = 0; // bit 0: a byte other than fluid with its low faces open seen, bit 1: one not solid
+    // bit 0: a byte other than fluid with its low faces open seen, bit 1: one
+    // not solid, bit 2: one other than Dirichlet with its low faces open
+    unsigned mix = 0;
     if (!stages && !FR && F.mk && fs[0][S[0] - 1] - fs[0][0] == S[0] - 1) {
         // The first pass over a level without fractions whose x slots lie in
         // one run: the mask's bytes of each row of slots by aligned words.
@@ -4414,7 +4417,8 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
             }
 #pragma unroll
             for (int h = 0; h < 4; ++h)
-                mix |= (v[h] & in[h] ? 1u : 0u) | (~type_bytes(v[h], PGPU_CELL_SOLID) & 0x01010101u & in[h] ? 2u : 0u);
+                mix |= (v[h] & in[h] ? 1u : 0u) | (~type_bytes(v[h], PGPU_CELL_SOLID) & 0x01010101u & in[h] ? 2u : 0u) |
+                       ((v[h] ^ 0x01010101u * PGPU_CELL_DIRICHLET) & in[h] ? 4u : 0u);
         }
     } else {
         for (int r = grp; r < S[1] * S[2]; r += ngrp) {
@@ -4434,24 +4438,27 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
                     const unsigned ty = v[h] & CELL_BITS, open = ty == PGPU_CELL_SOLID ? 0u : ~v[h] >> CLOSED_SHIFT;
                     const unsigned code = (ty == PGPU_CELL_DIRICHLET ? 1u : 0u) | (ty == PGPU_CELL_FLUID ? 2u : 0u) |
                                           (open & 1u) << 2 | (open >> 2 & 1u) << 3 | (open >> 4 & 1u) << 4;
-                    mix |= (code != WIN_OPEN_FLUID ? 1u : 0u) | (code != 0 ? 2u : 0u);
-                    if (FR && !(mix & 1u)) { // open fluid so far: its faces' fractions all 1?
+                    mix |= (code != WIN_OPEN_FLUID ? 1u : 0u) | (code != 0 ? 2u : 0u) |
+                           (code != WIN_OPEN_DIRICHLET ? 4u : 0u);
+                    if (FR && (mix & 5u) != 5u) { // open fluid or Dirichlet so far: its faces' fractions all 1?
                         const int64_t e = F.base + fs[0][s0] + j * fst[1] + k * fst[2];
 #pragma unroll
                         for (int d = 0; d < 3; ++d)
-                            if (ffr[d] && __ldg(ffr[d] + e) != T(1)) mix |= 1u;
+                            if (ffr[d] && __ldg(ffr[d] + e) != T(1)) mix |= 5u;
                     }
                     if (stages) win[r * S[0] + s0] = (unsigned char)code;
                 }
             }
         }
     }
-    // A window of one kind (solid everywhere, or fluid everywhere with every
-    // face open and every fine fraction 1: most tiles of a mask) gives every
+    // A window of one kind (solid everywhere, or fluid or Dirichlet
+    // everywhere with every face open and every fine fraction 1: most tiles
+    // of a mask, the Dirichlet ones those above a free surface) gives every
     // position of the tile the same type and its faces 0 or 1, the stages'
     // sums without their rounding.
     const bool all_fluid = __syncthreads_and(!(mix & 1u)) != 0, all_solid = __syncthreads_and(!(mix & 2u)) != 0;
-    const bool uniform = all_solid || all_fluid;
+    const bool all_held = __syncthreads_and(!(mix & 4u)) != 0;
+    const bool uniform = all_solid || all_fluid || all_held;
     if (!uniform && !stages) { // for the second pass
         if (tid == 0) a.list[atomicAdd(a.count, 1u)] = (uint32_t)b;
         return;
@@ -4493,7 +4500,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     const int p[3] = {(int)threadIdx.x, (int)threadIdx.y, (int)threadIdx.z};
     // bits: a Dirichlet core child (1), a fluid child (2), a core child
     // not solid (4), a Dirichlet child (8); zs: the faces' path slots of 0
-    unsigned bits = all_solid ? 0u : 6u, zs[3] = {0, 0, 0};
+    unsigned bits = all_solid ? 0u : all_held ? 13u : 6u, zs[3] = {0, 0, 0};
     double acc[3] = {0, 0, 0};
     if (!uniform) {
         // Stage 1, along z: items (s0, s1, p2), rows (s1, p2).
