@@ -5124,9 +5124,10 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
 
 // The touch bits of the tile roots (lab as the tile kernel left it) whose
 // part has a fluid point next to a Dirichlet point or on a Dirichlet box
-// face.  `held` (the mask has Dirichlet points): a thread per point, each
-// Dirichlet point marking its fluid neighbours; then a thread per point of
-// the Dirichlet box faces.
+// face.  `held` (the mask has Dirichlet points): a warp per row (x along
+// the lanes), each fluid point with a Dirichlet neighbour (across a
+// periodic seam too, as nb_index pairs them) marking its own root; then a
+// thread per point of the Dirichlet box faces.
 template <class T>
 __global__ void gen_regions_touch_kernel(const Grid<T> g, const uint32_t *lab, const uint32_t *full, uint32_t *touch,
                                          bool held)
@@ -5137,20 +5138,27 @@ __global__ void gen_regions_touch_kernel(const Grid<T> g, const uint32_t *lab, c
         if (!bit_of(touch, r)) set_bit(touch, r);
     };
     if (held) {
-        PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
-        {
-            int i, j, k;
-            const int64_t p = point_of(g, t, i, j, k);
-            if ((g.mk[p] & CELL_BITS) != PGPU_CELL_DIRICHLET) continue;
-            const int n[3] = {g.nx, g.ny, g.nz};
-            for (int f = 0; f < (g.is3d ? 6 : 4); ++f) {
-                int64_t po;
-                const int64_t o = nb_index(g, t, p, i, j, k, f, po);
-                if (o < 0 || !fluid(po)) continue;
-                int c[3] = {i, j, k};
-                const int d = f >> 1; // the neighbour's place (wrapped on a periodic axis)
-                c[d] = f & 1 ? (c[d] == n[d] - 1 ? 0 : c[d] + 1) : (c[d] == 0 ? n[d] - 1 : c[d] - 1);
-                mark(c, o);
+        const int64_t rows = (int64_t)g.ny * g.nz, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+        auto held_at = [&](bool there, int64_t e) { return there && (__ldg(g.mk + e) & CELL_BITS) == PGPU_CELL_DIRICHLET; };
+        for (int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; r < rows; r += warps) {
+            const int j = (int)(r % g.ny), k = (int)(r / g.ny);
+            const int64_t row = g.base + j * g.sy + k * g.sz, q0 = (int64_t)g.nx * (j + (int64_t)g.ny * k);
+            // the neighbours across y and z: inside, wrapped on a periodic axis, or none
+            const bool yl = j > 0 || (g.py && g.ny > 1), yh = j < g.ny - 1 || (g.py && g.ny > 1);
+            const bool zl = g.is3d && (k > 0 || (g.pz && g.nz > 1)), zh = g.is3d && (k < g.nz - 1 || (g.pz && g.nz > 1));
+            const int64_t oyl = j > 0 ? -g.sy : g.oyl, oyh = j < g.ny - 1 ? g.sy : g.oyh;
+            const int64_t ozl = k > 0 ? -g.sz : g.ozl, ozh = k < g.nz - 1 ? g.sz : g.ozh;
+            for (int i = (int)(threadIdx.x & 31); i < g.nx; i += 32) {
+                const int64_t p = row + i;
+                if (!fluid(p)) continue;
+                const bool xl = i > 0 || (g.px && g.nx > 1), xh = i < g.nx - 1 || (g.px && g.nx > 1);
+                const bool h0 = held_at(xl, p + (i > 0 ? -1 : g.oxl)), h1 = held_at(xh, p + (i < g.nx - 1 ? 1 : g.oxh));
+                const bool h2 = held_at(yl, p + oyl), h3 = held_at(yh, p + oyh);
+                const bool h4 = held_at(zl, p + ozl), h5 = held_at(zh, p + ozh);
+                if (h0 || h1 || h2 || h3 || h4 || h5) {
+                    const int c[3] = {i, j, k};
+                    mark(c, q0 + i);
+                }
             }
         }
     }
