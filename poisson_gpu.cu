@@ -4273,6 +4273,8 @@ template <class T> struct GenCoarse {
     WalkAxis wk[3];   // per axis: the fine nodes between two coarse ones (gen_distance_kernel)
     ParentAxis par[3]; // per axis: each fine point's coarse parents (gen_iso_kernel)
     uint8_t *iso;     // gen_iso_kernel's candidates and marks, a byte per coarse element (NULL: none)
+    uint32_t *cand;   // the candidates' interior indices, listed by coarse_tile (NULL: gen_iso_kernel scans)
+    uint32_t *ncand;  // their number
     uint32_t *list;   // the tiles that take the stages, listed by the first pass (NULL: every tile)
     uint32_t *count;  // their number
     unsigned tiles;   // the level's tiles
@@ -4651,7 +4653,21 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         const unsigned ty = bits & 1u ? PGPU_CELL_DIRICHLET : bits & 2u ? (bits & 4u ? PGPU_CELL_FLUID : CELL_FLUID_SOLID_CORE)
                                                                   : PGPU_CELL_SOLID;
         a.cmk[pc] = (uint8_t)(ty | zero);
-        if (a.iso) a.iso[pc] = (uint8_t)((bits & 9u) == 8u); // for gen_iso_kernel: not Dirichlet, a Dirichlet child
+        if (a.iso) { // for gen_iso_kernel: not Dirichlet, a Dirichlet child
+            const bool cand = (bits & 9u) == 8u;
+            a.iso[pc] = (uint8_t)cand;
+            if (a.cand) { // listed (interior points), one atomic per warp
+                const bool in = cand && P[0] < C.nx && P[1] < C.ny && P[2] < C.nz;
+                const unsigned am = __activemask(), bal = __ballot_sync(am, in);
+                if (bal) {
+                    const int ln = tid & 31, lead = __ffs(bal) - 1;
+                    unsigned at = 0;
+                    if (ln == lead) at = atomicAdd(a.ncand, (unsigned)__popc(bal));
+                    at = __shfl_sync(am, at, lead) + (unsigned)__popc(bal & ((1u << ln) - 1u));
+                    if (in) a.cand[at] = (uint32_t)(P[0] + (int64_t)C.nx * (P[1] + (int64_t)C.ny * P[2]));
+                }
+            }
+        }
     }
 }
 template <class T, bool FR, bool STAGES> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
@@ -4684,9 +4700,10 @@ __device__ __forceinline__ int row_child(const CoarseAxis &A, int P, int c)
 // coarse problems were singular and V-cycles diverged.  Such a point makes
 // its parent of the largest restriction weight (ties, to a relative 1e-9
 // that the positions' rounding leaves: the lowest index) Dirichlet.  A
-// thread per coarse point: only one that gen_coarse_kernel left a
-// candidate in a.iso (not Dirichlet, a Dirichlet child: next to a
-// Dirichlet region, or a lone cell's parent) walks its Dirichlet children
+// thread per candidate, a point that gen_coarse_kernel listed (a.cand;
+// without the room for the list, a thread per coarse point skipping the
+// others) and left 1 in a.iso (not Dirichlet, a Dirichlet child: next to
+// a Dirichlet region, or a lone cell's parent), walks its Dirichlet children
 // that are no core child and their parents, and leaves 1 in its own byte
 // of a.iso where it is the heaviest parent of one no coarse Dirichlet
 // point holds, else 0; gen_shut_kernel makes it Dirichlet.  (A warp per
@@ -4696,10 +4713,11 @@ __device__ __forceinline__ int row_child(const CoarseAxis &A, int P, int c)
 template <class T> __global__ void gen_iso_kernel(const GenCoarse<T> a)
 {
     const Grid<T> &F = a.f, &C = a.c;
-    PGPU_GRID_STRIDE(t, (int64_t)C.nx * C.ny * C.nz)
+    const int64_t n = a.cand ? (int64_t)*a.ncand : (int64_t)C.nx * C.ny * C.nz;
+    PGPU_GRID_STRIDE(s, n)
     {
         int P[3];
-        const int64_t pc = point_of(C, t, P[0], P[1], P[2]);
+        const int64_t pc = point_of(C, a.cand ? (int64_t)a.cand[s] : s, P[0], P[1], P[2]);
         if (!a.iso[pc]) continue;
         // Dirichlet points of the 3 x 3 (x 3) coarse block around this one
         // (bit x + 1 + 3 (y + 1) + 9 (z + 1)), loaded together: a parent
@@ -5438,7 +5456,7 @@ template <class T> struct General {
     };
     std::vector<CoarseLevel> coarse; // per level pair: gen_coarse_kernel's tables and shared memory
     uint32_t *tile_list = nullptr;   // gen_coarse_kernel's list of tiles for its stages (the most tiles of a level)
-    uint32_t *tile_count = nullptr;  // per level pair: their number
+    uint32_t *tile_count = nullptr;  // per level pair: their number; then gen_iso_kernel's candidates'
     // Regions (level 0 with a mask): labels per interior point, the singular
     // regions' sizes, sums and count; the checks' flags.
     uint32_t *lab = nullptr, *sizes = nullptr, *count = nullptr;
@@ -6031,8 +6049,8 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         if (nl > 1) {
             PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.tile_list, (size_t)tiles_most * sizeof(uint32_t),
                                        "the coarse build's tile list"));
-            PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.tile_count, (size_t)nl * sizeof(uint32_t),
-                                       "the coarse build's tile counts"));
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.tile_count, (size_t)nl * 2 * sizeof(uint32_t),
+                                       "the coarse build's tile and candidate counts"));
         }
         if (!iv.empty()) {
             int *di = nullptr;
@@ -6141,12 +6159,17 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
 {
     char *err = env.err;
     const int nl = (int)lv.size();
-    if (nl > 1) PGPU_CUDA(cudaMemsetAsync(gen.tile_count, 0, (size_t)nl * sizeof(uint32_t), env.st));
+    if (nl > 1) PGPU_CUDA(cudaMemsetAsync(gen.tile_count, 0, (size_t)nl * 2 * sizeof(uint32_t), env.st));
     for (int l = 0; l + 1 < nl; ++l) {
         const Grid<T> &C = lv[l + 1].g;
         const auto &cl = gen.coarse[(size_t)l];
         GenCoarse<T> a;
         a.iso = gen.mask && gen.held ? (uint8_t *)gen.fp : nullptr; // (fp is free until a solve)
+        // the candidates' list behind the bytes, where fp holds it
+        const size_t at = ((size_t)lv[l + 1].elems + 3) / 4 * 4;
+        const bool room = at + (size_t)lv[l + 1].npts * sizeof(uint32_t) <= (size_t)lv[0].elems * sizeof(T);
+        a.cand = a.iso && room ? (uint32_t *)((uint8_t *)gen.fp + at) : nullptr;
+        a.ncand = gen.tile_count + nl + l;
         a.f = lv[l].g;
         a.c = C;
         a.cmk = gen.mask ? gen.mk[l + 1] : nullptr;
