@@ -4315,6 +4315,14 @@ static size_t coarse_smem_bytes(const int tb[3], const int s[3])
 // to see whether the tile is of one kind (below), writes such a tile and
 // lists the others; the second runs the stages on the listed ones, a grid
 // that fits the GPU looping over them.
+// Slot e of a CoarseAxis row (its child slots, e < MAX_CHILDREN, then its
+// path slots): byte e of the row's y, z, w words.
+__device__ __forceinline__ int row_slot(const int4 &r, int e)
+{
+    const int word = e < 4 ? r.y : e < 8 ? r.z : r.w;
+    return (word >> (8 * (e & 3))) & 0xff;
+}
+
 template <class T, bool FR>
 __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const bool stages, unsigned char *gc_smem)
 {
@@ -4474,10 +4482,6 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         if (!FR || !ffr[d]) return 1.0;
         return (double)__ldg(ffr[d] + F.base + fs[0][s0] + fs[1][s1] * fst[1] + fs[2][s2] * fst[2]);
     };
-    auto slot = [](const int4 &r, int e) { // child slot e (< MAX_CHILDREN), then path slot e - MAX_CHILDREN
-        const int word = e < 4 ? r.y : e < 8 ? r.z : r.w;
-        return (word >> (8 * (e & 3))) & 0xff;
-    };
     // A coarse face's sum over its path (np fine faces, face(slot) each); a
     // wall face (bit 24 of its row) closed by any closed face on the path;
     // zm: the path faces of 0 (bit e).
@@ -4487,7 +4491,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
 #pragma unroll
         for (int e = 0; e < MAX_PATH; ++e)
             if (e < np) {
-                const double f = face(slot(r, MAX_CHILDREN + e));
+                const double f = face(row_slot(r, MAX_CHILDREN + e));
                 sum += f;
                 zm |= (f == 0.0 ? 1u : 0u) << e;
             }
@@ -4518,7 +4522,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
 #pragma unroll
                 for (int c = 0; c < MAX_CHILDREN; ++c) {
                     if (c >= m) break;
-                    const int s2 = slot(rz, c);
+                    const int s2 = row_slot(rz, c);
                     const unsigned v = win[(s2 * S[1] + s1) * S[0] + s0], cc = (core >> c) & 1u;
                     bits |= (v & cc) | (v & 2u) | (v & 3u && cc ? 4u : 0u) | (v & 1u) << 3;
                     x += wz[c] * ph(v, 0, s0, s1, s2);
@@ -4543,7 +4547,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
 #pragma unroll
                 for (int c = 0; c < MAX_CHILDREN; ++c) {
                     if (c >= m) break;
-                    const int i1 = (p2 * S[1] + slot(ry, c)) * S[0] + s0;
+                    const int i1 = (p2 * S[1] + row_slot(ry, c)) * S[0] + s0;
                     const unsigned v = b1[i1];
                     bits |= (v & ((core >> c) & 1)) | (v & 10u) | (v & 4u & ((core >> c) & 1) << 2);
                     x += wy[c] * st1[3 * i1];
@@ -4567,7 +4571,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
 #pragma unroll
         for (int c = 0; c < MAX_CHILDREN; ++c) {
             if (c >= m0) break;
-            const int i2 = base2 + slot(rx, c);
+            const int i2 = base2 + row_slot(rx, c);
             const unsigned v = b2[i2];
             bits |= (v & ((core >> c) & 1)) | (v & 10u) | (v & 4u & ((core >> c) & 1) << 2);
             acc[1] += wx[c] * st2[3 * i2 + 1];
@@ -4591,7 +4595,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
                 mm[d] = rr[d].x & 0xff;
                 box = box && mm[d] >= 1 && mm[d] <= 4;
                 for (int c = 0; box && c < mm[d]; ++c) {
-                    s0[d][c] = slot(rr[d], c);
+                    s0[d][c] = row_slot(rr[d], c);
                     box = fs[d][s0[d][c]] == fs[d][s0[d][0]] + c;
                 }
             }
@@ -4687,9 +4691,7 @@ template <class T, bool FR, bool STAGES> __global__ void gen_coarse_kernel(const
 // Fine child c of coarse position P's restriction row along one axis.
 __device__ __forceinline__ int row_child(const CoarseAxis &A, int P, int c)
 {
-    const int4 r = A.row[P];
-    const int word = c < 4 ? r.y : r.z;
-    return __ldg(A.slot + (size_t)(P / A.tb) * A.stride + 1 + ((word >> (8 * (c & 3))) & 0xff));
+    return __ldg(A.slot + (size_t)(P / A.tb) * A.stride + 1 + row_slot(A.row[P], c));
 }
 
 // The iso rule, once gen_coarse_kernel has written the level (before
@@ -4864,14 +4866,13 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
     {
         int P[3];
         const int64_t pc = point_of(C, t, P[0], P[1], P[2]);
-        const unsigned own = a.cmk[pc], raw = own & CELL_BITS;
-        if (raw == PGPU_CELL_SOLID) continue;
-        // (CELL_FLUID_SOLID_CORE is fluid here)
-        const unsigned t1 = raw == CELL_FLUID_SOLID_CORE ? PGPU_CELL_FLUID : raw;
+        // a coarse point's type (CELL_FLUID_SOLID_CORE is fluid here)
         auto type_at = [&](int64_t e) {
             const unsigned b = a.cmk[e] & CELL_BITS;
             return b == CELL_FLUID_SOLID_CORE ? PGPU_CELL_FLUID : b;
         };
+        const unsigned own = a.cmk[pc], t1 = type_at(pc);
+        if (t1 == PGPU_CELL_SOLID) continue;
         // the type across each low face that makes a pair with this point's
         const unsigned want = t1 == PGPU_CELL_FLUID ? PGPU_CELL_DIRICHLET : PGPU_CELL_FLUID;
         bool pair[3];
@@ -6888,6 +6889,11 @@ constexpr double FLOAT_STALL = 8.0;
 // Float Krylov methods' own stop: a true residual up to this many times the
 // accepted floor is float's limit, above it not converged.
 constexpr double FLOAT_OWN_SLACK = 16.0;
+// The relative residual float's own stop accepts: the floor of the
+// config, at least what the correction's stall leaves.  Krylov methods
+// stop there (up to FLOAT_OWN_SLACK times it); V-cycles that stopped on the
+// correction check their residual against FLOAT_OWN_SLACK times it.
+inline double float_accept(const Convergence &cv) { return std::max(FLOAT_STALL * FLOAT_CORRECTION, cv.floor); }
 
 // The launch sequences the handle's graph replay (>>graph) captures.
 enum ReplayKind {
@@ -6952,7 +6958,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     // reported: the report's norms hold the end's residual; verify: the
     // residual confirms a stop on the correction (below)
     bool residual_stop = false, reported = false, verify = false;
-    const double bound = FLOAT_OWN_SLACK * std::max(FLOAT_STALL * FLOAT_CORRECTION, cv.floor);
+    const double bound = FLOAT_OWN_SLACK * float_accept(cv);
     double last_rn = HUGE_VAL; // verify: the residual at the previous check
     if (by_correction) {
         double last = HUGE_VAL;
@@ -9969,7 +9975,7 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     // is accepted there.
     const bool own_stop = cv.tol == 0;
     if (own_stop) cv.tol = FLOAT_CORRECTION;
-    const double accept = own_stop ? std::max(FLOAT_STALL * FLOAT_CORRECTION, cv.floor) : cv.tol;
+    const double accept = own_stop ? float_accept(cv) : cv.tol;
     double best = HUGE_VAL; // the true residual at the last restart
     // A restart from the true residual, where the last one gained (halved
     // the true residual) and restarts are left.
