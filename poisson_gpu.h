@@ -402,7 +402,10 @@
  *    every method.
  *  - PGPU_ERROR_BREAKDOWN: a denominator of the recurrences became zero,
  *    negative or not finite (an operator or preconditioner that is not
- *    positive definite, overflow, rounding); u keeps the last good iterate.
+ *    positive definite, overflow, rounding); u keeps the last good iterate
+ *    (the one before the breakdown, finite; where the recurrences drifted
+ *    first -- float pipelined CG without a preconditioner -- its residual
+ *    may exceed the initial guess's: the report gives it).
  *  - PGPU_FIXED: exactly max_iterations iterations, no host
  *    synchronisation, capturable.
  *  - PGPU_MIXED: double vectors (u, f and the Krylov vectors), a float

