@@ -287,7 +287,10 @@
  *    pgpu_set_mask / pgpu_set_coefficients; all kept until pgpu_destroy.
  *    pgpu_solve allocates nothing.
  *  - All device work goes to cfg.stream (0: the legacy default stream), or
- *    to the stream given to pgpu_set_stream later.  Handles may share a
+ *    to the stream given to pgpu_set_stream later (pgpu_set_mask also runs
+ *    part of its build on a stream of its own, created on its first call,
+ *    which waits for that stream and which that stream waits for before
+ *    the call returns).  Handles may share a
  *    stream: their work is then ordered by it, as the calls were made (one
  *    handle's solve never overlaps the other's).  Handles on different
  *    streams may run at the same time.  The caller orders its own work
