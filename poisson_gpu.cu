@@ -4297,6 +4297,14 @@ static size_t coarse_smem_bytes(const int tb[3], const int s[3])
     return coarse_smem_head(tb, s) + sizeof(double) * 3 * (a1 + a2) + 2 * a2 + 2 * a1 + a2 + (size_t)s[0] * s[1] * s[2];
 }
 
+// Slot e of a CoarseAxis row (its child slots, e < MAX_CHILDREN, then its
+// path slots): byte e of the row's y, z, w words.
+__device__ __forceinline__ int row_slot(const int4 &r, int e)
+{
+    const int word = e < 4 ? r.y : e < 8 ? r.z : r.w;
+    return (word >> (8 * (e & 3))) & 0xff;
+}
+
 // One coarse level's types and face fractions; a block per tile of coarse
 // node positions (0..nc on each axis: the last is the high face's ghost), a
 // thread per position.  Every quantity is a sum or an OR over a box of fine
@@ -4315,14 +4323,6 @@ static size_t coarse_smem_bytes(const int tb[3], const int s[3])
 // to see whether the tile is of one kind (below), writes such a tile and
 // lists the others; the second runs the stages on the listed ones, a grid
 // that fits the GPU looping over them.
-// Slot e of a CoarseAxis row (its child slots, e < MAX_CHILDREN, then its
-// path slots): byte e of the row's y, z, w words.
-__device__ __forceinline__ int row_slot(const int4 &r, int e)
-{
-    const int word = e < 4 ? r.y : e < 8 ? r.z : r.w;
-    return (word >> (8 * (e & 3))) & 0xff;
-}
-
 template <class T, bool FR>
 __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const bool stages, unsigned char *gc_smem)
 {
@@ -5004,28 +5004,6 @@ template <bool SH> __device__ __forceinline__ void uf_union(uint32_t *lab, uint3
     }
 }
 
-// The neighbour across face f of interior point (i, j, k) (interior index q,
-// x fastest; storage index p): its interior index, -1 across a box face, and
-// its storage index in pn; wrapped on a periodic axis.  Offsets, not a
-// division per neighbour.
-template <class T>
-__device__ __forceinline__ int64_t nb_index(const Grid<T> &g, int64_t q, int64_t p, int i, int j, int k, int f,
-                                            int64_t &pn)
-{
-    const int d = f >> 1, up = f & 1;
-    const int c = d == 0 ? i : d == 1 ? j : k, n = d == 0 ? g.nx : d == 1 ? g.ny : g.nz;
-    const int per = d == 0 ? g.px : d == 1 ? g.py : g.pz;
-    const int64_t sq = d == 0 ? 1 : d == 1 ? (int64_t)g.nx : (int64_t)g.nx * g.ny;
-    const int64_t sp = d == 0 ? 1 : d == 1 ? g.sy : g.sz;
-    int64_t m = up ? 1 : -1;
-    if (up ? c == n - 1 : c == 0) {
-        if (!per || n == 1) return -1;
-        m = up ? -(int64_t)(n - 1) : (int64_t)(n - 1);
-    }
-    pn = p + m * sp;
-    return q + m * sq;
-}
-
 // Region labelling.  Union-find on the fluid points, first within tiles of
 // RG_TX x RG_TY x RG_TZ points (gen_regions_tile_kernel), then the touch
 // bits of the tiles' parts next to Dirichlet (gen_regions_touch_kernel),
@@ -5144,8 +5122,9 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
 // The touch bits of the tile roots (lab as the tile kernel left it) whose
 // part has a fluid point next to a Dirichlet point or on a Dirichlet box
 // face.  `held` (the mask has Dirichlet points): a warp per row (x along
-// the lanes), each fluid point with a Dirichlet neighbour (across a
-// periodic seam too, as nb_index pairs them) marking its own root; then a
+// the lanes), each fluid point with a Dirichlet neighbour (the ghost
+// across a box face is none; across a periodic seam the wrapped point)
+// marking its own root; then a
 // thread per point of the Dirichlet box faces.
 template <class T>
 __global__ void gen_regions_touch_kernel(const Grid<T> g, const uint32_t *lab, const uint32_t *full, uint32_t *touch,
