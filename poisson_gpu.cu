@@ -167,12 +167,20 @@ template <class T> struct Tune {
     // (smooth beta cycle 21.66 -> 18.56 ms; float's, at 64 registers, 10.44
     // -> 10.98).
     static constexpr bool rbt_frac_lean = !F32;
-    // Level 0's beta faces formed in the FRAC tile kernel and the FRAC
-    // column walk from 1 / beta (Grid::bw: one array read instead of three),
-    // in double only: smooth beta V(2,1) at 512^3 18.76 -> 17.13 ms (FRAC
-    // pass 4.02 -> 3.84 ms, residual 3.13 -> 2.85); in float the pass took
-    // 2.30 ms against 2.15 with the stored fractions (cycle 10.37 against
-    // 10.39 ms: no gain).
+    // ... the fractions staged in shared memory by cp.async (FR_RING) in
+    // double: smooth beta V(2,1) at 512^3 16.63 -> 14.42 ms (H200; it
+    // replaced the faces formed from 1 / beta, Grid::bw, there); float's
+    // kernel, issue-bound at 64 registers, took 9.19 -> 9.75 ms (8.2% more
+    // instructions, more spills; with 16 pairs a row at 128 registers
+    // 11.40, lean 10.84; at 80 registers, lean, 9.61), so float reads
+    // them through L1, prefetched three planes ahead.
+    static constexpr bool frac_ring = !F32;
+    // Level 0's beta faces formed in the FRAC column walk from 1 / beta
+    // (Grid::bw: one array read instead of three), in double only: smooth
+    // beta V(2,1) at 512^3 18.76 -> 17.13 ms with the FRAC tile kernel
+    // reading them too, until the ring (residual 3.13 -> 2.85 ms); in float
+    // the tile kernel's pass took 2.30 ms against 2.15 with the stored
+    // fractions (cycle 10.37 against 10.39 ms: no gain).
     static constexpr bool beta_reciprocals = !F32;
     // ... two iterations per pass: blocks of rbt_tx pairs by 32 rows, one per
     // SM (float: 64 registers, 36 bytes spilled; double: 128, 12 spilled), so
@@ -2053,9 +2061,16 @@ __device__ __forceinline__ void rb_parity(const bool (&act)[2], const ColXY<T> (
 // it is no unknown and otherwise drops its closed faces, as drop_closed does.
 // FRAC (with MASKED; a level whose table is uniform but whose faces carry
 // fractions -- beta's, or a coarse level's): every unknown takes the general
-// form's couplings (gen_faces, gen_sum), its six fractions read at the
-// point itself, or formed from beta's reciprocals (Grid::bw) away from the
-// box faces; the mask, where the level has one, as for MASKED.
+// form's couplings (gen_faces, gen_sum), its six fractions those stored
+// at the point and its high neighbours (from the ring below in double,
+// through L1 in float: Tune::frac_ring); the mask, where the level has
+// one, as for MASKED.
+// FRAC's fractions: a ring of FR_RING planes in shared memory (per plane
+// the three arrays, per array BY + 1 rows by the two elements' columns,
+// TX + 1 each: the high x and y faces of the tile's last column and row
+// are read as 0, which reaches only its ring), filled by cp.async
+// FR_AHEAD planes ahead of the step that first reads them.
+constexpr int FR_AHEAD = 4, FR_RING = FR_AHEAD + 2;
 template <class T, int ITERS> struct RbTile {
     static constexpr int S = 2 * ITERS;
     static constexpr int TX = Tune<T>::rbt_tx;
@@ -2063,7 +2078,12 @@ template <class T, int ITERS> struct RbTile {
     static constexpr int OX = 2 * TX - 2 * S, OY = BY - 2 * S; // owned points per block
     static constexpr int BLOCKS = ITERS == 1 ? Tune<T>::rbt_blocks : 1;
     static constexpr int PER_SM = ITERS == 1 ? Tune<T>::rbt_per_sm : Tune<T>::rbt2_per_sm;
+    static constexpr int FW = TX + 1, FPLANE = 3 * (BY + 1) * 2 * FW; // FRAC's ring: a row's elements, a plane
 };
+template <class T> constexpr size_t frac_smem_bytes()
+{
+    return Tune<T>::frac_ring ? (size_t)FR_RING * RbTile<T, 1>::FPLANE * sizeof(T) : 0;
+}
 
 template <class T, int ITERS, bool MASKED, bool FRAC = false>
 __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, RbTile<T, ITERS>::BLOCKS)
@@ -2072,16 +2092,21 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
 {
     static_assert(ITERS == 1 || ITERS == 2, "one or two iterations per pass");
     static_assert(MASKED || !FRAC, "fractions take the masked form");
+    constexpr bool RING = FRAC && Tune<T>::frac_ring; // FRAC's fractions from the shared ring, else through L1
     typedef RbTile<T, ITERS> Tl;
     constexpr int S = Tl::S, TX = Tl::TX, BY = Tl::BY;
     constexpr int W = TX + 2, H = BY + 2; // one padding word around the thread grid
     // sb[0]: old values of the second colour (for stage 1); sb[s]: the values
     // of stage s (for stage s + 1 of the next step); per plane parity.
     __shared__ T sb[S][2][H][W];
+    extern __shared__ __align__(16) unsigned char rb_smem[];
+    T *const fs = reinterpret_cast<T *>(rb_smem); // FRAC's ring (frac_smem_bytes)
     int yb, zc;
     if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
     const int tx = threadIdx.x, ty = threadIdx.y;
     for (int q = ty * TX + tx; q < S * 2 * H * W; q += TX * BY) (&sb[0][0][0][0])[q] = T(0);
+    if constexpr (RING)
+        for (int q = ty * TX + tx; q < FR_RING * Tl::FPLANE; q += TX * BY) fs[q] = T(0);
     __syncthreads();
     const int x0 = blockIdx.x * Tl::OX - S + 2 * tx, y = yb * Tl::OY - S + ty; // x0 is even
     bool ld[2], act[2], own[2], fl[2];
@@ -2135,17 +2160,49 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
         if (fl[1]) c |= (unsigned)mp[1] << 8;
         return c;
     };
-    // FRAC: the fractions of plane p's pair into L1, PF planes ahead of the
-    // update that reads them (registers for them would spill).
+    // FRAC: plane p's fractions into its ring slot, one copy group per plane
+    // (empty outside the planes the chunk's updates read, 0 .. nz for the
+    // high z faces).  Per element the faces an interior point reads: fx up
+    // to the x ghost, fy up to the y ghost, fz up to the z ghost plane.
+    constexpr int FP = Tl::FPLANE, FA = (BY + 1) * 2 * Tl::FW; // a plane, an array of it
+    unsigned fin = 0; // bit 3 e + a: element e loads array a
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        const int x = x0 + e;
+        const bool xi = x >= 0 && x < g.nx, yi = y >= 0 && y < g.ny;
+        fin |= ((x >= 0 && x <= g.nx && yi) | (xi && y >= 0 && y <= g.ny) << 1 | (xi && yi) << 2) << (3 * e);
+    }
+    const int fo = ty * 2 * Tl::FW + tx; // element 0 of this thread in an array's rows
+    const int fp_lo = max(0, mstart - 1), fp_hi = min(g.nz, k1 + S - 1); // the planes read
+    auto slot = [](int p) { return (p + 8 * FR_RING) % FR_RING; };        // p >= -2
+    // Called for planes mstart - 1, mstart, ... in turn: the plane's offset
+    // and slot run along.
+    int64_t fq = col + (int64_t)(mstart - 1) * sz;
+    int fsl = slot(mstart - 1), fpl = mstart - 1;
+    auto issue_fr = [&]() {
+        if constexpr (RING) {
+            if (fpl >= fp_lo && fpl <= fp_hi && fin) {
+                T *d = fs + fsl * FP + fo;
+                const T *a3[3] = {g.fx + fq, g.fy + fq, g.fz + fq};
+#pragma unroll
+                for (int a = 0; a < 3; ++a)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        if ((fin >> (3 * e + a)) & 1u) __pipeline_memcpy_async(d + a * FA + e * Tl::FW, a3[a] + e, sizeof(T));
+            }
+            __pipeline_commit();
+            fq += sz;
+            fsl = fsl == FR_RING - 1 ? 0 : fsl + 1;
+            ++fpl;
+        }
+    };
+    // Without the ring: plane p's fractions into L1, PF planes ahead of the
+    // update that reads them.
     constexpr int PF = 3;
     auto prefetch_fr = [&](int p, bool edge) {
-        if constexpr (FRAC) {
+        if constexpr (FRAC && !RING) {
             if (!(fl[0] || fl[1]) || (edge && (p < 0 || p >= g.nz))) return;
             const int64_t q = col + (int64_t)p * sz;
-            if (g.bw) { // the inner points' faces come from beta's reciprocals
-                asm volatile("prefetch.global.L1 [%0];" ::"l"(g.bw + q));
-                return;
-            }
             asm volatile("prefetch.global.L1 [%0];" ::"l"(g.fx + q));
             asm volatile("prefetch.global.L1 [%0];" ::"l"(g.fy + q));
             asm volatile("prefetch.global.L1 [%0];" ::"l"(g.fz + q));
@@ -2195,6 +2252,11 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
             load_f(at(sf, mstart + 1 + a), mstart + 1 + a, true, fw[a][0], fw[a][1]);
             cq[a] = load_c(mstart + 1 + a, true);
         }
+        if constexpr (RING) { // planes mstart - 1 .. mstart + 1 in place for the first step
+#pragma unroll
+            for (int a = -1; a < FR_AHEAD; ++a) issue_fr(); // planes mstart - 1 .. mstart + FR_AHEAD - 1
+            __pipeline_wait_prior(FR_AHEAD - 2);
+        }
 #pragma unroll
         for (int a = 0; a < PF; ++a) prefetch_fr(mstart + a, true);
         sb[0][mstart & 1][ty + 1][tx + 1] = bm;
@@ -2214,6 +2276,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
         load_u(pu, m + 1 + LA, edge, uq[LA - 1][0], uq[LA - 1][1]); // in flight until the end of step m+LA-1
         load_f(pf, m + LA, edge, fw[LA - 1][0], fw[LA - 1][1]);
         cq[LA - 1] = load_c(m + LA, edge);
+        issue_fr(); // plane m + FR_AHEAD
         prefetch_fr(m + PF, edge);
         pu += sz;
         pf += sz;
@@ -2246,16 +2309,23 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                     if (!upd[PH] || (cd & CELL_BITS) != PGPU_CELL_FLUID) return centre;
                     // element 0's partner is its x+ neighbour, element 1's its x-
                     const int xa = x0 + er;
-                    const int64_t q = col + er + (int64_t)p * sz;
                     GenPoint<T> gp;
                     gp.v[0] = er ? cown[PH] : cside[PH];
                     gp.v[1] = er ? cside[PH] : cown[PH];
                     gp.v[2] = cyl; gp.v[3] = cyh; gp.v[4] = vzl; gp.v[5] = vzh;
                     const bool lean = Tune<T>::rbt_frac_lean && FAST && inner[PH];
                     T fr6[6];
-                    if (lean && g.bw)
-                        beta_faces(g.bw, q, g.sy, __ldg(g.bw + q - sz), __ldg(g.bw + q), __ldg(g.bw + q + sz), fr6);
-                    else stored_faces(g, q, fr6);
+                    if constexpr (!RING) {
+                        stored_faces(g, col + er + (int64_t)p * sz, fr6);
+                    } else { // element er's faces from the ring: the high x face is element 1's, or the next thread's 0
+                        const T *r = fs + slot(p) * FP + fo + er * Tl::FW;
+                        fr6[0] = r[0];
+                        fr6[1] = r[er ? 1 - Tl::FW : Tl::FW];
+                        fr6[2] = r[FA];
+                        fr6[3] = r[FA + 2 * Tl::FW];
+                        fr6[4] = r[2 * FA];
+                        fr6[5] = fs[slot(p + 1) * FP + fo + er * Tl::FW + 2 * FA];
+                    }
                     const unsigned closed = cd >> CLOSED_SHIFT;
                     T nb6[6] = {er ? partner : sd, er ? sd : partner, lo, hi, zl, zh};
                     T dg;
@@ -2320,6 +2390,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
 #pragma unroll
         for (int s = 1; s < S; ++s) sb[s][PH][ty + 1][tx + 1] = v[s];
         sb[0][PH ^ 1][ty + 1][tx + 1] = bp;
+        if constexpr (RING) __pipeline_wait_prior(FR_AHEAD - 2); // plane m + 2 in place for the next step
         __syncthreads();
         // Advance the window by one plane.
 #pragma unroll
@@ -2369,6 +2440,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
             ++m;
         }
     }
+    if constexpr (RING) __pipeline_wait_prior(0); // no copy outlives the block
 }
 
 // How a level is smoothed: which red-black kernel and the launch shapes.
@@ -2401,6 +2473,8 @@ template <class T> static pgpu_status smooth_setup(Env &env)
     char *err = env.err;
     PGPU_CUDA(cudaFuncSetAttribute(rbgs_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)rbgs_smem_bytes<T>()));
+    PGPU_CUDA(cudaFuncSetAttribute(rbgs_tile_kernel<T, 1, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)frac_smem_bytes<T>()));
     return PGPU_SUCCESS;
 }
 
@@ -2426,7 +2500,7 @@ static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int 
 {
     char *err = env.err;
     if (p.tile && g.fx)
-        launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1, true, true>, g, src, dst, f, shift, w, flip);
+        launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, true, true>, g, src, dst, f, shift, w, flip);
     else if (iters == 2 && g.mk)
         launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, true>, g, src, dst, f, shift, w, flip);
     else if (iters == 2) launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, false>, g, src, dst, f, shift, w, flip);
