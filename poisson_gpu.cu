@@ -173,7 +173,10 @@ template <class T> struct Tune {
     // kernel, issue-bound at 64 registers, took 9.19 -> 9.75 ms (8.2% more
     // instructions, more spills; with 16 pairs a row at 128 registers
     // 11.40, lean 10.84; at 80 registers, lean, 9.61), so float reads
-    // them through L1, prefetched three planes ahead.
+    // them through L1, prefetched three planes ahead.  The ring and sb take
+    // 93.6 KB a block in double: two blocks per SM where an SM has 228 KB
+    // (H100, H200), one on A100 (164 KB) and sm_86 / sm_89 (100 KB), not
+    // measured there.
     static constexpr bool frac_ring = !F32;
     // Level 0's beta faces formed in the FRAC column walk from 1 / beta
     // (Grid::bw: one array read instead of three), in double only: smooth
@@ -2093,6 +2096,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     static_assert(ITERS == 1 || ITERS == 2, "one or two iterations per pass");
     static_assert(MASKED || !FRAC, "fractions take the masked form");
     constexpr bool RING = FRAC && Tune<T>::frac_ring; // FRAC's fractions from the shared ring, else through L1
+    static_assert(!RING || ITERS == 1, "the ring holds the three planes a one-iteration step reads");
     typedef RbTile<T, ITERS> Tl;
     constexpr int S = Tl::S, TX = Tl::TX, BY = Tl::BY;
     constexpr int W = TX + 2, H = BY + 2; // one padding word around the thread grid
