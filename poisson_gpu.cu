@@ -6146,7 +6146,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         const Level<T> &L = lv[0];
         const double npts = L.npts;
         PGPU_RETURN_IF(npts >= 2147483647.0, PGPU_ERROR_UNSUPPORTED,
-                       "masks: at most 2^31 - 1 interior points (this grid has %.0f)", npts);
+                       "masks: fewer than 2^31 - 1 interior points (this grid has %.0f)", npts);
         gen.cap = (uint32_t)(npts / 8) + 64;
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.mk[0], (size_t)L.elems, "the mask"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.spare, (size_t)L.elems, "the mask"));

@@ -67,8 +67,8 @@
  *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3006 GB/s,
  *  README.md's performance table.)  Masks and beta: every method but FFT
  *  takes them (one GPU, not with PGPU_MIXED); a cycle with a mask costs
- *  about 1.4 box cycles, with a smooth beta 2.2 (double) to 2.3 (float)
- *  (MASKS below).
+ *  about 1.4 box cycles, with a smooth beta 2.2 (double, on an H200) to
+ *  2.3 (float) (MASKS below).
  *
  * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
  * reason in pgpu_last_error):
@@ -353,9 +353,9 @@
  *    6 iterations to 1e-10 on the box at 512^3 with a rough right-hand
  *    side, 2 to 1e-6 with a smooth one (tested bound from 64^3 to 256^3:
  *    12).  The robust choice for beta jumps and masks: it converges where
- *    V-cycles alone diverge (1000:1 two-phase flow, jumps next to Neumann
- *    faces), though not on every grid: 10^6 jumps without a Dirichlet face
- *    (singular problems) can stall it too (PGPU_ERROR_NOT_CONVERGED, the
+ *    V-cycles alone diverge (1000:1 two-phase flow between Neumann faces,
+ *    other jumps next to Neumann faces), though not on every grid: 10^6
+ *    jumps without a Dirichlet face (singular problems) can stall it too (PGPU_ERROR_NOT_CONVERGED, the
  *    report holding what was reached), and masks of many small pockets or
  *    narrow channels need tens to hundreds of iterations.
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
@@ -558,7 +558,7 @@
  *    smooth beta 2.2 (double) to 2.3 (float); a solid sphere to 1e-6 in
  *    double takes 2.0 times the empty box, to 1e-10 1.8 times, in float
  *    (to float's own stop) 1.6 times.
- *  - Grids with a mask hold at most 2^31 - 1 interior points; a mask with
+ *  - Grids with a mask hold fewer than 2^31 - 1 interior points; a mask with
  *    more singular regions than an eighth of the points plus 64 is refused
  *    (PGPU_ERROR_UNSUPPORTED, the handle then has no mask).
  *  - Setting new data runs on the GPU in the handle's stream: the coarse
@@ -568,7 +568,7 @@
  *    replaces the first), four bytes of labels, two bits and an array of
  *    u's precision per point for a mask, three arrays of u's precision for
  *    beta (four in double on 3D grids: beta's reciprocals, from which the
- *    smoother and the residual form the faces), a byte and three arrays per coarse
+ *    residual forms the faces), a byte and three arrays per coarse
  *    point); later calls allocate
  *    nothing.  The call waits for the stream to read whether the data are
  *    valid (and, for a mask, how many singular regions it has); on invalid
