@@ -1142,8 +1142,9 @@ __device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restric
 // fractions, Grid::frfast) groups with the general form's couplings
 // (gen_faces, gen_sum: the table's values, the same bits as the plane-wise
 // form), the fractions read at the point or, in columns off the x / y faces
-// of level 0 with Grid::bw, formed from beta's reciprocals.
-enum { WALK_PLAIN, WALK_MASK, WALK_FRAC }; // column_walk's MK
+// of level 0 with Grid::bw, formed from beta's reciprocals; WALK_BETA the
+// same on a level without a mask (beta alone), with no mask byte read.
+enum { WALK_PLAIN, WALK_MASK, WALK_FRAC, WALK_BETA }; // column_walk's MK
 template <class T, class A, int G, int MK, class Emit>
 __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restrict__ u, const T *__restrict__ f,
                                             int i, int j, int k0, int k1, T shift, Emit &emit)
@@ -1151,7 +1152,7 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
     const int64_t sz = g.sz;
     const int64_t col = g.base + i + (int64_t)j * g.sy;
     int kg0 = k1, kg1 = k1; // the grouped range [kg0, kg1)
-    if (MK == WALK_FRAC ? g.frfast : g.fast) {
+    if (MK >= WALK_FRAC ? g.frfast : g.fast) {
         const int a = max(k0, 1), b = min(k1, g.nz - 1);
         if (b - a >= G) {
             kg0 = a;
@@ -1173,7 +1174,7 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
         else emit(p, A(s[0]), off, diag, false);
     };
     for (int k = k0; k < kg0; ++k) general(k);
-    if constexpr (MK == WALK_FRAC) {
+    if constexpr (MK >= WALK_FRAC) {
         if (kg0 < kg1) {
             const ColXY<T> c = col_xy(g, i, j);
             const int64_t o[4] = {c.nxl, c.nxh, c.nyl, c.nyh};
@@ -1190,7 +1191,7 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
 #pragma unroll
                 for (int q = 0; q < GF; ++q) fw[q] = Emit::reads_f ? fp[q * sz] : T(0);
 #pragma unroll
-                for (int q = 0; q < GF; ++q) cw[q] = g.mk ? g.mk[p + q * sz] : 0u;
+                for (int q = 0; q < GF; ++q) cw[q] = MK == WALK_FRAC && g.mk ? g.mk[p + q * sz] : 0u;
                 if (lean) {
 #pragma unroll
                     for (int q = 0; q < GF + 2; ++q) ww[q] = __ldg(g.bw + p + (q - 1) * sz);
@@ -1272,11 +1273,13 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
 }
 
 // Calls fn with column_walk's MK for level g as a compile-time constant:
-// WALK_FRAC where the table is uniform under face fractions, WALK_MASK on a
-// uniform level with a mask (no fractions), else WALK_PLAIN.
+// WALK_FRAC where the table is uniform under face fractions (WALK_BETA where
+// the level has no mask), WALK_MASK on a uniform level with a mask (no
+// fractions), else WALK_PLAIN.
 template <class T, class F> static void walk_masked(const Grid<T> &g, F &&fn)
 {
-    if (g.frfast) fn(std::integral_constant<int, WALK_FRAC>{});
+    if (g.frfast && !g.mk) fn(std::integral_constant<int, WALK_BETA>{});
+    else if (g.frfast) fn(std::integral_constant<int, WALK_FRAC>{});
     else if (g.fast && g.mk) fn(std::integral_constant<int, WALK_MASK>{});
     else fn(std::integral_constant<int, WALK_PLAIN>{});
 }
@@ -2062,12 +2065,13 @@ __device__ __forceinline__ void rb_parity(const bool (&act)[2], const ColXY<T> (
 // MASKED (a uniform level with a mask and no face fractions): the mask
 // bytes travel with f; a point with a nonzero byte is left as it is where
 // it is no unknown and otherwise drops its closed faces, as drop_closed does.
-// FRAC (with MASKED; a level whose table is uniform but whose faces carry
-// fractions -- beta's, or a coarse level's): every unknown takes the general
-// form's couplings (gen_faces, gen_sum), its six fractions those stored
-// at the point and its high neighbours (from the ring below in double,
-// through L1 in float: Tune::frac_ring); the mask, where the level has
-// one, as for MASKED.
+// FRAC (a level whose table is uniform but whose faces carry fractions --
+// beta's, or a coarse level's): every unknown takes the general form's
+// couplings (gen_faces, gen_sum), its six fractions those stored at the
+// point and its high neighbours (from the ring below in double, through L1
+// in float: Tune::frac_ring); with MASKED the level's mask as for MASKED,
+// without (a level of beta alone) no mask bytes, no closed face and no
+// coupling that is 0, so the neighbour sum takes no selects.
 // FRAC's fractions: a ring of FR_RING planes in shared memory (per plane
 // the three arrays, per array BY + 1 rows by the two elements' columns,
 // TX + 1 each: the high x and y faces of the tile's last column and row
@@ -2094,7 +2098,6 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                      const T *__restrict__ shiftp, T omega, int flip, int kchunk, int nyb, int nchunks)
 {
     static_assert(ITERS == 1 || ITERS == 2, "one or two iterations per pass");
-    static_assert(MASKED || !FRAC, "fractions take the masked form");
     constexpr bool RING = FRAC && Tune<T>::frac_ring; // FRAC's fractions from the shared ring, else through L1
     static_assert(!RING || ITERS == 1, "the ring holds the three planes a one-iteration step reads");
     typedef RbTile<T, ITERS> Tl;
@@ -2158,7 +2161,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     // The pair's mask bytes of plane p (element e in byte e), where f is loaded.
     auto load_c = [&](int p, bool edge) {
         unsigned c = 0;
-        if (!MASKED || (FRAC && !g.mk) || (edge && (p < 0 || p >= g.nz))) return c;
+        if (!MASKED || (edge && (p < 0 || p >= g.nz))) return c;
         const uint8_t *mp = g.mk + col + (int64_t)p * sz;
         if (fl[0]) c = mp[0];
         if (fl[1]) c |= (unsigned)mp[1] << 8;
@@ -2229,7 +2232,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     // steps before (element A).
     // Mask bytes (MASKED): cr / ck hold those of fr / fk, byte d for plane m - d;
     // cq the raw pairs in flight with fw.
-    constexpr int LA = MASKED ? Tune<T>::rbt_ahead_mk : Tune<T>::rbt_ahead; // planes loaded ahead
+    constexpr int LA = (MASKED || FRAC) ? Tune<T>::rbt_ahead_mk : Tune<T>::rbt_ahead; // planes loaded ahead
     T ubk, rm, bm, rp, bp, fr[S], fk[S], prev[S], prev2[S];
     T uq[LA][2], fw[LA][2];
     unsigned cr = 0, ck = 0, cq[LA];
@@ -2291,7 +2294,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
             if (!FAST && (p < 0 || p >= g.nz)) return centre;
             T sd = b[ty + 1][side[PH]], lo = b[ty][tx + 1], hi = b[ty + 2][tx + 1];
             T off, s = scp[PH];
-            if constexpr (!MASKED) {
+            if constexpr (!MASKED && !FRAC) {
                 if (FAST) {
                     off = neighbours_cz<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, cz, zl, zh);
                 } else {
@@ -2310,7 +2313,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                     s = omega / (dxyp[PH] + z.dz);
                 }
                 if constexpr (FRAC) {
-                    if (!upd[PH] || (cd & CELL_BITS) != PGPU_CELL_FLUID) return centre;
+                    if (!upd[PH] || (MASKED && (cd & CELL_BITS) != PGPU_CELL_FLUID)) return centre;
                     // element 0's partner is its x+ neighbour, element 1's its x-
                     const int xa = x0 + er;
                     GenPoint<T> gp;
@@ -2330,7 +2333,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                         fr6[4] = r[2 * FA];
                         fr6[5] = fs[slot(p + 1) * FP + fo + er * Tl::FW + 2 * FA];
                     }
-                    const unsigned closed = cd >> CLOSED_SHIFT;
+                    const unsigned closed = MASKED ? cd >> CLOSED_SHIFT : 0u;
                     T nb6[6] = {er ? partner : sd, er ? sd : partner, lo, hi, zl, zh};
                     T dg;
                     if (lean) {
@@ -2353,7 +2356,13 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                         gp.d[0] = g.cxl[xa]; gp.d[1] = g.cxh[xa]; gp.d[2] = g.cyl[y]; gp.d[3] = g.cyh[y];
                         gp.d[4] = dzl; gp.d[5] = dzh;
                         gen_faces(gp, fr6, closed);
-                        off = gen_sum<T>(gp, [&](int f) { return nb6[f]; }, dg);
+                        if constexpr (!MASKED) { // gen_sum's sums: every coupling is nonzero
+                            off = ((gp.v[0] * nb6[0] + gp.v[1] * nb6[1]) + (gp.v[2] * nb6[2] + gp.v[3] * nb6[3])) +
+                                  (gp.v[4] * nb6[4] + gp.v[5] * nb6[5]);
+                            dg = ((gp.d[0] + gp.d[1]) + (gp.d[2] + gp.d[3])) + (gp.d[4] + gp.d[5]);
+                        } else {
+                            off = gen_sum<T>(gp, [&](int f) { return nb6[f]; }, dg);
+                        }
                     }
                     if (!(dg > T(0))) return centre; // only Neumann faces open: left as it is
                     return relax_scaled(centre, (fv - shift) + off, keep, smooth_scale(omega, dg));
@@ -2479,6 +2488,8 @@ template <class T> static pgpu_status smooth_setup(Env &env)
                                    (int)rbgs_smem_bytes<T>()));
     PGPU_CUDA(cudaFuncSetAttribute(rbgs_tile_kernel<T, 1, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)frac_smem_bytes<T>()));
+    PGPU_CUDA(cudaFuncSetAttribute(rbgs_tile_kernel<T, 1, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)frac_smem_bytes<T>()));
     return PGPU_SUCCESS;
 }
 
@@ -2503,8 +2514,10 @@ static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int 
                            const T *f, const T *shift, T w, int flip)
 {
     char *err = env.err;
-    if (p.tile && g.fx)
+    if (p.tile && g.fx && g.mk)
         launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, true, true>, g, src, dst, f, shift, w, flip);
+    else if (p.tile && g.fx)
+        launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, false, true>, g, src, dst, f, shift, w, flip);
     else if (iters == 2 && g.mk)
         launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, true>, g, src, dst, f, shift, w, flip);
     else if (iters == 2) launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, false>, g, src, dst, f, shift, w, flip);
