@@ -67,8 +67,8 @@
  *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3006 GB/s,
  *  README.md's performance table.)  Masks and beta: every method but FFT
  *  takes them (one GPU, not with PGPU_MIXED); a cycle with a mask costs
- *  about 1.4 box cycles, with a smooth beta 2.2 (double, on an H200) to
- *  2.3 (float) (MASKS below).
+ *  about 1.4 box cycles, with a smooth beta 2.05 (float) to 2.13
+ *  (double) (on an H200; MASKS below).
  *
  * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
  * reason in pgpu_last_error):
@@ -183,8 +183,8 @@
  *      2 beta_w beta_f / (beta_w + beta_f) = 2 beta_f (to 1e-6): the flux
  *      beta_f (u - g) / (h/2) of a wall value half a cell away.  The x-
  *      face's type no longer matters (it borders only the layer).  Cost:
- *      the general form (with a smooth beta a cycle costs about 2.2 (double)
- *      to 2.3 (float) box cycles; no FFT, no PGPU_MIXED).
+ *      the general form (with a smooth beta a cycle costs about 2.05
+ *      (float) to 2.13 (double) box cycles; no FFT, no PGPU_MIXED).
  * test_geometry checks the observed orders: 0.8 to 1.3 for (a), 1.8 to 2.3
  * for (b) and (c).
  *
@@ -555,7 +555,7 @@
  *    correction above float's rounding (PGPU_ERROR_NOT_CONVERGED; double
  *    converges there): set a tolerance.  At 512^3 a cycle with a mask costs about 1.4 box cycles (the
  *    fine level runs the box's kernels, reading the mask byte), with a
- *    smooth beta 2.2 (double) to 2.3 (float); a solid sphere to 1e-6 in
+ *    smooth beta 2.05 (float) to 2.13 (double); a solid sphere to 1e-6 in
  *    double takes 2.0 times the empty box, to 1e-10 1.8 times, in float
  *    (to float's own stop) 1.6 times.
  *  - Grids with a mask hold fewer than 2^31 - 1 interior points; a mask with
