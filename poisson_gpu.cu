@@ -959,6 +959,17 @@ __device__ __forceinline__ A gen_sum(const GenPoint<T> &q, V value, A &diag)
     return ((t[0] + t[1]) + (t[2] + t[3])) + (t[4] + t[5]);
 }
 
+// gen_sum's sums without its selects, in its association order (diag from
+// d): for couplings v that are all nonzero, or whose zero ones face a
+// neighbour value set to 0 (no solid point's value is read).
+template <class T>
+__device__ __forceinline__ T plain_sum(const T (&v)[6], const T (&d)[6], const T (&nb)[6], T &diag)
+{
+    const T off = ((v[0] * nb[0] + v[1] * nb[1]) + (v[2] * nb[2] + v[3] * nb[3])) + (v[4] * nb[4] + v[5] * nb[5]);
+    diag = ((d[0] + d[1]) + (d[2] + d[3])) + (d[4] + d[5]);
+    return off;
+}
+
 // A fluid point of a uniform masked level with closed faces `closed` (bit
 // f, face order of GenPoint): the neighbour values nb across closed faces
 // become 0 (a solid point may hold anything), so that the uniform form's
@@ -2349,20 +2360,13 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                             for (int fc = 0; fc < 6; ++fc)
                                 if ((closed >> fc) & 1u) c[fc] = nb6[fc] = T(0);
                         }
-                        off = ((c[0] * nb6[0] + c[1] * nb6[1]) + (c[2] * nb6[2] + c[3] * nb6[3])) +
-                              (c[4] * nb6[4] + c[5] * nb6[5]);
-                        dg = ((c[0] + c[1]) + (c[2] + c[3])) + (c[4] + c[5]);
+                        off = plain_sum(c, c, nb6, dg);
                     } else {
                         gp.d[0] = g.cxl[xa]; gp.d[1] = g.cxh[xa]; gp.d[2] = g.cyl[y]; gp.d[3] = g.cyh[y];
                         gp.d[4] = dzl; gp.d[5] = dzh;
                         gen_faces(gp, fr6, closed);
-                        if constexpr (!MASKED) { // gen_sum's sums: every coupling is nonzero
-                            off = ((gp.v[0] * nb6[0] + gp.v[1] * nb6[1]) + (gp.v[2] * nb6[2] + gp.v[3] * nb6[3])) +
-                                  (gp.v[4] * nb6[4] + gp.v[5] * nb6[5]);
-                            dg = ((gp.d[0] + gp.d[1]) + (gp.d[2] + gp.d[3])) + (gp.d[4] + gp.d[5]);
-                        } else {
-                            off = gen_sum<T>(gp, [&](int f) { return nb6[f]; }, dg);
-                        }
+                        if constexpr (!MASKED) off = plain_sum(gp.v, gp.d, nb6, dg); // every coupling is nonzero
+                        else off = gen_sum<T>(gp, [&](int f) { return nb6[f]; }, dg);
                     }
                     if (!(dg > T(0))) return centre; // only Neumann faces open: left as it is
                     return relax_scaled(centre, (fv - shift) + off, keep, smooth_scale(omega, dg));
