@@ -4182,13 +4182,15 @@ __device__ __forceinline__ uint32_t type_bytes(uint32_t v, unsigned t)
 // faces of fraction 0 of a point not solid, which couple nothing as closed
 // ones do, are closed there too (so the prolongation finds them in one
 // byte, gen_shut): coarse_tile wrote a point's low ones into its byte.  A
-// warp walks a row (x along the lanes), a lane four
-// points at a time, byte-parallel: the aligned word of mk that holds them
-// and the same four bytes of m and of each neighbour (two aligned loads
-// and a funnel shift, the shifts fixed per row), the types and closed bits
-// of all four at once; a row's end words mask off the bytes outside the
-// row and mend the x faces (ghost or wrapped neighbour), and only the end
-// words of 2D rows under 16 points go byte by byte.
+// warp walks a row (x along the lanes), a lane four points at a time (from
+// the row's first, so a row of n points takes n / 4 words however it lies
+// in memory), byte-parallel: the four bytes of m and of each neighbour
+// (two aligned loads and a funnel shift, the shifts fixed per row), the
+// types and closed bits of all four at once, stored as a word where mk's
+// row is aligned to one, else byte by byte; a row's end words mask off
+// the bytes outside the row and mend the x faces (ghost or wrapped
+// neighbour), and only the end words of 2D rows under 16 points go byte
+// by byte.
 template <class T>
 __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__restrict__ beta,
                                                            unsigned *flags, uint8_t *mk)
@@ -4205,24 +4207,28 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                                 g.is3d && (k < g.nz - 1 || g.pz)};
             const int64_t o[7] = {0, -1, 1, !in[0] ? 0 : j > 0 ? -g.sy : g.oyl, !in[1] ? 0 : j < g.ny - 1 ? g.sy : g.oyh,
                                   !in[2] ? 0 : k > 0 ? -g.sz : g.ozl, !in[3] ? 0 : k < g.nz - 1 ? g.sz : g.ozh};
-            const int a0 = (int)((uintptr_t)(mk + row) & 3u); // mk's first word starts at x = -a0
-            const int words = (a0 + g.nx + 3) >> 2;
+            const int words = (g.nx + 3) >> 2;
+            const bool aligned = ((uintptr_t)(mk + row) & 3u) == 0; // mk's words: whole stores
             const uint32_t *q[7];
             unsigned sh[7];
 #pragma unroll
             for (int f = 0; f < 7; ++f) {
-                const uint8_t *p = m + row - a0 + o[f];
+                const uint8_t *p = m + row + o[f];
                 sh[f] = 8u * (unsigned)((uintptr_t)p & 3u);
                 q[f] = (const uint32_t *)(p - ((uintptr_t)p & 3u));
+                // kept in registers: recomputed in the loop below (as the
+                // compiler otherwise does) they cost 7% more time
+                asm("" : "+l"(q[f]));
+                asm("" : "+r"(sh[f]));
             }
             const uint32_t keep = flags ? 0xffffffffu : 0x03030303u; // the caller's byte, or the type bits
             const uint8_t *rp = m + row;
-            // Whole words at the row's ends too where their loads (up to 8
-            // bytes past the row, 7 before it) stay inside the array: in 3D
+            // Whole words at the row's ends too where their loads (up to 7
+            // bytes past the row, 3 before it) stay inside the array: in 3D
             // a ghost plane lies around the interior, in 2D a ghost row.
             const bool ends_whole = g.is3d || g.nx >= 16;
             for (int w = lane; w < words; w += 32) {
-                const int i0 = 4 * w - a0; // the word's first byte's x index
+                const int i0 = 4 * w; // the word's first byte's x index
                 uint8_t *dst = mk + row + i0;
                 const bool inner = i0 > 0 && i0 + 3 < g.nx - 1; // the x neighbours inside the row too
                 if (inner || ends_whole) {
@@ -4282,7 +4288,7 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                         bits |= type_bytes(v[0], PGPU_CELL_FLUID) & ones ? GEN_FLUID : 0u;
                         bits |= type_bytes(v[0], PGPU_CELL_DIRICHLET) & ones ? GEN_HELD : 0u;
                     }
-                    if (valid == 0xffffffffu) {
+                    if (valid == 0xffffffffu && aligned) {
                         *(uint32_t *)dst = out;
                     } else {
 #pragma unroll
