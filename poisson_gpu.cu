@@ -5288,8 +5288,9 @@ __global__ void gen_regions_touch_kernel(const Grid<T> g, const uint32_t *lab, c
 // (n - 1) / RG_T[d]) and, on a periodic axis, n - 1 (its neighbour is 0).
 __host__ __device__ inline int seam_planes(int n, int tile, int per) { return (n - 1) / tile + (per && n > 1); }
 
-// Links the fluid pairs between tiles (an x pair a thread, the y and z
-// pairs a warp per row along x), unless the pair
+// Links the fluid pairs between tiles (the x pairs a thread per column of
+// a tile's height along z, the y and z pairs a warp per row along x),
+// unless the pair
 // is joined already through others: an x pair where the pair at j - 1 (or
 // k - 1) in the same two tiles is fluid (each point is linked to its
 // neighbour there inside its tile), a y or z pair where the pair at x - 1
@@ -5302,8 +5303,6 @@ template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint
     if (d == 2 && !g.is3d) return;
     const int n = d == 0 ? g.nx : d == 1 ? g.ny : g.nz, tl = d == 0 ? RG_TX : d == 1 ? RG_TY : RG_TZ_3D;
     const int per = d == 0 ? g.px : d == 1 ? g.py : g.pz;
-    // the pairs of one plane: the other two axes, the lower (lo points) first
-    const uint32_t lo = (uint32_t)(d == 0 ? g.ny : g.nx), across = lo * (uint32_t)(d == 2 ? g.ny : g.nz);
     const int64_t sd = d == 0 ? 1 : d == 1 ? g.sy : g.sz;
     auto fluid = [](uint8_t v) { return (v & CELL_BITS) == PGPU_CELL_FLUID; };
     if (d > 0) {
@@ -5316,7 +5315,8 @@ template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint
         const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
         const int64_t qd = d == 1 ? (int64_t)g.nx : (int64_t)g.nx * g.ny;
         for (int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; w < rows; w += warps) {
-            const int m = (int)(w / other), r = (int)(w - (int64_t)m * other);
+            const uint32_t wu = (uint32_t)w, ou = (uint32_t)other; // rows < 2^31 (a mask's points are)
+            const int m = (int)(wu / ou), r = (int)(wu - (uint32_t)m * ou);
             const int c = m < (n - 1) / tl ? tl * (m + 1) - 1 : n - 1;
             const int j = d == 1 ? c : r, k = d == 1 ? r : c;
             const bool seam = c == n - 1;
@@ -5353,25 +5353,36 @@ template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint
         }
         return;
     }
-    // The x pairs, a thread each (the seam plane m, then y, then z).
-    PGPU_GRID_STRIDE(s64, (int64_t)seam_planes(n, tl, per) * across)
+    // The x pairs: a thread per seam plane m, z slab of RG_TZ_3D planes
+    // (one tile's; 2D: the plane) and y, y along the lanes (padded to a
+    // whole warp, so that lane 0's y is a tile's first row), each walking
+    // its slab's pairs with their loads in flight together.  Its pair at
+    // z - 1 is its own, the pair at y - 1 the lane before's.
+    const int tz = g.is3d ? RG_TZ_3D : 1, slabs = (g.nz + tz - 1) / tz, ypad = (g.ny + 31) & ~31;
+    PGPU_GRID_STRIDE(s64, (int64_t)seam_planes(n, tl, per) * slabs * ypad)
     {
-        const uint32_t s = (uint32_t)s64, m = s / across, rest = s - m * across;
-        const int i = (int)m < (n - 1) / tl ? tl * ((int)m + 1) - 1 : n - 1, j = (int)(rest % lo), k = (int)(rest / lo);
-        const int64_t q = i + (int64_t)g.nx * (j + (int64_t)g.ny * k);
-        const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
-        // the high point: the next one, or across the seam the first
-        const bool seam = i == n - 1;
-        const int64_t po = seam ? p - (n - 1) : p + 1, o = seam ? q - (n - 1) : q + 1;
-        // the pair and those it may be joined through, loaded together
-        const bool by = j % RG_TY != 0, bz = g.is3d && k % RG_TZ_3D != 0;
-        const uint8_t vp = __ldg(g.mk + p), vo = __ldg(g.mk + po);
-        const uint8_t yp = by ? __ldg(g.mk + p - g.sy) : 0, yo = by ? __ldg(g.mk + po - g.sy) : 0;
-        const uint8_t zp = bz ? __ldg(g.mk + p - g.sz) : 0, zo = bz ? __ldg(g.mk + po - g.sz) : 0;
-        if (!fluid(vp) || !fluid(vo)) continue;
-        const bool joined = (by && fluid(yp) && fluid(yo)) || (bz && fluid(zp) && fluid(zo));
-        if (!joined)
-            uf_union<false>(lab, rg_at(g, full, i, j, k, (uint32_t)q), rg_at(g, full, seam ? 0 : i + 1, j, k, (uint32_t)o));
+        const uint32_t s = (uint32_t)s64; // below npts (< 2^31, as a mask's points are)
+        const int j = (int)(s % (uint32_t)ypad), ms = (int)(s / (uint32_t)ypad);
+        const int m = ms / slabs, k0 = (ms - m * slabs) * tz;
+        const int i = m < (n - 1) / tl ? tl * (m + 1) - 1 : n - 1, io = i == n - 1 ? 0 : i + 1; // the high point
+        unsigned pairs = 0; // bit z: the pair at k0 + z of both points fluid
+        uint8_t v[RG_TZ_3D][2];
+#pragma unroll
+        for (int z = 0; z < RG_TZ_3D; ++z) {
+            const bool in = z < tz && j < g.ny && k0 + z < g.nz;
+            const int64_t p = g.base + (int64_t)j * g.sy + (int64_t)(k0 + z) * g.sz;
+            v[z][0] = in ? __ldg(g.mk + p + i) : (uint8_t)PGPU_CELL_SOLID;
+            v[z][1] = in ? __ldg(g.mk + p + io) : (uint8_t)PGPU_CELL_SOLID;
+        }
+#pragma unroll
+        for (int z = 0; z < RG_TZ_3D; ++z) pairs |= (fluid(v[z][0]) && fluid(v[z][1]) ? 1u : 0u) << z;
+        const unsigned before = __shfl_up_sync(0xffffffffu, pairs, 1); // the pairs at y - 1 (lane 0: unused)
+        for (unsigned b = pairs & ~(pairs << 1) & ~(j % RG_TY ? before : 0u); b; b &= b - 1) {
+            const int k = k0 + __ffs(b) - 1;
+            const int64_t q = i + (int64_t)g.nx * (j + (int64_t)g.ny * k);
+            uf_union<false>(lab, rg_at(g, full, i, j, k, (uint32_t)q),
+                            rg_at(g, full, io, j, k, (uint32_t)(q - i + io)));
+        }
     }
 }
 
