@@ -595,7 +595,26 @@ __device__ __forceinline__ void split_index(int64_t t, uint32_t ex, uint32_t ey,
 struct SmallDiv {
     uint32_t d, m;
     __host__ __device__ explicit SmallDiv(uint32_t d_) : d(d_), m(d_ > 1 ? 0xffffffffu / d_ + 1 : 0) {}
+    __host__ __device__ SmallDiv(uint32_t d_, uint32_t m_) : d(d_), m(m_) {} // m as the other one computed it
     __device__ __forceinline__ uint32_t operator()(uint32_t n) const { return d > 1 ? __umulhi(n, m) : n; }
+};
+
+// Division of any 32-bit n by a divisor d >= 1 set up on the host: with
+// s = ceil(log2 d) and the 33-bit multiplier 2^32 + m, m = 2^32 (2^s - d) /
+// d + 1 (rounded down), the quotient is (mulhi(n, m) + n) >> s, exact for
+// every n (Granlund and Montgomery's round-up method).
+struct FastDiv {
+    uint32_t m = 0, s = 0;
+    FastDiv() = default;
+    explicit FastDiv(uint32_t d)
+    {
+        while ((1ull << s) < d) ++s;
+        m = (uint32_t)(((1ull << 32) * ((1ull << s) - d)) / d + 1);
+    }
+    __device__ __forceinline__ uint32_t operator()(uint32_t n) const
+    {
+        return (uint32_t)(((uint64_t)__umulhi(n, m) + n) >> s);
+    }
 };
 
 // ============================================================================
@@ -4017,6 +4036,7 @@ struct CoarseAxis {
     const double *w;
     const int *slot;
     int tb, nt, stride; // positions per tile, tiles, one tile's slot list length
+    FastDiv by_nt;      // division by nt
 };
 
 // The core children of coarse row P (bit c: child c): those of more than
@@ -4389,7 +4409,8 @@ template <class T> struct GenCoarse {
 __host__ __device__ inline size_t coarse_smem_head(const int tb[3], const int s[3])
 {
     const size_t sb = (size_t)tb[0] + tb[1] + tb[2];
-    const size_t bytes = sizeof(int4) * sb + sizeof(double) * sb * (MAX_CHILDREN + 1) + sizeof(int) * ((size_t)s[0] + s[1] + s[2]);
+    const size_t bytes = sizeof(int4) * sb + sizeof(double) * sb * (MAX_CHILDREN + 1) +
+                         sizeof(int) * ((size_t)s[0] + s[1] + s[2] + 3);
     return (bytes + 15) / 16 * 16;
 }
 static size_t coarse_smem_bytes(const int tb[3], const int s[3])
@@ -4433,7 +4454,8 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     const int tid = threadIdx.x + tb[0] * (threadIdx.y + tb[1] * threadIdx.z);
     int tile[3];
     {
-        const unsigned n0 = (unsigned)a.ax[0].nt, n1 = (unsigned)a.ax[1].nt, q = (unsigned)b / n0, q2 = q / n1;
+        const unsigned n0 = (unsigned)a.ax[0].nt, n1 = (unsigned)a.ax[1].nt, q = a.ax[0].by_nt((unsigned)b),
+                       q2 = a.ax[1].by_nt(q);
         tile[0] = (int)((unsigned)b - q * n0);
         tile[1] = (int)(q - q2 * n1);
         tile[2] = (int)q2;
@@ -4453,6 +4475,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     double *w = (double *)(row + sb);          // [sb][MAX_CHILDREN]: their weights
     double *wsum = w + sb * MAX_CHILDREN;      // [sb]: their sums
     int *fine = (int *)(wsum + sb);            // the slots' fine indices, per axis
+    uint32_t *pd = (uint32_t *)(fine + sx[0] + sx[1] + sx[2]); // the first pass's word divisors (below)
     double *st1 = (double *)(gc_smem + coarse_smem_head(tb, sx)); // [tb2][S1][S0][3]: z reduced
     double *st2 = st1 + 3 * (size_t)a1;        // [tb2][tb1][S0][3]: z and y reduced
     // the path slots whose faces are 0 after the weighting across so far:
@@ -4479,6 +4502,14 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
 #pragma unroll
     for (int d = 0; d < 3; ++d)
         for (int s = tid; s < S[d]; s += nth) fs[d][s] = __ldg(sl[d] + 1 + s);
+    // The first pass's words of a row of slots (and its divisors), once.
+    const bool by_words = !stages && !FR && F.mk;
+    if (by_words && tid == 0) {
+        const int x0 = min(__ldg(sl[0] + 1), F.nx - 1), x1 = min(__ldg(sl[0] + S[0]), F.nx - 1);
+        pd[0] = (uint32_t)((x1 - x0) >> 2) + 2;
+        pd[1] = SmallDiv(pd[0]).m;
+        pd[2] = SmallDiv((uint32_t)S[1]).m;
+    }
     __syncthreads();
 
     // Rows of items go to groups of 32 threads (a warp; the whole block if
@@ -4493,7 +4524,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     // bit 0: a byte other than fluid with its low faces open seen, bit 1: one
     // not solid, bit 2: one other than Dirichlet with its low faces open
     unsigned mix = 0;
-    if (!stages && !FR && F.mk && fs[0][S[0] - 1] - fs[0][0] == S[0] - 1) {
+    if (by_words && fs[0][S[0] - 1] - fs[0][0] == S[0] - 1) {
         // The first pass over a level without fractions whose x slots lie in
         // one run: the mask's bytes of each row of slots by aligned words.
         // A byte of 0 (fluid, no closed face) is open fluid; the high x
@@ -4507,8 +4538,8 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
         // (Slot counts are bytes, so items * wpr and rows * S[1] stay
         // below 2^32: SmallDiv's range.)
         const int x0 = min(fs[0][0], nf[0] - 1), x1 = min(fs[0][S[0] - 1], nf[0] - 1);
-        const int wpr = ((x1 - x0) >> 2) + 2, items = S[1] * S[2] * wpr;
-        const SmallDiv by_wpr((uint32_t)wpr), by_s1((uint32_t)S[1]);
+        const int wpr = (int)pd[0], items = S[1] * S[2] * wpr;
+        const SmallDiv by_wpr((uint32_t)wpr, pd[1]), by_s1((uint32_t)S[1], pd[2]);
         for (int t0 = tid; t0 < items; t0 += 4 * nth) {
             uint32_t v[4], in[4];
 #pragma unroll
@@ -6118,6 +6149,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                 CoarseAxis &c = gen.coarse[(size_t)l].ax[d];
                 c.tb = h[d].tb;
                 c.nt = h[d].nt;
+                c.by_nt = FastDiv((uint32_t)h[d].nt);
                 c.stride = h[d].smax + 1;
                 std::vector<int> wk;
                 std::vector<double> wx;
