@@ -4569,9 +4569,19 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
             const uint8_t *src = F.mk ? F.mk + F.base + min(j, nf[1] - 1) * fst[1] + min(k, nf[2] - 1) * fst[2] : nullptr;
             for (int s00 = lane; s00 < S[0]; s00 += 2 * G) { // two loads in flight
                 unsigned v[2] = {PGPU_CELL_FLUID, PGPU_CELL_FLUID};
+                bool one[2] = {true, true}; // FR: the point's three fractions 1, loaded beside its byte
 #pragma unroll
                 for (int h = 0; h < 2; ++h)
-                    if (src && s00 + h * G < S[0]) v[h] = __ldg(src + min(fs[0][s00 + h * G], nf[0] - 1));
+                    if (s00 + h * G < S[0]) {
+                        if (src) v[h] = __ldg(src + min(fs[0][s00 + h * G], nf[0] - 1));
+                        if (FR) {
+                            const int64_t e = F.base + fs[0][s00 + h * G] + j * fst[1] + k * fst[2];
+                            T fv[3];
+#pragma unroll
+                            for (int d = 0; d < 3; ++d) fv[d] = ffr[d] ? __ldg(ffr[d] + e) : T(1);
+                            one[h] = (fv[0] == T(1)) & (fv[1] == T(1)) & (fv[2] == T(1));
+                        }
+                    }
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     const int s0 = s00 + h * G;
@@ -4582,12 +4592,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
                                           (open & 1u) << 2 | (open >> 2 & 1u) << 3 | (open >> 4 & 1u) << 4;
                     mix |= (code != WIN_OPEN_FLUID ? 1u : 0u) | (code != 0 ? 2u : 0u) |
                            (code != WIN_OPEN_DIRICHLET ? 4u : 0u);
-                    if (FR && (mix & 5u) != 5u) { // open fluid or Dirichlet so far: its faces' fractions all 1?
-                        const int64_t e = F.base + fs[0][s0] + j * fst[1] + k * fst[2];
-#pragma unroll
-                        for (int d = 0; d < 3; ++d)
-                            if (ffr[d] && __ldg(ffr[d] + e) != T(1)) mix |= 5u;
-                    }
+                    if (FR && !one[h]) mix |= 5u; // open fluid or Dirichlet: only with its faces' fractions all 1
                     if (stages) win[r * S[0] + s0] = (unsigned char)code;
                 }
             }
