@@ -611,9 +611,14 @@ struct FastDiv {
         while ((1ull << s) < d) ++s;
         m = (uint32_t)(((1ull << 32) * ((1ull << s) - d)) / d + 1);
     }
-    __device__ __forceinline__ uint32_t operator()(uint32_t n) const
+    __host__ __device__ __forceinline__ uint32_t operator()(uint32_t n) const
     {
-        return (uint32_t)(((uint64_t)__umulhi(n, m) + n) >> s);
+#ifdef __CUDA_ARCH__
+        const uint32_t hi = __umulhi(n, m);
+#else
+        const uint32_t hi = (uint32_t)(((uint64_t)n * m) >> 32);
+#endif
+        return (uint32_t)(((uint64_t)hi + n) >> s);
     }
 };
 

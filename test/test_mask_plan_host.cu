@@ -16,7 +16,8 @@
  *  - on the large axes the whole table comes back.
  * One check per axis (its levels and faces, the first wrong face), one for
  * its rows' core children (see core_case) and, up to 1024 nodes, one for
- * each point's coarse parents (see parent_case).
+ * each point's coarse parents (see parent_case).  And FastDiv, which splits
+ * the coarse build's tile indices, against n / d (see fastdiv_case).
  * cpu suite. */
 #include "../poisson_gpu.cu"
 
@@ -199,8 +200,46 @@ static void parent_case(const std::vector<HostLevel> &hl, const char *name)
     CHECK(bad == 0, "%s: coarse parents of %ld points; %ld wrong%s%s", name, points, bad, bad ? ", first: " : "", first);
 }
 
+// FastDiv's quotient equals n / d for divisors 1 to 5000, the powers of two
+// and their neighbours, the largest ones and random ones (drawn fresh), each
+// with numerators at 0, 1, around d, its multiples and the top of the range
+// and random ones.
+static void fastdiv_case()
+{
+    std::vector<uint32_t> ds;
+    for (uint32_t d = 1; d <= 5000; ++d) ds.push_back(d);
+    for (int b = 1; b < 32; ++b)
+        for (int o = -1; o <= 1; ++o) ds.push_back((uint32_t)((1ull << b) + o));
+    ds.push_back(0xffffffffu);
+    ds.push_back(0xfffffffeu);
+    uint64_t x = t_seed() | 1;
+    auto next = [&]() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return (uint32_t)(x >> 16);
+    };
+    for (int r = 0; r < 2000; ++r) ds.push_back(next() | 1u);
+    long checked = 0, bad = 0;
+    char first[160] = "";
+    for (uint32_t d : ds) {
+        const FastDiv f(d);
+        const uint64_t ns[] = {0, 1, d - 1ull, d, d + 1ull, 2ull * d - 1, 2ull * d, 0x7fffffffull, 0x80000000ull,
+                               0xfffffffeull, 0xffffffffull, 0xffffffffull / d * d, 0xffffffffull / d * d - 1};
+        for (int k = 0; k < (int)(sizeof ns / sizeof ns[0]) + 64; ++k) {
+            const uint64_t n64 = k < (int)(sizeof ns / sizeof ns[0]) ? ns[k] : next();
+            if (n64 > 0xffffffffull) continue;
+            const uint32_t n = (uint32_t)n64, q = f(n);
+            ++checked;
+            if (q != n / d && bad++ == 0) snprintf(first, sizeof first, "%u / %u: %u, not %u", n, d, q, n / d);
+        }
+    }
+    CHECK(bad == 0, "FastDiv: %ld quotients, %ld wrong%s%s", checked, bad, bad ? ", first: " : "", first);
+}
+
 int main()
 {
+    fastdiv_case();
     const int types[3] = {PGPU_BC_DIRICHLET, PGPU_BC_NEUMANN, PGPU_BC_PERIODIC};
     const char tn[3] = {'D', 'N', 'P'};
     int cases = 0;
