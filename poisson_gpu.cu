@@ -4248,9 +4248,10 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
             }
             const uint32_t keep = flags ? 0xffffffffu : 0x03030303u; // the caller's byte, or the type bits
             const uint8_t *rp = m + row;
-            // Whole words at the row's ends too where their loads (up to 7
-            // bytes past the row, 3 before it) stay inside the array: in 3D
-            // a ghost plane lies around the interior, in 2D a ghost row.
+            // Whole words at the row's ends too where their loads (up to 8
+            // bytes past its last point, 4 before its first) stay inside the
+            // array: in 3D a ghost plane lies around the interior, in 2D a
+            // ghost row.
             const bool ends_whole = g.is3d || g.nx >= 16;
             for (int w = lane; w < words; w += 32) {
                 const int i0 = 4 * w; // the word's first byte's x index
@@ -5402,7 +5403,9 @@ template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint
     const int tz = g.is3d ? RG_TZ_3D : 1, slabs = (g.nz + tz - 1) / tz, ypad = (g.ny + 31) & ~31;
     PGPU_GRID_STRIDE(s64, (int64_t)seam_planes(n, tl, per) * slabs * ypad)
     {
-        const uint32_t s = (uint32_t)s64; // below npts (< 2^31, as a mask's points are)
+        // below 2^32: with a mask's points below 2^31, the padding to whole
+        // warps and z slabs at most doubles them on grids that large
+        const uint32_t s = (uint32_t)s64;
         const int j = (int)(s % (uint32_t)ypad), ms = (int)(s / (uint32_t)ypad);
         const int m = ms / slabs, k0 = (ms - m * slabs) * tz;
         const int i = m < (n - 1) / tl ? tl * (m + 1) - 1 : n - 1, io = i == n - 1 ? 0 : i + 1; // the high point
