@@ -595,7 +595,8 @@ __device__ __forceinline__ void split_index(int64_t t, uint32_t ex, uint32_t ey,
 struct SmallDiv {
     uint32_t d, m;
     __host__ __device__ explicit SmallDiv(uint32_t d_) : d(d_), m(d_ > 1 ? 0xffffffffu / d_ + 1 : 0) {}
-    __host__ __device__ SmallDiv(uint32_t d_, uint32_t m_) : d(d_), m(m_) {} // m as the other one computed it
+    // with m made once by the form above (coarse_tile: one thread, in shared memory)
+    __host__ __device__ SmallDiv(uint32_t d_, uint32_t m_) : d(d_), m(m_) {}
     __device__ __forceinline__ uint32_t operator()(uint32_t n) const { return d > 1 ? __umulhi(n, m) : n; }
 };
 
