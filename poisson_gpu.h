@@ -208,7 +208,10 @@
  *  With PGPU_FIXED, max_iterations defaults to 1.
  *  (*) float: 1e-5, or what float rounding lets the residual reach on this
  *  grid if that is larger (a quarter of eps lambda_max / lambda_min; 1e-4 at
- *  128^3 Dirichlet).  pgpu_get_config shows the value in use.
+ *  128^3 Dirichlet).  pgpu_get_config shows the value in use.  That bound
+ *  is an estimate: where JACOBI or RBGS with this tolerance stop making
+ *  new lows of the residual for 16 checks within 16 times it, that is
+ *  float's limit there and the solve ends with PGPU_SUCCESS.
  *  (**) float V-cycles with tolerance 0 stop on the coarse-grid correction
  *  instead of the residual: when its RMS falls to 2^-20 of u's, or stalls
  *  below 8 times that (float's own rounding of u); on a singular problem
