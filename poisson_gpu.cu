@@ -1153,6 +1153,31 @@ __device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restric
     return s;
 }
 
+// The mean taken out of a singular problem's right-hand side, in two parts
+// of u's precision: hi, the mean rounded, and lo, what that rounding left
+// (0 in double).  f - hi is exact where f lies near the mean, so (f - hi) -
+// lo is b to b's own rounding.  One part alone left half an ulp of the mean
+// in every point, a constant outside A's range: the residual of a float
+// problem whose mean is large against b (all-Neumann, f = 1540 + a few
+// units) could not fall below it, and CG with the FFT preconditioner
+// stalled at 26 times ||b||.  `shift` in the kernels is this pair, read
+// from a device array of two (load_shift: none, 0).
+template <class T> struct Shift {
+    T hi, lo;
+    __host__ __device__ __forceinline__ T of(T v) const { return (v - hi) - lo; }
+    template <class A> __device__ __forceinline__ A of_as(T v) const { return (A(v) - A(hi)) - A(lo); }
+};
+template <class T> __device__ __forceinline__ Shift<T> load_shift(const T *p)
+{
+    return p ? Shift<T>{p[0], p[1]} : Shift<T>{T(0), T(0)};
+}
+template <class T> __device__ __forceinline__ void store_shift(T *p, double m)
+{
+    const T hi = T(m);
+    p[0] = hi;
+    p[1] = T(m - (double)hi);
+}
+
 // The column walk shared by the Jacobi sweep, the residual and the Krylov
 // methods' operator.  For each plane k in [k0, k1) of column (i, j) it calls
 //     emit(p, centre, rhs, diag, uniform)
@@ -1183,7 +1208,7 @@ __device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restric
 enum { WALK_PLAIN, WALK_MASK, WALK_FRAC, WALK_BETA }; // column_walk's MK
 template <class T, class A, int G, int MK, class Emit>
 __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restrict__ u, const T *__restrict__ f,
-                                            int i, int j, int k0, int k1, T shift, Emit &emit)
+                                            int i, int j, int k0, int k1, Shift<T> shift, Emit &emit)
 {
     const int64_t sz = g.sz;
     const int64_t col = g.base + i + (int64_t)j * g.sy;
@@ -1206,7 +1231,7 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
         }
         A diag;
         const A off = stencil_off<A>(g, s, p, i, j, k, diag);
-        if constexpr (Emit::reads_f) emit(p, A(s[0]), (A(f[p]) - A(shift)) + off, diag, false);
+        if constexpr (Emit::reads_f) emit(p, A(s[0]), shift.template of_as<A>(f[p]) + off, diag, false);
         else emit(p, A(s[0]), off, diag, false);
     };
     for (int k = k0; k < kg0; ++k) general(k);
@@ -1254,7 +1279,7 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
                     const A off = gen_sum<A>(gp, [&](int fc) {
                         return fc < 4 ? sq[o[fc]] : zw[fc == 4 ? q : q + 2];
                     }, dq);
-                    if constexpr (Emit::reads_f) emit(pq, A(zw[q + 1]), (A(fw[q]) - A(shift)) + off, dq, false);
+                    if constexpr (Emit::reads_f) emit(pq, A(zw[q + 1]), shift.template of_as<A>(fw[q]) + off, dq, false);
                     else emit(pq, A(zw[q + 1]), off, dq, false);
                 }
             }
@@ -1297,7 +1322,7 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
                     }
                     const A off = neighbours_cz<A>(vxl, nb[0], vxh, nb[1], vyl, nb[2], vyh, nb[3], cz, nb[4], nb[5]);
                     const bool uni = !MK || cw[q] == 0u;
-                    if constexpr (Emit::reads_f) emit(p + q * sz, A(zw[q + 1]), (A(fw[q]) - A(shift)) + off, dq, uni);
+                    if constexpr (Emit::reads_f) emit(p + q * sz, A(zw[q + 1]), shift.template of_as<A>(fw[q]) + off, dq, uni);
                     else emit(p + q * sz, A(zw[q + 1]), off, dq, uni);
                 }
             }
@@ -1369,7 +1394,7 @@ __global__ void __launch_bounds__(WALK_THREADS, REDUCE ? Tune<T>::norm_blocks : 
     int i, j, k0, k1;
     Red3 acc{0, 0, 0};
     if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
-        const T shift = shiftp ? *shiftp : T(0);
+        const Shift<T> shift = load_shift(shiftp);
         ResidualEmit<R, WRITE, REDUCE> emit{r, &acc};
         column_walk<T, double, Tune<T>::walk_group, MK>(g, u, f, i, j, k0, k1, shift, emit);
     }
@@ -1475,7 +1500,7 @@ __global__ void __launch_bounds__(FINAL_THREADS) final_kernel(const double *__re
         out[3 * blockIdx.x + 0] = v.s0;
         out[3 * blockIdx.x + 1] = v.s1;
         out[3 * blockIdx.x + 2] = v.m;
-        if (mode == FINAL_SHIFT) *shift = singular ? T(v.s0 / npts) : T(0);
+        if (mode == FINAL_SHIFT) store_shift(shift, singular ? v.s0 / npts : 0.0);
     }
 }
 
@@ -1516,11 +1541,11 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
     int i, j, k0, k1;
     Red3 acc{0, 0, 0};
     if (col_thread(g, kchunk, nyb, nchunks, i, j, k0, k1)) {
-        const double shift = centred ? (double)*shiftp : 0.0;
+        const double shift = centred ? (double)shiftp[0] + (double)shiftp[1] : 0.0;
         for (int k = k0; k < k1; ++k) {
             const int64_t p = at_point(g, i, j, k);
             if (!gen_fluid(g, p)) continue; // (the general form) not an unknown: f is not read
-            const double c = (double)(f[p] + boundary_terms(g, u, p, i, j, k)) - shift;
+            const double c = ((double)f[p] + (double)boundary_terms(g, u, p, i, j, k)) - shift;
             accumulate(acc, c, c * c, fabs(c));
         }
     }
@@ -1555,14 +1580,19 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
 {
     int i, j, k0, k1;
     if (!col_thread(g, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    const T sub = mean_of ? T(mean_of[0] / npts) : T(0);
+    Shift<T> sub{T(0), T(0)}; // the mean in two parts, so that it leaves no rounding of its own size behind
+    if (mean_of) {
+        const double m = mean_of[0] / npts;
+        sub.hi = T(m);
+        sub.lo = T(m - (double)sub.hi);
+    }
     for (int k = k0; k < k1; ++k) {
         const int64_t p = at_point(g, i, j, k);
         if (!gen_fluid(g, p)) continue; // (the general form) only unknowns change
         T v = c;
         if (x) v += a * T(x[p]);
         if (y) v += b * y[p];
-        out[p] = v - sub;
+        out[p] = sub.of(v);
     }
 }
 
@@ -1801,7 +1831,7 @@ __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::sweep_blocks)
 {
     int i, j, k0, k1;
     if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    const T shift = shiftp ? *shiftp : T(0);
+    const Shift<T> shift = load_shift(shiftp);
     JacobiEmit<T> emit{dst, omega, T(1) - omega, scale_interior, T(0)};
     column_walk<T, T, Tune<T>::sweep_group, MK>(g, src, f, i, j, k0, k1, shift, emit);
 }
@@ -1867,7 +1897,7 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, Tune<T>::rbg_blocks)
             vxl[e] = c.vxl; vxh[e] = c.vxh; vyl[e] = c.vyl; vyh[e] = c.vyh; dxy[e] = c.dxy;
         }
     }
-    const T shift = shiftp ? *shiftp : T(0);
+    const Shift<T> shift = load_shift(shiftp);
     int k0, k1;
     chunk_planes(zc, kchunk, g.nz, k0, k1);
     const int mstart = g.is3d ? k0 - 1 : k0;
@@ -1894,7 +1924,7 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, Tune<T>::rbg_blocks)
         const T off = neighbours_cz<T>(e ? vxl[1] : vxl[0], xl, e ? vxh[1] : vxh[0], xh, e ? vyl[1] : vyl[0],
                                     e ? dn.y : dn.x, e ? vyh[1] : vyh[0], e ? up.y : up.x, g.cz, e ? bl.y : bl.x,
                                     e ? ab.y : ab.x);
-        return relax_scaled(c0, (fe - shift) + off, keep, e ? sc[1] : sc[0]);
+        return relax_scaled(c0, shift.of(fe) + off, keep, e ? sc[1] : sc[0]);
     };
     const int mend = g.is3d ? k1 : k0 + 1;
     auto old_at = [&](int m) {
@@ -1932,12 +1962,12 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, Tune<T>::rbg_blocks)
                 return f == 0 ? xl : f == 1 ? xh : f == 2 ? yl : f == 3 ? yh
                      : f == 4 ? get(b[sm][ty][tx], e) : get(b[sp][ty][tx], e);
             }, diag);
-            return relax(centre, (fe - shift) + off, diag, omega);
+            return relax(centre, shift.of(fe) + off, diag, omega);
         }
         const T off = g.is3d ? neighbours<T>(vxl[e], xl, vxh[e], xh, vyl[e], yl, vyh[e], yh, z.vzl, get(b[sm][ty][tx], e),
                                           z.vzh, get(b[sp][ty][tx], e))
                              : neighbours_xy<T>(vxl[e], xl, vxh[e], xh, vyl[e], yl, vyh[e], yh);
-        return relax(centre, (fe - shift) + off, dxy[e] + z.dz, omega);
+        return relax(centre, shift.of(fe) + off, dxy[e] + z.dz, omega);
     };
     ob[(mstart + 3) & 3][ty][tx] = old_at(mstart - 1);
     ob[mstart & 3][ty][tx] = old_at(mstart);
@@ -2159,7 +2189,8 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     const int64_t col = g.base + x0 + (int64_t)y * g.sy; // element 0; only dereferenced where ld / fl
     const T *su = src + col, *sf = f + col;
     T *du = dst + col;
-    const T shift = shiftp ? *shiftp : T(0), keep = T(1) - omega, cz = g.cz;
+    const Shift<T> shift = load_shift(shiftp);
+    const T keep = T(1) - omega, cz = g.cz;
     // The element of the first colour on even planes ((x + y + m + flip) odd),
     // its couplings per plane parity.  The y couplings are the same for both
     // elements of an active pair.
@@ -2394,7 +2425,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                         else off = gen_sum<T>(gp, [&](int f) { return nb6[f]; }, dg);
                     }
                     if (!(dg > T(0))) return centre; // only Neumann faces open: left as it is
-                    return relax_scaled(centre, (fv - shift) + off, keep, smooth_scale(omega, dg));
+                    return relax_scaled(centre, shift.of(fv) + off, keep, smooth_scale(omega, dg));
                 } else if (cd != 0u) {
                     if ((cd & CELL_BITS) != PGPU_CELL_FLUID) return centre;
                     // element 0's partner is its x+ neighbour, element 1's its x-
@@ -2413,7 +2444,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                 }
                 off = neighbours<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, vzl, zl, vzh, zh);
             }
-            const T v = relax_scaled(centre, (fv - shift) + off, keep, s);
+            const T v = relax_scaled(centre, shift.of(fv) + off, keep, s);
             return upd[PH] ? v : centre;
         };
         T v[S + 1]; // v[s]: stage s's value of element A
@@ -2982,7 +3013,7 @@ template <class T> __device__ __forceinline__ RsColumn<T> rs_column(const Xfer<T
 // (R (r - shift)) at coarse plane K of the column.
 template <class T>
 __device__ __forceinline__ T rs_point(const RsColumn<T> &c, const Grid<T> &fine, const Xfer<T> &x, const T *r, int K,
-                                      T shift)
+                                      Shift<T> shift)
 {
     const int cz = fine.is3d ? __ldg(x.cntz + K) : 1;
     T acc = T(0);
@@ -2998,7 +3029,7 @@ __device__ __forceinline__ T rs_point(const RsColumn<T> &c, const Grid<T> &fine,
             T accx = T(0);
 #pragma unroll
             for (int a = 0; a < MAX_CHILDREN; ++a)
-                if (a < c.cx) accx += c.wx[a] * (row[c.ix[a]] - shift);
+                if (a < c.cx) accx += c.wx[a] * shift.of(row[c.ix[a]]);
             accy += c.wy[b] * accx;
         }
         acc += wz * accy;
@@ -3016,7 +3047,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
 {
     int I, J, k0, k1;
     if (!walk_thread(coarse.nx, coarse.ny, coarse.nz, kchunk, nyb, nchunks, I, J, k0, k1)) return;
-    const T shift = shiftp ? *shiftp : T(0);
+    const Shift<T> shift = load_shift(shiftp);
     const RsColumn<T> c = rs_column(x, fine.sy, I, J);
     for (int K = k0; K < k1; ++K) fc[at_point(coarse, I, J, K)] = rs_point(c, fine, x, r, K, shift);
 }
@@ -3048,14 +3079,14 @@ template <class T> struct RsThread {
     bool own;
     T wx[4], wy[4];
     // The children's weighted sum of (v - shift) from a fine tile plane.
-    __device__ __forceinline__ T sum(const T *tile, T shift) const
+    __device__ __forceinline__ T sum(const T *tile, Shift<T> shift) const
     {
         T s = T(0);
 #pragma unroll
         for (int b = 0; b < 4; ++b) {
             const T *row = tile + (iy + b) * RS_SX + ix;
-            s += wy[b] * (((wx[0] * (row[0] - shift) + wx[1] * (row[1] - shift)) + wx[2] * (row[2] - shift)) +
-                          wx[3] * (row[3] - shift));
+            s += wy[b] * (((wx[0] * shift.of(row[0]) + wx[1] * shift.of(row[1])) + wx[2] * shift.of(row[2])) +
+                          wx[3] * shift.of(row[3]));
         }
         return s;
     }
@@ -3127,7 +3158,7 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, Tune<T>::rs_blocks)
     const int tid = threadIdx.x + RS_TX * threadIdx.y;
     const RsThread<T> th = rs_thread(coarse, x, yb, zc, kchunk);
     const int k0 = th.k0, k1 = th.k1, fx0 = th.fx0, fy0 = th.fy0;
-    const T shift = shiftp ? *shiftp : T(0);
+    const Shift<T> shift = load_shift(shiftp);
     // Tile element e = tid + NT q sits at row e / RS_SX, column e % RS_SX;
     // its offset fits an int (checked on the host).  Elements outside the
     // plane (their offsets clamped, never used) are zeroed once here in every
@@ -3221,7 +3252,7 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, 2)
     const int tid = threadIdx.x + RS_TX * threadIdx.y;
     const RsThread<T> th = rs_thread(coarse, x, yb, zc, kchunk);
     const int k0 = th.k0, k1 = th.k1, fx0 = th.fx0, fy0 = th.fy0;
-    const T shift = shiftp ? *shiftp : T(0);
+    const Shift<T> shift = load_shift(shiftp);
     // u tile element e = tid + NT q: row e / RR_UX, column e % RR_UX, at
     // storage (fx0 - 1 + column, fy0 - 1 + row), ghosts included; past the
     // storage it is zeroed once in every slot and never copied to.  f tile
@@ -3325,14 +3356,14 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, 2)
                 const T zh = U2[c];
                 const T off = neighbours<T>(vxl, U1[c - 1], vxh, U1[c + 1], vyl, U1[c - RR_UX], vyh, U1[c + RR_UX], vzl,
                                          zlo[q], vzh, zh);
-                const T res = (F[e] - shift) + off - (dxy + dz) * zce[q];
+                const T res = shift.of(F[e]) + off - (dxy + dz) * zce[q];
                 if (tid + NT * q < RR_FE) R[e] = (fin >> q) & 1 ? res : T(0);
                 zlo[q] = zce[q];
                 zce[q] = zh;
             }
         }
         __syncthreads(); // the residual plane is complete
-        acc.add(x, kf, th.sum(rt + (it & 1) * RR_FE, T(0)), flush);
+        acc.add(x, kf, th.sum(rt + (it & 1) * RR_FE, Shift<T>{T(0), T(0)}), flush);
     }
     __pipeline_wait_prior(0); // no copy outlives the block
     acc.finish(flush);
@@ -5565,12 +5596,12 @@ template <class T>
 __global__ void gen_rhs_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
                                const T *__restrict__ shiftp, T *out)
 {
-    const T shift = shiftp ? *shiftp : T(0);
+    const Shift<T> shift = load_shift(shiftp);
     PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
     {
         int i, j, k;
         const int64_t p = point_of(g, t, i, j, k);
-        out[p] = gen_fluid(g, p) ? (f[p] - shift) + boundary_terms(g, u, p, i, j, k) : T(0);
+        out[p] = gen_fluid(g, p) ? shift.of(f[p]) + boundary_terms(g, u, p, i, j, k) : T(0);
     }
 }
 
@@ -6586,7 +6617,7 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
             for (int e = threadIdx.x; e < C.g.nx * C.g.ny * C.g.nz; e += TINY_THREADS) {
                 int I, J, K;
                 const int64_t pc = tiny_point(C.g, e, I, J, K);
-                C.f[pc] = rs_point(rs_column(L.x, L.g.sy, I, J), L.g, L.x, L.t, K, T(0));
+                C.f[pc] = rs_point(rs_column(L.x, L.g.sy, I, J), L.g, L.x, L.t, K, Shift<T>{T(0), T(0)});
             }
             __syncthreads();
             break;
@@ -7713,11 +7744,11 @@ __global__ void __launch_bounds__(LF_T)
     const int64_t nrows = blk.nrows, row0 = blk.row0;
     const int here = blk.here;
     T *re = (T *)rows;
-    const T shift = shiftp ? *shiftp : T(0);
+    const Shift<T> shift = load_shift(shiftp);
     __syncthreads();
     for (int e = threadIdx.x; e < sh.lpb * sh.n; e += LF_T) {
         const int r = e >> sh.ln, i = e & (sh.n - 1);
-        re[2 * (r * sh.ls + lf_pad(i >> 1)) + (i & 1)] = r < here ? f[rb[r] + i] - shift : T(0);
+        re[2 * (r * sh.ls + lf_pad(i >> 1)) + (i & 1)] = r < here ? shift.of(f[rb[r] + i]) : T(0);
     }
     __syncthreads();
     const int r = threadIdx.x / sh.tpl, t = threadIdx.x - r * sh.tpl;
@@ -8200,7 +8231,8 @@ __device__ __forceinline__ void store_w(const Lines &L, const UserIO<T> &io, T *
 }
 
 
-// W = f + boundary terms - shift over the interior (packed, x fastest).
+// W = f - shift + boundary terms over the interior (packed, x fastest; the
+// shift first, so that a large mean does not round the boundary terms).
 template <class T>
 __global__ void __launch_bounds__(COL_BX *COL_BY)
     fft_load_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f, const T *__restrict__ shiftp,
@@ -8210,11 +8242,11 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
     if (!block_yz(nyb, nchunks, yb, zc)) return;
     const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
     if (i >= g.nx || j >= g.ny) return;
-    const T shift = shiftp ? *shiftp : T(0);
+    const Shift<T> shift = load_shift(shiftp);
     const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
     for (int k = k0; k < k1; ++k) {
         const int64_t p = g.base + i + j * g.sy + (int64_t)k * g.sz;
-        W[i + (int64_t)g.nx * j + wp * k] = f[p] + boundary_terms(g, u, p, i, j, k) - shift;
+        W[i + (int64_t)g.nx * j + wp * k] = shift.of(f[p]) + boundary_terms(g, u, p, i, j, k);
     }
 }
 
@@ -9418,7 +9450,7 @@ __device__ void krylov_scalars(int op, const double *v, double *s, T *shift, dou
                        : op == KOP_RR || op == KOP_BI_START || op == KOP_BI_S ? 1 : -1;
         if (at >= 0) {
             s[KS_SUM] = singular ? v[at] : 0.0;
-            *shift = singular ? T(v[at] / npts) : T(0);
+            store_shift(shift, singular ? v[at] / npts : 0.0);
         }
     }
     auto good = [](double x) { return isfinite(x); };
@@ -9634,7 +9666,7 @@ __global__ void __launch_bounds__(WALK_THREADS, Tune<T>::norm_blocks)
     }
     if (OP == KW_PIPE0) emit.rmean = a.sc[KS_RMEAN];
     if (walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
-        const T shift = a.shift ? *a.shift : T(0);
+        const Shift<T> shift = load_shift(a.shift);
         column_walk<T, double, Tune<T>::walk_group, MK>(g, a.in, a.f, i, j, k0, k1, shift, emit);
     }
     if (partials) write_partial4(partials, emit.acc);
@@ -9819,12 +9851,12 @@ pgpu_status Krylov<T>::init(Env &e, Hierarchy<T> &hh, Multigrid<T> *m, FftSolver
     PGPU_FORWARD(e.mem.alloc(err, (void **)&d_part, (nparts + FOLD_BLOCKS) * 4 * sizeof(double), "Krylov partials"));
     PGPU_FORWARD(e.mem.alloc(err, (void **)&d_s, KS_COUNT * sizeof(double), "Krylov scalars"));
     if (e.dist) PGPU_FORWARD(e.mem.alloc(err, (void **)&d_loc, 4 * sizeof(double), "Krylov sums to all-reduce"));
-    PGPU_FORWARD(e.mem.alloc(err, (void **)&d_kshift, sizeof(T), "the preconditioner's shift"));
+    PGPU_FORWARD(e.mem.alloc(err, (void **)&d_kshift, 2 * sizeof(T), "the preconditioner's shift"));
     PGPU_CUDA_SETUP(e, cudaMallocHost((void **)&h_s, KS_COUNT * sizeof(double)));
     PGPU_CUDA_SETUP(e, cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
     PGPU_CUDA_SETUP(e, cudaEventCreateWithFlags(&fork_ev, cudaEventDisableTiming));
     PGPU_CUDA_SETUP(e, cudaEventCreateWithFlags(&join_ev, cudaEventDisableTiming));
-    PGPU_CUDA_SETUP(e, cudaMemsetAsync(d_kshift, 0, sizeof(T), e.st));
+    PGPU_CUDA_SETUP(e, cudaMemsetAsync(d_kshift, 0, 2 * sizeof(T), e.st));
     PGPU_CUDA_SETUP(e, cudaMemsetAsync(d_s, 0, KS_COUNT * sizeof(double), e.st));
     for (T *v : vec) PGPU_CUDA_SETUP(e, cudaMemsetAsync(v, 0, (size_t)L0.elems * sizeof(T), e.st));
     return PGPU_SUCCESS;
@@ -10384,7 +10416,7 @@ __global__ void rb_interface_kernel(const Grid<T> g, int axis, const T *__restri
 {
     const int64_t n = axis == 2 ? (int64_t)g.nx * g.ny : (int64_t)g.nx;
     const int last = axis == 2 ? g.nz - 1 : g.ny - 1;
-    const T shift = shiftp ? *shiftp : T(0);
+    const Shift<T> shift = load_shift(shiftp);
     PGPU_GRID_STRIDE(t, 2 * n)
     {
         const int side = t >= n;
@@ -10409,7 +10441,7 @@ __global__ void rb_interface_kernel(const Grid<T> g, int axis, const T *__restri
                                    v(c.nyl, i, at(j - 1, g.ny, g.py, yl, yh), k), c.vyh,
                                    v(c.nyh, i, at(j + 1, g.ny, g.py, yl, yh), k), z.vzl, v(z.nzl, i, j, kl), z.vzh,
                                    v(z.nzh, i, j, kh));
-        dst[p] = relax(src[p], (f[p] - shift) + nb, c.dxy + z.dz, omega);
+        dst[p] = relax(src[p], shift.of(f[p]) + nb, c.dxy + z.dz, omega);
     }
 }
 
@@ -10468,7 +10500,7 @@ __global__ void rb_band_kernel(const Grid<T> g, const BandArgs<T> a, const T *__
     const int b0 = h + 1, nb = 3 * S - 2 - 2 * h, it = h >> 1, second = h & 1;
     const int64_t plane = (int64_t)g.nx * g.ny, per_side = nb * plane;
     const int64_t org = ghost_origin(g), in0 = g.base - org - g.sz; // (0, 0) within a storage plane
-    const T shift = shiftp ? *shiftp : T(0);
+    const Shift<T> shift = load_shift(shiftp);
     PGPU_GRID_STRIDE(t, 2 * per_side)
     {
         const int side = t >= per_side;
@@ -10500,7 +10532,7 @@ __global__ void rb_band_kernel(const Grid<T> g, const BandArgs<T> a, const T *__
                                         nb_at(c.nyh, j + 1, g.ny, g.py, i, yh), cl,
                                         second ? dst[q - g.sz] : src[q - g.sz], ch,
                                         second ? dst[q + g.sz] : src[q + g.sz]);
-            v = relax(src[q], (a.f[side][q] - shift) + nbs, c.dxy + (cl + ch), omega);
+            v = relax(src[q], shift.of(a.f[side][q]) + nbs, c.dxy + (cl + ch), omega);
             dst[q] = v;
         }
         if (out && b >= S && b <= 2 * S - 1) out[org + (int64_t)(k + 1) * g.sz + in0 + i + (int64_t)j * g.sy] = v;
@@ -11490,8 +11522,8 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             cf.flags = (c.flags & ~PGPU_PRECISION_MASK) | PGPU_FLOAT;
             PGPU_FORWARD(in->h.build(env, cf, uses_multigrid(c), method != PGPU_FFT && !(krylov && !kmg), true));
             if (in->h.lv.size() > 1) most = std::max(most, blocks_of(in->h.lv[0].down.it));
-            PGPU_FORWARD(env.mem.alloc(err, (void **)&in->d_shift, sizeof(float), "the residual's mean"));
-            PGPU_CUDA_SETUP(env, cudaMemsetAsync(in->d_shift, 0, sizeof(float), env.st));
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&in->d_shift, 2 * sizeof(float), "the residual's mean"));
+            PGPU_CUDA_SETUP(env, cudaMemsetAsync(in->d_shift, 0, 2 * sizeof(float), env.st));
         }
     }
     // >>workspace-hook: a method's own level-0 arrays (the Krylov methods'
@@ -11521,8 +11553,8 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     if (in && uses_multigrid(c)) PGPU_FORWARD(in->mg.init(env, in->h, c, &red));
     if (in && (method == PGPU_FFT || (krylov && c.preconditioner == PGPU_PRECOND_FFT)))
         PGPU_FORWARD(in->fft.init(env, c, in->h.lv[0]));
-    PGPU_FORWARD(env.mem.alloc(err, (void **)&d_shift, sizeof(T), "the right-hand side mean"));
-    PGPU_CUDA_SETUP(env, cudaMemsetAsync(d_shift, 0, sizeof(T), env.st));
+    PGPU_FORWARD(env.mem.alloc(err, (void **)&d_shift, 2 * sizeof(T), "the right-hand side mean"));
+    PGPU_CUDA_SETUP(env, cudaMemsetAsync(d_shift, 0, 2 * sizeof(T), env.st));
     PGPU_CUDA_SETUP(env, cudaEventCreate(&ev0));
     PGPU_CUDA_SETUP(env, cudaEventCreate(&ev1));
     PGPU_CUDA_SETUP(env, cudaEventCreateWithFlags(&scan_ev, cudaEventDisableTiming));
@@ -12063,7 +12095,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
             G.regions = count;
         }
     }
-    if (!h.singular) PGPU_CUDA(cudaMemsetAsync(d_shift, 0, sizeof(T), env.st)); // no mean shift with a mask
+    if (!h.singular) PGPU_CUDA(cudaMemsetAsync(d_shift, 0, 2 * sizeof(T), env.st)); // no mean shift with a mask
     if (uses_multigrid(cfg)) PGPU_FORWARD(mg.refresh(G.on()));
     if (is_krylov(method) && is_mask) PGPU_FORWARD(kry.reset()); // points that were unknowns may not be
     (void)changed;

@@ -137,6 +137,9 @@
  * A problem without any Dirichlet face is singular: the solver removes the
  * mean of the right-hand side (f plus the boundary terms), returns the
  * solution of mean zero and says so in the report (singular, rhs_mean).
+ * The mean is taken out in two parts of u's precision, so a mean large
+ * against the rest of b (f = 1000 + a few units, in float) leaves only f's
+ * own rounding behind, not the mean's in every point.
  *
  * ============================================================================
  * GEOMETRY: WHERE THE NODES AND THE WALLS ARE
