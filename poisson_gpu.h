@@ -546,7 +546,10 @@
  *    on strong jumps next to Neumann faces, converge more slowly where
  *    solid cells cover a Dirichlet face (0.05-0.19 per cycle in 3D,
  *    0.20-0.27 in 2D) and where they stand in the fluid as walls one cell
- *    thick (0.19-0.48 in 2D, 0.23-0.25 in 3D), and may stall
+ *    thick (0.19-0.48 in 2D; in 3D more slowly the larger the grid,
+ *    0.20-0.24 at 127^3-128^3, 0.33-0.36 at 511^3-512^3, 0.42 at 1024^3,
+ *    and 0.54 at 512^3 where the wall meets a sphere under a free
+ *    surface), and may stall
  *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta,
  *    and converge slowly where a single Dirichlet cell stands apart in the
  *    fluid (a reference cell in a closed tank or pocket, say: 0.70-0.87
