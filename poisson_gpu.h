@@ -361,7 +361,8 @@
  *    12).  The robust choice for beta jumps and masks: it converges where
  *    V-cycles alone diverge (1000:1 two-phase flow between Neumann faces,
  *    other jumps next to Neumann faces), though not on every grid: 10^6
- *    jumps without a Dirichlet face (singular problems) can stall it too (PGPU_ERROR_NOT_CONVERGED, the
+ *    jumps without a Dirichlet face (singular problems) can stall it, and
+ *    BiCGStab around the cycle, too (PGPU_ERROR_NOT_CONVERGED, the
  *    report holding what was reached), and masks of many small pockets or
  *    narrow channels need tens to hundreds of iterations.
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
@@ -372,7 +373,10 @@
  *    is mostly fluid (a solid sphere: 9 iterations to 1e-6 at 512^3), not
  *    where Dirichlet cells or beta change the operator much.
  *  - PGPU_PRECOND_JACOBI (the diagonal), PGPU_PRECOND_NONE: iterations
- *    grow with the grid (n per axis); for small grids and comparison.
+ *    grow with the grid (n per axis); for small grids and comparison.  On
+ *    beta jumps of 10^6 BiCGStab with them can diverge after thousands of
+ *    iterations (its residual is not monotone; PGPU_ERROR_BREAKDOWN once it
+ *    grows 1e8-fold, u holding that iterate).
  *  - PGPU_PIPELINED (CG only): the Ghysels-Vanroose form, one reduction per
  *    iteration computed in the same pass as all the vector updates and the
  *    operator (8 vectors instead of 4; 6 without a preconditioner); pays
@@ -382,8 +386,11 @@
  *    128^3, and it needs the symmetric cycle, the weaker preconditioner:
  *    8 iterations to 1e-10 at 512^3 against classic CG's 6, 161 against
  *    100 ms).  Its longer recurrences lose more to
- *    rounding: in float without a preconditioner it may end in
- *    PGPU_ERROR_BREAKDOWN.
+ *    rounding: without the multigrid preconditioner (NONE or JACOBI) it
+ *    may end in PGPU_ERROR_BREAKDOWN in float, and in double on beta jumps
+ *    of 10^6 (after thousands of iterations); on masks with many singular
+ *    pockets or with beta jumps it can break down with the multigrid one
+ *    too.  Classic CG is the robust choice there.
  *  - The iterate is the caller's u (its interior is the initial guess); the
  *    other vectors are workspace (pgpu_workspace_bytes): CG 4 arrays of u's
  *    size (3 without a preconditioner), pipelined CG 8 (6), BiCGStab 7 (5).
