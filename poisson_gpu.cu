@@ -2189,8 +2189,12 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     const int64_t col = g.base + x0 + (int64_t)y * g.sy; // element 0; only dereferenced where ld / fl
     const T *su = src + col, *sf = f + col;
     T *du = dst + col;
-    const Shift<T> shift = load_shift(shiftp);
-    const T keep = T(1) - omega, cz = g.cz;
+    // The shift's first part only (Shift): the second is a constant, which
+    // A's range lacks, so smoothing carries it only into u's mean (taken
+    // out at the end); the residual takes both, so the corrections see b.
+    // One subtraction per update less: the box's float cycle 4.14 against
+    // 4.08 ms with both, the masked sphere 77.4 against 76.9 (H200).
+    const T shift = shiftp ? shiftp[0] : T(0), keep = T(1) - omega, cz = g.cz;
     // The element of the first colour on even planes ((x + y + m + flip) odd),
     // its couplings per plane parity.  The y couplings are the same for both
     // elements of an active pair.
@@ -2425,7 +2429,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                         else off = gen_sum<T>(gp, [&](int f) { return nb6[f]; }, dg);
                     }
                     if (!(dg > T(0))) return centre; // only Neumann faces open: left as it is
-                    return relax_scaled(centre, shift.of(fv) + off, keep, smooth_scale(omega, dg));
+                    return relax_scaled(centre, (fv - shift) + off, keep, smooth_scale(omega, dg));
                 } else if (cd != 0u) {
                     if ((cd & CELL_BITS) != PGPU_CELL_FLUID) return centre;
                     // element 0's partner is its x+ neighbour, element 1's its x-
@@ -2444,7 +2448,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
                 }
                 off = neighbours<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, vzl, zl, vzh, zh);
             }
-            const T v = relax_scaled(centre, shift.of(fv) + off, keep, s);
+            const T v = relax_scaled(centre, (fv - shift) + off, keep, s);
             return upd[PH] ? v : centre;
         };
         T v[S + 1]; // v[s]: stage s's value of element A
@@ -3078,10 +3082,19 @@ template <class T> struct RsThread {
     int I, J, k0, k1, fx0, fy0, ix, iy;
     bool own;
     T wx[4], wy[4];
-    // The children's weighted sum of (v - shift) from a fine tile plane.
+    // The children's weighted sum of (v - shift) from a fine tile plane
+    // (a uniform branch: the cycle's restrictions have no shift).
     __device__ __forceinline__ T sum(const T *tile, Shift<T> shift) const
     {
         T s = T(0);
+        if (shift.hi == T(0) && shift.lo == T(0)) {
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                const T *row = tile + (iy + b) * RS_SX + ix;
+                s += wy[b] * (((wx[0] * row[0] + wx[1] * row[1]) + wx[2] * row[2]) + wx[3] * row[3]);
+            }
+            return s;
+        }
 #pragma unroll
         for (int b = 0; b < 4; ++b) {
             const T *row = tile + (iy + b) * RS_SX + ix;

@@ -251,8 +251,10 @@ static void test_pair(pgpu::Env &env, const char *name, int l, const pgpu::Level
     round_all<T>(r);
     std::vector<double> fc0(C.elems, sentinel);
     T *d_r = upload<T>(r), *d_fc = upload<T>(fc0);
-    const T shift_value = (T)t_rand(-0.5, 0.5);
-    T *d_shift = (T *)t_dev_upload(&shift_value, sizeof(T));
+    /* the shift as the solver keeps it: the mean rounded and what that
+     * rounding left (pgpu::Shift), here a second part of 1e-6 its size */
+    const T shift_pair[2] = {(T)t_rand(-0.5, 0.5), (T)(t_rand(-0.5, 0.5) * 1e-6)};
+    T *d_shift = (T *)t_dev_upload(shift_pair, sizeof shift_pair);
     /* Both kernels: the generic one everywhere, the tiled one where the
      * level allows it (and then the solver uses it). */
     for (int v = 0; v < 4 && d_r && d_fc && d_shift; ++v) {
@@ -272,7 +274,7 @@ static void test_pair(pgpu::Env &env, const char *name, int l, const pgpu::Level
         if (!t_sync(what))
             break;
         const std::vector<T> got = download_raw(d_fc, (size_t)C.elems);
-        const double shift = with_shift ? (double)shift_value : 0.0;
+        const double shift = with_shift ? (double)shift_pair[0] + (double)shift_pair[1] : 0.0;
         double worst = 0.0;
         int64_t touched = 0;
         compare_restricted(got, RR, [&](int64_t p, double &v, double &mag) { v = r[p] - shift; mag = fabs(v); }, worst,
@@ -354,9 +356,10 @@ static void test_pair(pgpu::Env &env, const char *name, int l, const pgpu::Level
         round_all<T>(uh);
         round_all<T>(fh);
         const std::vector<double> fcs(C.elems, sentinel);
-        const T shift_value = (T)t_rand(-0.5, 0.5);
+        const T shift_pair[2] = {(T)t_rand(-0.5, 0.5), (T)(t_rand(-0.5, 0.5) * 1e-6)};
+        const double shift_value = (double)shift_pair[0] + (double)shift_pair[1];
         T *d_u = upload<T>(uh), *d_f = upload<T>(fh), *d_fc = upload<T>(fcs);
-        T *d_shift = (T *)t_dev_upload(&shift_value, sizeof(T));
+        T *d_shift = (T *)t_dev_upload(shift_pair, sizeof shift_pair);
         if (d_u && d_f && d_fc && d_shift) {
             Lf.down.restrict_residual(env, d_u, d_f, d_shift, d_fc);
             if (t_sync(what)) {
