@@ -2189,11 +2189,14 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     const int64_t col = g.base + x0 + (int64_t)y * g.sy; // element 0; only dereferenced where ld / fl
     const T *su = src + col, *sf = f + col;
     T *du = dst + col;
-    // The shift's first part only (Shift): the second is a constant, which
-    // A's range lacks, so smoothing carries it only into u's mean (taken
-    // out at the end); the residual takes both, so the corrections see b.
-    // One subtraction per update less: the box's float cycle 4.14 against
-    // 4.08 ms with both, the masked sphere 77.4 against 76.9 (H200).
+    // The shift's first part only (Shift), for one subtraction per update
+    // less: the box's float cycle took 4.14 against 4.08 ms with both, the
+    // masked sphere 77.4 against 76.9 (H200).  The second part is a
+    // constant A's range lacks; red-black smoothing of it leaves a residual
+    // of about +-lo on the two colours (a checkerboard, not only a mean), so
+    // on a singular problem whose mean is large against b the residual of
+    // RBGS and of V-cycles stays near |lo| / rms(b) (as with one number
+    // everywhere); the residual and the other methods take both parts.
     const T shift = shiftp ? shiftp[0] : T(0), keep = T(1) - omega, cz = g.cz;
     // The element of the first colour on even planes ((x + y + m + flip) odd),
     // its couplings per plane parity.  The y couplings are the same for both

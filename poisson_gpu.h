@@ -140,9 +140,13 @@
  * A problem without any Dirichlet face is singular: the solver removes the
  * mean of the right-hand side (f plus the boundary terms), returns the
  * solution of mean zero and says so in the report (singular, rhs_mean).
- * The mean is taken out in two parts of u's precision, so a mean large
- * against the rest of b (f = 1000 + a few units, in float) leaves only f's
- * own rounding behind, not the mean's in every point.
+ * The mean is taken out in two parts of u's precision, so that a mean
+ * large against the rest of b (f = 1000 + a few units, in float) leaves
+ * the FFT, Jacobi, the Krylov methods and the reported residuals only f's
+ * own rounding, not the mean's in every point.  Red-black smoothing (RBGS,
+ * and the V-cycles' smoother on level 0) takes the first part only: there
+ * the residual stays near half an ulp of the mean per point over rms(b)
+ * (about 3e-5 for f = 1540 + a few units in float).
  *
  * ============================================================================
  * GEOMETRY: WHERE THE NODES AND THE WALLS ARE
