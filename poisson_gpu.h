@@ -143,10 +143,11 @@
  * The mean is taken out in two parts of u's precision, so that a mean
  * large against the rest of b (f = 1000 + a few units, in float) leaves
  * the FFT, Jacobi, the Krylov methods and the reported residuals only f's
- * own rounding, not the mean's in every point.  Red-black smoothing (RBGS,
- * and the V-cycles' smoother on level 0) takes the first part only: there
- * the residual stays near half an ulp of the mean per point over rms(b)
- * (about 3e-5 for f = 1540 + a few units in float).
+ * own rounding, not the mean's in every point.  The tiled red-black
+ * smoother (RBGS and the V-cycles on the fine level of uniform 3D grids
+ * without a periodic axis) takes the first part only: there the residual
+ * stays near half an ulp of the mean per point over rms(b) (about 3e-5
+ * for f = 1540 + a few units in float).
  *
  * ============================================================================
  * GEOMETRY: WHERE THE NODES AND THE WALLS ARE
