@@ -1169,13 +1169,18 @@ template <class T> struct Shift {
 };
 template <class T> __device__ __forceinline__ Shift<T> load_shift(const T *p)
 {
-    return p ? Shift<T>{p[0], p[1]} : Shift<T>{T(0), T(0)};
+    return p ? Shift<T>{p[0], p[1]} : Shift<T>{};
+}
+// The pair for a mean m formed in double; store_shift writes it.
+template <class T> __device__ __forceinline__ Shift<T> shift_of(double m)
+{
+    const T hi = T(m);
+    return Shift<T>{hi, T(m - (double)hi)};
 }
 template <class T> __device__ __forceinline__ void store_shift(T *p, double m)
 {
-    const T hi = T(m);
-    p[0] = hi;
-    p[1] = T(m - (double)hi);
+    p[0] = T(m);
+    p[1] = shift_of<T>(m).lo;
 }
 
 // The column walk shared by the Jacobi sweep, the residual and the Krylov
@@ -1580,12 +1585,8 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
 {
     int i, j, k0, k1;
     if (!col_thread(g, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    Shift<T> sub{T(0), T(0)}; // the mean in two parts, so that it leaves no rounding of its own size behind
-    if (mean_of) {
-        const double m = mean_of[0] / npts;
-        sub.hi = T(m);
-        sub.lo = T(m - (double)sub.hi);
-    }
+    // the mean in two parts, so that it leaves no rounding of its own size behind
+    const Shift<T> sub = mean_of ? shift_of<T>(mean_of[0] / npts) : Shift<T>{};
     for (int k = k0; k < k1; ++k) {
         const int64_t p = at_point(g, i, j, k);
         if (!gen_fluid(g, p)) continue; // (the general form) only unknowns change
@@ -1734,6 +1735,9 @@ static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const
 }
 
 static double float_residual_floor(const pgpu_config &c); // >>handle
+// The tolerance float takes for a config's 0 (the header's (*)): 1e-5, or
+// float's floor on the grid where that is larger.
+inline double float_own_tolerance(double floor) { return std::max(1e-5, floor); }
 
 // The convergence test of the iterative methods.  judge() fills the
 // report's norms from a residual norm after `it` iterations (`unit`) of
@@ -2197,7 +2201,7 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     // on a singular problem whose mean is large against b the residual of
     // RBGS and of V-cycles stays near |lo| / rms(b) (as with one number
     // everywhere); the residual and the other methods take both parts.
-    const T shift = shiftp ? shiftp[0] : T(0), keep = T(1) - omega, cz = g.cz;
+    const T shift = load_shift(shiftp).hi, keep = T(1) - omega, cz = g.cz;
     // The element of the first colour on even planes ((x + y + m + flip) odd),
     // its couplings per plane parity.  The y couplings are the same for both
     // elements of an active pair.
@@ -3379,7 +3383,7 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, 2)
             }
         }
         __syncthreads(); // the residual plane is complete
-        acc.add(x, kf, th.sum(rt + (it & 1) * RR_FE, Shift<T>{T(0), T(0)}), flush);
+        acc.add(x, kf, th.sum(rt + (it & 1) * RR_FE, Shift<T>{}), flush);
     }
     __pipeline_wait_prior(0); // no copy outlives the block
     acc.finish(flush);
@@ -6633,7 +6637,7 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
             for (int e = threadIdx.x; e < C.g.nx * C.g.ny * C.g.nz; e += TINY_THREADS) {
                 int I, J, K;
                 const int64_t pc = tiny_point(C.g, e, I, J, K);
-                C.f[pc] = rs_point(rs_column(L.x, L.g.sy, I, J), L.g, L.x, L.t, K, Shift<T>{T(0), T(0)});
+                C.f[pc] = rs_point(rs_column(L.x, L.g.sy, I, J), L.g, L.x, L.t, K, Shift<T>{});
             }
             __syncthreads();
             break;
@@ -7196,7 +7200,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
             if (!(r.relative_residual <= bound) && std::isfinite(rn)) residual_stop = verify = true;
             else reported = true;
         }
-        if (residual_stop) cv.tol = std::max(1e-5, cv.floor);
+        if (residual_stop) cv.tol = float_own_tolerance(cv.floor);
         iterate = residual_stop;
     }
     for (bool stop = !iterate; !stop;) {
@@ -7272,7 +7276,7 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
     // no new low for STATIONARY_STALL checks within FLOAT_OWN_SLACK times
     // the tolerance, that is float's limit: success.  A residual still
     // falling, however slowly, makes a new low at every check.
-    const bool own = std::is_same<T, float>::value && cv.tol == std::max(1e-5, cv.floor);
+    const bool own = std::is_same<T, float>::value && cv.tol == float_own_tolerance(cv.floor);
     double best = INFINITY;
     int since = 0;
     for (bool stop = false; !stop;) {
@@ -12335,7 +12339,7 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
     if (c->tolerance == 0 && mixed) c->tolerance = 1e-10;
     if (c->tolerance == 0 && (method == PGPU_JACOBI || method == PGPU_RBGS || method == PGPU_VCYCLE || krylov) &&
         !(flt && (method == PGPU_VCYCLE || krylov)))
-        c->tolerance = flt ? std::max(1e-5, float_residual_floor(*c)) : 1e-10;
+        c->tolerance = flt ? float_own_tolerance(float_residual_floor(*c)) : 1e-10;
     if (c->max_iterations == 0) {
         if (fixed) c->max_iterations = 1;
         else if (mixed && !krylov) c->max_iterations = MIXED_MAX_STEPS;
