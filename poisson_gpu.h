@@ -527,11 +527,13 @@
  *    The report counts such regions (projected); the regions are found on
  *    the GPU when the mask is set.  This holds for every method and also
  *    for PGPU_FIXED: even one Jacobi sweep removes each singular region's
- *    mean of b before it and the region's mean of u after it.  The means
- *    are summed in 64-bit fixed point scaled to the largest value (order-
+ *    mean of b before it and the region's mean of u after it (the report
+ *    then holds the residual of that u); float V-cycles and FMG also take
+ *    the regions' means out of u at every check, so that u does not drift
+ *    along the constants, which the cycles do not hold.  The means are
+ *    summed in 128-bit fixed point scaled to the largest value (order-
  *    independent, so bit-identical from run to run): each value is
- *    quantised to about npts * 2^-62 of the largest (npts: the grid's
- *    interior points).  Where b is constant on every singular region (one-
+ *    quantised to 2^-62 of the largest.  Where b is constant on every singular region (one-
  *    point pockets, say) and zero elsewhere, what the projection leaves is
  *    its rounding: a b whose norm after it is at most 8 eps max|b|
  *    sqrt(npts) (eps of u's precision, max over the singular regions'
