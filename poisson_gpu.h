@@ -236,7 +236,12 @@
  *  residual, until it meets the (*) tolerance or stops falling, and end
  *  PGPU_ERROR_NOT_CONVERGED where it stays above that bound (a mode the
  *  coarse levels barely correct, such as a pocket held by one Dirichlet
- *  cell, keeps the correction small while the error is not).  The
+ *  cell, keeps the correction small while the error is not).  A mask
+ *  with singular regions (each region's constant, which no cycle removes,
+ *  stays in the correction) is checked on the residual from the start: the
+ *  cycles go on while it falls and end where it stops falling within that
+ *  bound, or falls less than twofold below 2^-20; above the bound at
+ *  max_iterations, NOT_CONVERGED.  The
  *  residual of a float u cannot show the error left (its rounding alone
  *  gives a relative residual of ~eps lambda_max / lambda_min / 10, 4e-3
  *  at 511^3); the correction can: 5 to 8 cycles, max error 4e-7 to 9e-7
