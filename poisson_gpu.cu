@@ -7371,7 +7371,9 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
     // anisotropic 4 x 11 x 8 grid: 1.9e-5 against 1.1e-5).  Where it makes
     // no new low for STATIONARY_STALL checks within FLOAT_OWN_SLACK times
     // the tolerance, that is float's limit: success.  A residual still
-    // falling, however slowly, makes a new low at every check.
+    // falling, however slowly, makes a new low at every check; one that has
+    // risen to more than twice its low is no plateau and goes on (to
+    // max_iterations, NOT_CONVERGED).
     const bool own = std::is_same<T, float>::value && cv.tol == float_own_tolerance(cv.floor);
     double best = INFINITY;
     int since = 0;
@@ -7385,7 +7387,7 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
         cv.judge(err, rn, rmax, it, jacobi ? "Jacobi" : "RBGS", "iterations", r, stop, result);
         if (rn < best) best = rn, since = 0;
         else ++since;
-        if (own && result != PGPU_ERROR_BREAKDOWN && since >= STATIONARY_STALL &&
+        if (own && result != PGPU_ERROR_BREAKDOWN && since >= STATIONARY_STALL && rn <= 2.0 * best &&
             r.relative_residual <= FLOAT_OWN_SLACK * cv.tol) {
             result = PGPU_SUCCESS;
             err[0] = 0;

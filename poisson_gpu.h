@@ -221,8 +221,9 @@
  *  grid if that is larger (a quarter of eps lambda_max / lambda_min; 1e-4 at
  *  128^3 Dirichlet).  pgpu_get_config shows the value in use.  That bound
  *  is an estimate: where JACOBI or RBGS with this tolerance stop making
- *  new lows of the residual for 16 checks within 16 times it, that is
- *  float's limit there and the solve ends with PGPU_SUCCESS.
+ *  new lows of the residual for 16 checks within 16 times it (and within
+ *  twice their low), that is float's limit there and the solve ends with
+ *  PGPU_SUCCESS.
  *  (**) float V-cycles with tolerance 0 stop on the coarse-grid correction
  *  instead of the residual: when its RMS falls to 2^-20 of u's, or stalls
  *  below 8 times that (float's own rounding of u); on a singular problem
