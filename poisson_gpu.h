@@ -564,9 +564,16 @@
  *    1e-10 at 512^3 against the box's 8; between Neumann faces at even
  *    sizes more slowly, 0.10 at 256^3; 0.025-0.07 on Dirichlet cells above
  *    a liquid, 0.04-0.16 on fluid a solid layer seals from them) and on
- *    beta jumps of 1e3 and 1e6 with Dirichlet faces (1000:1 two-phase flow
- *    at 256^3: 9 cycles to 1e-8), but may diverge (PGPU_ERROR_BREAKDOWN)
- *    on strong jumps next to Neumann faces, converge more slowly where
+ *    a two-phase layer with Dirichlet faces (1000:1 two-phase flow at
+ *    256^3: 9 cycles to 1e-8); an inclusion (a ball whose beta is 1e3 or
+ *    1e6 times its surroundings') they reduce 1e5- to 1e8-fold in 3 to 17
+ *    cycles and then stall or crawl (0.95-0.99 per cycle: the inclusion's
+ *    near-constant mode, which the face-averaged coarse coefficients miss;
+ *    W-cycles may diverge there), and they may diverge
+ *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces and on
+ *    a beta that varies from point to point (drawn at random from 0.1 to
+ *    10); CG around the cycle converges on the inclusions (19 to 32
+ *    iterations to 1e-11 - 1e-13 on small 2D and 3D grids).  They converge more slowly where
  *    solid cells cover a Dirichlet face (0.05-0.19 per cycle in 3D,
  *    0.20-0.27 in 2D) and where they stand in the fluid as walls one cell
  *    thick (0.19-0.48 in 2D; in 3D more slowly the larger the grid,
