@@ -874,6 +874,14 @@ static void bench_masks(int64_t n)
             mask_row("mask-box", &g, NULL, NULL, tols[ti], NAN, &box);
             mask_row("mask-sphere", &g, mask, NULL, tols[ti], box, &sph);
         }
+        /* A closed tank: the sphere in a periodic box, one singular region
+         * whose right-hand side and solution each solve projects to mean
+         * zero. */
+        {
+            double pbox = NAN, tank = NAN;
+            solve_row("mask-box-per", &g, PROB_PER, PGPU_VCYCLE, 0, NULL, NULL, tols[0], NAN, "", &pbox);
+            solve_row("mask-tank", &g, PROB_PER, PGPU_VCYCLE, 0, mask, NULL, tols[0], pbox, "the periodic box", &tank);
+        }
         /* Setting a new mask (a moved sphere and back): host time of the call. */
         {
             row_t r = new_row("mask-set", &g, "set_mask");
