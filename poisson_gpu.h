@@ -240,8 +240,8 @@
  *  cell, keeps the correction small while the error is not).  A mask
  *  with singular regions (each region's constant, which no cycle removes,
  *  stays in the correction) is checked on the residual from the start: the
- *  cycles go on while it falls and end where it stops falling within that
- *  bound, or falls less than twofold below 2^-20; above the bound at
+ *  cycles go on while it falls and end where it falls by less than 10%
+ *  within that bound, or less than twofold below 2^-20; above the bound at
  *  max_iterations, NOT_CONVERGED.  The
  *  residual of a float u cannot show the error left (its rounding alone
  *  gives a relative residual of ~eps lambda_max / lambda_min / 10, 4e-3
@@ -572,8 +572,10 @@
  *    W-cycles may diverge there), and they may diverge
  *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces and on
  *    a beta that varies from point to point (drawn at random from 0.1 to
- *    10); CG around the cycle converges on the inclusions (19 to 32
- *    iterations to 1e-11 - 1e-13 on small 2D and 3D grids).  They converge more slowly where
+ *    10) on strongly anisotropic grids (spacings up to 22:1; CG around the
+ *    cycle converged on one of two such grids, not on the other); CG
+ *    around the cycle converges on the inclusions (19 to 32 iterations to
+ *    1e-11 - 1e-13 on small 2D and 3D grids).  They converge more slowly where
  *    solid cells cover a Dirichlet face (0.05-0.19 per cycle in 3D,
  *    0.20-0.27 in 2D) and where they stand in the fluid as walls one cell
  *    thick (0.19-0.48 in 2D; in 3D more slowly the larger the grid,
