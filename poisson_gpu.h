@@ -240,9 +240,9 @@
  *  cell, keeps the correction small while the error is not).  A mask
  *  with singular regions (each region's constant, which no cycle removes,
  *  stays in the correction) is checked on the residual from the start: the
- *  cycles go on while it falls and end where it falls by less than 10%
- *  within that bound, or less than twofold below 2^-20; above the bound at
- *  max_iterations, NOT_CONVERGED.  The
+ *  cycles go on while it falls and end where it falls by less than 5% per
+ *  cycle within that bound, or less than twofold below 2^-20; above the
+ *  bound at max_iterations, NOT_CONVERGED.  The
  *  residual of a float u cannot show the error left (its rounding alone
  *  gives a relative residual of ~eps lambda_max / lambda_min / 10, 4e-3
  *  at 511^3); the correction can: 5 to 8 cycles, max error 4e-7 to 9e-7
@@ -539,7 +539,8 @@
  *    along the constants, which the cycles do not hold.  The means are
  *    summed in 128-bit fixed point scaled to the largest value (order-
  *    independent, so bit-identical from run to run): each value is
- *    quantised to 2^-62 of the largest.  Where b is constant on every singular region (one-
+ *    quantised to 2^-62 of the largest (to 2^-1000 where the largest is
+ *    below 2^-938).  Where b is constant on every singular region (one-
  *    point pockets, say) and zero elsewhere, what the projection leaves is
  *    its rounding: a b whose norm after it is at most 8 eps max|b|
  *    sqrt(npts) (eps of u's precision, max over the singular regions'
