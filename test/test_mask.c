@@ -594,6 +594,13 @@ static void solves(void)
     solve_case("pockets, periodic", 31, 32, 29, "PPPPNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE, 1e-10,
                0);
     solve_case("pockets", 31, 29, 33, "NNDDNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_FMG, 1e-10, 0);
+    /* FMG's one pass (tolerance 0) and float's own stop on singular
+     * regions: each region's mean of u taken out there too */
+    solve_case("pockets, FMG's one pass", 31, 29, 33, "NNDDNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_FMG, 0, 0);
+    solve_case("pockets, every region singular, FMG's one pass", 32, 29, 31, "NNNNNN", MREF_SHAPE_POCKET, BETA_NONE,
+               0, PGPU_FMG | PGPU_FLOAT, 0, 0);
+    solve_case("pockets, every region singular, float's own stop", 32, 29, 31, "NNNNNN", MREF_SHAPE_POCKET,
+               BETA_NONE, 0, PGPU_VCYCLE | PGPU_FLOAT, 0, 0);
     solve_case("2D pockets", 61, 53, 1, "NNNN", MREF_SHAPE_POCKET, MREF_BETA_SMOOTH, 0, PGPU_VCYCLE, 1e-10, 1);
     solve_case("cells on Neumann faces", 32, 29, 31, "NNNNNN", MREF_SHAPE_CELLS, BETA_NONE, 0, PGPU_VCYCLE, 1e-10, 0);
     solve_case("cells on Neumann faces", 31, 30, 29, "NNNNNN", MREF_SHAPE_CELLS, BETA_NONE, 0, PGPU_CG, 1e-10, 0);
