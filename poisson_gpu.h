@@ -577,8 +577,8 @@
  *    W-cycles may diverge there), and they may diverge
  *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces and on
  *    a beta that varies from point to point (drawn at random from 0.1 to
- *    10) on strongly anisotropic grids (spacings up to 22:1; CG around the
- *    cycle converged on one of two such grids, not on the other); CG
+ *    10) on strongly anisotropic grids (spacings 9:1 and 22:1; CG around
+ *    the cycle converged on the first, not on the second); CG
  *    around the cycle converges on the inclusions (19 to 32 iterations to
  *    1e-11 - 1e-13 on small 2D and 3D grids).  They converge more slowly where
  *    solid cells cover a Dirichlet face (0.05-0.19 per cycle in 3D,

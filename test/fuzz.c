@@ -542,7 +542,8 @@ static void build_mask(rng *r, const ref_grid *g, int kinds, uint8_t *mask, strb
     }
 }
 
-static void build_beta(rng *r, const ref_grid *g, int kind, double jump, unsigned prec, double *beta, strbuf *d)
+/* Returns whether a jump lies inside a ball (else above a level). */
+static int build_beta(rng *r, const ref_grid *g, int kind, double jump, unsigned prec, double *beta, strbuf *d)
 {
     const int64_t elems = ref_elems(g);
     for (int64_t e = 0; e < elems; ++e) beta[e] = poison(); /* ghosts and padding: not read */
@@ -581,6 +582,7 @@ static void build_beta(rng *r, const ref_grid *g, int kind, double jump, unsigne
         }
         beta[ref_idx(g, i, j, k)] = round_to(prec, b);
     }
+    return kind == BK_JUMP && ball;
 }
 
 static int no_offset; /* --no-offset: the constants on singular regions drawn but not added */
@@ -746,9 +748,9 @@ static int solid_on_dirichlet_face(const mref *M)
     return 0;
 }
 
-/* A Dirichlet point standing apart in the fluid: no Dirichlet neighbour
- * inside the box and no Dirichlet box face beside it (the header: V-cycles
- * converge slowly there, 0.94-0.99 per cycle in 3D). */
+/* A Dirichlet point standing apart in the fluid: every neighbour fluid
+ * (across periodic seams too) and no Dirichlet box face beside it (the
+ * header: V-cycles converge slowly there, 0.94-0.99 per cycle in 3D). */
 static int lone_dirichlet(const mref *M)
 {
     const ref_grid *g = &M->g;
@@ -762,14 +764,37 @@ static int lone_dirichlet(const mref *M)
                 int64_t q[3] = {idx[0], idx[1], idx[2]};
                 q[a] += sd;
                 if (q[a] < 1 || q[a] > g->n[a]) {
-                    if (g->bc[2 * a + (sd > 0)] == PGPU_BC_DIRICHLET) apart = 0;
-                } else if (M->mask[ref_idx(g, q[0], q[1], q[2])] == PGPU_CELL_DIRICHLET) {
-                    apart = 0;
+                    const pgpu_bc b = g->bc[2 * a + (sd > 0)];
+                    if (b != PGPU_BC_PERIODIC) {
+                        if (b == PGPU_BC_DIRICHLET) apart = 0;
+                        continue;
+                    }
+                    q[a] = q[a] < 1 ? g->n[a] : 1; /* across the periodic seam */
                 }
+                if (M->mask[ref_idx(g, q[0], q[1], q[2])] != PGPU_CELL_FLUID) apart = 0;
             }
         if (apart) return 1;
     }
     return 0;
+}
+
+static int any_face(const ref_grid *g, pgpu_bc b)
+{
+    for (int f = 0; f < 2 * g->dims; ++f)
+        if (g->bc[f] == b) return 1;
+    return 0;
+}
+
+/* The largest ratio of two spacings of the grid's axes (with more than one point). */
+static double anisotropy(const ref_grid *g)
+{
+    double lo = INFINITY, hi = 0;
+    for (int a = 0; a < g->dims; ++a) {
+        if (g->n[a] < 2) continue;
+        lo = fmin(lo, g->h[a]);
+        hi = fmax(hi, g->h[a]);
+    }
+    return hi > 0 ? hi / lo : 1.0;
 }
 
 static int device_broken;
@@ -824,6 +849,7 @@ static int run_case(uint64_t seed, long K, int verbose)
     /* mask, beta */
     uint8_t *mask = NULL;
     double *beta = NULL;
+    int jump_ball = 0;
     if (C.mask_kinds) {
         mask = malloc((size_t)elems);
         sb_add(d, " mask:");
@@ -831,7 +857,7 @@ static int run_case(uint64_t seed, long K, int verbose)
     }
     if (C.beta_kind) {
         beta = malloc((size_t)elems * 8);
-        build_beta(r, &g, C.beta_kind, C.jump, dprec, beta, d);
+        jump_ball = build_beta(r, &g, C.beta_kind, C.jump, dprec, beta, d);
     }
     const mref M = mref_make(&g, mask, beta);
     mref_regions RG;
@@ -1083,10 +1109,12 @@ static int run_case(uint64_t seed, long K, int verbose)
             if (mask)
                 REF_FOR_EACH_INTERIOR(&g, i, j, k) held_cells |= mask[ref_idx(&g, i, j, k)] == PGPU_CELL_DIRICHLET;
             if (nc && is_mg(m) && (mask || beta)) {
-                if (C.beta_kind == BK_JUMP)
-                    doc = 1, why = "V-cycles: strong jumps (an inclusion's mode; next to Neumann faces)";
-                else if (C.beta_kind == BK_RANDOM)
-                    doc = 1, why = "V-cycles: beta varying from point to point (0.1 to 10 at random)";
+                if (C.beta_kind == BK_JUMP && jump_ball)
+                    doc = 1, why = "V-cycles: a beta inclusion (its near-constant mode)";
+                else if (C.beta_kind == BK_JUMP && any_face(&g, PGPU_BC_NEUMANN))
+                    doc = 1, why = "V-cycles: strong jumps next to Neumann faces";
+                else if (C.beta_kind == BK_RANDOM && anisotropy(&g) >= 4.0)
+                    doc = 1, why = "V-cycles: beta random from point to point on a strongly anisotropic grid";
                 else if (solid_on_dirichlet_face(&M))
                     doc = 1, why = "V-cycles: solid cells covering a Dirichlet face";
                 else if (RG.singular > 0 && beta_varies)
@@ -1158,10 +1186,11 @@ static int run_case(uint64_t seed, long K, int verbose)
         } else if (m == PGPU_FFT && prec == PGPU_FLOAT) {
             res_bound = 4.0 * fmax(1e-5, 0.25 * eps_f * kbox) + rfloor_f;
             res_rule = "FFT float: 4 max(1e-5, eps kappa / 4)";
-        } else if (prec == PGPU_FLOAT && cfg.tolerance == 0) {
+        } else if (prec == PGPU_FLOAT && cfg.tolerance == 0 && (!is_mg(m) || mask || beta)) {
             /* the header: float's own stops (Jacobi and RBGS where the
-             * residual stops falling, the Krylov methods, V-cycles checked on
-             * the residual) accept up to 16 times the floor */
+             * residual stops falling, the Krylov methods, V-cycles on a mask
+             * or beta, checked on the residual) accept up to 16 times the
+             * floor; the box's V-cycles keep the stricter bound below */
             res_bound = 16.0 * fmax(used.tolerance, float_floor) + rfloor_f;
             res_rule = "float, own stop: 16 max(tol, 1e-5, eps kappa / 4)";
         } else if (prec == PGPU_FLOAT) {
