@@ -213,7 +213,10 @@ for i in "${!NAMES[@]}"; do
         test | memcheck | racecheck)
             test_failures "$log"
             grep -m 3 -E 'Test setup .*not found|Unknown test setup|No tests defined|No suitable tests' "$log" |
-                sed 's/^/      /' ;;
+                sed 's/^/      /'
+            # the failed checks themselves and the seeds that replay them
+            # (the summary may be all of the output that comes back)
+            grep -m 12 -E '^FAIL  |random seed|PGPU_TEST_SEED' "$log" | cut -c1-300 | sed 's/^/      /' ;;
         build | setup)
             grep -E '(^|[[:space:]])(error|ERROR)[: ]|FAILED:|undefined reference' "$log" |
                 head -n 20 | cut -c1-200 | sed 's/^/      /' ;;
