@@ -7281,7 +7281,6 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         if (residual_stop) cv.tol = float_own_tolerance(cv.floor);
         iterate = residual_stop;
     }
-    if (fall) residual_stop = true; // cv.tol stays 0: judge stops only at max_iterations or a breakdown
     // Float on a mask's singular regions: u drifts along each region's
     // constant by what the cycles add there (a W-cycle on a closed tank
     // stalled at a relative residual of 1.7e-2 against 1.1e-4, its u's
@@ -11590,10 +11589,11 @@ template <class T> struct Solver : SolverBase {
     pgpu_status run_mixed(T *u, const T *f, double rhs_norm, pgpu_report &r);
     pgpu_status fixed_launches(T *u, const T *f, pgpu_report &r);
     // The general form's singular regions (>>general): mean of b removed from
-    // f into gen.fp (returns the f to solve with), mean of u removed from u.
+    // f into gen.fp (returns the f to solve with), mean of u removed from u
+    // (and the report measured again).
     pgpu_status project_rhs(const T *u, const T *f, const T *&fb);
     bool rhs_at_rounding(double rhs_norm, double vmax) const;
-    pgpu_status project_u(T *u);
+    pgpu_status project_u(T *u, const Convergence &cv, pgpu_report &r);
 };
 
 // Builds everything the handle holds.  With env.mem.counting set it is the
@@ -11810,18 +11810,7 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
     if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
         return result;
     if (h.singular && (method != PGPU_FFT || fft.line_solve())) PGPU_FORWARD(remove_mean(u));
-    if (h.gen.mask && h.gen.regions) {
-        PGPU_FORWARD(project_u(u));
-        // The report describes the u returned: taking each region's
-        // constant out changes the rounding of A u where u has drifted far
-        // along the null space (10^4 times its size: the residual 2.55e-11
-        // before, 2.64e-11 after).
-        if (std::isfinite(r.residual_norm)) {
-            double rn = 0, rmax = 0;
-            PGPU_FORWARD(h.norm(env, red, rn, rmax));
-            cv.measured(rn, rmax, r);
-        }
-    }
+    if (h.gen.mask && h.gen.regions) PGPU_FORWARD(project_u(u, cv, r));
     return result;
 }
 
@@ -12076,14 +12065,7 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     r.iterations = extra;
     PGPU_FORWARD(h.settle(env));
     if (h.singular) PGPU_FORWARD(remove_mean(u));
-    if (h.gen.mask && h.gen.regions && result == PGPU_SUCCESS) {
-        // Each singular region's mean of u out, as after every method, and
-        // the report of the u returned.
-        PGPU_FORWARD(project_u(u));
-        double rn = 0, rmax = 0;
-        PGPU_FORWARD(h.norm(env, red, rn, rmax));
-        cv.measured(rn, rmax, r);
-    }
+    if (h.gen.mask && h.gen.regions && result == PGPU_SUCCESS) PGPU_FORWARD(project_u(u, cv, r));
     PGPU_CUDA(cudaEventRecord(ev1, env.st));
     PGPU_CUDA(cudaEventSynchronize(ev1));
     float ms = 0;
@@ -12277,7 +12259,20 @@ template <class T> bool Solver<T>::rhs_at_rounding(double rhs_norm, double vmax)
     return rhs_norm <= 8.0 * (double)std::numeric_limits<T>::epsilon() * vmax * std::sqrt(h.lv[0].npts);
 }
 
-template <class T> pgpu_status Solver<T>::project_u(T *u) { return h.project(env, u, u, 0, u); }
+// Each singular region's mean of u out, after every method.  The report
+// (where it holds a residual) is measured again, so that it describes the
+// u returned: taking each region's constant out changes the rounding of
+// A u where u has drifted far along the null space (10^4 times its size:
+// the residual 2.55e-11 before, 2.64e-11 after).
+template <class T> pgpu_status Solver<T>::project_u(T *u, const Convergence &cv, pgpu_report &r)
+{
+    PGPU_FORWARD(h.project(env, u, u, 0, u));
+    if (!std::isfinite(r.residual_norm)) return PGPU_SUCCESS;
+    double rn = 0, rmax = 0;
+    PGPU_FORWARD(h.norm(env, red, rn, rmax));
+    cv.measured(rn, rmax, r);
+    return PGPU_SUCCESS;
+}
 
 template <class T> pgpu_status Solver<T>::solve_host(void *u, const void *f, pgpu_report *rep)
 {
