@@ -595,8 +595,6 @@ __device__ __forceinline__ void split_index(int64_t t, uint32_t ex, uint32_t ey,
 struct SmallDiv {
     uint32_t d, m;
     __host__ __device__ explicit SmallDiv(uint32_t d_) : d(d_), m(d_ > 1 ? 0xffffffffu / d_ + 1 : 0) {}
-    // with m made once by the form above (coarse_tile: one thread, in shared memory)
-    __host__ __device__ SmallDiv(uint32_t d_, uint32_t m_) : d(d_), m(m_) {}
     __device__ __forceinline__ uint32_t operator()(uint32_t n) const { return d > 1 ? __umulhi(n, m) : n; }
 };
 
@@ -4463,13 +4461,12 @@ template <class T> struct GenCoarse {
 
 // The shared memory of gen_coarse_kernel for the tile lengths tb and the
 // tiles' largest slot counts s (see there): the head (rows, weights and
-// slots: all the first pass uses), then the stages' sums and bits and the
-// window.
+// slots), then the stages' sums and bits and the window.
 __host__ __device__ inline size_t coarse_smem_head(const int tb[3], const int s[3])
 {
     const size_t sb = (size_t)tb[0] + tb[1] + tb[2];
     const size_t bytes = sizeof(int4) * sb + sizeof(double) * sb * (MAX_CHILDREN + 1) +
-                         sizeof(int) * ((size_t)s[0] + s[1] + s[2] + 3);
+                         sizeof(int) * ((size_t)s[0] + s[1] + s[2]);
     return (bytes + 15) / 16 * 16;
 }
 static size_t coarse_smem_bytes(const int tb[3], const int s[3])
@@ -4486,6 +4483,172 @@ __device__ __forceinline__ int row_slot(const int4 &r, int e)
     return (word >> (8 * (e & 3))) & 0xff;
 }
 
+// A fine point's window code from its mask byte v (bits 0-1: Dirichlet,
+// fluid; bit 2 + d: the low face along d open); at a slot on the high wall
+// (wall) only v's type counts.
+__device__ __forceinline__ unsigned win_code(unsigned v, bool wall)
+{
+    if (wall) v &= CELL_BITS;
+    const unsigned ty = v & CELL_BITS, open = ty == PGPU_CELL_SOLID ? 0u : ~v >> CLOSED_SHIFT;
+    return (ty == PGPU_CELL_DIRICHLET ? 1u : 0u) | (ty == PGPU_CELL_FLUID ? 2u : 0u) | (open & 1u) << 2 |
+           (open >> 2 & 1u) << 3 | (open >> 4 & 1u) << 4;
+}
+
+// A window's kinds: bit 0, a point other than open fluid seen; bit 1, one
+// not solid; bit 2, one other than open Dirichlet (a tile is of one kind
+// where its window's OR lacks a bit).  From a code (win_code), and from the
+// four mask bytes of a word (those `valid` selects, no wall among them).
+__device__ __forceinline__ unsigned code_kinds(unsigned code)
+{
+    return (code != WIN_OPEN_FLUID ? 1u : 0u) | (code != 0 ? 2u : 0u) | (code != WIN_OPEN_DIRICHLET ? 4u : 0u);
+}
+// The bytes b of a word with from <= b <= to, as a mask.
+__device__ __forceinline__ uint32_t byte_range(int from, int to)
+{
+    if (from > 3 || to < 0 || from > to) return 0;
+    return (0xffffffffu << (8 * max(from, 0))) & (0xffffffffu >> (8 * (3 - min(to, 3))));
+}
+// (From words already ORed: o the bytes, ns ~type_bytes(SOLID), dx the
+// bytes XOR open Dirichlet.)
+__device__ __forceinline__ unsigned word_kinds_of(uint32_t o, uint32_t ns, uint32_t dx)
+{
+    return (o ? 1u : 0u) | (ns & 0x01010101u ? 2u : 0u) | (dx ? 4u : 0u);
+}
+__device__ __forceinline__ unsigned word_kinds(uint32_t v, uint32_t valid)
+{
+    return word_kinds_of(v & valid, ~type_bytes(v, PGPU_CELL_SOLID) & valid, (v ^ 0x01010101u * PGPU_CELL_DIRICHLET) & valid);
+}
+
+// The calling thread's lane in its warp.
+__device__ __forceinline__ unsigned lane_id()
+{
+    unsigned l;
+    asm("mov.u32 %0, %%laneid;" : "=r"(l));
+    return l;
+}
+
+// Coarse position P's type and face fractions (and gen_iso_kernel's mark
+// and list), from its rows along each axis (rx: the row's x word; W: its
+// weights' sum) and its tile's reductions (bits, zs, acc: coarse_tile's),
+// or from the tile's kind where the tile is of one (uniform).
+template <class T>
+__device__ __forceinline__ void coarse_put(const GenCoarse<T> &a, const int P[3], const int rx[3], const double W[3],
+                                           unsigned bits, const unsigned zs[3], const double acc[3], bool uniform,
+                                           bool all_solid)
+{
+    const Grid<T> &C = a.c;
+    const int span[3] = {C.nx + 1, C.ny + 1, C.is3d ? C.nz + 1 : 1};
+    int m[3], np[3];
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+        m[d] = rx[d] & 0xff;
+        np[d] = (rx[d] >> 8) & 0xff;
+    }
+    if (P[0] >= span[0] || P[1] >= span[1] || P[2] >= span[2]) return;
+    const int64_t pc = C.base + P[0] + (int64_t)P[1] * C.sy + (C.is3d ? (int64_t)P[2] * C.sz : 0);
+    unsigned zero = 0; // the low faces of fraction 0 (for gen_check_kernel's closed bits)
+    const int nc[3] = {C.nx, C.ny, C.nz};
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+        const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
+        if ((d == 2 && !C.is3d) || !m[d1] || !m[d2]) continue;
+        const double ws = W[d1] * W[d2];
+        const T fr = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
+        a.cf[d][pc] = fr;
+        zero |= fr == T(0) ? 1u << (CLOSED_SHIFT + 2 * d) : 0u;
+        // an inner face with a path face of 0 across its whole width: for
+        // gen_shut_kernel, in the high face's bit (free until
+        // gen_check_kernel sets those)
+        if (zs[d] && P[d] > 0 && P[d] < nc[d]) zero |= 2u << (CLOSED_SHIFT + 2 * d);
+    }
+    if (m[0] && m[1] && m[2] && a.cmk) {
+        const unsigned ty = bits & 1u ? PGPU_CELL_DIRICHLET : bits & 2u ? (bits & 4u ? PGPU_CELL_FLUID : CELL_FLUID_SOLID_CORE)
+                                                                  : PGPU_CELL_SOLID;
+        a.cmk[pc] = (uint8_t)(ty | zero);
+        if (a.iso) { // for gen_iso_kernel: not Dirichlet, a Dirichlet child
+            const bool cand = (bits & 9u) == 8u;
+            a.iso[pc] = (uint8_t)cand;
+            if (a.cand) { // listed (interior points), one atomic per warp
+                const bool in = cand && P[0] < C.nx && P[1] < C.ny && P[2] < C.nz;
+                const unsigned am = __activemask(), bal = __ballot_sync(am, in);
+                if (bal) {
+                    const int ln = (int)lane_id(), lead = __ffs(bal) - 1;
+                    unsigned at = 0;
+                    if (ln == lead) at = atomicAdd(a.ncand, (unsigned)__popc(bal));
+                    at = __shfl_sync(am, at, lead) + (unsigned)__popc(bal & ((1u << ln) - 1u));
+                    if (in) a.cand[at] = (uint32_t)(P[0] + (int64_t)C.nx * (P[1] + (int64_t)C.ny * P[2]));
+                }
+            }
+        }
+    }
+}
+
+// The window of a tile of gen_coarse_kernel: each slot's point's code
+// (win_code; the high wall's slot: the last point's type) into win (where
+// given) and the kinds of them all (code_kinds; with FR, a point whose
+// three fractions are not all 1 is neither open fluid nor open Dirichlet).
+// Rows of slots r = grp, grp + ngrp, ... go to groups of G lanes, R rows
+// at a time (their loads in flight together); fsl(d, s) is slot s's fine
+// index along d.
+template <class T, bool FR, int R, class Slots>
+__device__ __forceinline__ unsigned window_scan(const Grid<T> &F, const int S[3], Slots fsl, int grp, int ngrp, int G,
+                                                int lane, unsigned char *win)
+{
+    const int nf[3] = {F.nx, F.ny, F.is3d ? F.nz : 1};
+    const int64_t fst[3] = {1, F.sy, F.is3d ? F.sz : 0};
+    const T *ffr[3] = {F.fx, F.fy, F.fz};
+    const int rows = S[1] * S[2];
+    unsigned mix = 0;
+    for (int r0 = grp; r0 < rows; r0 += R * ngrp) {
+        int64_t at[R]; // the row's first element (j, k unclamped: the fractions'), -1 past the last row
+        const uint8_t *src[R];
+        bool wjk[R];
+#pragma unroll
+        for (int q = 0; q < R; ++q) {
+            const int r = r0 + q * ngrp, s2 = r / S[1], j = r < rows ? fsl(1, r - s2 * S[1]) : 0,
+                      k = r < rows ? fsl(2, s2) : 0;
+            at[q] = r < rows ? F.base + j * fst[1] + k * fst[2] : -1;
+            wjk[q] = j == nf[1] || k == nf[2];
+            src[q] = F.mk ? F.mk + F.base + min(j, nf[1] - 1) * fst[1] + min(k, nf[2] - 1) * fst[2] : nullptr;
+        }
+        for (int s00 = lane; s00 < S[0]; s00 += 2 * G) { // two points a row in flight
+            unsigned v[R][2];
+            bool one[R][2]; // FR: the point's three fractions 1, loaded beside its byte
+            int x[2] = {0, 0};
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                if (s00 + h * G < S[0]) x[h] = fsl(0, s00 + h * G);
+#pragma unroll
+            for (int q = 0; q < R; ++q)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    v[q][h] = PGPU_CELL_FLUID;
+                    one[q][h] = true;
+                    if (s00 + h * G >= S[0] || at[q] < 0) continue;
+                    if (src[q]) v[q][h] = __ldg(src[q] + min(x[h], nf[0] - 1));
+                    if (FR) {
+                        T fv[3];
+#pragma unroll
+                        for (int d = 0; d < 3; ++d) fv[d] = ffr[d] ? __ldg(ffr[d] + at[q] + x[h]) : T(1);
+                        one[q][h] = (fv[0] == T(1)) & (fv[1] == T(1)) & (fv[2] == T(1));
+                    }
+                }
+#pragma unroll
+            for (int q = 0; q < R; ++q)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int s0 = s00 + h * G;
+                    if (s0 >= S[0] || at[q] < 0) continue;
+                    const unsigned code = win_code(v[q][h], wjk[q] || x[h] == nf[0]);
+                    mix |= code_kinds(code);
+                    if (FR && !one[q][h]) mix |= 5u; // open fluid or Dirichlet: only with its faces' fractions all 1
+                    if (win) win[(r0 + q * ngrp) * S[0] + s0] = (unsigned char)code;
+                }
+        }
+    }
+    return mix;
+}
+
 // One coarse level's types and face fractions; a block per tile of coarse
 // node positions (0..nc on each axis: the last is the high face's ghost), a
 // thread per position.  Every quantity is a sum or an OR over a box of fine
@@ -4499,13 +4662,12 @@ __device__ __forceinline__ int row_slot(const int4 &r, int e)
 // A fine face is open where its high point is not solid and has no closed
 // low face; the high box face (slot n) is open where the last point is not
 // solid (the window holds that point's type there, without closed bits).
-// Two passes: the first (!STAGES), a block per tile with only the head of
-// the shared memory (so many blocks fit an SM), reads the window's bytes
-// to see whether the tile is of one kind (below), writes such a tile and
-// lists the others; the second runs the stages on the listed ones, a grid
-// that fits the GPU looping over them.
+// Two passes: the first (gen_first_kernel) reads the window's bytes to
+// see whether the tile is of one kind (below), writes such a tile and lists
+// the others; the second runs the stages on the listed ones, a grid that
+// fits the GPU looping over them.
 template <class T, bool FR>
-__device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const bool stages, unsigned char *gc_smem)
+__device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, unsigned char *gc_smem)
 {
     const Grid<T> &F = a.f, &C = a.c;
     const int tb[3] = {a.ax[0].tb, a.ax[1].tb, a.ax[2].tb};
@@ -4534,7 +4696,6 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     double *w = (double *)(row + sb);          // [sb][MAX_CHILDREN]: their weights
     double *wsum = w + sb * MAX_CHILDREN;      // [sb]: their sums
     int *fine = (int *)(wsum + sb);            // the slots' fine indices, per axis
-    uint32_t *pd = (uint32_t *)(fine + sx[0] + sx[1] + sx[2]); // the first pass's word divisors (below)
     double *st1 = (double *)(gc_smem + coarse_smem_head(tb, sx)); // [tb2][S1][S0][3]: z reduced
     double *st2 = st1 + 3 * (size_t)a1;        // [tb2][tb1][S0][3]: z and y reduced
     // the path slots whose faces are 0 after the weighting across so far:
@@ -4561,14 +4722,6 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
 #pragma unroll
     for (int d = 0; d < 3; ++d)
         for (int s = tid; s < S[d]; s += nth) fs[d][s] = __ldg(sl[d] + 1 + s);
-    // The first pass's words of a row of slots (and its divisors), once.
-    const bool by_words = !stages && !FR && F.mk;
-    if (by_words && tid == 0) {
-        const int x0 = min(__ldg(sl[0] + 1), F.nx - 1), x1 = min(__ldg(sl[0] + S[0]), F.nx - 1);
-        pd[0] = (uint32_t)((x1 - x0) >> 2) + 2;
-        pd[1] = SmallDiv(pd[0]).m;
-        pd[2] = SmallDiv((uint32_t)S[1]).m;
-    }
     __syncthreads();
 
     // Rows of items go to groups of 32 threads (a warp; the whole block if
@@ -4576,87 +4729,10 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     const bool warps = nth % 32 == 0;
     const int G = warps ? 32 : nth, lane = warps ? tid & 31 : tid, grp = warps ? tid >> 5 : 0,
               ngrp = warps ? nth >> 5 : 1;
-    // The window: each slot's byte (the high wall's: the last point's type).
     const int nf[3] = {F.nx, F.ny, F.is3d ? F.nz : 1};
     const int64_t fst[3] = {1, F.sy, F.is3d ? F.sz : 0};
     const T *ffr[3] = {F.fx, F.fy, F.fz};
-    // bit 0: a byte other than fluid with its low faces open seen, bit 1: one
-    // not solid, bit 2: one other than Dirichlet with its low faces open
-    unsigned mix = 0;
-    if (by_words && fs[0][S[0] - 1] - fs[0][0] == S[0] - 1) {
-        // The first pass over a level without fractions whose x slots lie in
-        // one run: the mask's bytes of each row of slots by aligned words.
-        // A byte of 0 (fluid, no closed face) is open fluid; the high x
-        // wall's slot (n) stands for the last point, as in the window, so
-        // the run is clamped to n - 1 (a tile whose only slot is the wall
-        // reads that point, not the ghost).  These tests are the window's
-        // or stricter.
-        // The block's threads take the words of all rows (a row's bytes
-        // touch at most wpr), up to four each with their loads in flight
-        // together.
-        // (Slot counts are bytes, so items * wpr and rows * S[1] stay
-        // below 2^32: SmallDiv's range.)
-        const int x0 = min(fs[0][0], nf[0] - 1), x1 = min(fs[0][S[0] - 1], nf[0] - 1);
-        const int wpr = (int)pd[0], items = S[1] * S[2] * wpr;
-        const SmallDiv by_wpr((uint32_t)wpr, pd[1]), by_s1((uint32_t)S[1], pd[2]);
-        for (int t0 = tid; t0 < items; t0 += 4 * nth) {
-            uint32_t v[4], in[4];
-#pragma unroll
-            for (int h = 0; h < 4; ++h) {
-                const int t = t0 + h * nth, r = (int)by_wpr((uint32_t)t), r2 = (int)by_s1((uint32_t)r);
-                in[h] = 0;
-                v[h] = 0;
-                if (t >= items) continue;
-                const int j = min(fs[1][r - r2 * S[1]], nf[1] - 1), k = min(fs[2][r2], nf[2] - 1);
-                const uint8_t *lo = F.mk + F.base + j * fst[1] + k * fst[2] + x0, *hi = lo + (x1 - x0);
-                const uint8_t *pw = lo - ((uintptr_t)lo & 3u) + 4 * (t - r * wpr);
-                if (pw > hi) continue;
-                in[h] = 0xffffffffu; // the bytes inside lo .. hi
-                if (pw < lo) in[h] &= 0xffffffffu << (8 * (lo - pw));
-                if (pw + 3 > hi) in[h] &= 0xffffffffu >> (8 * (pw + 3 - hi));
-                v[h] = *(const uint32_t *)pw;
-            }
-#pragma unroll
-            for (int h = 0; h < 4; ++h)
-                mix |= (v[h] & in[h] ? 1u : 0u) | (~type_bytes(v[h], PGPU_CELL_SOLID) & 0x01010101u & in[h] ? 2u : 0u) |
-                       ((v[h] ^ 0x01010101u * PGPU_CELL_DIRICHLET) & in[h] ? 4u : 0u);
-        }
-    } else {
-        for (int r = grp; r < S[1] * S[2]; r += ngrp) {
-            const int s1 = r % S[1], s2 = r / S[1], j = fs[1][s1], k = fs[2][s2];
-            const bool wjk = j == nf[1] || k == nf[2];
-            const uint8_t *src = F.mk ? F.mk + F.base + min(j, nf[1] - 1) * fst[1] + min(k, nf[2] - 1) * fst[2] : nullptr;
-            for (int s00 = lane; s00 < S[0]; s00 += 2 * G) { // two loads in flight
-                unsigned v[2] = {PGPU_CELL_FLUID, PGPU_CELL_FLUID};
-                bool one[2] = {true, true}; // FR: the point's three fractions 1, loaded beside its byte
-#pragma unroll
-                for (int h = 0; h < 2; ++h)
-                    if (s00 + h * G < S[0]) {
-                        if (src) v[h] = __ldg(src + min(fs[0][s00 + h * G], nf[0] - 1));
-                        if (FR) {
-                            const int64_t e = F.base + fs[0][s00 + h * G] + j * fst[1] + k * fst[2];
-                            T fv[3];
-#pragma unroll
-                            for (int d = 0; d < 3; ++d) fv[d] = ffr[d] ? __ldg(ffr[d] + e) : T(1);
-                            one[h] = (fv[0] == T(1)) & (fv[1] == T(1)) & (fv[2] == T(1));
-                        }
-                    }
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int s0 = s00 + h * G;
-                    if (s0 >= S[0]) break;
-                    if (wjk || fs[0][s0] == nf[0]) v[h] &= CELL_BITS;
-                    const unsigned ty = v[h] & CELL_BITS, open = ty == PGPU_CELL_SOLID ? 0u : ~v[h] >> CLOSED_SHIFT;
-                    const unsigned code = (ty == PGPU_CELL_DIRICHLET ? 1u : 0u) | (ty == PGPU_CELL_FLUID ? 2u : 0u) |
-                                          (open & 1u) << 2 | (open >> 2 & 1u) << 3 | (open >> 4 & 1u) << 4;
-                    mix |= (code != WIN_OPEN_FLUID ? 1u : 0u) | (code != 0 ? 2u : 0u) |
-                           (code != WIN_OPEN_DIRICHLET ? 4u : 0u);
-                    if (FR && !one[h]) mix |= 5u; // open fluid or Dirichlet: only with its faces' fractions all 1
-                    if (stages) win[r * S[0] + s0] = (unsigned char)code;
-                }
-            }
-        }
-    }
+    const unsigned mix = window_scan<T, FR, 1>(F, S, [&](int d, int s) { return fs[d][s]; }, grp, ngrp, G, lane, win);
     // A window of one kind (solid everywhere, or fluid or Dirichlet
     // everywhere with every face open and every fine fraction 1: most tiles
     // of a mask, the Dirichlet ones those above a free surface) gives every
@@ -4665,10 +4741,6 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
     const bool all_fluid = __syncthreads_and(!(mix & 1u)) != 0, all_solid = __syncthreads_and(!(mix & 2u)) != 0;
     const bool all_held = __syncthreads_and(!(mix & 4u)) != 0;
     const bool uniform = all_solid || all_fluid || all_held;
-    if (!uniform && !stages) { // for the second pass
-        if (tid == 0) a.list[atomicAdd(a.count, 1u)] = (uint32_t)b;
-        return;
-    }
 
     // A fine face's conductance from its window byte (bits 0-1: Dirichlet,
     // fluid; bit 2 + d: the low face along d is open): its fraction (FR) or
@@ -4821,66 +4893,168 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, const 
             }
         }
     }
-    const int span[3] = {C.nx + 1, C.ny + 1, C.is3d ? C.nz + 1 : 1};
-    int P[3], m[3], np[3];
+    int P[3], rx[3];
     double W[3];
 #pragma unroll
     for (int d = 0; d < 3; ++d) {
         P[d] = tile[d] * tb[d] + p[d];
-        const int x = row[off[d] + p[d]].x;
-        m[d] = x & 0xff;
-        np[d] = (x >> 8) & 0xff;
+        rx[d] = row[off[d] + p[d]].x;
         W[d] = wsum[off[d] + p[d]];
     }
-    if (P[0] >= span[0] || P[1] >= span[1] || P[2] >= span[2]) return;
-    const int64_t pc = C.base + P[0] + (int64_t)P[1] * C.sy + (C.is3d ? (int64_t)P[2] * C.sz : 0);
-    unsigned zero = 0; // the low faces of fraction 0 (for gen_check_kernel's closed bits)
-    const int nc[3] = {C.nx, C.ny, C.nz};
+    coarse_put(a, P, rx, W, bits, zs, acc, uniform, all_solid);
+}
+template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
+{
+    extern __shared__ __align__(16) unsigned char gc_smem[];
+    const uint32_t n = a.list ? *a.count : a.tiles;
+    for (uint32_t t = blockIdx.x; t < n; t += gridDim.x) {
+        coarse_tile<T, FR>(a, (int)(a.list ? a.list[t] : t), gc_smem);
+        __syncthreads(); // the next tile takes the shared memory
+    }
+}
+
+// The first pass of a level's coarse build: it reads a tile's window, as
+// coarse_tile's does, to see whether the tile is of one kind; it writes
+// such a tile's positions (coarse_put) and lists the others for
+// gen_coarse_kernel.  Without fractions (!FR), a warp takes a tile
+// (FIRST_WARPS a block; no barrier: while some warps wait for their
+// loads, others issue), and with the tile's x slots in one run (every
+// level 0 of a mask) the mask's bytes of each row of slots go by aligned
+// loads (word_kinds, stricter than the codes: a byte of 0, fluid without
+// a closed face, is open fluid); the high x wall's slot stands for the last
+// point, as in the window, so the run is clamped to n - 1 (a tile whose
+// only slot is the wall reads that point, not the ghost).  With fractions
+// (three more loads a point) the block takes a tile, a row of slots a warp.
+constexpr int FIRST_WARPS = 8, FIRST_POS = 40; // tile positions along the three axes: at most 30 + 8 + 1
+template <class T, bool FR> __global__ void __launch_bounds__(32 * FIRST_WARPS) gen_first_kernel(const GenCoarse<T> a)
+{
+    constexpr int NW = FR ? 1 : FIRST_WARPS, TH = FR ? 32 * FIRST_WARPS : 32; // tiles a block, threads a tile
+    __shared__ int srx[NW][FIRST_POS];
+    __shared__ double sws[NW][FIRST_POS];
+    const int lane = threadIdx.x & 31, wp = FR ? 0 : (int)(threadIdx.x >> 5), tid = (int)threadIdx.x % TH;
+    const unsigned b = FR ? blockIdx.x : blockIdx.x * FIRST_WARPS + (threadIdx.x >> 5);
+    if (b >= a.tiles) return; // FR: the whole block
+    const Grid<T> &F = a.f;
+    const int tb[3] = {a.ax[0].tb, a.ax[1].tb, a.ax[2].tb};
+    int tile[3];
+    {
+        const unsigned n0 = (unsigned)a.ax[0].nt, n1 = (unsigned)a.ax[1].nt, q = a.ax[0].by_nt(b), q2 = a.ax[1].by_nt(q);
+        tile[0] = (int)(b - q * n0);
+        tile[1] = (int)(q - q2 * n1);
+        tile[2] = (int)q2;
+    }
+    const int *sl[3];
+    int S[3];
 #pragma unroll
     for (int d = 0; d < 3; ++d) {
-        const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
-        if ((d == 2 && !C.is3d) || !m[d1] || !m[d2]) continue;
-        const double ws = W[d1] * W[d2];
-        const T fr = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
-        a.cf[d][pc] = fr;
-        zero |= fr == T(0) ? 1u << (CLOSED_SHIFT + 2 * d) : 0u;
-        // an inner face with a path face of 0 across its whole width: for
-        // gen_shut_kernel, in the high face's bit (free until
-        // gen_check_kernel sets those)
-        if (zs[d] && P[d] > 0 && P[d] < nc[d]) zero |= 2u << (CLOSED_SHIFT + 2 * d);
+        sl[d] = a.ax[d].slot + (size_t)tile[d] * a.ax[d].stride;
+        S[d] = __ldg(sl[d]);
     }
-    if (m[0] && m[1] && m[2] && a.cmk) {
-        const unsigned ty = bits & 1u ? PGPU_CELL_DIRICHLET : bits & 2u ? (bits & 4u ? PGPU_CELL_FLUID : CELL_FLUID_SOLID_CORE)
-                                                                  : PGPU_CELL_SOLID;
-        a.cmk[pc] = (uint8_t)(ty | zero);
-        if (a.iso) { // for gen_iso_kernel: not Dirichlet, a Dirichlet child
-            const bool cand = (bits & 9u) == 8u;
-            a.iso[pc] = (uint8_t)cand;
-            if (a.cand) { // listed (interior points), one atomic per warp
-                const bool in = cand && P[0] < C.nx && P[1] < C.ny && P[2] < C.nz;
-                const unsigned am = __activemask(), bal = __ballot_sync(am, in);
-                if (bal) {
-                    const int ln = tid & 31, lead = __ffs(bal) - 1;
-                    unsigned at = 0;
-                    if (ln == lead) at = atomicAdd(a.ncand, (unsigned)__popc(bal));
-                    at = __shfl_sync(am, at, lead) + (unsigned)__popc(bal & ((1u << ln) - 1u));
-                    if (in) a.cand[at] = (uint32_t)(P[0] + (int64_t)C.nx * (P[1] + (int64_t)C.ny * P[2]));
+    // The tile's rows along each axis: x word and weights' sum per position.
+    const int off[3] = {0, tb[0], tb[0] + tb[1]}, sb = tb[0] + tb[1] + tb[2];
+    for (int q = tid; q < sb; q += TH) {
+        const int d = q < tb[0] ? 0 : q < tb[0] + tb[1] ? 1 : 2;
+        const int64_t P = (int64_t)tile[d] * tb[d] + (q - off[d]);
+        srx[wp][q] = __ldg(&a.ax[d].row[P].x);
+        double s = 0;
+        for (int c = 0; c < MAX_CHILDREN; ++c) s += __ldg(a.ax[d].w + P * MAX_CHILDREN + c);
+        sws[wp][q] = s;
+    }
+    const int nf[3] = {F.nx, F.ny, F.is3d ? F.nz : 1};
+    unsigned mix = 0;
+    const int xa = __ldg(sl[0] + 1), xb = __ldg(sl[0] + S[0]);
+    const auto fsl = [&](int d, int s) { return __ldg(sl[d] + 1 + s); };
+    if (FR) {
+        mix = window_scan<T, FR, 1>(F, S, fsl, (int)(threadIdx.x >> 5), FIRST_WARPS, 32, lane, (unsigned char *)nullptr);
+    } else if (F.mk && xb - xa == S[0] - 1) {
+        // CH bytes a load: 16 in 3D (the ghost plane lies behind the last
+        // row, and the mask's length is a multiple of 16), else 4.
+        const int x0 = min(xa, nf[0] - 1), x1 = min(xb, nf[0] - 1), CH = F.is3d ? 16 : 4;
+        const int64_t fst[3] = {1, F.sy, F.is3d ? F.sz : 0};
+        const int wpr = (x1 - x0) / CH + 2, items = S[1] * S[2] * wpr; // a row's bytes touch at most wpr loads
+        // (slot counts are bytes, so items stays below 2^32: SmallDiv's range)
+        const SmallDiv by_wpr((uint32_t)wpr), by_s1((uint32_t)S[1]);
+        for (int t0 = lane; t0 < items; t0 += 4 * 32) { // four loads in flight
+            uint32_t v[4][4] = {};
+            int lo_b[4], hi_b[4]; // the bytes of the load inside the row's run: lo_b .. hi_b
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                const int t = t0 + h * 32, r = (int)by_wpr((uint32_t)t), r2 = (int)by_s1((uint32_t)r);
+                lo_b[h] = 1;
+                hi_b[h] = 0;
+                if (t >= items) continue;
+                const int j = min(fsl(1, r - r2 * S[1]), nf[1] - 1), k = min(fsl(2, r2), nf[2] - 1);
+                const uint8_t *lo = F.mk + F.base + j * fst[1] + k * fst[2] + x0;
+                const uint8_t *pw = lo - ((uintptr_t)lo & (uintptr_t)(CH - 1)) + CH * (t - r * wpr);
+                if (pw > lo + (x1 - x0)) continue; // past the run (a row's loads are counted high)
+                lo_b[h] = (int)(lo - pw);
+                hi_b[h] = lo_b[h] + (x1 - x0);
+                if (CH == 16) {
+                    const uint4 c = *(const uint4 *)pw;
+                    v[h][0] = c.x;
+                    v[h][1] = c.y;
+                    v[h][2] = c.z;
+                    v[h][3] = c.w;
+                } else {
+                    v[h][0] = *(const uint32_t *)pw;
+                }
+            }
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                if (lo_b[h] > hi_b[h]) continue; // no load
+                if (lo_b[h] <= 0 && hi_b[h] >= CH - 1) { // every byte inside the run
+                    uint32_t o = 0, dx = 0, ns = 0;
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        if (4 * i < CH) {
+                            o |= v[h][i];
+                            dx |= v[h][i] ^ 0x01010101u * PGPU_CELL_DIRICHLET;
+                            ns |= ~type_bytes(v[h][i], PGPU_CELL_SOLID);
+                        }
+                    mix |= word_kinds_of(o, ns, dx);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        if (4 * i < CH) mix |= word_kinds(v[h][i], byte_range(lo_b[h] - 4 * i, hi_b[h] - 4 * i));
                 }
             }
         }
+    } else {
+        mix = window_scan<T, FR, 4>(F, S, fsl, 0, 1, 32, lane, (unsigned char *)nullptr);
     }
-}
-template <class T, bool FR, bool STAGES> __global__ void gen_coarse_kernel(const GenCoarse<T> a)
-{
-    extern __shared__ __align__(16) unsigned char gc_smem[];
-    if (!STAGES) {
-        coarse_tile<T, FR>(a, (int)blockIdx.x, false, gc_smem);
+    bool all_fluid, all_solid, all_held;
+    if (FR) {
+        all_fluid = __syncthreads_and(!(mix & 1u)) != 0; // (also orders srx / sws for the writes)
+        all_solid = __syncthreads_and(!(mix & 2u)) != 0;
+        all_held = __syncthreads_and(!(mix & 4u)) != 0;
+    } else {
+        mix = __reduce_or_sync(0xffffffffu, mix);
+        all_fluid = !(mix & 1u);
+        all_solid = !(mix & 2u);
+        all_held = !(mix & 4u);
+        __syncwarp();
+    }
+    if (!all_fluid && !all_solid && !all_held) { // for the second pass
+        if (tid == 0) a.list[atomicAdd(a.count, 1u)] = b;
         return;
     }
-    const uint32_t n = a.list ? *a.count : a.tiles;
-    for (uint32_t t = blockIdx.x; t < n; t += gridDim.x) {
-        coarse_tile<T, FR>(a, (int)(a.list ? a.list[t] : t), true, gc_smem);
-        __syncthreads(); // the next tile takes the shared memory
+    const unsigned bits = all_solid ? 0u : all_held ? 13u : 6u, zs[3] = {0, 0, 0};
+    const double acc[3] = {0, 0, 0};
+    // Threads over x positions, TH / tb[0] rows of the tile at a time.
+    const int per = TH / tb[0], lr = tid / tb[0], p0 = tid - lr * tb[0];
+    const SmallDiv by_tb1((uint32_t)tb[1]);
+    for (int q = lr; q < tb[1] * tb[2]; q += per) {
+        if (lr >= per) break;
+        const int p2 = (int)by_tb1((uint32_t)q), p[3] = {p0, q - p2 * tb[1], p2};
+        int P[3], rx[3];
+        double W[3];
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+            P[d] = tile[d] * tb[d] + p[d];
+            rx[d] = srx[wp][off[d] + p[d]];
+            W[d] = sws[wp][off[d] + p[d]];
+        }
+        coarse_put(a, P, rx, W, bits, zs, acc, true, all_solid);
     }
 }
 
@@ -5700,7 +5874,7 @@ template <class T> struct General {
         CoarseAxis ax[3];
         WalkAxis wk[3];
         ParentAxis par[3];
-        size_t smem = 0, head = 0; // the second pass's shared memory, the first's
+        size_t smem = 0; // the second pass's shared memory
         unsigned tiles = 0;
     };
     std::vector<CoarseLevel> coarse; // per level pair: gen_coarse_kernel's tables and shared memory
@@ -6245,7 +6419,8 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                 PGPU_RETURN_IF(!path_table(hl[l].ax[d], hl[l + 1].ax[d], hl[l].tr[d].coarsened, cnt[d], idx[d]),
                                PGPU_ERROR_UNSUPPORTED, "masks and coefficients: no fine face under a face of level %d "
                                "along axis %d", l + 1, d);
-            int tb[3] = {30, is3d ? 4 : 8, is3d ? 4 : 1};
+            int tb[3] = {30, is3d ? 4 : 8, is3d ? 4 : 1}; // halved below: gen_first_kernel's FIRST_POS holds them
+            static_assert(30 + 8 + 1 <= FIRST_POS, "gen_first_kernel: a tile's positions along its axes");
             CoarseAxisHost h[3];
             for (;;) {
                 bool ok = true;
@@ -6256,7 +6431,6 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                     s[d] = h[d].smax;
                 }
                 gen.coarse[(size_t)l].smem = coarse_smem_bytes(tb, s);
-                gen.coarse[(size_t)l].head = coarse_smem_head(tb, s);
                 if (ok && gen.coarse[(size_t)l].smem <= (size_t)env.optin) break;
                 const int d = (int)(std::max_element(tb, tb + 3) - tb);
                 PGPU_RETURN_IF(tb[d] == 1, PGPU_ERROR_UNSUPPORTED,
@@ -6322,7 +6496,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         // The limit belongs to the kernel, shared by every handle of the
         // process: the most a block may have, never one handle's need.
         if (smem_most > 48 * 1024)
-            for (auto k : {gen_coarse_kernel<T, false, true>, gen_coarse_kernel<T, true, true>})
+            for (auto k : {gen_coarse_kernel<T, false>, gen_coarse_kernel<T, true>})
                 PGPU_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, env.optin));
         // The scalars: flags, count, the largest value, region 0's mean (the
         // last two side by side: Solver::read_projection reads them at once).
@@ -6340,10 +6514,12 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         PGPU_RETURN_IF(npts >= 2147483647.0, PGPU_ERROR_UNSUPPORTED,
                        "masks: fewer than 2^31 - 1 interior points (this grid has %.0f)", npts);
         gen.cap = (uint32_t)(npts / 8) + 64;
-        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.mk[0], (size_t)L.elems, "the mask"));
-        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.spare, (size_t)L.elems, "the mask"));
-        PGPU_CUDA(cudaMemsetAsync(gen.mk[0], PGPU_CELL_FLUID, (size_t)L.elems, env.st)); // the ghosts
-        PGPU_CUDA(cudaMemsetAsync(gen.spare, PGPU_CELL_FLUID, (size_t)L.elems, env.st));
+        // (a multiple of 16 bytes: gen_first_kernel's loads of 16 bytes)
+        const size_t mbytes = ((size_t)L.elems + 15) / 16 * 16;
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.mk[0], mbytes, "the mask"));
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.spare, mbytes, "the mask"));
+        PGPU_CUDA(cudaMemsetAsync(gen.mk[0], PGPU_CELL_FLUID, mbytes, env.st)); // the ghosts
+        PGPU_CUDA(cudaMemsetAsync(gen.spare, PGPU_CELL_FLUID, mbytes, env.st));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.lab, (size_t)npts * sizeof(uint32_t), "the region labels"));
         gen.bit_words = (uint32_t)((L.npts + 31) / 32);
         gen.tile_words = (rg_tiles(L.g) + 31) / 32;
@@ -6440,12 +6616,12 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         const dim3 block((unsigned)cl.ax[0].tb, (unsigned)cl.ax[1].tb, (unsigned)cl.ax[2].tb);
         const bool fr = a.f.fx || a.f.fy || a.f.fz;
         if (a.list) {
-            if (fr) gen_coarse_kernel<T, true, false><<<cl.tiles, block, cl.head, env.st>>>(a);
-            else gen_coarse_kernel<T, false, false><<<cl.tiles, block, cl.head, env.st>>>(a);
+            if (fr) gen_first_kernel<T, true><<<cl.tiles, 32 * FIRST_WARPS, 0, env.st>>>(a);
+            else gen_first_kernel<T, false><<<(cl.tiles + FIRST_WARPS - 1) / FIRST_WARPS, 32 * FIRST_WARPS, 0, env.st>>>(a);
             PGPU_LAUNCHED();
         }
-        if (fr) gen_coarse_kernel<T, true, true><<<fit, block, cl.smem, env.st>>>(a);
-        else gen_coarse_kernel<T, false, true><<<fit, block, cl.smem, env.st>>>(a);
+        if (fr) gen_coarse_kernel<T, true><<<fit, block, cl.smem, env.st>>>(a);
+        else gen_coarse_kernel<T, false><<<fit, block, cl.smem, env.st>>>(a);
         PGPU_LAUNCHED();
         if (a.cmk && gen.held) {
             gen_iso_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(a);
