@@ -7512,6 +7512,11 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         if (!std::isfinite(rn) && result == PGPU_SUCCESS)
             result = record(err, PGPU_ERROR_BREAKDOWN, "multigrid: the residual became %g", rn);
     }
+    if ((result == PGPU_ERROR_NOT_CONVERGED || result == PGPU_ERROR_BREAKDOWN) && h.gen.on()) {
+        const size_t n = strlen(err);
+        snprintf(err + n, ERR_LEN - n, "; on a mask or beta, PGPU_CG around this cycle (its default preconditioner) "
+                                       "often converges where the cycles alone do not");
+    }
     r.iterations = it;
     PGPU_FORWARD(h.settle(e));
     return result;

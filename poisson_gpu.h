@@ -578,7 +578,11 @@
  *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces and on
  *    a beta that varies from point to point (drawn at random from 0.1 to
  *    10) on strongly anisotropic grids (spacings 9:1 and 22:1; CG around
- *    the cycle converged on the first, not on the second); CG
+ *    the cycle converged on the first, not on the second); where solid
+ *    cells are drawn at random point by point (an eighth to nearly a third
+ *    of the points; a few small 2D and thin 3D grids in ten thousand random
+ *    cases) they stalled (1e-11 - 4e-10 in double) or diverged, and CG and
+ *    BiCGStab around the cycle converged on each of the four we replayed; CG
  *    around the cycle converges on the inclusions (19 to 32 iterations to
  *    1e-11 - 1e-13 on small 2D and 3D grids).  They converge more slowly where
  *    solid cells cover a Dirichlet face (0.05-0.19 per cycle in 3D,

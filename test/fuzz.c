@@ -38,7 +38,7 @@
  *               answered UNSUPPORTED (anything else there is a FAIL);
  *   TOLERATED   NOT_CONVERGED / BREAKDOWN in a class the header names (V-cycles
  *               on beta jumps or a beta random from point to point, solid
- *               cells over a Dirichlet face, singular
+ *               cells over a Dirichlet face, solid cells drawn at random point by point, singular
  *               pockets with varying beta, a Dirichlet cell standing apart
  *               in the fluid; NONE/JACOBI Krylov
  *               on masks/beta; the FFT preconditioner where Dirichlet cells or
@@ -46,7 +46,8 @@
  *               preconditioner in float or on beta jumps (with it, on masks
  *               with jumps or many singular pockets), BiCGStab without
  *               one diverging on beta jumps; CG or BiCGStab around the
- *               cycle stalling on beta jumps without a Dirichlet face; Jacobi/RBGS on masks; RBGS across an odd
+ *               cycle stalling on beta jumps without a Dirichlet face, or
+ *               failing on a random beta on strongly anisotropic grids; Jacobi/RBGS on masks; RBGS across an odd
  *               periodic axis, where red-black is not a proper colouring);
  *               a NOTE line with -v;
  *   SUSPECT     NOT_CONVERGED / BREAKDOWN of V-cycles/FMG alone on a mask or
@@ -1121,6 +1122,8 @@ static int run_case(uint64_t seed, long K, int verbose)
                     doc = 1, why = "V-cycles: singular pockets with a varying beta";
                 else if (lone_dirichlet(&M))
                     doc = 1, why = "V-cycles: a Dirichlet cell standing apart in the fluid";
+                else if (C.mask_kinds & MK_NOISE)
+                    doc = 1, why = "V-cycles: solid cells drawn at random, point by point";
                 else
                     suspect = 1, why = "V-cycles alone on a mask/beta outside the header's named classes";
             }
@@ -1142,6 +1145,10 @@ static int run_case(uint64_t seed, long K, int verbose)
             if (st == PGPU_ERROR_NOT_CONVERGED && is_krylov(m) && C.pre == PGPU_PRECOND_VCYCLE &&
                 C.beta_kind == BK_JUMP && RG.singular > 0)
                 doc = 1, why = "MG-preconditioned Krylov on strong jumps without a Dirichlet face: may stall";
+            if (nc && is_krylov(m) && C.pre == PGPU_PRECOND_VCYCLE && C.beta_kind == BK_RANDOM &&
+                anisotropy(&g) >= 4.0)
+                doc = 1, why = "MG-preconditioned Krylov: beta random from point to point on a strongly anisotropic "
+                               "grid";
             if (st == PGPU_ERROR_NOT_CONVERGED && (m == PGPU_JACOBI || m == PGPU_RBGS) && mask)
                 doc = 1, why = "Jacobi/RBGS on a mask: sweeps unknown";
             if (st == PGPU_ERROR_NOT_CONVERGED && prec == PGPU_FLOAT && beta_varies &&
