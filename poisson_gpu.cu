@@ -4967,12 +4967,16 @@ template <class T, bool FR> __global__ void __launch_bounds__(32 * FIRST_WARPS) 
     if (FR) {
         mix = window_scan<T, FR, 1>(F, S, fsl, (int)(threadIdx.x >> 5), FIRST_WARPS, 32, lane, (unsigned char *)nullptr);
     } else if (F.mk && xb - xa == S[0] - 1) {
-        // CH bytes a load: 16 in 3D (the ghost plane lies behind the last
-        // row, and the mask's length is a multiple of 16), else 4.
+        // CH bytes a load, 16 in 3D, 4 in 2D (short rows).  A load starts
+        // at or after the run's first byte rounded down to CH and holds a
+        // byte of the run, so it stays inside the mask: level 0's (the one
+        // level without fractions; every coarse level has them), whose
+        // start is aligned and whose length is a multiple of 16.
         const int x0 = min(xa, nf[0] - 1), x1 = min(xb, nf[0] - 1), CH = F.is3d ? 16 : 4;
         const int64_t fst[3] = {1, F.sy, F.is3d ? F.sz : 0};
         const int wpr = (x1 - x0) / CH + 2, items = S[1] * S[2] * wpr; // a row's bytes touch at most wpr loads
-        // (slot counts are bytes, so items stays below 2^32: SmallDiv's range)
+        // (slot counts are bytes, so t wpr and r S[1] stay far below 2^32:
+        // SmallDiv's range)
         const SmallDiv by_wpr((uint32_t)wpr), by_s1((uint32_t)S[1]);
         for (int t0 = lane; t0 < items; t0 += 4 * 32) { // four loads in flight
             uint32_t v[4][4] = {};
@@ -6437,6 +6441,8 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                                "masks and coefficients: the coarse build of level %d does not fit a block", l + 1);
                 tb[d] /= 2;
             }
+            PGPU_RETURN_IF(tb[0] + tb[1] + tb[2] > FIRST_POS, PGPU_ERROR_UNSUPPORTED,
+                           "masks and coefficients: the coarse build's tiles of level %d are too long", l + 1);
             smem_most = std::max(smem_most, gen.coarse[(size_t)l].smem);
             for (int d = 0; d < 3; ++d) {
                 off.push_back(iv.size());
