@@ -6423,8 +6423,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
                 PGPU_RETURN_IF(!path_table(hl[l].ax[d], hl[l + 1].ax[d], hl[l].tr[d].coarsened, cnt[d], idx[d]),
                                PGPU_ERROR_UNSUPPORTED, "masks and coefficients: no fine face under a face of level %d "
                                "along axis %d", l + 1, d);
-            int tb[3] = {30, is3d ? 4 : 8, is3d ? 4 : 1}; // halved below: gen_first_kernel's FIRST_POS holds them
-            static_assert(30 + 8 + 1 <= FIRST_POS, "gen_first_kernel: a tile's positions along its axes");
+            int tb[3] = {30, is3d ? 4 : 8, is3d ? 4 : 1}; // halved below; at most FIRST_POS together (checked)
             CoarseAxisHost h[3];
             for (;;) {
                 bool ok = true;
