@@ -4244,6 +4244,10 @@ __device__ __forceinline__ uint32_t type_bytes(uint32_t v, unsigned t)
     const uint32_t y = (v & 0x03030303u) ^ (0x01010101u * t); // 0 where equal
     return ((y | y >> 1) & 0x01010101u) ^ 0x01010101u;
 }
+// type_bytes(v, PGPU_CELL_SOLID) & ones: bit 1 set, bit 0 clear (a shift
+// and one three-input logic operation).
+static_assert(PGPU_CELL_SOLID == 2, "solid_bytes: the solid type's bits");
+__device__ __forceinline__ uint32_t solid_bytes(uint32_t v, uint32_t ones) { return v >> 1 & ~v & ones; }
 
 // Checks a caller's mask (types, a fluid point) and beta (positive, finite)
 // over the interior into *flags; with a mask, writes level 0's mask into mk
@@ -4252,7 +4256,7 @@ __device__ __forceinline__ uint32_t type_bytes(uint32_t v, unsigned t)
 // ghost, fluid, unless the axis is periodic; the ghosts are never
 // written): the spare buffer, taken only when the check passes.  A coarse
 // level's closed faces, once gen_coarse_kernel has written its types, come
-// from the same pass in place (m == mk, flags NULL): a thread rewrites its
+// from the same pass in place (m == mk, not CHECK): a thread rewrites its
 // own bytes and reads only the type bits of its neighbours' and the low
 // faces of fraction 0 of those not solid, which the rewrite keeps.  The
 // faces of fraction 0 of a point not solid, which couple nothing as closed
@@ -4267,13 +4271,16 @@ __device__ __forceinline__ uint32_t type_bytes(uint32_t v, unsigned t)
 // the bytes outside the row and mend the x faces (ghost or wrapped
 // neighbour), and only the end words of 2D rows under 16 points go byte
 // by byte.
-template <class T>
+template <class T, bool CHECK>
 __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__restrict__ beta,
                                                            unsigned *flags, uint8_t *mk)
 {
     const int lane = threadIdx.x & 31;
     const int64_t rows = (int64_t)g.ny * g.nz, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
     unsigned bits = 0;
+    // CHECK: the words' bytes, ORed per lane (turned into bits at the end):
+    // all of them (high bits set), and those of type 3, fluid, Dirichlet
+    uint32_t any_b = 0, t3_b = 0, fl_b = 0, dr_b = 0;
     for (int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; r < rows; r += warps) {
         const int j = (int)(r % g.ny), k = (int)(r / g.ny);
         const int64_t row = g.base + j * g.sy + k * g.sz;
@@ -4297,7 +4304,10 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                 asm("" : "+l"(q[f]));
                 asm("" : "+r"(sh[f]));
             }
-            const uint32_t keep = flags ? 0xffffffffu : 0x03030303u; // the caller's byte, or the type bits
+            const uint32_t keep = CHECK ? 0xffffffffu : 0x03030303u; // the caller's byte, or the type bits
+            uint32_t nb[6]; // the faces' neighbours: a solid one closes it
+#pragma unroll
+            for (int f = 0; f < 6; ++f) nb[f] = f < 2 || in[f - 2] ? 0x01010101u : 0u;
             const uint8_t *rp = m + row;
             // Whole words at the row's ends too where their loads (up to 8
             // bytes past its last point, 4 before its first) stay inside the
@@ -4312,12 +4322,11 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                     uint32_t v[7];
 #pragma unroll
                     for (int f = 0; f < 7; ++f) v[f] = __funnelshift_r(q[f][w], q[f][w + 1], sh[f]);
-                    uint32_t c = 0;
+                    uint32_t c = 0; // the faces' bits are apart: added, a shift and add each
 #pragma unroll
-                    for (int f = 0; f < 6; ++f)
-                        if (f < 2 || in[f - 2]) c |= type_bytes(v[1 + f], PGPU_CELL_SOLID) << (CLOSED_SHIFT + f);
+                    for (int f = 0; f < 6; ++f) c += solid_bytes(v[1 + f], nb[f]) << (CLOSED_SHIFT + f);
                     uint32_t out = (v[0] & keep) | c, valid = 0xffffffffu;
-                    if (!flags) out &= ~((v[0] & v[0] >> 1 & 0x01010101u) * CELL_BITS); // CELL_FLUID_SOLID_CORE: fluid
+                    if (!CHECK) out &= ~((v[0] & v[0] >> 1 & 0x01010101u) * CELL_BITS); // CELL_FLUID_SOLID_CORE: fluid
                     // In place: the faces of fraction 0 of the points not
                     // solid, their low ones from their own bytes, the high
                     // ones from the next point's along each axis inside the
@@ -4327,7 +4336,7 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                     // this point's bits are then dropped below, or that
                     // face is closed by c anyway.)
                     uint32_t zb = 0;
-                    if (!flags) {
+                    if (!CHECK) {
                         zb = (v[0] & 0x54545454u) | (v[2] & 0x04040404u) << 1;
                         if (j < g.ny - 1) zb |= (v[4] & 0x10101010u) << 1;
                         if (g.is3d && k < g.nz - 1) zb |= (v[6] & 0x40404040u) << 1;
@@ -4353,17 +4362,18 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                         if (i0 + 3 >= g.nx - 1) {
                             const unsigned bit = 2u << (CLOSED_SHIFT + 8 * (g.nx - 1 - i0));
                             out = (out & ~bit) | (g.px && (rp[g.nx - 1 + g.oxh] & CELL_BITS) == PGPU_CELL_SOLID ? bit : 0u);
-                            if (!flags && g.fx && g.fx[row + g.nx] == T(0) &&
+                            if (!CHECK && g.fx && g.fx[row + g.nx] == T(0) &&
                                 (rp[g.nx - 1] & CELL_BITS) != PGPU_CELL_SOLID)
                                 zb |= bit;
                         }
                     }
                     out |= zb;
-                    if (flags) {
-                        const uint32_t ones = valid & 0x01010101u;
-                        bits |= (v[0] & valid & 0xfcfcfcfcu) || (type_bytes(v[0], 3) & ones) ? GEN_BAD_TYPE : 0u;
-                        bits |= type_bytes(v[0], PGPU_CELL_FLUID) & ones ? GEN_FLUID : 0u;
-                        bits |= type_bytes(v[0], PGPU_CELL_DIRICHLET) & ones ? GEN_HELD : 0u;
+                    if (CHECK) {
+                        const uint32_t ones = valid & 0x01010101u, hi = v[0] >> 1;
+                        any_b |= v[0] & valid;
+                        t3_b |= v[0] & hi & ones;
+                        fl_b |= ~(v[0] | hi) & ones;
+                        dr_b |= v[0] & ~hi & ones;
                     }
                     if (valid == 0xffffffffu && aligned) {
                         *(uint32_t *)dst = out;
@@ -4386,9 +4396,9 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
 #pragma unroll
                     for (int f = 0; f < 4; ++f)
                         if (in[f]) c |= solid(rp[i + o[3 + f]]) << (2 + f);
-                    unsigned t = rp[i] & (flags ? 0xffu : CELL_BITS);
-                    if (!flags && t == CELL_FLUID_SOLID_CORE) t = PGPU_CELL_FLUID;
-                    if (!flags && t != PGPU_CELL_SOLID) c |= zero_faces(g, row + i);
+                    unsigned t = rp[i] & (CHECK ? 0xffu : CELL_BITS);
+                    if (!CHECK && t == CELL_FLUID_SOLID_CORE) t = PGPU_CELL_FLUID;
+                    if (!CHECK && t != PGPU_CELL_SOLID) c |= zero_faces(g, row + i);
                     bits |= t > PGPU_CELL_SOLID        ? GEN_BAD_TYPE
                             : t == PGPU_CELL_FLUID     ? GEN_FLUID
                             : t == PGPU_CELL_DIRICHLET ? GEN_HELD
@@ -4404,8 +4414,12 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                 else if (!(b >= BETA_RECIP_MIN && b <= BETA_RECIP_MAX)) bits |= GEN_WIDE_BETA;
             }
     }
-    bits = __reduce_or_sync(0xffffffffu, bits);
-    if (flags && bits && lane == 0) atomicOr(flags, bits);
+    if (CHECK) {
+        bits |= (any_b & 0xfcfcfcfcu) || t3_b ? GEN_BAD_TYPE : 0u;
+        bits |= (fl_b ? GEN_FLUID : 0u) | (dr_b ? GEN_HELD : 0u);
+        bits = __reduce_or_sync(0xffffffffu, bits);
+        if (bits && lane == 0) atomicOr(flags, bits);
+    }
 }
 
 // Level 0's face fractions from beta: harmonic means between neighbours
@@ -5425,25 +5439,36 @@ __device__ __forceinline__ uint32_t rg_at(const Grid<T> &g, const uint32_t *full
 // point's label is its tile root as an interior index; each tile root sets
 // its bit in roots.  A tile wholly of fluid writes only its root's label
 // and its bit in full (rg_at).  (2D: tiles of one plane, RG_TZ = 1.)
+// The tile's coordinates come from the block index by FastDiv (dx, dy: the
+// tiles along x and y), the column's bytes from one running address.  A
+// part with a fluid point on a Dirichlet box face sets its root's touch
+// bit here (a whole tile once).
+template <class T> __device__ __forceinline__ bool dirichlet_face(const Grid<T> &g, int f)
+{
+    const int d = f >> 1, per = d == 0 ? g.px : d == 1 ? g.py : g.pz;
+    return (d < 2 || g.is3d) && !per && ((g.dirichlet >> f) & 1);
+}
 template <class T, int RG_TZ>
 __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Grid<T> g, uint32_t *lab,
-                                                                         uint32_t *roots, uint32_t *full)
+                                                                         uint32_t *roots, uint32_t *full,
+                                                                         uint32_t *touch, const FastDiv dx,
+                                                                         const FastDiv dy)
 {
     constexpr int TP = RG_TZ * RG_TY * RG_TX;
     __shared__ uint32_t par[TP];
     __shared__ unsigned rows[RG_TZ * RG_TY]; // each row's fluid points, bit tx
-    const unsigned bxn = (unsigned)((g.nx + RG_TX - 1) / RG_TX), byn = (unsigned)((g.ny + RG_TY - 1) / RG_TY);
-    const unsigned bx = blockIdx.x % bxn, by = blockIdx.x / bxn % byn, bz = blockIdx.x / bxn / byn;
+    const unsigned bxn = (unsigned)(g.nx + RG_TX - 1) / RG_TX, byn = (unsigned)(g.ny + RG_TY - 1) / RG_TY;
+    const unsigned yz = dx(blockIdx.x), bx = blockIdx.x - yz * bxn, bz = dy(yz), by = yz - bz * byn;
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int i = bx * RG_TX + tx, j = by * RG_TY + ty, k0 = bz * RG_TZ;
     const bool col = i < g.nx && j < g.ny;
     const unsigned below = 0xffffffffu >> (31 - tx); // bits 0..tx
     bool whole = true; // this thread's column wholly fluid (outside the grid: not)
     unsigned char mb[RG_TZ]; // the column's bytes, their loads in flight together
+    const uint8_t *cp = g.mk + (g.base + i + (int64_t)j * g.sy + (int64_t)k0 * g.sz);
 #pragma unroll
-    for (int z = 0; z < RG_TZ; ++z) {
-        mb[z] = col && k0 + z < g.nz ? __ldg(g.mk + g.base + i + (int64_t)j * g.sy + (int64_t)(k0 + z) * g.sz)
-                                     : (unsigned char)PGPU_CELL_SOLID;
+    for (int z = 0; z < RG_TZ; ++z, cp += g.sz) {
+        mb[z] = col && k0 + z < g.nz ? __ldg(cp) : (unsigned char)PGPU_CELL_SOLID;
         whole = whole && (mb[z] & CELL_BITS) == PGPU_CELL_FLUID;
     }
     if (__syncthreads_and(whole)) { // a whole tile of fluid (the most common): one part, its first point the root
@@ -5452,6 +5477,12 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
             set_bit(roots, q0);
             set_bit(full, blockIdx.x);
             lab[q0] = q0;
+            // a whole tile lies inside the grid: its last point is at most the last
+            const int i1 = (int)bx * RG_TX + RG_TX - 1, j1 = (int)by * RG_TY + RG_TY - 1, k1 = k0 + RG_TZ - 1;
+            if ((bx == 0 && dirichlet_face(g, 0)) || (i1 == g.nx - 1 && dirichlet_face(g, 1)) ||
+                (by == 0 && dirichlet_face(g, 2)) || (j1 == g.ny - 1 && dirichlet_face(g, 3)) ||
+                (k0 == 0 && dirichlet_face(g, 4)) || (k1 == g.nz - 1 && dirichlet_face(g, 5)))
+                set_bit(touch, q0);
         }
         return;
     }
@@ -5488,71 +5519,52 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
             if (r == (uint32_t)l) set_bit(roots, (uint32_t)q);
             const int rx = (int)(r % RG_TX), ry = (int)(r / RG_TX % RG_TY), rz = (int)(r / (RG_TX * RG_TY));
             out = (uint32_t)(bx * RG_TX + rx + (int64_t)g.nx * (by * RG_TY + ry + (int64_t)g.ny * (k0 + rz)));
+            if (((i == 0 && dirichlet_face(g, 0)) || (i == g.nx - 1 && dirichlet_face(g, 1)) ||
+                 (j == 0 && dirichlet_face(g, 2)) || (j == g.ny - 1 && dirichlet_face(g, 3)) ||
+                 (k == 0 && dirichlet_face(g, 4)) || (k == g.nz - 1 && dirichlet_face(g, 5))) &&
+                !bit_of(touch, out))
+                set_bit(touch, out);
         }
         lab[q] = out;
     }
 }
 
 // The touch bits of the tile roots (lab as the tile kernel left it) whose
-// part has a fluid point next to a Dirichlet point or on a Dirichlet box
-// face.  `held` (the mask has Dirichlet points): a warp per row (x along
-// the lanes), each fluid point with a Dirichlet neighbour (the ghost
-// across a box face is none; across a periodic seam the wrapped point)
-// marking its own root; then a
-// thread per point of the Dirichlet box faces.
+// part has a fluid point next to a Dirichlet point (the tile kernel sets
+// those on a Dirichlet box face): a warp per row (x along the lanes), each
+// fluid point with a Dirichlet neighbour (the ghost across a box face is
+// none; across a periodic seam the wrapped point) marking its own root.
+// Launched only where the mask has Dirichlet points.
 template <class T>
-__global__ void gen_regions_touch_kernel(const Grid<T> g, const uint32_t *lab, const uint32_t *full, uint32_t *touch,
-                                         bool held)
+__global__ void gen_regions_touch_kernel(const Grid<T> g, const uint32_t *lab, const uint32_t *full, uint32_t *touch)
 {
     auto fluid = [&](int64_t e) { return (g.mk[e] & CELL_BITS) == PGPU_CELL_FLUID; };
     auto mark = [&](const int (&c)[3], int64_t q) {
         const uint32_t r = lab[rg_at(g, full, c[0], c[1], c[2], (uint32_t)q)];
         if (!bit_of(touch, r)) set_bit(touch, r);
     };
-    if (held) {
-        const int64_t rows = (int64_t)g.ny * g.nz, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
-        auto held_at = [&](bool there, int64_t e) { return there && (__ldg(g.mk + e) & CELL_BITS) == PGPU_CELL_DIRICHLET; };
-        for (int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; r < rows; r += warps) {
-            const int j = (int)(r % g.ny), k = (int)(r / g.ny);
-            const int64_t row = g.base + j * g.sy + k * g.sz, q0 = (int64_t)g.nx * (j + (int64_t)g.ny * k);
-            // the neighbours across y and z: inside, wrapped on a periodic axis, or none
-            const bool yl = j > 0 || (g.py && g.ny > 1), yh = j < g.ny - 1 || (g.py && g.ny > 1);
-            const bool zl = g.is3d && (k > 0 || (g.pz && g.nz > 1)), zh = g.is3d && (k < g.nz - 1 || (g.pz && g.nz > 1));
-            const int64_t oyl = j > 0 ? -g.sy : g.oyl, oyh = j < g.ny - 1 ? g.sy : g.oyh;
-            const int64_t ozl = k > 0 ? -g.sz : g.ozl, ozh = k < g.nz - 1 ? g.sz : g.ozh;
-            for (int i = (int)(threadIdx.x & 31); i < g.nx; i += 32) {
-                const int64_t p = row + i;
-                if (!fluid(p)) continue;
-                const bool xl = i > 0 || (g.px && g.nx > 1), xh = i < g.nx - 1 || (g.px && g.nx > 1);
-                const bool h0 = held_at(xl, p + (i > 0 ? -1 : g.oxl)), h1 = held_at(xh, p + (i < g.nx - 1 ? 1 : g.oxh));
-                const bool h2 = held_at(yl, p + oyl), h3 = held_at(yh, p + oyh);
-                const bool h4 = held_at(zl, p + ozl), h5 = held_at(zh, p + ozh);
-                if (h0 || h1 || h2 || h3 || h4 || h5) {
-                    const int c[3] = {i, j, k};
-                    mark(c, q0 + i);
-                }
+    const int64_t rows = (int64_t)g.ny * g.nz, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    auto held_at = [&](bool there, int64_t e) { return there && (__ldg(g.mk + e) & CELL_BITS) == PGPU_CELL_DIRICHLET; };
+    for (int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; r < rows; r += warps) {
+        const int j = (int)(r % g.ny), k = (int)(r / g.ny);
+        const int64_t row = g.base + j * g.sy + k * g.sz, q0 = (int64_t)g.nx * (j + (int64_t)g.ny * k);
+        // the neighbours across y and z: inside, wrapped on a periodic axis, or none
+        const bool yl = j > 0 || (g.py && g.ny > 1), yh = j < g.ny - 1 || (g.py && g.ny > 1);
+        const bool zl = g.is3d && (k > 0 || (g.pz && g.nz > 1)), zh = g.is3d && (k < g.nz - 1 || (g.pz && g.nz > 1));
+        const int64_t oyl = j > 0 ? -g.sy : g.oyl, oyh = j < g.ny - 1 ? g.sy : g.oyh;
+        const int64_t ozl = k > 0 ? -g.sz : g.ozl, ozh = k < g.nz - 1 ? g.sz : g.ozh;
+        for (int i = (int)(threadIdx.x & 31); i < g.nx; i += 32) {
+            const int64_t p = row + i;
+            if (!fluid(p)) continue;
+            const bool xl = i > 0 || (g.px && g.nx > 1), xh = i < g.nx - 1 || (g.px && g.nx > 1);
+            const bool h0 = held_at(xl, p + (i > 0 ? -1 : g.oxl)), h1 = held_at(xh, p + (i < g.nx - 1 ? 1 : g.oxh));
+            const bool h2 = held_at(yl, p + oyl), h3 = held_at(yh, p + oyh);
+            const bool h4 = held_at(zl, p + ozl), h5 = held_at(zh, p + ozh);
+            if (h0 || h1 || h2 || h3 || h4 || h5) {
+                const int c[3] = {i, j, k};
+                mark(c, q0 + i);
             }
         }
-    }
-    const int n[3] = {g.nx, g.ny, g.nz}, per[3] = {g.px, g.py, g.pz};
-    int64_t cnt[6], total = 0;
-    for (int f = 0; f < 6; ++f) {
-        const int d = f >> 1;
-        const bool on = (d < 2 || g.is3d) && !per[d] && ((g.dirichlet >> f) & 1);
-        total += cnt[f] = on ? (int64_t)n[(d + 1) % 3] * n[(d + 2) % 3] : 0;
-    }
-    PGPU_GRID_STRIDE(t, total)
-    {
-        int64_t s = t;
-        int f = 0;
-        while (s >= cnt[f]) s -= cnt[f++];
-        const int d = f >> 1, d1 = (d + 1) % 3, d2 = (d + 2) % 3;
-        int c[3];
-        c[d] = f & 1 ? n[d] - 1 : 0;
-        c[d1] = (int)(s % n[d1]);
-        c[d2] = (int)(s / n[d1]);
-        if (fluid(g.base + c[0] + (int64_t)c[1] * g.sy + (int64_t)c[2] * g.sz))
-            mark(c, c[0] + (int64_t)g.nx * (c[1] + (int64_t)g.ny * c[2]));
     }
 }
 
@@ -6641,7 +6653,7 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
             PGPU_LAUNCHED();
         }
         if (a.cmk) {
-            gen_check_kernel<T><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(
+            gen_check_kernel<T, false><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(
                 C, a.cmk, (const T *)nullptr, (unsigned *)nullptr, a.cmk);
             PGPU_LAUNCHED();
         }
@@ -12323,8 +12335,8 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     unsigned checked = 0; // the check's flags
     if (data) {
         PGPU_CUDA(cudaMemsetAsync(G.flags, 0, sizeof(unsigned), env.st));
-        gen_check_kernel<T><<<blocks, 256, 0, env.st>>>(g0, is_mask ? mask : nullptr, is_mask ? nullptr : (const T *)beta,
-                                                        G.flags, G.spare);
+        gen_check_kernel<T, true><<<blocks, 256, 0, env.st>>>(g0, is_mask ? mask : nullptr,
+                                                              is_mask ? nullptr : (const T *)beta, G.flags, G.spare);
         PGPU_LAUNCHED();
         unsigned flags = 0;
         PGPU_CUDA(cudaMemcpyAsync(&flags, G.flags, sizeof(unsigned), cudaMemcpyDeviceToHost, env.st));
@@ -12367,13 +12379,18 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
         uint32_t *roots = G.bits, *touch = G.bits + G.bit_words, *full = touch + G.bit_words;
         PGPU_CUDA(cudaMemsetAsync(G.bits, 0, ((size_t)G.bit_words * 2 + G.tile_words) * sizeof(uint32_t), rs));
         const unsigned tiles = rg_tiles(L.g);
+        const FastDiv tdx((uint32_t)(L.g.nx + RG_TX - 1) / RG_TX), tdy((uint32_t)(L.g.ny + RG_TY - 1) / RG_TY);
         if (L.g.is3d)
-            gen_regions_tile_kernel<T, RG_TZ_3D><<<tiles, dim3(RG_TX, RG_TY), 0, rs>>>(L.g, G.lab, roots, full);
+            gen_regions_tile_kernel<T, RG_TZ_3D>
+                <<<tiles, dim3(RG_TX, RG_TY), 0, rs>>>(L.g, G.lab, roots, full, touch, tdx, tdy);
         else
-            gen_regions_tile_kernel<T, 1><<<tiles, dim3(RG_TX, RG_TY), 0, rs>>>(L.g, G.lab, roots, full);
+            gen_regions_tile_kernel<T, 1>
+                <<<tiles, dim3(RG_TX, RG_TY), 0, rs>>>(L.g, G.lab, roots, full, touch, tdx, tdy);
         PGPU_LAUNCHED();
-        gen_regions_touch_kernel<T><<<blocks, 256, 0, rs>>>(L.g, G.lab, full, touch, (checked & GEN_HELD) != 0);
-        PGPU_LAUNCHED();
+        if (checked & GEN_HELD) {
+            gen_regions_touch_kernel<T><<<blocks, 256, 0, rs>>>(L.g, G.lab, full, touch);
+            PGPU_LAUNCHED();
+        }
         gen_regions_link_kernel<T><<<dim3(blocks, 3), 256, 0, rs>>>(L.g, G.lab, full);
         PGPU_LAUNCHED();
         const unsigned wblocks = grid_for((int64_t)G.bit_words, env.sms);
