@@ -596,7 +596,11 @@
  *    fluid (a reference cell in a closed tank or pocket, say: 0.70-0.87
  *    per cycle in 2D, 0.94-0.99 in 3D; the coarse levels hold such a cell
  *    on its heaviest parent alone; CG takes 14-19 iterations to 1e-8 there
- *    in double at 128^3-384^3).  CG with the multigrid preconditioner
+ *    in double at 128^3-384^3); on a small pocket held by one such cell
+ *    (19 x 19 x 5) V-cycles and FMG diverged, about 2 per cycle, and CG
+ *    around the cycle reached 1.8e-11 in 11 iterations.  FMG with W-cycles
+ *    diverged on a sealed pocket in 2D between Neumann faces (57 x 47:
+ *    1.94 per cycle) where V-cycles converge (0.15-0.2).  CG with the multigrid preconditioner
  *    converges on the others too (8 iterations on 1000:1 two-phase flow at
  *    256^3; see KRYLOV METHODS for where it stalls).  Float V-cycles' own
  *    stop (the (**) rule) needs coarse grids that carry the error: where a
