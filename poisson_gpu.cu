@@ -5393,8 +5393,9 @@ template <bool SH> __device__ __forceinline__ void uf_union(uint32_t *lab, uint3
 }
 
 // Region labelling.  Union-find on the fluid points, first within tiles of
-// RG_TX x RG_TY x RG_TZ points (gen_regions_tile_kernel), then the touch
-// bits of the tiles' parts next to Dirichlet (gen_regions_touch_kernel),
+// RG_TX x RG_TY x RG_TZ points (gen_regions_tile_kernel, which also sets
+// the touch bits of the parts on a Dirichlet box face), then those of the
+// parts next to a Dirichlet point (gen_regions_touch_kernel),
 // the links across the faces between tiles and the periodic seams
 // (gen_regions_link_kernel), the tiles' roots alone
 // (gen_regions_roots_kernel), and last each point its region's label
