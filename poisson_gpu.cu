@@ -4238,6 +4238,15 @@ template <class T> __device__ __forceinline__ int64_t point_of(const Grid<T> &g,
     return g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
 }
 
+// Bit sets in device memory: bit q, set it, and set it unless it is (a
+// plain load first: most marks of a set that fills find their bit set).
+__device__ __forceinline__ bool bit_of(const uint32_t *bits, uint32_t q) { return (bits[q >> 5] >> (q & 31)) & 1u; }
+__device__ __forceinline__ void set_bit(uint32_t *bits, uint32_t q) { atomicOr(bits + (q >> 5), 1u << (q & 31)); }
+__device__ __forceinline__ void mark_bit(uint32_t *bits, uint32_t q)
+{
+    if (!bit_of(bits, q)) set_bit(bits, q);
+}
+
 // Per byte of v: 1 where the byte's low two bits equal t, else 0.
 __device__ __forceinline__ uint32_t type_bytes(uint32_t v, unsigned t)
 {
@@ -5367,7 +5376,7 @@ template <bool SH> __device__ __forceinline__ uint32_t uf_find(uint32_t *lab, ui
     // does): parents only decrease and any ancestor lies in the point's set,
     // so a concurrent link is never lost (the linking thread goes on from
     // the old parent).  Labels carry no flag bits while linking (nor do the
-    // tile-local indices of gen_regions_tile_kernel, below 2048).
+    // tile-local indices of gen_regions_tile_kernel, below 4096).
     uint32_t curr = uf_parent<SH>(lab, x);
     if (curr == x) return x;
     uint32_t prev = x, next;
@@ -5404,10 +5413,8 @@ template <bool SH> __device__ __forceinline__ void uf_union(uint32_t *lab, uint3
 // root in at most two steps once the tile roots are flattened.  Two bit sets
 // over the interior points: the tile roots, and the roots whose part (after
 // linking: whose region) touches a Dirichlet point or face.
-constexpr int RG_TX = 32, RG_TY = 8, RG_TZ_3D = 8;
+constexpr int RG_TX = 32, RG_TY = 8, RG_TZ_3D = 16;
 static_assert(RG_TX == 32, "a tile row is a warp");
-__device__ __forceinline__ bool bit_of(const uint32_t *bits, uint32_t q) { return (bits[q >> 5] >> (q & 31)) & 1u; }
-__device__ __forceinline__ void set_bit(uint32_t *bits, uint32_t q) { atomicOr(bits + (q >> 5), 1u << (q & 31)); }
 
 // The tiles of a level, numbered x fastest.
 template <class T> __host__ __device__ inline uint32_t rg_tiles(const Grid<T> &g)
@@ -5449,6 +5456,15 @@ template <class T> __device__ __forceinline__ bool dirichlet_face(const Grid<T> 
     const int d = f >> 1, per = d == 0 ? g.px : d == 1 ? g.py : g.pz;
     return (d < 2 || g.is3d) && !per && ((g.dirichlet >> f) & 1);
 }
+// Whether the box of points from (i0, j0, k0) to (i1, j1, k1) meets a
+// Dirichlet box face.
+template <class T>
+__device__ __forceinline__ bool meets_dirichlet_face(const Grid<T> &g, int i0, int j0, int k0, int i1, int j1, int k1)
+{
+    return (i0 == 0 && dirichlet_face(g, 0)) || (i1 == g.nx - 1 && dirichlet_face(g, 1)) ||
+           (j0 == 0 && dirichlet_face(g, 2)) || (j1 == g.ny - 1 && dirichlet_face(g, 3)) ||
+           (k0 == 0 && dirichlet_face(g, 4)) || (k1 == g.nz - 1 && dirichlet_face(g, 5));
+}
 template <class T, int RG_TZ>
 __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Grid<T> g, uint32_t *lab,
                                                                          uint32_t *roots, uint32_t *full,
@@ -5479,11 +5495,8 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
             set_bit(full, blockIdx.x);
             lab[q0] = q0;
             // a whole tile lies inside the grid: its last point is at most the last
-            const int i1 = (int)bx * RG_TX + RG_TX - 1, j1 = (int)by * RG_TY + RG_TY - 1, k1 = k0 + RG_TZ - 1;
-            if ((bx == 0 && dirichlet_face(g, 0)) || (i1 == g.nx - 1 && dirichlet_face(g, 1)) ||
-                (by == 0 && dirichlet_face(g, 2)) || (j1 == g.ny - 1 && dirichlet_face(g, 3)) ||
-                (k0 == 0 && dirichlet_face(g, 4)) || (k1 == g.nz - 1 && dirichlet_face(g, 5)))
-                set_bit(touch, q0);
+            const int i0 = (int)bx * RG_TX, j0 = (int)by * RG_TY;
+            if (meets_dirichlet_face(g, i0, j0, k0, i0 + RG_TX - 1, j0 + RG_TY - 1, k0 + RG_TZ - 1)) set_bit(touch, q0);
         }
         return;
     }
@@ -5520,11 +5533,7 @@ __global__ void __launch_bounds__(RG_TX *RG_TY) gen_regions_tile_kernel(const Gr
             if (r == (uint32_t)l) set_bit(roots, (uint32_t)q);
             const int rx = (int)(r % RG_TX), ry = (int)(r / RG_TX % RG_TY), rz = (int)(r / (RG_TX * RG_TY));
             out = (uint32_t)(bx * RG_TX + rx + (int64_t)g.nx * (by * RG_TY + ry + (int64_t)g.ny * (k0 + rz)));
-            if (((i == 0 && dirichlet_face(g, 0)) || (i == g.nx - 1 && dirichlet_face(g, 1)) ||
-                 (j == 0 && dirichlet_face(g, 2)) || (j == g.ny - 1 && dirichlet_face(g, 3)) ||
-                 (k == 0 && dirichlet_face(g, 4)) || (k == g.nz - 1 && dirichlet_face(g, 5))) &&
-                !bit_of(touch, out))
-                set_bit(touch, out);
+            if (meets_dirichlet_face(g, i, j, k, i, j, k)) mark_bit(touch, out);
         }
         lab[q] = out;
     }
@@ -5542,7 +5551,7 @@ __global__ void gen_regions_touch_kernel(const Grid<T> g, const uint32_t *lab, c
     auto fluid = [&](int64_t e) { return (g.mk[e] & CELL_BITS) == PGPU_CELL_FLUID; };
     auto mark = [&](const int (&c)[3], int64_t q) {
         const uint32_t r = lab[rg_at(g, full, c[0], c[1], c[2], (uint32_t)q)];
-        if (!bit_of(touch, r)) set_bit(touch, r);
+        mark_bit(touch, r);
     };
     const int64_t rows = (int64_t)g.ny * g.nz, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
     auto held_at = [&](bool there, int64_t e) { return there && (__ldg(g.mk + e) & CELL_BITS) == PGPU_CELL_DIRICHLET; };
@@ -5580,7 +5589,9 @@ __host__ __device__ inline int seam_planes(int n, int tile, int per) { return (n
 // is joined already through others: an x pair where the pair at j - 1 (or
 // k - 1) in the same two tiles is fluid (each point is linked to its
 // neighbour there inside its tile), a y or z pair where the pair at x - 1
-// is fluid (the two x links are inside a tile or x pairs between tiles).
+// is fluid (the two x links are inside a tile or x pairs between tiles) or
+// the pair in the row before inside the same two tiles (k - 1 for a y
+// pair, j - 1 for a z pair) is, as for an x pair.
 // Every skipped pair refers to one nearer the origin of the same kind, so
 // by induction every fluid pair ends up joined.
 template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint32_t *lab, const uint32_t *full)
@@ -5600,6 +5611,8 @@ template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint
         const int64_t other = d == 1 ? g.nz : g.ny, rows = (int64_t)seam_planes(n, tl, per) * other;
         const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
         const int64_t qd = d == 1 ? (int64_t)g.nx : (int64_t)g.nx * g.ny;
+        const int rt = d == 1 ? RG_TZ_3D : RG_TY; // the rows' axis (z for y pairs, y for z pairs): its tile length
+        const int64_t so = d == 1 ? g.sz : g.sy;  // ... and stride
         for (int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; w < rows; w += warps) {
             const uint32_t wu = (uint32_t)w, ou = (uint32_t)other; // rows < 2^31 (a mask's points are)
             const int m = (int)(wu / ou), r = (int)(wu - (uint32_t)m * ou);
@@ -5628,7 +5641,9 @@ template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint
                     const int i = i00 + 32 * u + lane;
                     const bool both = fluid(v[u][0]) && fluid(v[u][1]);
                     const unsigned b = __ballot_sync(0xffffffffu, both), starts = b & ~(b << 1 | carry);
-                    if ((starts >> lane) & 1u) {
+                    // the pair in the row before, inside the same two tiles (a 2D y pair has none)
+                    if (((starts >> lane) & 1u) &&
+                        (r % rt == 0 || !fluid(__ldg(g.mk + p0 + i - so)) || !fluid(__ldg(g.mk + po0 + i - so)))) {
                         const int jo = d == 1 ? (seam ? 0 : c + 1) : j, ko = d == 2 ? (seam ? 0 : c + 1) : k;
                         uf_union<false>(lab, rg_at(g, full, i, j, k, (uint32_t)(q0 + i)),
                                         rg_at(g, full, i, jo, ko, (uint32_t)(qo0 + i)));
@@ -12373,6 +12388,14 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
         PGPU_CUDA(cudaStreamWaitEvent(G.side, G.fork, 0));
     }
     if (G.on()) PGPU_FORWARD(h.general_build(env));
+    // Coarse iterates may hold values of earlier solves where points are no
+    // longer unknowns: start them from zero (beside the regions, before the
+    // join).
+    for (size_t l = 1; l < h.lv.size(); ++l) {
+        const size_t n = (size_t)h.lv[l].elems * sizeof(T);
+        PGPU_CUDA(cudaMemsetAsync(h.lv[l].u, 0, n, env.st));
+        PGPU_CUDA(cudaMemsetAsync(h.lv[l].t, 0, n, env.st));
+    }
     if (is_mask && mask) {
         cudaStream_t rs = G.side;
         PGPU_CUDA(cudaMemsetAsync(G.count, 0, sizeof(uint32_t), rs));
@@ -12404,13 +12427,6 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
         PGPU_LAUNCHED();
         PGPU_CUDA(cudaEventRecord(G.join, rs));
         PGPU_CUDA(cudaStreamWaitEvent(env.st, G.join, 0));
-    }
-    // Coarse iterates may hold values of earlier solves where points are no
-    // longer unknowns: start them from zero.
-    for (size_t l = 1; l < h.lv.size(); ++l) {
-        const size_t n = (size_t)h.lv[l].elems * sizeof(T);
-        PGPU_CUDA(cudaMemsetAsync(h.lv[l].u, 0, n, env.st));
-        PGPU_CUDA(cudaMemsetAsync(h.lv[l].t, 0, n, env.st));
     }
     if (is_mask) {
         G.regions = 0;
