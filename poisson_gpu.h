@@ -563,10 +563,16 @@
  *    point takes the distance from the fluid point to the fine Dirichlet
  *    points instead (lengths over face coefficients), so a free surface
  *    stays where it is on every level, and a face that a solid layer one
- *    cell thick closes across its whole width stays closed.
+ *    cell thick closes across its whole width stays closed.  The coarse
+ *    levels cannot follow a wall, so on a mask a cycle ends with two
+ *    Gauss-Seidel iterations on the fluid points of the blocks (8^3
+ *    points, 2D 16^2) that hold a fluid point next to a solid one, where
+ *    the residual it leaves gathers (not in the symmetric cycle that CG
+ *    takes, below).
  *    V-cycles converge on most masks (10-18 cycles to 1e-12 on the test
- *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3, 10 cycles to
- *    1e-10 at 512^3 against the box's 8; between Neumann faces at even
+ *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3; from u = 0
+ *    on a smooth right-hand side at 512^3, 6 cycles to 1e-6 and 9 to
+ *    1e-10 against the box's 5 and 8; between Neumann faces at even
  *    sizes more slowly, 0.10 at 256^3; 0.025-0.07 on Dirichlet cells above
  *    a liquid, 0.04-0.16 on fluid a solid layer seals from them) and on
  *    a two-phase layer with Dirichlet faces (1000:1 two-phase flow at
