@@ -4311,6 +4311,12 @@ __global__ void __launch_bounds__(NEAR_THREADS) gen_near_kernel(const Grid<T> g,
         for (int z = z0; z < tz; z += per) {
             const int k = (int)bz * tz + z;
             if (k >= g.nz || ((i + j + k) & 1) != colour) continue;
+            // On a periodic axis of odd length the first and last points are
+            // neighbours of one colour: the last is left out, so that no point
+            // is read while it is written.
+            if ((g.px && (g.nx & 1) && i == g.nx - 1) || (g.py && (g.ny & 1) && j == g.ny - 1) ||
+                (g.is3d && g.pz && (g.nz & 1) && k == g.nz - 1))
+                continue;
             const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
             if (!gen_fluid(g, p)) continue;
             T diag;
