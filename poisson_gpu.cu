@@ -4313,9 +4313,10 @@ __global__ void __launch_bounds__(NEAR_THREADS) gen_near_kernel(const Grid<T> g,
             if (k >= g.nz || ((i + j + k) & 1) != colour) continue;
             // On a periodic axis of odd length the first and last points are
             // neighbours of one colour: the last is left out, so that no point
-            // is read while it is written.
-            if ((g.px && (g.nx & 1) && i == g.nx - 1) || (g.py && (g.ny & 1) && j == g.ny - 1) ||
-                (g.is3d && g.pz && (g.nz & 1) && k == g.nz - 1))
+            // is read while it is written (a one-point axis couples nothing).
+            if ((g.px && (g.nx & 1) && g.nx > 1 && i == g.nx - 1) ||
+                (g.py && (g.ny & 1) && g.ny > 1 && j == g.ny - 1) ||
+                (g.is3d && g.pz && (g.nz & 1) && g.nz > 1 && k == g.nz - 1))
                 continue;
             const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
             if (!gen_fluid(g, p)) continue;
@@ -5677,7 +5678,8 @@ __host__ __device__ inline int seam_planes(int n, int tile, int per) { return (n
 // neighbour there inside its tile), a y or z pair where the pair at x - 1
 // is fluid (the two x links are inside a tile or x pairs between tiles) or
 // the pair in the row before inside the same two tiles (k - 1 for a y
-// pair, j - 1 for a z pair) is, as for an x pair.
+// pair, j - 1 for a z pair) is, as for an x pair (the tile kernel joins
+// every two fluid neighbours inside a tile).
 // Every skipped pair refers to one nearer the origin of the same kind, so
 // by induction every fluid pair ends up joined.
 template <class T> __global__ void gen_regions_link_kernel(const Grid<T> g, uint32_t *lab, const uint32_t *full)
