@@ -5986,6 +5986,7 @@ template <class T> struct General {
     bool mask = false, beta = false; // set by the caller
     bool held = false;               // the mask has a Dirichlet point (gen_distance_kernel has work)
     bool on() const { return mask || beta; }
+    bool built = false;              // general_alloc's coarse levels, tables and scalars are all in place
     std::vector<uint8_t *> mk;       // per level; level 0: the caller's mask, ghosts fluid
     std::vector<T *> fr[3];          // per level, face fractions; level 0: from beta
     T *bw = nullptr;                 // level 0: 1 / beta (Grid::bw; Tune::beta_reciprocals), used where narrow
@@ -6513,7 +6514,11 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
     const int nl = (int)lv.size();
     const bool is3d = lv[0].g.is3d != 0;
     const int axes = is3d ? 3 : 2;
-    if (gen.mk.empty()) {
+    // Each part is done only once all of it is: after a failed allocation
+    // (the handle keeps what it had) the next call allocates that part
+    // again, and what the failed call took stays the handle's until
+    // pgpu_destroy.
+    if (!gen.built) {
         gen.mk.assign(nl, nullptr);
         for (int d = 0; d < 3; ++d) gen.fr[d].assign(nl, nullptr);
         for (int l = 1; l < nl; ++l) {
@@ -6633,6 +6638,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         gen.near_count = (uint32_t *)(sc + 12); // read back with count
         gen.maxbits = (unsigned long long *)(sc + 16);
         gen.first = (double *)(sc + 24);
+        gen.built = true;
     }
     if (want_mask && !gen.mk[0]) {
         const Level<T> &L = lv[0];
@@ -6642,10 +6648,8 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         gen.cap = (uint32_t)(npts / 8) + 64;
         // (a multiple of 16 bytes: gen_first_kernel's loads of 16 bytes)
         const size_t mbytes = ((size_t)L.elems + 15) / 16 * 16;
-        PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.mk[0], mbytes, "the mask"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.spare, mbytes, "the mask"));
-        PGPU_CUDA(cudaMemsetAsync(gen.mk[0], PGPU_CELL_FLUID, mbytes, env.st)); // the ghosts
-        PGPU_CUDA(cudaMemsetAsync(gen.spare, PGPU_CELL_FLUID, mbytes, env.st));
+        PGPU_CUDA(cudaMemsetAsync(gen.spare, PGPU_CELL_FLUID, mbytes, env.st)); // the ghosts
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.lab, (size_t)npts * sizeof(uint32_t), "the region labels"));
         gen.bit_words = (uint32_t)((L.npts + 31) / 32);
         gen.tile_words = (rg_tiles(L.g) + 31) / 32;
@@ -6661,11 +6665,16 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.sizes, (size_t)gen.cap * sizeof(uint32_t), "the region sizes"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.sums, (size_t)gen.cap * 2 * sizeof(long long), "the region sums"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fp, (size_t)L.elems * sizeof(T), "the projected right-hand side"));
-        PGPU_CUDA(cudaStreamCreateWithFlags(&gen.side, cudaStreamNonBlocking));
-        PGPU_CUDA(cudaEventCreateWithFlags(&gen.fork, cudaEventDisableTiming));
-        PGPU_CUDA(cudaEventCreateWithFlags(&gen.join, cudaEventDisableTiming));
+        if (!gen.side) PGPU_CUDA(cudaStreamCreateWithFlags(&gen.side, cudaStreamNonBlocking));
+        if (!gen.fork) PGPU_CUDA(cudaEventCreateWithFlags(&gen.fork, cudaEventDisableTiming));
+        if (!gen.join) PGPU_CUDA(cudaEventCreateWithFlags(&gen.join, cudaEventDisableTiming));
+        // last: mk[0] says this part is done
+        uint8_t *mk0 = nullptr;
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&mk0, mbytes, "the mask"));
+        PGPU_CUDA(cudaMemsetAsync(mk0, PGPU_CELL_FLUID, mbytes, env.st));
+        gen.mk[0] = mk0;
     }
-    if (want_beta && !gen.fr[0][0])
+    if (want_beta && !gen.fr[axes - 1][0]) // (the last array says this part is done)
         for (int d = 0; d < axes; ++d) {
             const size_t n = (size_t)lv[0].elems * sizeof(T);
             PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fr[d][0], n, "the face coefficients"));
