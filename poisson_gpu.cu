@@ -4253,16 +4253,32 @@ __device__ __forceinline__ void mark_bit(uint32_t *bits, uint32_t q)
 // fluid point with a closed face.
 constexpr int NEAR_T3 = 8, NEAR_T2 = 16, NEAR_THREADS = 256;
 template <class T> __host__ __device__ inline int near_side(const Grid<T> &g) { return g.is3d ? NEAR_T3 : NEAR_T2; }
-template <class T> __host__ __device__ inline uint32_t near_tiles(const Grid<T> &g)
+// The tiles along x, y and z.
+template <class T> __host__ __device__ inline uint3 near_counts(const Grid<T> &g)
 {
     const int t = near_side(g), tz = g.is3d ? t : 1;
-    return (uint32_t)((g.nx + t - 1) / t) * (uint32_t)((g.ny + t - 1) / t) * (uint32_t)((g.nz + tz - 1) / tz);
+    return make_uint3((uint32_t)((g.nx + t - 1) / t), (uint32_t)((g.ny + t - 1) / t), (uint32_t)((g.nz + tz - 1) / tz));
 }
+template <class T> __host__ __device__ inline uint32_t near_tiles(const Grid<T> &g)
+{
+    const uint3 n = near_counts(g);
+    return n.x * n.y * n.z;
+}
+// The tile of point (i, j, k), and tile q's first point.
 template <class T> __device__ __forceinline__ uint32_t near_tile_of(const Grid<T> &g, int i, int j, int k)
 {
     const int t = near_side(g);
-    const uint32_t ntx = (uint32_t)(g.nx + t - 1) / t, nty = (uint32_t)(g.ny + t - 1) / t;
-    return (uint32_t)(i / t) + ntx * ((uint32_t)(j / t) + nty * (uint32_t)(g.is3d ? k / t : 0));
+    const uint3 n = near_counts(g);
+    return (uint32_t)(i / t) + n.x * ((uint32_t)(j / t) + n.y * (uint32_t)(g.is3d ? k / t : 0));
+}
+template <class T> __device__ __forceinline__ void near_corner(const Grid<T> &g, uint32_t q, int &i, int &j, int &k)
+{
+    const int t = near_side(g);
+    const uint3 n = near_counts(g);
+    const uint32_t bz = q / (n.x * n.y), r = q - bz * n.x * n.y, by = r / n.x;
+    i = (int)(r - by * n.x) * t;
+    j = (int)by * t;
+    k = (int)bz * (g.is3d ? t : 1);
 }
 
 // Lists the near tiles of the bit set (gen_check_kernel's marks) in
@@ -4300,16 +4316,17 @@ __global__ void __launch_bounds__(NEAR_THREADS) gen_near_kernel(const Grid<T> g,
                                                                 const uint32_t *__restrict__ count)
 {
     const int t = near_side(g), tz = g.is3d ? t : 1, per = NEAR_THREADS / (t * t); // threads per column
-    const uint32_t ntx = (uint32_t)(g.nx + t - 1) / t, nty = (uint32_t)(g.ny + t - 1) / t;
     const int x = (int)threadIdx.x % t, y = (int)threadIdx.x / t % t, z0 = (int)threadIdx.x / (t * t);
     const Shift<T> shift = load_shift(shiftp);
     const uint32_t n = *count;
     for (uint32_t e = blockIdx.x; e < n; e += gridDim.x) {
-        const uint32_t q = list[e], bz = q / (ntx * nty), r = q - bz * ntx * nty, by = r / ntx, bx = r - by * ntx;
-        const int i = (int)bx * t + x, j = (int)by * t + y;
+        int i, j, kt;
+        near_corner(g, list[e], i, j, kt);
+        i += x;
+        j += y;
         if (i >= g.nx || j >= g.ny) continue;
         for (int z = z0; z < tz; z += per) {
-            const int k = (int)bz * tz + z;
+            const int k = kt + z;
             if (k >= g.nz || ((i + j + k) & 1) != colour) continue;
             // On a periodic axis of odd length the first and last points are
             // neighbours of one colour: the last is left out, so that no point
