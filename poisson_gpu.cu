@@ -4574,6 +4574,13 @@ template <class T> struct GenCoarse {
     Grid<T> f, c;     // the fine level as the kernels see it (its mask and fractions), the coarse level
     uint8_t *cmk;     // coarse types (NULL: no mask)
     T *cf[3];         // coarse face fractions
+    // per element of the coarse / fine level: 1 where every face fraction
+    // coarse_put wrote is 1 (those window_scan counts), 0 where it or a
+    // kernel after it wrote another (gen_first_kernel's test of a tile's
+    // fractions, a byte a point instead of three values; NULL: none, the
+    // fine level's on level 0)
+    uint8_t *cone;
+    const uint8_t *fone;
     CoarseAxis ax[3]; // per axis: rows, paths and the tiles' fine slots
     WalkAxis wk[3];   // per axis: the fine nodes between two coarse ones (gen_distance_kernel)
     ParentAxis par[3]; // per axis: each fine point's coarse parents (gen_iso_kernel)
@@ -4674,6 +4681,7 @@ __device__ __forceinline__ void coarse_put(const GenCoarse<T> &a, const int P[3]
     if (P[0] >= span[0] || P[1] >= span[1] || P[2] >= span[2]) return;
     const int64_t pc = C.base + P[0] + (int64_t)P[1] * C.sy + (C.is3d ? (int64_t)P[2] * C.sz : 0);
     unsigned zero = 0; // the low faces of fraction 0 (for gen_check_kernel's closed bits)
+    bool one = true;   // every face written 1 (those not written: window_scan's faces that do not count)
     const int nc[3] = {C.nx, C.ny, C.nz};
 #pragma unroll
     for (int d = 0; d < 3; ++d) {
@@ -4682,12 +4690,14 @@ __device__ __forceinline__ void coarse_put(const GenCoarse<T> &a, const int P[3]
         const double ws = W[d1] * W[d2];
         const T fr = T(!(ws > 0) || all_solid ? 0.0 : uniform ? 1.0 : acc[d] / (ws * np[d]));
         a.cf[d][pc] = fr;
+        one = one && fr == T(1);
         zero |= fr == T(0) ? 1u << (CLOSED_SHIFT + 2 * d) : 0u;
         // an inner face with a path face of 0 across its whole width: for
         // gen_shut_kernel, in the high face's bit (free until
         // gen_check_kernel sets those)
         if (zs[d] && P[d] > 0 && P[d] < nc[d]) zero |= 2u << (CLOSED_SHIFT + 2 * d);
     }
+    if (a.cone) a.cone[pc] = one ? 1 : 0;
     if (m[0] && m[1] && m[2] && a.cmk) {
         const unsigned ty = bits & 1u ? PGPU_CELL_DIRICHLET : bits & 2u ? (bits & 4u ? PGPU_CELL_FLUID : CELL_FLUID_SOLID_CORE)
                                                                   : PGPU_CELL_SOLID;
@@ -4713,7 +4723,8 @@ __device__ __forceinline__ void coarse_put(const GenCoarse<T> &a, const int P[3]
 // The window of a tile of gen_coarse_kernel: each slot's point's code
 // (win_code; the high wall's slot: the last point's type) into win (where
 // given) and the kinds of them all (code_kinds; with FR, a point whose
-// three fractions are not all 1 is neither open fluid nor open Dirichlet).
+// fractions that count are not all 1 is neither open fluid nor open
+// Dirichlet).
 // Rows of slots r = grp, grp + ngrp, ... go to groups of G lanes, R rows
 // at a time (their loads in flight together); fsl(d, s) is slot s's fine
 // index along d.
@@ -4729,18 +4740,18 @@ __device__ __forceinline__ unsigned window_scan(const Grid<T> &F, const int S[3]
     for (int r0 = grp; r0 < rows; r0 += R * ngrp) {
         int64_t at[R]; // the row's first element (j, k unclamped: the fractions'), -1 past the last row
         const uint8_t *src[R];
-        bool wjk[R];
+        unsigned wjk[R]; // bit 1: the row's y slot is the high wall's, bit 2: its z slot
 #pragma unroll
         for (int q = 0; q < R; ++q) {
             const int r = r0 + q * ngrp, s2 = r / S[1], j = r < rows ? fsl(1, r - s2 * S[1]) : 0,
                       k = r < rows ? fsl(2, s2) : 0;
             at[q] = r < rows ? F.base + j * fst[1] + k * fst[2] : -1;
-            wjk[q] = j == nf[1] || k == nf[2];
+            wjk[q] = (j == nf[1] ? 2u : 0u) | (k == nf[2] ? 4u : 0u);
             src[q] = F.mk ? F.mk + F.base + min(j, nf[1] - 1) * fst[1] + min(k, nf[2] - 1) * fst[2] : nullptr;
         }
         for (int s00 = lane; s00 < S[0]; s00 += 2 * G) { // two points a row in flight
             unsigned v[R][2];
-            bool one[R][2]; // FR: the point's three fractions 1, loaded beside its byte
+            bool one[R][2]; // FR: the point's fractions that count 1, loaded beside its byte
             int x[2] = {0, 0};
 #pragma unroll
             for (int h = 0; h < 2; ++h)
@@ -4754,9 +4765,14 @@ __device__ __forceinline__ unsigned window_scan(const Grid<T> &F, const int S[3]
                     if (s00 + h * G >= S[0] || at[q] < 0) continue;
                     if (src[q]) v[q][h] = __ldg(src[q] + min(x[h], nf[0] - 1));
                     if (FR) {
+                        // (a face along d counts where no other axis's slot is
+                        // the high wall's: there the fine level has only the
+                        // wall face, coarse_put wrote no other)
+                        const unsigned w = wjk[q] | (x[h] == nf[0] ? 1u : 0u);
                         T fv[3];
 #pragma unroll
-                        for (int d = 0; d < 3; ++d) fv[d] = ffr[d] ? __ldg(ffr[d] + at[q] + x[h]) : T(1);
+                        for (int d = 0; d < 3; ++d)
+                            fv[d] = ffr[d] && !(w & ~(1u << d)) ? __ldg(ffr[d] + at[q] + x[h]) : T(1);
                         one[q][h] = (fv[0] == T(1)) & (fv[1] == T(1)) & (fv[2] == T(1));
                     }
                 }
@@ -5051,8 +5067,19 @@ template <class T, bool FR> __global__ void gen_coarse_kernel(const GenCoarse<T>
 // a closed face, is open fluid); the high x wall's slot stands for the last
 // point, as in the window, so the run is clamped to n - 1 (a tile whose
 // only slot is the wall reads that point, not the ghost).  With fractions
-// (three more loads a point) the block takes a tile, a row of slots a warp.
+// the block takes a tile; on a mask's coarse levels (fone: a byte a point
+// for its three fractions) its threads take the rows of slots as a warp
+// does without, the fone bytes of a row's slots (x not clamped, as the
+// window's fractions) beside its mask bytes (level 1's pass at 512^3,
+// float, a sphere: 207 -> 73 us under ncu, against the fractions loaded
+// a point at a time); else (beta's level 0) a row of slots a warp through
+// window_scan.  A tile is of one kind here only where it is in
+// window_scan's view; a stricter test only sends more tiles to the
+// stages, which find their kind again.  FIRST_LOADS: a row's loads in
+// flight (five, all of a 3D row of 61 slots, took 76 registers, three
+// blocks per SM: 256 against 250 us).
 constexpr int FIRST_WARPS = 8, FIRST_POS = 40; // tile positions along the three axes: at most 30 + 8 + 1
+constexpr int FIRST_LOADS = 4;
 template <class T, bool FR> __global__ void __launch_bounds__(32 * FIRST_WARPS) gen_first_kernel(const GenCoarse<T> a)
 {
     constexpr int NW = FR ? 1 : FIRST_WARPS, TH = FR ? 32 * FIRST_WARPS : 32; // tiles a block, threads a tile
@@ -5091,65 +5118,90 @@ template <class T, bool FR> __global__ void __launch_bounds__(32 * FIRST_WARPS) 
     unsigned mix = 0;
     const int xa = __ldg(sl[0] + 1), xb = __ldg(sl[0] + S[0]);
     const auto fsl = [&](int d, int s) { return __ldg(sl[d] + 1 + s); };
-    if (FR) {
-        mix = window_scan<T, FR, 1>(F, S, fsl, (int)(threadIdx.x >> 5), FIRST_WARPS, 32, lane, (unsigned char *)nullptr);
-    } else if (F.mk && xb - xa == S[0] - 1) {
+    if (F.mk && xb - xa == S[0] - 1 && (!FR || a.fone)) {
         // CH bytes a load, 16 in 3D, 4 in 2D (short rows).  A load starts
         // at or after the run's first byte rounded down to CH and holds a
-        // byte of the run, so it stays inside the mask: level 0's (the one
-        // level without fractions; every coarse level has them), whose
+        // byte of the run, so it stays inside the mask (and fone), whose
         // start is aligned and whose length is a multiple of 16.
-        const int x0 = min(xa, nf[0] - 1), x1 = min(xb, nf[0] - 1), CH = F.is3d ? 16 : 4;
+        const int x0 = min(xa, nf[0] - 1), run = min(xb, nf[0] - 1) - x0, CH = F.is3d ? 16 : 4;
         const int64_t fst[3] = {1, F.sy, F.is3d ? F.sz : 0};
-        const int wpr = (x1 - x0) / CH + 2, items = S[1] * S[2] * wpr; // a row's bytes touch at most wpr loads
-        // (slot counts are bytes, so t wpr and r S[1] stay far below 2^32:
-        // SmallDiv's range)
-        const SmallDiv by_wpr((uint32_t)wpr), by_s1((uint32_t)S[1]);
-        for (int t0 = lane; t0 < items; t0 += 4 * 32) { // four loads in flight
-            uint32_t v[4][4] = {};
-            int lo_b[4], hi_b[4]; // the bytes of the load inside the row's run: lo_b .. hi_b
+        // A thread a row of slots, its loads FIRST_LOADS at a time (a row's
+        // address once for all of its loads: 310 -> 250 us for a 512^3
+        // float mask's first level, against a lane a load); slot counts
+        // are bytes, so r stays far below 2^32, SmallDiv's range.
+        const SmallDiv by_s1((uint32_t)S[1]);
+        for (int r = tid; r < S[1] * S[2]; r += TH) {
+            const int r2 = (int)by_s1((uint32_t)r), jf = fsl(1, r - r2 * S[1]), kf = fsl(2, r2);
+            const int j = min(jf, nf[1] - 1), k = min(kf, nf[2] - 1);
+            const uint8_t *lo = F.mk + F.base + j * fst[1] + k * fst[2] + x0;
+            const int first = (int)((uintptr_t)lo & (uintptr_t)(CH - 1)); // the run's first byte in the first load
+            const uint8_t *pw0 = lo - first;
+            const int nw = (first + run) / CH + 1; // the row's loads
+            if (FR) { // the fractions' bytes of the slots (their rows and x unclamped), 1 each
+                const uint8_t *ol = a.fone + F.base + jf * fst[1] + kf * fst[2] + xa;
+                const int ofirst = (int)((uintptr_t)ol & (uintptr_t)(CH - 1)), orun = xb - xa;
+                const uint8_t *ow = ol - ofirst;
+                for (int c = 0; c <= (ofirst + orun) / CH; ++c) {
+                    uint32_t v[4] = {0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u};
+                    if (CH == 16) {
+                        const uint4 q = *(const uint4 *)(ow + CH * c);
+                        v[0] = q.x;
+                        v[1] = q.y;
+                        v[2] = q.z;
+                        v[3] = q.w;
+                    } else {
+                        v[0] = *(const uint32_t *)(ow + CH * c);
+                    }
+                    const int lb = ofirst - CH * c;
 #pragma unroll
-            for (int h = 0; h < 4; ++h) {
-                const int t = t0 + h * 32, r = (int)by_wpr((uint32_t)t), r2 = (int)by_s1((uint32_t)r);
-                lo_b[h] = 1;
-                hi_b[h] = 0;
-                if (t >= items) continue;
-                const int j = min(fsl(1, r - r2 * S[1]), nf[1] - 1), k = min(fsl(2, r2), nf[2] - 1);
-                const uint8_t *lo = F.mk + F.base + j * fst[1] + k * fst[2] + x0;
-                const uint8_t *pw = lo - ((uintptr_t)lo & (uintptr_t)(CH - 1)) + CH * (t - r * wpr);
-                if (pw > lo + (x1 - x0)) continue; // past the run (a row's loads are counted high)
-                lo_b[h] = (int)(lo - pw);
-                hi_b[h] = lo_b[h] + (x1 - x0);
-                if (CH == 16) {
-                    const uint4 c = *(const uint4 *)pw;
-                    v[h][0] = c.x;
-                    v[h][1] = c.y;
-                    v[h][2] = c.z;
-                    v[h][3] = c.w;
-                } else {
-                    v[h][0] = *(const uint32_t *)pw;
+                    for (int i = 0; i < 4; ++i)
+                        if ((v[i] ^ 0x01010101u) & byte_range(lb - 4 * i, lb + orun - 4 * i)) mix |= 5u;
                 }
             }
+            for (int c0 = 0; c0 < nw; c0 += FIRST_LOADS) {
+                uint32_t v[FIRST_LOADS][4] = {};
+                int lo_b[FIRST_LOADS], hi_b[FIRST_LOADS]; // the bytes of the load inside the row's run: lo_b .. hi_b
 #pragma unroll
-            for (int h = 0; h < 4; ++h) {
-                if (lo_b[h] > hi_b[h]) continue; // no load
-                if (lo_b[h] <= 0 && hi_b[h] >= CH - 1) { // every byte inside the run
-                    uint32_t o = 0, dx = 0, ns = 0;
+                for (int h = 0; h < FIRST_LOADS; ++h) {
+                    lo_b[h] = 1;
+                    hi_b[h] = 0;
+                    if (c0 + h >= nw) continue;
+                    const uint8_t *pw = pw0 + CH * (c0 + h);
+                    lo_b[h] = first - CH * (c0 + h);
+                    hi_b[h] = lo_b[h] + run;
+                    if (CH == 16) {
+                        const uint4 c = *(const uint4 *)pw;
+                        v[h][0] = c.x;
+                        v[h][1] = c.y;
+                        v[h][2] = c.z;
+                        v[h][3] = c.w;
+                    } else {
+                        v[h][0] = *(const uint32_t *)pw;
+                    }
+                }
 #pragma unroll
-                    for (int i = 0; i < 4; ++i)
-                        if (4 * i < CH) {
-                            o |= v[h][i];
-                            dx |= v[h][i] ^ 0x01010101u * PGPU_CELL_DIRICHLET;
-                            ns |= ~type_bytes(v[h][i], PGPU_CELL_SOLID);
-                        }
-                    mix |= word_kinds_of(o, ns, dx);
-                } else {
+                for (int h = 0; h < FIRST_LOADS; ++h) {
+                    if (lo_b[h] > hi_b[h]) continue; // no load
+                    if (lo_b[h] <= 0 && hi_b[h] >= CH - 1) { // every byte inside the run
+                        uint32_t o = 0, dx = 0, ns = 0;
 #pragma unroll
-                    for (int i = 0; i < 4; ++i)
-                        if (4 * i < CH) mix |= word_kinds(v[h][i], byte_range(lo_b[h] - 4 * i, hi_b[h] - 4 * i));
+                        for (int i = 0; i < 4; ++i)
+                            if (4 * i < CH) {
+                                o |= v[h][i];
+                                dx |= v[h][i] ^ 0x01010101u * PGPU_CELL_DIRICHLET;
+                                ns |= ~type_bytes(v[h][i], PGPU_CELL_SOLID);
+                            }
+                        mix |= word_kinds_of(o, ns, dx);
+                    } else {
+#pragma unroll
+                        for (int i = 0; i < 4; ++i)
+                            if (4 * i < CH) mix |= word_kinds(v[h][i], byte_range(lo_b[h] - 4 * i, hi_b[h] - 4 * i));
+                    }
                 }
             }
         }
+    } else if (FR) {
+        mix = window_scan<T, FR, 1>(F, S, fsl, (int)(threadIdx.x >> 5), FIRST_WARPS, 32, lane, (unsigned char *)nullptr);
     } else {
         mix = window_scan<T, FR, 4>(F, S, fsl, 0, 1, 32, lane, (unsigned char *)nullptr);
     }
@@ -5331,6 +5383,7 @@ template <class T> __global__ void __launch_bounds__(256) gen_shut_kernel(const 
                     if (raw == PGPU_CELL_DIRICHLET || nb == PGPU_CELL_DIRICHLET ||
                         (raw != CELL_FLUID_SOLID_CORE && nb != CELL_FLUID_SOLID_CORE)) {
                         a.cf[d][pc] = T(0);
+                        if (a.cone) a.cone[pc] = 0;
                         out |= 1u << (CLOSED_SHIFT + 2 * d);
                     }
                 }
@@ -5457,6 +5510,7 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
             const double ws = W1 * W2;
             const T fr = T(ws > 0 ? num / ws : 0.0);
             a.cf[d][pc] = fr;
+            if (a.cone && fr != T(1)) a.cone[pc] = 0;
             const unsigned bit = 1u << (CLOSED_SHIFT + 2 * d);
             out = fr == T(0) ? out | bit : out & ~bit;
         }
@@ -6005,6 +6059,7 @@ template <class T> struct General {
     bool on() const { return mask || beta; }
     bool built = false;              // general_alloc's coarse levels, tables and scalars are all in place
     std::vector<uint8_t *> mk;       // per level; level 0: the caller's mask, ghosts fluid
+    std::vector<uint8_t *> one;      // per coarse level (with a mask): GenCoarse::cone
     std::vector<T *> fr[3];          // per level, face fractions; level 0: from beta
     T *bw = nullptr;                 // level 0: 1 / beta (Grid::bw; Tune::beta_reciprocals), used where narrow
     bool narrow = false;             // beta lies inside BETA_RECIP_MIN .. MAX
@@ -6537,11 +6592,15 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
     // pgpu_destroy.
     if (!gen.built) {
         gen.mk.assign(nl, nullptr);
+        gen.one.assign(nl, nullptr);
         for (int d = 0; d < 3; ++d) gen.fr[d].assign(nl, nullptr);
         for (int l = 1; l < nl; ++l) {
             const size_t n = (size_t)lv[l].elems;
-            PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.mk[l], n, "a coarse level's cell types"));
-            PGPU_CUDA(cudaMemsetAsync(gen.mk[l], 0, n, env.st));
+            const size_t nb = (n + 15) / 16 * 16; // (a multiple of 16 bytes: gen_first_kernel's loads)
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.mk[l], nb, "a coarse level's cell types"));
+            PGPU_CUDA(cudaMemsetAsync(gen.mk[l], 0, nb, env.st));
+            PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.one[l], nb, "a coarse level's unit faces"));
+            PGPU_CUDA(cudaMemsetAsync(gen.one[l], 0, nb, env.st));
             for (int d = 0; d < axes; ++d) {
                 PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fr[d][l], n * sizeof(T), "a coarse level's face fractions"));
                 PGPU_CUDA(cudaMemsetAsync(gen.fr[d][l], 0, n * sizeof(T), env.st));
@@ -6758,6 +6817,8 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         a.f = lv[l].g;
         a.c = C;
         a.cmk = gen.mask ? gen.mk[l + 1] : nullptr;
+        a.cone = gen.mask ? gen.one[l + 1] : nullptr;
+        a.fone = gen.mask && l > 0 ? gen.one[l] : nullptr;
         for (int d = 0; d < 3; ++d) {
             a.cf[d] = gen.fr[d][l + 1];
             a.ax[d] = cl.ax[d];

@@ -628,7 +628,7 @@
  *    replaces the first), four bytes of labels, two bits and an array of
  *    u's precision per point for a mask, three arrays of u's precision for
  *    beta (four in double on 3D grids: beta's reciprocals, from which the
- *    residual forms the faces), a byte and three arrays per coarse
+ *    residual forms the faces), two bytes and three arrays per coarse
  *    point); later calls allocate
  *    nothing.  The call waits for the stream to read whether the data are
  *    valid (and, for a mask, how many singular regions it has); on invalid
