@@ -5125,6 +5125,17 @@ template <class T, bool FR> __global__ void __launch_bounds__(32 * FIRST_WARPS) 
         // start is aligned and whose length is a multiple of 16.
         const int x0 = min(xa, nf[0] - 1), run = min(xb, nf[0] - 1) - x0, CH = F.is3d ? 16 : 4;
         const int64_t fst[3] = {1, F.sy, F.is3d ? F.sz : 0};
+        const auto load_ch = [&](const uint8_t *p, uint32_t(&v)[4]) { // the CH bytes at p (aligned)
+            if (CH == 16) {
+                const uint4 q = *(const uint4 *)p;
+                v[0] = q.x;
+                v[1] = q.y;
+                v[2] = q.z;
+                v[3] = q.w;
+            } else {
+                v[0] = *(const uint32_t *)p;
+            }
+        };
         // A thread a row of slots, its loads FIRST_LOADS at a time (a row's
         // address once for all of its loads: 310 -> 250 us for a 512^3
         // float mask's first level, against a lane a load); slot counts
@@ -5143,15 +5154,7 @@ template <class T, bool FR> __global__ void __launch_bounds__(32 * FIRST_WARPS) 
                 const uint8_t *ow = ol - ofirst;
                 for (int c = 0; c <= (ofirst + orun) / CH; ++c) {
                     uint32_t v[4] = {0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u};
-                    if (CH == 16) {
-                        const uint4 q = *(const uint4 *)(ow + CH * c);
-                        v[0] = q.x;
-                        v[1] = q.y;
-                        v[2] = q.z;
-                        v[3] = q.w;
-                    } else {
-                        v[0] = *(const uint32_t *)(ow + CH * c);
-                    }
+                    load_ch(ow + CH * c, v);
                     const int lb = ofirst - CH * c;
 #pragma unroll
                     for (int i = 0; i < 4; ++i)
@@ -5166,18 +5169,9 @@ template <class T, bool FR> __global__ void __launch_bounds__(32 * FIRST_WARPS) 
                     lo_b[h] = 1;
                     hi_b[h] = 0;
                     if (c0 + h >= nw) continue;
-                    const uint8_t *pw = pw0 + CH * (c0 + h);
                     lo_b[h] = first - CH * (c0 + h);
                     hi_b[h] = lo_b[h] + run;
-                    if (CH == 16) {
-                        const uint4 c = *(const uint4 *)pw;
-                        v[h][0] = c.x;
-                        v[h][1] = c.y;
-                        v[h][2] = c.z;
-                        v[h][3] = c.w;
-                    } else {
-                        v[h][0] = *(const uint32_t *)pw;
-                    }
+                    load_ch(pw0 + CH * (c0 + h), v[h]);
                 }
 #pragma unroll
                 for (int h = 0; h < FIRST_LOADS; ++h) {
