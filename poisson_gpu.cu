@@ -185,6 +185,15 @@ template <class T> struct Tune {
     // the tile kernel's pass took 2.30 ms against 2.15 with the stored
     // fractions (cycle 10.37 against 10.39 ms: no gain).
     static constexpr bool beta_reciprocals = !F32;
+    // Level 0 of beta alone (no mask) smoothed by beta_tile_kernel, which
+    // forms the faces from 1 / beta once a plane (Grid::bw, allocated in both
+    // precisions for it): smooth beta V(2,1) at 512^3 (H200, event-timed)
+    // float 8.21 -> 7.27 ms, double 13.61 -> 12.23 ms; its pass (ncu) float
+    // 1.75 -> 1.54 ms, double 3.05 -> 2.76.  Blocks of 32 pairs x 16 rows, two
+    // blocks per SM in float (88 KB of rings each), one in double (176 KB).
+    static constexpr int bt_by = 16;
+    static constexpr int bt_blocks = F32 ? 2 : 1;
+    static constexpr int bt_per_sm = F32 ? 8 : 4;
     // ... two iterations per pass: blocks of rbt_tx pairs by 32 rows, one per
     // SM (float: 64 registers, 36 bytes spilled; double: 128, 12 spilled), so
     // few blocks per SM as the chunk target (FMG float: 2, 4, 8 took 7.56,
@@ -791,10 +800,11 @@ template <class T> struct Grid {
     int gen;
     const uint8_t *mk;
     const T *fx, *fy, *fz;
-    // Level 0 with coefficients in beta_face's range: 1 / beta per point
-    // (layout of u), from which the smoother and the residual form the
-    // interior faces' fractions (beta_face, the bits fx .. fz hold there):
-    // one array read instead of three.  NULL otherwise.
+    // Level 0 of a 3D grid with coefficients in beta_face's range: 1 / beta
+    // per point (layout of u, face ghosts too), from which beta_tile_kernel
+    // and, in double, the residual form the faces' fractions (beta_face,
+    // the bits fx .. fz hold): one array read instead of three.  NULL
+    // otherwise.
     const T *bw = nullptr;
     // The table is uniform (fast before the fractions turned it off): the
     // column walk groups planes with the fractions (WALK_FRAC).
@@ -1066,14 +1076,31 @@ __device__ __forceinline__ double smooth_scale(double w, double diag)
     return w * r;
 }
 
+// ... for beta_tile_kernel: in float by the double reciprocal (no branch,
+// no division's slow path, which spilled its 64 registers; every float
+// diagonal lies in the double one's range), in double smooth_scale.
+__device__ __forceinline__ float smooth_scale_lean(float w, float diag)
+{
+    const double d = diag;
+    double r;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
+    r = fma(r, fma(-d, r, 1.0), r);
+    r = fma(r, fma(-d, r, 1.0), r);
+    return (float)((double)w * r);
+}
+__device__ __forceinline__ double smooth_scale_lean(double w, double diag) { return smooth_scale(w, diag); }
+
 // beta's harmonic face mean 2 a b / (a + b) from the reciprocals wa = 1/a,
-// wb = 1/b (Grid::bw, double only: Tune::beta_reciprocals): 2 / (wa + wb),
-// the reciprocal as in smooth_scale, every operation rounded as written, so
+// wb = 1/b (Grid::bw): 2 / (wa + wb), the reciprocal as in smooth_scale
+// (float: one Newton step), every operation rounded as written, so
 // that both points of a face and every kernel (and the stored fractions,
-// gen_fractions_kernel) get the same bits.  For beta in BETA_RECIP_MIN ..
-// BETA_RECIP_MAX, where the sum stays inside the approximate reciprocal's
+// gen_fractions_kernel) get the same bits.  For beta in beta_recip_min ..
+// beta_recip_max, where the sum stays inside the approximate reciprocal's
 // range; other data take the division (gen_fractions_kernel).
-constexpr double BETA_RECIP_MIN = 0x1p-900, BETA_RECIP_MAX = 0x1p+900;
+// In float (one Newton step) the range is 2^-100 .. 2^100, where the
+// reciprocals, their sums and the means stay normal floats.
+template <class T> constexpr double beta_recip_min() { return sizeof(T) == 4 ? 0x1p-100 : 0x1p-900; }
+template <class T> constexpr double beta_recip_max() { return sizeof(T) == 4 ? 0x1p+100 : 0x1p+900; }
 __device__ __forceinline__ double beta_face(double wa, double wb)
 {
     const double s = __dadd_rn(wa, wb);
@@ -1083,7 +1110,14 @@ __device__ __forceinline__ double beta_face(double wa, double wb)
     r = __fma_rn(r, __fma_rn(-s, r, 1.0), r);
     return __dmul_rn(2.0, r);
 }
-__device__ __forceinline__ float beta_face(float wa, float wb) { return (float)beta_face((double)wa, (double)wb); }
+__device__ __forceinline__ float beta_face(float wa, float wb)
+{
+    const float s = __fadd_rn(wa, wb);
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
+    r = __fmaf_rn(r, __fmaf_rn(-s, r, 1.0f), r);
+    return __fmul_rn(2.0f, r);
+}
 
 // The six face fractions (GenPoint's order) of a point q away from the box
 // faces: from beta's reciprocals bw (wzl, wc, wzh: those of the points below,
@@ -1243,7 +1277,7 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
             const ColXY<T> c = col_xy(g, i, j);
             const int64_t o[4] = {c.nxl, c.nxh, c.nyl, c.nyh};
             const T d[4] = {g.cxl[i], g.cxh[i], g.cyl[j], g.cyh[j]};
-            const bool lean = g.bw && i > 0 && i < g.nx - 1 && j > 0 && j < g.ny - 1;
+            const bool lean = Tune<T>::beta_reciprocals && g.bw && i > 0 && i < g.nx - 1 && j > 0 && j < g.ny - 1;
             constexpr int GF = 2; // planes per group (G's registers spilled here)
             static_assert(G % GF == 0, "the grouped range is a multiple of G");
             for (int64_t p = col + (int64_t)kg0 * sz, k = kg0; k < kg1; k += GF, p += GF * sz) {
@@ -2525,11 +2559,245 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     if constexpr (RING) __pipeline_wait_prior(0); // no copy outlives the block
 }
 
+// Red-black, one iteration per pass, on level 0 of coefficients alone (no
+// mask) where its table is uniform (SmoothPlan::tile) and beta lies in
+// beta_face's range (Grid::bw).  The faces are formed once a plane from
+// 1 / beta (one array read instead of rbgs_tile_kernel's three fractions)
+// and everything a block reads is staged by cp.async into rings in shared
+// memory one plane ahead, so that no update waits for global memory:
+//  - A block of BT_TX pairs by BY rows (one warp a row) walks its chunk's
+//    planes; step m updates the first colour at plane m (from the old
+//    values) and the second at m - 1 (from the first colour's new values),
+//    and stores plane m - 1.  Each colour loses a point of the tile on
+//    every side: a block owns (2 BT_TX - 4) x (BY - 4) points.
+//  - Thread (tx, ty) holds the points x0, x0 + 1 of its row; in shared
+//    memory an array's plane keeps the two elements' columns apart (BT_RW
+//    words each, one padding word each side), so a warp reads one bank row.
+//  - The element A updated at step m is the same for both colours (the
+//    first at m, the second at m - 1); its own column (old u, the first
+//    colour's new values, its z faces, 1 / beta) stays in registers, and
+//    the shared rings hold what the neighbours read: u (6 planes, the new
+//    first colour written in place), f and 1 / beta (3), the x / y faces (3).
+//  - The loop runs in blocks of 6 steps, so every ring slot is a constant.
+// Points whose x, y or z neighbour is a box face take the table form's
+// couplings (gen_faces, plain_sum: every coupling of beta alone is nonzero);
+// the others each face's coupling times its fraction as its diagonal part.
+constexpr int BT_TX = 32, BT_RW = BT_TX + 2;
+template <class T> struct BetaTile {
+    static constexpr int BY = Tune<T>::bt_by;
+    static constexpr int PL = (BY + 2) * 2 * BT_RW; // a plane of one array
+    static constexpr int RU = 6, RF = 3, RB = 3, RC = 3;
+    static constexpr size_t SMEM = (size_t)(RU + RF + RB + 2 * RC) * PL * sizeof(T);
+    static constexpr int OX = 2 * BT_TX - 4, OY = BY - 4;
+};
+
+template <class T>
+__global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
+    beta_tile_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
+                     const T *__restrict__ shiftp, T omega, int flip, int kchunk, int nyb, int nchunks)
+{
+    typedef BetaTile<T> B;
+    constexpr int PL = B::PL, RW = BT_RW, RU = B::RU, RF = B::RF, RB = B::RB, BY = B::BY;
+    extern __shared__ __align__(16) unsigned char bt_smem[];
+    T *const su = reinterpret_cast<T *>(bt_smem);
+    T *const sf = su + RU * PL;
+    T *const sr = sf + RF * PL;
+    T *const sx = sr + RB * PL;    // the low x faces
+    T *const sy = sx + B::RC * PL; // the low y faces
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
+    int k0, k1;
+    chunk_planes(zc, kchunk, g.nz, k0, k1);
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int x0 = blockIdx.x * B::OX - 2 + 2 * tx, y = yb * B::OY - 2 + ty; // x0 is even
+    const int64_t col = g.base + x0 + (int64_t)y * g.sy; // only dereferenced where loaded
+    const int me = (ty + 1) * 2 * RW + tx + 1;           // element 0 in a plane, element 1 at + RW
+    // Per element: ld, its u and 1 / beta are loaded (ghosts too); act, an
+    // interior point; own, stored; inner, no x / y neighbour is a box face.
+    // A warp is a row: inner[e], no element e of the warp (and no point of
+    // the row) has an x / y neighbour that is a box face.
+    bool ld[2], act[2], own[2], inner[2];
+    const bool yl = y >= -1 && y <= g.ny, yi = y >= 0 && y < g.ny, yin = y >= 1 && y <= g.ny - 2;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        const int x = x0 + e;
+        const bool xi = x >= 0 && x < g.nx;
+        ld[e] = x >= -1 && x <= g.nx && yl;
+        act[e] = xi && yi;
+        own[e] = act[e] && 2 * tx + e >= 2 && 2 * tx + e < 2 * BT_TX - 2 && ty >= 2 && ty < BY - 2;
+        inner[e] = __all_sync(0xffffffffu, x >= 1 && x <= g.nx - 2) && yin;
+    }
+    // The table form's x / y couplings and diagonal parts of the tile's
+    // columns and rows (clamped to the grid), for the points at box faces.
+    __shared__ T cxs[4][2 * BT_TX], cys[4][BY];
+    {
+        const int t = ty * BT_TX + tx;
+        if (t < 2 * BT_TX) {
+            const int x = min(max(blockIdx.x * B::OX - 2 + t, 0), g.nx - 1);
+            const ColXY<T> c = col_xy(g, x, 0);
+            cxs[0][t] = c.vxl;
+            cxs[1][t] = c.vxh;
+            cxs[2][t] = g.cxl[x];
+            cxs[3][t] = g.cxh[x];
+        } else if (t < 2 * BT_TX + BY) {
+            const int r = t - 2 * BT_TX, yc = min(max(yb * B::OY - 2 + r, 0), g.ny - 1);
+            const ColXY<T> c = col_xy(g, 0, yc);
+            cys[0][r] = c.vyl;
+            cys[1][r] = c.vyh;
+            cys[2][r] = g.cyl[yc];
+            cys[3][r] = g.cyh[yc];
+        }
+    }
+    const T shift = load_shift(shiftp).hi, keep = T(1) - omega;
+    // Issue: plane ip of u and 1 / beta, ip - 1 of f, one commit group; slots
+    // counted from plane k0 - 2.
+    int ip = k0 - 2;
+    const T *gu = src + col + (int64_t)ip * g.sz, *gw = g.bw + col + (int64_t)ip * g.sz,
+            *gf = f + col + (int64_t)(ip - 1) * g.sz;
+    auto issue = [&](int su_, int sr_, int sf_) {
+        if (ip >= -1 && ip <= g.nz) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+                if (ld[e]) {
+                    __pipeline_memcpy_async(su + su_ * PL + me + e * RW, gu + e, sizeof(T));
+                    __pipeline_memcpy_async(sr + sr_ * PL + me + e * RW, gw + e, sizeof(T));
+                }
+        }
+        if (ip - 1 >= 0 && ip - 1 < g.nz) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+                if (act[e]) __pipeline_memcpy_async(sf + sf_ * PL + me + e * RW, gf + e, sizeof(T));
+        }
+        __pipeline_commit();
+        ++ip;
+        gu += g.sz;
+        gw += g.sz;
+        gf += g.sz;
+    };
+    // The pair's low faces (fractions) per plane slot, and its 1 / beta at
+    // the plane formed last.
+    T wz[3][2], wo[2] = {T(0), T(0)};
+    auto form = [&](int c, int rc) { // plane of slot c from 1 / beta in slot rc
+        const T *r = sr + rc * PL + me;
+        const T r0 = r[0], r1 = r[RW];
+        sx[c * PL + me] = beta_face(r[RW - 1], r0);
+        sx[c * PL + me + RW] = beta_face(r0, r1);
+        sy[c * PL + me] = beta_face(r[-2 * RW], r0);
+        sy[c * PL + me + RW] = beta_face(r[-RW], r1);
+        wz[c][0] = beta_face(wo[0], r0);
+        wz[c][1] = beta_face(wo[1], r1);
+        wo[0] = r0;
+        wo[1] = r1;
+    };
+    // Element e at plane p: x / y neighbours from u slot uc, its own centre
+    // and z neighbours, f, its faces (fr6, GenPoint's order).  FAST: no x, y
+    // or z neighbour is a box face (the uniform couplings); else the table
+    // form's, for every lane (the value counts where act[e]).
+    auto update = [&](auto fast_c, int e, int p, int uc, T centre, T zl, T zh, T fv, const T (&fr6)[6]) {
+        const T *u = su + uc * PL + me + e * RW;
+        T nb6[6] = {u[e ? -RW : RW - 1], u[e ? 1 - RW : RW], u[-2 * RW], u[2 * RW], zl, zh};
+        T off, dg;
+        if constexpr (decltype(fast_c)::value) {
+            const T c[6] = {g.cx * fr6[0], g.cx * fr6[1], g.cy * fr6[2], g.cy * fr6[3], g.cz * fr6[4], g.cz * fr6[5]};
+            off = plain_sum(c, c, nb6, dg);
+            return relax_scaled(centre, (fv - shift) + off, keep, smooth_scale_lean(omega, dg));
+        } else {
+            const int ex = 2 * tx + e;
+            const ColZ<T> z = col_z(g, p);
+            GenPoint<T> gp;
+            gp.v[0] = cxs[0][ex]; gp.v[1] = cxs[1][ex]; gp.v[2] = cys[0][ty]; gp.v[3] = cys[1][ty];
+            gp.v[4] = z.vzl; gp.v[5] = z.vzh;
+            gp.d[0] = cxs[2][ex]; gp.d[1] = cxs[3][ex]; gp.d[2] = cys[2][ty]; gp.d[3] = cys[3][ty];
+            gp.d[4] = g.czl[p]; gp.d[5] = g.czh[p];
+            gen_faces(gp, fr6, 0u);
+            off = plain_sum(gp.v, gp.d, nb6, dg);
+            const T v = relax_scaled(centre, (fv - shift) + off, keep, smooth_scale_lean(omega, dg));
+            return act[e] && dg > T(0) ? v : centre; // only Neumann faces open: left as it is
+        }
+    };
+    for (int a = 0; a < 3; ++a) { // planes k0 - 2 .. k0 of u and 1 / beta
+        const int d = ip - (k0 - 2);
+        issue(d % RU, d % RB, (d + 2) % RF);
+    }
+    __pipeline_wait_prior(1);
+    __syncthreads();
+    wo[0] = sr[me];
+    wo[1] = sr[me + RW];
+    form(1, 1); // plane k0 - 1
+#pragma unroll
+    for (int e = 0; e < 2; ++e) wz[0][e] = wz[2][e] = T(0);
+    const int c0 = flip ? 0 : 1; // the first colour: (x + y + z) & 1 == c0
+    auto run = [&](auto e0_c) {
+        constexpr int E0 = decltype(e0_c)::value; // element A at plane k0 - 1
+        // Element A's old u one plane above, by step parity (its z low two steps later).
+        T zo[2] = {su[me + E0 * RW], su[PL + me + (E0 ^ 1) * RW]};
+        T vp = T(0), vp2 = T(0); // the first colour's new values of the last two steps
+        // Step m = mb + j; FAST: the whole block of six steps inside the
+        // chunk and the planes 1 .. nz - 2, and the warp away from the box.
+        auto step = [&](auto fast_c, auto j_c, int mb) {
+            constexpr bool FAST = decltype(fast_c)::value;
+            constexpr int j = decltype(j_c)::value, e = (E0 + j) & 1;
+            const int m = mb + j;
+            __pipeline_wait_prior(0);
+            __syncthreads();
+            issue((3 + j) % RU, (3 + j) % RB, (2 + j) % RF); // u, 1 / beta at m + 2; f at m + 1
+            form((2 + j) % 3, (2 + j) % RB);                  // plane m + 1
+            constexpr int cl = j % 3, cm = (1 + j) % 3, ch = (2 + j) % 3, ul = j % RU, um = (1 + j) % RU;
+            T *uA = su + um * PL + me + e * RW;
+            const T cen = *uA, zh = su[((2 + j) % RU) * PL + me + e * RW], zl = zo[j & 1];
+            zo[j & 1] = zh;
+            T v1 = cen; // ghosts keep their values
+            if (FAST || (m >= 0 && m < g.nz)) {
+                const T *ax = sx + cm * PL + me + e * RW, *ay = sy + cm * PL + me + e * RW;
+                const T fr6[6] = {ax[0], ax[e ? 1 - RW : RW], ay[0], ay[2 * RW], wz[cm][e], wz[ch][e]};
+                v1 = update(fast_c, e, m, um, cen, zl, zh, sf[((1 + j) % RF) * PL + me + e * RW], fr6);
+                *uA = v1;
+            }
+            if (FAST || m - 1 >= k0) {
+                const T *ax = sx + cl * PL + me + e * RW, *ay = sy + cl * PL + me + e * RW;
+                const T fr6[6] = {ax[0], ax[e ? 1 - RW : RW], ay[0], ay[2 * RW], wz[cl][e], wz[cm][e]};
+                const T v2 = update(fast_c, e, m - 1, ul, zl, vp2, v1, sf[(j % RF) * PL + me + e * RW], fr6);
+                T *d = dst + col + (int64_t)(m - 1) * g.sz;
+                if (own[e]) d[e] = v2;
+                if (own[e ^ 1]) d[e ^ 1] = vp;
+            }
+            vp2 = vp;
+            vp = v1;
+        };
+        const bool warp_in = inner[0] && inner[1];
+        for (int mb = k0 - 1; mb <= k1; mb += 6) {
+            if (warp_in && mb - 1 >= max(k0, 1) && mb + 5 <= min(k1, g.nz - 2)) {
+                step(std::true_type{}, std::integral_constant<int, 0>{}, mb);
+                step(std::true_type{}, std::integral_constant<int, 1>{}, mb);
+                step(std::true_type{}, std::integral_constant<int, 2>{}, mb);
+                step(std::true_type{}, std::integral_constant<int, 3>{}, mb);
+                step(std::true_type{}, std::integral_constant<int, 4>{}, mb);
+                step(std::true_type{}, std::integral_constant<int, 5>{}, mb);
+            } else {
+                step(std::false_type{}, std::integral_constant<int, 0>{}, mb);
+                if (mb + 1 > k1) break;
+                step(std::false_type{}, std::integral_constant<int, 1>{}, mb);
+                if (mb + 2 > k1) break;
+                step(std::false_type{}, std::integral_constant<int, 2>{}, mb);
+                if (mb + 3 > k1) break;
+                step(std::false_type{}, std::integral_constant<int, 3>{}, mb);
+                if (mb + 4 > k1) break;
+                step(std::false_type{}, std::integral_constant<int, 4>{}, mb);
+                if (mb + 5 > k1) break;
+                step(std::false_type{}, std::integral_constant<int, 5>{}, mb);
+            }
+        }
+    };
+    if ((y + k0 - 1 + c0) & 1) run(std::integral_constant<int, 1>{});
+    else run(std::integral_constant<int, 0>{});
+    __pipeline_wait_prior(0); // no copy outlives the block
+}
+
 // How a level is smoothed: which red-black kernel and the launch shapes.
 struct SmoothPlan {
     bool tile = false;   // red-black through rbgs_tile_kernel
     bool paired = false; // ... two iterations per pass where a smoothing asks for two or more
-    ColLaunch rb, rbt, rbt2, sweep;
+    ColLaunch rb, rbt, rbt2, sweep, bt; // bt: beta_tile_kernel's (level 0 with Grid::bw, no mask)
 };
 
 // uniform: the level's table is (Grid::fast before face fractions came);
@@ -2546,6 +2814,8 @@ template <class T> static SmoothPlan smooth_plan(const Grid<T> &g, double npts, 
     p.rbt = col_launch(g.nx, g.ny, g.nz, is3d, T1::OX, T1::OY, T1::TX, T1::BY, sms, T1::PER_SM);
     p.rbt2 = col_launch(g.nx, g.ny, g.nz, is3d, T2::OX, T2::OY, T2::TX, T2::BY, sms, T2::PER_SM);
     p.sweep = walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::sweep_group);
+    typedef BetaTile<T> BT;
+    p.bt = col_launch(g.nx, g.ny, g.nz, is3d, BT::OX, BT::OY, BT_TX, BT::BY, sms, Tune<T>::bt_per_sm);
     return p;
 }
 
@@ -2559,6 +2829,9 @@ template <class T> static pgpu_status smooth_setup(Env &env)
                                    (int)frac_smem_bytes<T>()));
     PGPU_CUDA(cudaFuncSetAttribute(rbgs_tile_kernel<T, 1, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)frac_smem_bytes<T>()));
+    if (BetaTile<T>::SMEM <= (size_t)env.optin)
+        PGPU_CUDA(cudaFuncSetAttribute(beta_tile_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)BetaTile<T>::SMEM));
     return PGPU_SUCCESS;
 }
 
@@ -2583,7 +2856,9 @@ static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int 
                            const T *f, const T *shift, T w, int flip)
 {
     char *err = env.err;
-    if (p.tile && g.fx && g.mk)
+    if (p.tile && g.bw && !g.mk && !env.dist && BetaTile<T>::SMEM <= (size_t)env.optin)
+        launch(p.bt, BetaTile<T>::SMEM, env.st, beta_tile_kernel<T>, g, src, dst, f, shift, w, flip);
+    else if (p.tile && g.fx && g.mk)
         launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, true, true>, g, src, dst, f, shift, w, flip);
     else if (p.tile && g.fx)
         launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, false, true>, g, src, dst, f, shift, w, flip);
@@ -4524,7 +4799,7 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
             for (int i = lane; i < g.nx; i += 32) {
                 const double b = (double)beta[row + i];
                 if (!(b > 0) || !(b <= DBL_MAX)) bits |= GEN_BAD_BETA;
-                else if (!(b >= BETA_RECIP_MIN && b <= BETA_RECIP_MAX)) bits |= GEN_WIDE_BETA;
+                else if (!(b >= beta_recip_min<T>() && b <= beta_recip_max<T>())) bits |= GEN_WIDE_BETA;
             }
     }
     if (CHECK) {
@@ -4537,9 +4812,10 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
 
 // Level 0's face fractions from beta: harmonic means between neighbours
 // (the wrapped one on a periodic axis), beta at box faces; the high face of
-// the last node goes to its ghost.  With bw (double, beta inside
-// BETA_RECIP_MIN .. MAX: no GEN_WIDE_BETA) the means are beta_face's of the
-// reciprocals, which go to bw; else 2 a b / (a + b) in double, formed as
+// the last node goes to its ghost.  With bw (beta inside beta_recip_min ..
+// max: no GEN_WIDE_BETA) the means are beta_face's of the reciprocals, which
+// go to bw, a box face's beta_face(1/b, 1/b) and its ghost's 1/b the same
+// (beta_tile_kernel forms every face so); else 2 a b / (a + b) in double, formed as
 // min (2 / (1 + min / max)): the product a b underflows or overflows for
 // beta beyond about 1e-154 .. 1e154 (double's beta outside the reciprocals'
 // range), the mean lies between min and 2 min.
@@ -4556,13 +4832,16 @@ __global__ void gen_fractions_kernel(const Grid<T> g, const T *__restrict__ beta
         int i, j, k;
         const int64_t p = point_of(g, t, i, j, k);
         const double b = (double)beta[p];
-        if (bw) bw[p] = T(1.0 / b);
+        const T wb = T(1.0 / b), edge = bw ? beta_face(wb, wb) : T(b);
+        if (bw) bw[p] = wb;
         auto mean = [&](int64_t q) { // the face's mean with the point at q
-            return bw ? beta_face(T(1.0 / (double)beta[q]), T(1.0 / b)) : T(harmonic(b, (double)beta[q]));
+            return bw ? beta_face(T(1.0 / (double)beta[q]), wb) : T(harmonic(b, (double)beta[q]));
         };
         auto face = [&](T *fr, int m, int n, int per, int64_t s) {
-            fr[p] = m > 0 ? mean(p - s) : per ? mean(p + (n - 1) * s) : T(b);
-            if (m == n - 1) fr[p + s] = per ? mean(p - (n - 1) * s) : T(b);
+            fr[p] = m > 0 ? mean(p - s) : per ? mean(p + (n - 1) * s) : edge;
+            if (m == n - 1) fr[p + s] = per ? mean(p - (n - 1) * s) : edge;
+            if (bw && !per && m == 0) bw[p - s] = wb;
+            if (bw && !per && m == n - 1) bw[p + s] = wb;
         };
         face(fx, i, g.nx, g.px, 1);
         face(fy, j, g.ny, g.py, g.sy);
@@ -6055,8 +6334,8 @@ template <class T> struct General {
     std::vector<uint8_t *> mk;       // per level; level 0: the caller's mask, ghosts fluid
     std::vector<uint8_t *> one;      // per coarse level (with a mask): GenCoarse::cone
     std::vector<T *> fr[3];          // per level, face fractions; level 0: from beta
-    T *bw = nullptr;                 // level 0: 1 / beta (Grid::bw; Tune::beta_reciprocals), used where narrow
-    bool narrow = false;             // beta lies inside BETA_RECIP_MIN .. MAX
+    T *bw = nullptr;                 // level 0 of a 3D grid: 1 / beta (Grid::bw), used where narrow
+    bool narrow = false;             // beta lies inside beta_recip_min .. max
     struct CoarseLevel {
         CoarseAxis ax[3];
         WalkAxis wk[3];
@@ -6750,7 +7029,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
             PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.fr[d][0], n, "the face coefficients"));
             PGPU_CUDA(cudaMemsetAsync(gen.fr[d][0], 0, n, env.st));
         }
-    if (want_beta && Tune<T>::beta_reciprocals && lv[0].g.is3d && !gen.bw) {
+    if (want_beta && lv[0].g.is3d && !gen.bw) {
         const size_t n = (size_t)lv[0].elems * sizeof(T);
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.bw, n, "the coefficients' reciprocals"));
         PGPU_CUDA(cudaMemsetAsync(gen.bw, 0, n, env.st));
