@@ -628,10 +628,10 @@
  *    replaces the first), four bytes of labels, two bits and an array of
  *    u's precision per point for a mask, three arrays of u's precision for
  *    beta (four on 3D grids: beta's reciprocals, from which the smoother,
- *    and in double the residual, forms the faces), two bytes and three arrays per coarse
- *    point); later calls allocate
- *    nothing.  The call waits for the stream to read whether the data are
- *    valid (and, for a mask, how many singular regions it has); on invalid
+ *    and in double the residual, forms the faces), two bytes and three
+ *    arrays per coarse point); later calls allocate nothing.  The call
+ *    waits for the stream to read whether the data are valid (and, for a
+ *    mask, how many singular regions it has); on invalid
  *    data (a mask byte other than the three types, beta <= 0 or not
  *    finite, a mask without a fluid point) it returns
  *    PGPU_ERROR_INVALID_ARGUMENT and the handle keeps its previous data.
