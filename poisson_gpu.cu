@@ -191,9 +191,14 @@ template <class T> struct Tune {
     // float 8.21 -> 7.27 ms, double 13.61 -> 12.23 ms; its pass (ncu) float
     // 1.75 -> 1.54 ms, double 3.05 -> 2.76.  Blocks of 32 pairs x 16 rows, two
     // blocks per SM in float (88 KB of rings each), one in double (176 KB).
+    // Rows 32 in float (one block of 1024 threads per SM): a pass took as
+    // long (ncu 1.30 ms) and the residual longer (1.79 against 1.54).  Float
+    // chunk target 16 blocks an SM: cycle 6.66 against 6.63 ms with 8 (the
+    // column walk's residual), kept with the residual on this kernel (6.48
+    // ms; 8 not measured with it).
     static constexpr int bt_by = 16;
     static constexpr int bt_blocks = F32 ? 2 : 1;
-    static constexpr int bt_per_sm = F32 ? 8 : 4;
+    static constexpr int bt_per_sm = F32 ? 16 : 4;
     // ... two iterations per pass: blocks of rbt_tx pairs by 32 rows, one per
     // SM (float: 64 registers, 36 bytes spilled; double: 128, 12 spilled), so
     // few blocks per SM as the chunk target (FMG float: 2, 4, 8 took 7.56,
@@ -2579,10 +2584,14 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
 //    the shared rings hold what the neighbours read: u (6 planes, the new
 //    first colour written in place), f and 1 / beta (3), the x / y faces (3).
 //  - The loop runs in blocks of 6 steps, so every ring slot is a constant.
-// Points whose x, y or z neighbour is a box face take the table form's
-// couplings (gen_faces, plain_sum: every coupling of beta alone is nonzero);
-// the others each face's coupling times its fraction as its diagonal part.
+// Rows whose x or y neighbours at a box face couple as inside (Dirichlet
+// faces of a uniform axis), and the points of every row away from the
+// faces, take the uniform couplings times the fractions (each face's
+// coupling its diagonal part); the rest, and the planes next to a z face,
+// the table form's (gen_faces, plain_sum: every coupling of beta alone is
+// nonzero).
 constexpr int BT_TX = 32, BT_RW = BT_TX + 2;
+template <int N> using IntC = std::integral_constant<int, N>;
 template <class T> struct BetaTile {
     static constexpr int BY = Tune<T>::bt_by;
     static constexpr int PL = (BY + 2) * 2 * BT_RW; // a plane of one array
@@ -2591,7 +2600,14 @@ template <class T> struct BetaTile {
     static constexpr int OX = 2 * BT_TX - 4, OY = BY - 4;
 };
 
-template <class T>
+// FR: the faces are the level's stored fractions (Grid::fx, fy, fz: any
+// level of beta alone, 1 / beta or not), staged as they are: x / y one
+// plane ahead into their rings, z two planes ahead into 1 / beta's.
+// RES: the same walk forms the residual instead (dst = f - shift - A src at
+// the interior points, in double as the column walk forms it; omega and flip
+// unused): step m's two updates become the residual at the same two points,
+// from the old values.
+template <class T, bool RES, bool FR>
 __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     beta_tile_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
                      const T *__restrict__ shiftp, T omega, int flip, int kchunk, int nyb, int nchunks)
@@ -2613,11 +2629,9 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     const int64_t col = g.base + x0 + (int64_t)y * g.sy; // only dereferenced where loaded
     const int me = (ty + 1) * 2 * RW + tx + 1;           // element 0 in a plane, element 1 at + RW
     // Per element: ld, its u and 1 / beta are loaded (ghosts too); act, an
-    // interior point; own, stored; inner, no x / y neighbour is a box face.
-    // A warp is a row: inner[e], no element e of the warp (and no point of
-    // the row) has an x / y neighbour that is a box face.
-    bool ld[2], act[2], own[2], inner[2];
-    const bool yl = y >= -1 && y <= g.ny, yi = y >= 0 && y < g.ny, yin = y >= 1 && y <= g.ny - 2;
+    // interior point; own, stored.
+    bool ld[2], act[2], own[2];
+    const bool yl = y >= -1 && y <= g.ny, yi = y >= 0 && y < g.ny;
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
         const int x = x0 + e;
@@ -2625,7 +2639,6 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         ld[e] = x >= -1 && x <= g.nx && yl;
         act[e] = xi && yi;
         own[e] = act[e] && 2 * tx + e >= 2 && 2 * tx + e < 2 * BT_TX - 2 && ty >= 2 && ty < BY - 2;
-        inner[e] = __all_sync(0xffffffffu, x >= 1 && x <= g.nx - 2) && yin;
     }
     // The table form's x / y couplings and diagonal parts of the tile's
     // columns and rows (clamped to the grid), for the points at box faces.
@@ -2648,36 +2661,47 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
             cys[3][r] = g.cyh[yc];
         }
     }
-    const T shift = load_shift(shiftp).hi, keep = T(1) - omega;
-    // Issue: plane ip of u and 1 / beta, ip - 1 of f, one commit group; slots
-    // counted from plane k0 - 2.
+    const Shift<T> sh = load_shift(shiftp);
+    const T shift = sh.hi, keep = T(1) - omega;
+    // Issue: plane ip of u and 1 / beta (FR: the z faces), ip - 1 of f (FR:
+    // and the x / y faces, into slot sc_), one commit group; slots counted
+    // from plane k0 - 2.  INNER: planes ip - 1, ip inside (no range check).
     int ip = k0 - 2;
-    const T *gu = src + col + (int64_t)ip * g.sz, *gw = g.bw + col + (int64_t)ip * g.sz,
-            *gf = f + col + (int64_t)(ip - 1) * g.sz;
-    auto issue = [&](int su_, int sr_, int sf_) {
-        if (ip >= -1 && ip <= g.nz) {
+    int64_t po = col + (int64_t)ip * g.sz; // plane ip's offset
+    auto issue = [&](auto inner_c, int su_, int sr_, int sf_, int sc_) {
+        constexpr bool INNER = decltype(inner_c)::value;
+        if (INNER || (ip >= -1 && ip <= g.nz)) {
 #pragma unroll
             for (int e = 0; e < 2; ++e)
                 if (ld[e]) {
-                    __pipeline_memcpy_async(su + su_ * PL + me + e * RW, gu + e, sizeof(T));
-                    __pipeline_memcpy_async(sr + sr_ * PL + me + e * RW, gw + e, sizeof(T));
+                    __pipeline_memcpy_async(su + su_ * PL + me + e * RW, src + po + e, sizeof(T));
+                    __pipeline_memcpy_async(sr + sr_ * PL + me + e * RW, (FR ? g.fz : g.bw) + po + e, sizeof(T));
                 }
         }
-        if (ip - 1 >= 0 && ip - 1 < g.nz) {
+        if (INNER || (ip - 1 >= 0 && ip - 1 < g.nz)) {
+            const int64_t pf = po - g.sz;
 #pragma unroll
-            for (int e = 0; e < 2; ++e)
-                if (act[e]) __pipeline_memcpy_async(sf + sf_ * PL + me + e * RW, gf + e, sizeof(T));
+            for (int e = 0; e < 2; ++e) {
+                if (act[e]) __pipeline_memcpy_async(sf + sf_ * PL + me + e * RW, f + pf + e, sizeof(T));
+                if (FR && ld[e]) {
+                    __pipeline_memcpy_async(sx + sc_ * PL + me + e * RW, g.fx + pf + e, sizeof(T));
+                    __pipeline_memcpy_async(sy + sc_ * PL + me + e * RW, g.fy + pf + e, sizeof(T));
+                }
+            }
         }
         __pipeline_commit();
         ++ip;
-        gu += g.sz;
-        gw += g.sz;
-        gf += g.sz;
+        po += g.sz;
     };
     // The pair's low faces (fractions) per plane slot, and its 1 / beta at
     // the plane formed last.
     T wz[3][2], wo[2] = {T(0), T(0)};
-    auto form = [&](int c, int rc) { // plane of slot c from 1 / beta in slot rc
+    auto form = [&](int c, int rc) { // plane of slot c from 1 / beta in slot rc (FR: its z faces)
+        if constexpr (FR) {
+            wz[c][0] = sr[rc * PL + me];
+            wz[c][1] = sr[rc * PL + me + RW];
+            return;
+        }
         const T *r = sr + rc * PL + me;
         const T r0 = r[0], r1 = r[RW];
         sx[c * PL + me] = beta_face(r[RW - 1], r0);
@@ -2689,18 +2713,40 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         wo[0] = r0;
         wo[1] = r1;
     };
-    // Element e at plane p: x / y neighbours from u slot uc, its own centre
-    // and z neighbours, f, its faces (fr6, GenPoint's order).  FAST: no x, y
-    // or z neighbour is a box face (the uniform couplings); else the table
-    // form's, for every lane (the value counts where act[e]).
-    auto update = [&](auto fast_c, int e, int p, int uc, T centre, T zl, T zh, T fv, const T (&fr6)[6]) {
+    // RES: the residual of couplings v, diagonal parts d (ResidualEmit's).
+    auto residual = [&](const T(&v)[6], const T(&d)[6], const T(&nb)[6], T centre, T fv) {
+        double va[6], da[6], na[6], dg;
+#pragma unroll
+        for (int fc = 0; fc < 6; ++fc) {
+            va[fc] = v[fc];
+            da[fc] = d[fc];
+            na[fc] = nb[fc];
+        }
+        const double off = plain_sum(va, da, na, dg);
+        return T((sh.template of_as<double>(fv) + off) - dg * (double)centre);
+    };
+    // Element e at plane p: the other x neighbour and the y neighbours from u
+    // slot uc, its own centre, partner (the pair's other element) and z
+    // neighbours, f, its faces (fr6, GenPoint's order).  FAST: the uniform
+    // couplings (the smoother's sums per axis: cx times the faces' weighted
+    // neighbours); else the table form's, for every lane (the value counts
+    // where act[e]).
+    auto update = [&](auto fast_c, int e, int p, int uc, T centre, T partner, T zl, T zh, T fv, const T (&fr6)[6]) {
         const T *u = su + uc * PL + me + e * RW;
-        T nb6[6] = {u[e ? -RW : RW - 1], u[e ? 1 - RW : RW], u[-2 * RW], u[2 * RW], zl, zh};
+        const T side = u[e ? 1 - RW : RW - 1];
+        T nb6[6] = {e ? partner : side, e ? side : partner, u[-2 * RW], u[2 * RW], zl, zh};
         T off, dg;
         if constexpr (decltype(fast_c)::value) {
-            const T c[6] = {g.cx * fr6[0], g.cx * fr6[1], g.cy * fr6[2], g.cy * fr6[3], g.cz * fr6[4], g.cz * fr6[5]};
-            off = plain_sum(c, c, nb6, dg);
-            return relax_scaled(centre, (fv - shift) + off, keep, smooth_scale_lean(omega, dg));
+            if constexpr (RES) {
+                const T c[6] = {g.cx * fr6[0], g.cx * fr6[1], g.cy * fr6[2], g.cy * fr6[3], g.cz * fr6[4],
+                                g.cz * fr6[5]};
+                return residual(c, c, nb6, centre, fv);
+            }
+            off = (g.cx * (fr6[0] * nb6[0] + fr6[1] * nb6[1]) + g.cy * (fr6[2] * nb6[2] + fr6[3] * nb6[3])) +
+                  g.cz * (fr6[4] * nb6[4] + fr6[5] * nb6[5]);
+            dg = (g.cx * (fr6[0] + fr6[1]) + g.cy * (fr6[2] + fr6[3])) + g.cz * (fr6[4] + fr6[5]);
+            const T v = relax_scaled(centre, (fv - shift) + off, keep, smooth_scale_lean(omega, dg));
+            return act[e] ? v : centre; // ghosts and points outside keep their values
         } else {
             const int ex = 2 * tx + e;
             const ColZ<T> z = col_z(g, p);
@@ -2710,6 +2756,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
             gp.d[0] = cxs[2][ex]; gp.d[1] = cxs[3][ex]; gp.d[2] = cys[2][ty]; gp.d[3] = cys[3][ty];
             gp.d[4] = g.czl[p]; gp.d[5] = g.czh[p];
             gen_faces(gp, fr6, 0u);
+            if constexpr (RES) return residual(gp.v, gp.d, nb6, centre, fv);
             off = plain_sum(gp.v, gp.d, nb6, dg);
             const T v = relax_scaled(centre, (fv - shift) + off, keep, smooth_scale_lean(omega, dg));
             return act[e] && dg > T(0) ? v : centre; // only Neumann faces open: left as it is
@@ -2717,10 +2764,31 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     };
     for (int a = 0; a < 3; ++a) { // planes k0 - 2 .. k0 of u and 1 / beta
         const int d = ip - (k0 - 2);
-        issue(d % RU, d % RB, (d + 2) % RF);
+        issue(std::false_type{}, d % RU, d % RB, (d + 2) % RF, (d + 2) % B::RC);
     }
     __pipeline_wait_prior(1);
     __syncthreads();
+    // A warp is a row.  warp_in: every interior point of the row takes the
+    // uniform couplings (cx, cy) for x and y: no x / y neighbour is a box
+    // face, or the face's table couplings equal them as Grid::fast counts
+    // equal (a Dirichlet face of a uniform axis).
+    bool warp_in;
+    {
+        auto near = [](T a, T c) { return fabs((double)a - (double)c) <= 1e-12 * fabs((double)c); };
+        const bool yok = (y >= 1 && y <= g.ny - 2) ||
+                         (near(cys[0][ty], g.cy) && near(cys[1][ty], g.cy) && near(cys[2][ty], g.cy) &&
+                          near(cys[3][ty], g.cy));
+        bool ok = true;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int x = x0 + e, ex = 2 * tx + e;
+            const bool xok = (x >= 1 && x <= g.nx - 2) ||
+                             (near(cxs[0][ex], g.cx) && near(cxs[1][ex], g.cx) && near(cxs[2][ex], g.cx) &&
+                              near(cxs[3][ex], g.cx));
+            ok = ok && (!act[e] || (xok && yok));
+        }
+        warp_in = __all_sync(0xffffffffu, ok);
+    }
     wo[0] = sr[me];
     wo[1] = sr[me + RW];
     form(1, 1); // plane k0 - 1
@@ -2731,65 +2799,55 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         constexpr int E0 = decltype(e0_c)::value; // element A at plane k0 - 1
         // Element A's old u one plane above, by step parity (its z low two steps later).
         T zo[2] = {su[me + E0 * RW], su[PL + me + (E0 ^ 1) * RW]};
-        T vp = T(0), vp2 = T(0); // the first colour's new values of the last two steps
-        // Step m = mb + j; FAST: the whole block of six steps inside the
-        // chunk and the planes 1 .. nz - 2, and the warp away from the box.
+        T vp = T(0), vp2 = T(0); // the first colour's new values of the last two steps (RES: old)
+        T rp = T(0);             // RES: the first update's residual of the last step
+        T *pd = dst + col + (int64_t)(k0 - 2) * g.sz; // plane m - 1 of step m
+        // Step m = mb + j; FAST: the whole block of six steps on the planes
+        // 1 .. nz - 2, and the warp's couplings uniform (warp_in).
         auto step = [&](auto fast_c, auto j_c, int mb) {
             constexpr bool FAST = decltype(fast_c)::value;
             constexpr int j = decltype(j_c)::value, e = (E0 + j) & 1;
             const int m = mb + j;
             __pipeline_wait_prior(0);
-            __syncthreads();
-            issue((3 + j) % RU, (3 + j) % RB, (2 + j) % RF); // u, 1 / beta at m + 2; f at m + 1
-            form((2 + j) % 3, (2 + j) % RB);                  // plane m + 1
+            __barrier_sync(0); // not __syncthreads: warps reach it through different code (E0, FAST)
+            issue(fast_c, (3 + j) % RU, (3 + j) % RB, (2 + j) % RF, (2 + j) % 3); // u, 1 / beta at m + 2; f at m + 1
+            form((2 + j) % 3, (2 + j) % RB);                                        // plane m + 1
             constexpr int cl = j % 3, cm = (1 + j) % 3, ch = (2 + j) % 3, ul = j % RU, um = (1 + j) % RU;
             T *uA = su + um * PL + me + e * RW;
             const T cen = *uA, zh = su[((2 + j) % RU) * PL + me + e * RW], zl = zo[j & 1];
             zo[j & 1] = zh;
-            T v1 = cen; // ghosts keep their values
+            T v1 = cen, r1 = T(0); // ghosts keep their values
             if (FAST || (m >= 0 && m < g.nz)) {
                 const T *ax = sx + cm * PL + me + e * RW, *ay = sy + cm * PL + me + e * RW;
                 const T fr6[6] = {ax[0], ax[e ? 1 - RW : RW], ay[0], ay[2 * RW], wz[cm][e], wz[ch][e]};
-                v1 = update(fast_c, e, m, um, cen, zl, zh, sf[((1 + j) % RF) * PL + me + e * RW], fr6);
-                *uA = v1;
+                r1 = update(fast_c, e, m, um, cen, zo[(j + 1) & 1], zl, zh, sf[((1 + j) % RF) * PL + me + e * RW], fr6);
+                if constexpr (!RES) *uA = v1 = r1;
             }
-            if (FAST || m - 1 >= k0) {
+            if (m - 1 >= k0) {
                 const T *ax = sx + cl * PL + me + e * RW, *ay = sy + cl * PL + me + e * RW;
                 const T fr6[6] = {ax[0], ax[e ? 1 - RW : RW], ay[0], ay[2 * RW], wz[cl][e], wz[cm][e]};
-                const T v2 = update(fast_c, e, m - 1, ul, zl, vp2, v1, sf[(j % RF) * PL + me + e * RW], fr6);
-                T *d = dst + col + (int64_t)(m - 1) * g.sz;
-                if (own[e]) d[e] = v2;
-                if (own[e ^ 1]) d[e ^ 1] = vp;
+                const T v2 = update(fast_c, e, m - 1, ul, zl, vp, vp2, v1, sf[(j % RF) * PL + me + e * RW], fr6);
+                if (own[e]) pd[e] = v2;
+                if (own[e ^ 1]) pd[e ^ 1] = RES ? rp : vp;
             }
+            pd += g.sz;
             vp2 = vp;
             vp = v1;
+            rp = r1;
         };
-        const bool warp_in = inner[0] && inner[1];
+        // Six steps, each ring slot a constant; steps past k1 are not taken.
+        auto six = [&](auto fast_c, int mb, auto... j_c) {
+            ((mb + j_c.value <= k1 ? step(fast_c, j_c, mb) : void()), ...);
+        };
         for (int mb = k0 - 1; mb <= k1; mb += 6) {
-            if (warp_in && mb - 1 >= max(k0, 1) && mb + 5 <= min(k1, g.nz - 2)) {
-                step(std::true_type{}, std::integral_constant<int, 0>{}, mb);
-                step(std::true_type{}, std::integral_constant<int, 1>{}, mb);
-                step(std::true_type{}, std::integral_constant<int, 2>{}, mb);
-                step(std::true_type{}, std::integral_constant<int, 3>{}, mb);
-                step(std::true_type{}, std::integral_constant<int, 4>{}, mb);
-                step(std::true_type{}, std::integral_constant<int, 5>{}, mb);
-            } else {
-                step(std::false_type{}, std::integral_constant<int, 0>{}, mb);
-                if (mb + 1 > k1) break;
-                step(std::false_type{}, std::integral_constant<int, 1>{}, mb);
-                if (mb + 2 > k1) break;
-                step(std::false_type{}, std::integral_constant<int, 2>{}, mb);
-                if (mb + 3 > k1) break;
-                step(std::false_type{}, std::integral_constant<int, 3>{}, mb);
-                if (mb + 4 > k1) break;
-                step(std::false_type{}, std::integral_constant<int, 4>{}, mb);
-                if (mb + 5 > k1) break;
-                step(std::false_type{}, std::integral_constant<int, 5>{}, mb);
-            }
+            if (warp_in && mb >= 2 && mb + 5 <= g.nz - 2)
+                six(std::true_type{}, mb, IntC<0>{}, IntC<1>{}, IntC<2>{}, IntC<3>{}, IntC<4>{}, IntC<5>{});
+            else
+                six(std::false_type{}, mb, IntC<0>{}, IntC<1>{}, IntC<2>{}, IntC<3>{}, IntC<4>{}, IntC<5>{});
         }
     };
-    if ((y + k0 - 1 + c0) & 1) run(std::integral_constant<int, 1>{});
-    else run(std::integral_constant<int, 0>{});
+    if (!RES && ((y + k0 - 1 + c0) & 1)) run(IntC<1>{}); // RES: either order takes every point
+    else run(IntC<0>{});
     __pipeline_wait_prior(0); // no copy outlives the block
 }
 
@@ -2829,10 +2887,28 @@ template <class T> static pgpu_status smooth_setup(Env &env)
                                    (int)frac_smem_bytes<T>()));
     PGPU_CUDA(cudaFuncSetAttribute(rbgs_tile_kernel<T, 1, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)frac_smem_bytes<T>()));
-    if (BetaTile<T>::SMEM <= (size_t)env.optin)
-        PGPU_CUDA(cudaFuncSetAttribute(beta_tile_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)BetaTile<T>::SMEM));
+    if (BetaTile<T>::SMEM <= (size_t)env.optin) {
+        for (auto fn : {beta_tile_kernel<T, false, false>, beta_tile_kernel<T, true, false>,
+                        beta_tile_kernel<T, false, true>})
+            PGPU_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)BetaTile<T>::SMEM));
+    }
     return PGPU_SUCCESS;
+}
+
+// Level g (plan p) smoothed by beta_tile_kernel: a uniform 3D level of
+// beta alone, from 1 / beta where it has it (level 0), else from its
+// fractions where it is large (512^3's level 1, ncu: a pass float 0.29 ->
+// 0.265 ms, double 0.535 -> 0.45; small grids' cycles took longer with it
+// and the residual on every level).  res: its residual formed so, on level
+// 0 where large (the column walk took less on coarse levels and small
+// grids: 512^3's level 1 float 0.20 against 0.30 ms, double 0.32 against
+// 0.44; a 203^3 float cycle 0.73 ms with the walk, 0.78 with this and
+// 16 blocks an SM).
+template <class T> static bool beta_tiled(const Env &env, const Grid<T> &g, const SmoothPlan &p, bool res = false)
+{
+    const bool large = (double)g.nx * g.ny * g.nz >= PAIRED_MIN;
+    return p.tile && (g.bw ? large || !res : large && !res && g.fx && g.fy && g.fz) && !g.mk && !env.dist &&
+           BetaTile<T>::SMEM <= (size_t)env.optin;
 }
 
 // One Jacobi sweep src -> dst.
@@ -2856,8 +2932,10 @@ static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int 
                            const T *f, const T *shift, T w, int flip)
 {
     char *err = env.err;
-    if (p.tile && g.bw && !g.mk && !env.dist && BetaTile<T>::SMEM <= (size_t)env.optin)
-        launch(p.bt, BetaTile<T>::SMEM, env.st, beta_tile_kernel<T>, g, src, dst, f, shift, w, flip);
+    if (beta_tiled(env, g, p))
+        launch(p.bt, BetaTile<T>::SMEM, env.st,
+               g.bw ? beta_tile_kernel<T, false, false> : beta_tile_kernel<T, false, true>, g, src, dst, f, shift, w,
+               flip);
     else if (p.tile && g.fx && g.mk)
         launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, true, true>, g, src, dst, f, shift, w, flip);
     else if (p.tile && g.fx)
@@ -6536,10 +6614,17 @@ template <class T> static int smooth_passes(const Level<T> &L, bool jacobi, int 
     return !jacobi && L.sm.paired ? iters / 2 + iters % 2 : iters;
 }
 
-// r = f - shift - A u on a level (stored in the layout of u).
+// r = f - shift - A u on a level (stored in the layout of u; a large level
+// 0 of beta alone by beta_tile_kernel's RES walk, see beta_tiled).
 template <class T> static pgpu_status residual(Env &env, const Level<T> &L, const T *u, T *r)
 {
     char *err = env.err;
+    if (beta_tiled(env, L.g, L.sm, true)) {
+        launch(L.sm.bt, BetaTile<T>::SMEM, env.st, beta_tile_kernel<T, true, false>, L.g, u, r, (const T *)L.f, L.shift,
+               T(0), 0);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
     walk_masked(L.g, [&](auto mk) {
         launch(L.walk, 0, env.st, residual_kernel<T, true, false, T, decltype(mk)::value>, L.g, u, (const T *)L.f, L.shift, r,
                (double *)nullptr);

@@ -185,6 +185,11 @@ int main(void)
     fails += run("jump 1e3 sphere VC f 166^3", 166, 166, 166, "DDDDDD", 1, 1e3, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-3);
     BSCALE = 1e32;
     fails += run("smooth beta 1e32 VC f 47^3", 47, 47, 47, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
+    /* beta alone smoothed from its stored fractions (2^22 points and more):
+     * level 0 without 1 / beta (float beta beyond 2^100), and level 1 */
+    fails += run("smooth beta 1e32 VC f 165x161x163", 165, 161, 163, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
+    BSCALE = 1;
+    fails += run("smooth beta VC f 325x323x321", 325, 323, 321, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
     BSCALE = 1e-272, USCALE = 1e150;
     fails += run("smooth beta 1e-272 VC d 33^3", 33, 33, 33, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_DOUBLE, 1e-12, 1e-9);
     BSCALE = 1e272, USCALE = 1e-135;
