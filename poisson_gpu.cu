@@ -807,7 +807,7 @@ template <class T> struct Grid {
     const T *fx, *fy, *fz;
     // Level 0 of a 3D grid with coefficients in beta_face's range: 1 / beta
     // per point (layout of u, face ghosts too), from which beta_tile_kernel
-    // and, in double, the residual form the faces' fractions (beta_face,
+    // and, in double, the column walk form the faces' fractions (beta_face,
     // the bits fx .. fz hold): one array read instead of three.  NULL
     // otherwise.
     const T *bw = nullptr;
@@ -2564,9 +2564,9 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     if constexpr (RING) __pipeline_wait_prior(0); // no copy outlives the block
 }
 
-// Red-black, one iteration per pass, on level 0 of coefficients alone (no
-// mask) where its table is uniform (SmoothPlan::tile) and beta lies in
-// beta_face's range (Grid::bw).  The faces are formed once a plane from
+// Red-black, one iteration per pass, on uniform levels of coefficients alone
+// (no mask; SmoothPlan::tile, beta_tiled).  On level 0 with beta in
+// beta_face's range (Grid::bw) the faces are formed once a plane from
 // 1 / beta (one array read instead of rbgs_tile_kernel's three fractions)
 // and everything a block reads is staged by cp.async into rings in shared
 // memory one plane ahead, so that no update waits for global memory:
@@ -2855,7 +2855,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
 struct SmoothPlan {
     bool tile = false;   // red-black through rbgs_tile_kernel
     bool paired = false; // ... two iterations per pass where a smoothing asks for two or more
-    ColLaunch rb, rbt, rbt2, sweep, bt; // bt: beta_tile_kernel's (level 0 with Grid::bw, no mask)
+    ColLaunch rb, rbt, rbt2, sweep, bt; // bt: beta_tile_kernel's (where beta_tiled)
 };
 
 // uniform: the level's table is (Grid::fast before face fractions came);

@@ -627,8 +627,8 @@
  *    grows: two bytes (the mask and the next one, checked before it
  *    replaces the first), four bytes of labels, two bits and an array of
  *    u's precision per point for a mask, three arrays of u's precision for
- *    beta (four on 3D grids: beta's reciprocals, from which the smoother,
- *    and in double the residual, forms the faces), two bytes and three
+ *    beta (four on 3D grids: beta's reciprocals, from which the smoother
+ *    and the residual form the faces), two bytes and three
  *    arrays per coarse point); later calls allocate nothing.  The call
  *    waits for the stream to read whether the data are valid (and, for a
  *    mask, how many singular regions it has); on invalid
