@@ -199,6 +199,11 @@ template <class T> struct Tune {
     static constexpr int bt_by = 16;
     static constexpr int bt_blocks = F32 ? 2 : 1;
     static constexpr int bt_per_sm = F32 ? 16 : 4;
+    // Level 0's residual restricted in the same walk (beta_tile_kernel's RR)
+    // in float only: smooth beta V(2,1) at 512^3 (H200) float 6.19 -> 6.08
+    // ms, double 10.45 -> 10.57 (its one block an SM waits at every step's
+    // barrier for the restriction's warps).
+    static constexpr bool bt_rr = F32;
     // ... two iterations per pass: blocks of rbt_tx pairs by 32 rows, one per
     // SM (float: 64 registers, 36 bytes spilled; double: 128, 12 spilled), so
     // few blocks per SM as the chunk target (FMG float: 2, 4, 8 took 7.56,
@@ -2598,7 +2603,15 @@ template <class T> struct BetaTile {
     static constexpr int RU = 6, RF = 3, RB = 3, RC = 3;
     static constexpr size_t SMEM = (size_t)(RU + RF + RB + 2 * RC) * PL * sizeof(T);
     static constexpr int OX = 2 * BT_TX - 4, OY = BY - 4;
+    // RR: a block's coarse nodes (RX x RY), and its dynamic shared memory:
+    // two residual planes and the restriction's tables after SMEM.
+    static constexpr int RX = OX / 2, RY = OY / 2;
+    static constexpr size_t SMEM_RR = SMEM + 2 * PL * sizeof(T) + 4 * (RX + RY) * sizeof(T) +
+                                      (4 * RX + RY) * sizeof(int) + RX * RY * sizeof(int64_t);
 };
+template <class T> struct alignas(16) Vec4 { T v[4]; }; // (16: the shared memory's alignment)
+template <class T> struct Xfer;     // (>>transfer) the restriction's tables
+template <class T> struct RsPlanes; // ... and its sums over z
 
 // FR: the faces are the level's stored fractions (Grid::fx, fy, fz: any
 // level of beta alone, 1 / beta or not), staged as they are: x / y one
@@ -2607,11 +2620,23 @@ template <class T> struct BetaTile {
 // the interior points, in double as the column walk forms it; omega and flip
 // unused): step m's two updates become the residual at the same two points,
 // from the old values.
-template <class T, bool RES, bool FR>
+// RR (with RES; 3 or 4: the children per coarse node and axis, at most): the
+// residual restricted instead, dst = R (f - shift - A src)
+// on the coarse level cg (restriction xr, restrict_tile_kernel's sums), with
+// no fine residual in memory.  The launch covers cg: a block owns RX x RY
+// coarse columns and a chunk of coarse planes, and walks the fine planes of
+// their children, its tile placed so that the children lie in the points
+// whose residual it forms (one point in from the tile's edges; the host
+// checked the x / y runs, bt_rr).  Step m puts plane m - 1's residual into
+// a plane of shared memory (zero outside those points and the interior), and
+// step m + 1, past its barrier, sums it over each coarse column's children.
+template <class T, bool RES, bool FR, int RR = 0>
 __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     beta_tile_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
-                     const T *__restrict__ shiftp, T omega, int flip, int kchunk, int nyb, int nchunks)
+                     const T *__restrict__ shiftp, T omega, int flip, const Grid<T> cg, const Xfer<T> xr, int kchunk,
+                     int nyb, int nchunks)
 {
+    static_assert(RR == 0 || (RES && (RR == 3 || RR == 4)), "the restricted residual: a residual, 3 or 4 children");
     typedef BetaTile<T> B;
     constexpr int PL = B::PL, RW = BT_RW, RU = B::RU, RF = B::RF, RB = B::RB, BY = B::BY;
     extern __shared__ __align__(16) unsigned char bt_smem[];
@@ -2622,10 +2647,22 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     T *const sy = sx + B::RC * PL; // the low y faces
     int yb, zc;
     if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
-    int k0, k1;
-    chunk_planes(zc, kchunk, g.nz, k0, k1);
+    // The chunk's fine planes [k0, k1) and the tile's first column xb and row
+    // yb0 (RR: the chunk's coarse planes [K0, K1) and their children).
+    int k0, k1, K0 = 0, K1 = 0, xb, yb0;
+    if constexpr (RR != 0) {
+        chunk_planes(zc, kchunk, cg.nz, K0, K1);
+        k0 = __ldg(xr.idxz + K0 * MAX_CHILDREN);
+        k1 = __ldg(xr.idxz + (K1 - 1) * MAX_CHILDREN + __ldg(xr.cntz + K1 - 1) - 1) + 1;
+        xb = __ldg(xr.idxx + blockIdx.x * B::RX * MAX_CHILDREN) - 1;
+        yb0 = __ldg(xr.idxy + yb * B::RY * MAX_CHILDREN) - 1;
+    } else {
+        chunk_planes(zc, kchunk, g.nz, k0, k1);
+        xb = blockIdx.x * B::OX - 2;
+        yb0 = yb * B::OY - 2;
+    }
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int x0 = blockIdx.x * B::OX - 2 + 2 * tx, y = yb * B::OY - 2 + ty; // x0 is even
+    const int x0 = xb + 2 * tx, y = yb0 + ty; // x0 is even but for RR
     const int64_t col = g.base + x0 + (int64_t)y * g.sy; // only dereferenced where loaded
     const int me = (ty + 1) * 2 * RW + tx + 1;           // element 0 in a plane, element 1 at + RW
     // Per element: ld, its u and 1 / beta are loaded (ghosts too); act, an
@@ -2640,26 +2677,71 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         act[e] = xi && yi;
         own[e] = act[e] && 2 * tx + e >= 2 && 2 * tx + e < 2 * BT_TX - 2 && ty >= 2 && ty < BY - 2;
     }
+    // RR: the element's residual goes to the residual plane (else zero).
+    bool rv[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) rv[e] = act[e] && 2 * tx + e >= 1 && 2 * tx + e < 2 * BT_TX - 1 && ty >= 1 && ty < BY - 1;
     // The table form's x / y couplings and diagonal parts of the tile's
     // columns and rows (clamped to the grid), for the points at box faces.
     __shared__ T cxs[4][2 * BT_TX], cys[4][BY];
     {
         const int t = ty * BT_TX + tx;
         if (t < 2 * BT_TX) {
-            const int x = min(max(blockIdx.x * B::OX - 2 + t, 0), g.nx - 1);
+            const int x = min(max(xb + t, 0), g.nx - 1);
             const ColXY<T> c = col_xy(g, x, 0);
             cxs[0][t] = c.vxl;
             cxs[1][t] = c.vxh;
             cxs[2][t] = g.cxl[x];
             cxs[3][t] = g.cxh[x];
         } else if (t < 2 * BT_TX + BY) {
-            const int r = t - 2 * BT_TX, yc = min(max(yb * B::OY - 2 + r, 0), g.ny - 1);
+            const int r = t - 2 * BT_TX, yc = min(max(yb0 + r, 0), g.ny - 1);
             const ColXY<T> c = col_xy(g, 0, yc);
             cys[0][r] = c.vyl;
             cys[1][r] = c.vyh;
             cys[2][r] = g.cyl[yc];
             cys[3][r] = g.cyh[yc];
         }
+    }
+    // RR: thread t < RX RY sums coarse column (I0 + t % RX, J0 + t / RX)
+    // (rown: one of cg's).  Tables, read four at a time: per tile column of
+    // coarse nodes the children's x weights rwx and places in a residual
+    // plane's row rox (4 from the first child; unused slots weigh 0), per row
+    // of them the y weights rwy and the first child row's offset roy; per
+    // thread its column's offset in cg, rfb.
+    typedef Vec4<T> T4;
+    T *const sres = sy + B::RC * PL; // RR: the residual planes of odd and even planes
+    T4 *const rwx = reinterpret_cast<T4 *>(sres + 2 * PL);
+    T4 *const rwy = rwx + B::RX;
+    int4 *const rox = reinterpret_cast<int4 *>(rwy + B::RY);
+    int *const roy = reinterpret_cast<int *>(rox + B::RX);
+    int64_t *const rfb = reinterpret_cast<int64_t *>(roy + B::RY);
+    const int rt = ty * BT_TX + tx, ci = rt % B::RX, cj = rt / B::RX;
+    bool rown = false;
+    if constexpr (RR != 0) {
+        const int t = rt - 2 * BT_TX - BY; // threads past those filling cxs, cys
+        if (t >= 0 && t < B::RX) {
+            const int I = min(blockIdx.x * B::RX + t, cg.nx - 1), n = __ldg(xr.cntx + I);
+            const int p = __ldg(xr.idxx + I * MAX_CHILDREN) - xb; // the first child's place in the tile
+            T4 w;
+            int o[4];
+#pragma unroll
+            for (int a = 0; a < 4; ++a) {
+                w.v[a] = a < n ? __ldg(xr.rwx + I * MAX_CHILDREN + a) : T(0);
+                o[a] = ((p + a) >> 1) + 1 + ((p + a) & 1) * RW;
+            }
+            rwx[t] = w;
+            rox[t] = make_int4(o[0], o[1], o[2], o[3]);
+        } else if (t >= B::RX && t < B::RX + B::RY) {
+            const int r = t - B::RX, J = min(yb * B::RY + r, cg.ny - 1), n = __ldg(xr.cnty + J);
+            T4 w;
+#pragma unroll
+            for (int a = 0; a < 4; ++a) w.v[a] = a < n ? __ldg(xr.rwy + J * MAX_CHILDREN + a) : T(0);
+            rwy[r] = w;
+            roy[r] = (__ldg(xr.idxy + J * MAX_CHILDREN) - yb0 + 1) * 2 * RW;
+        }
+        const int I = blockIdx.x * B::RX + ci, J = yb * B::RY + cj;
+        rown = rt < B::RX * B::RY && I < cg.nx && J < cg.ny;
+        if (rown) rfb[rt] = cg.base + I + (int64_t)J * cg.sy;
     }
     const Shift<T> sh = load_shift(shiftp);
     const T shift = sh.hi, keep = T(1) - omega;
@@ -2795,6 +2877,28 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
 #pragma unroll
     for (int e = 0; e < 2; ++e) wz[0][e] = wz[2][e] = T(0);
     const int c0 = flip ? 0 : 1; // the first colour: (x + y + z) & 1 == c0
+    // RR: this thread's coarse column's sums over the z children (RsPlanes),
+    // from the x / y sum of residual plane kf.
+    RsPlanes<T> acc{K0};
+    auto flush = [&](int K, T v) {
+        if (K >= K0 && K < K1) dst[rfb[rt] + (int64_t)K * cg.sz] = v;
+    };
+    auto restrict_plane = [&](int kf) { // (restrict_tile_kernel's order of the sums)
+        const T4 wx = rwx[ci], wy = rwy[cj];
+        const int4 o4 = rox[ci];
+        const int o[4] = {o4.x, o4.y, o4.z, o4.w};
+        const T *pl = sres + (kf & 1) * PL + roy[cj];
+        T sm = T(0);
+#pragma unroll
+        for (int b = 0; b < RR; ++b) {
+            const T *row = pl + b * 2 * RW;
+            T sx_ = wx.v[0] * row[o[0]];
+#pragma unroll
+            for (int a = 1; a < RR; ++a) sx_ += wx.v[a] * row[o[a]];
+            sm += wy.v[b] * sx_;
+        }
+        acc.add(xr, kf, sm, flush);
+    };
     auto run = [&](auto e0_c) {
         constexpr int E0 = decltype(e0_c)::value; // element A at plane k0 - 1
         // Element A's old u one plane above, by step parity (its z low two steps later).
@@ -2816,6 +2920,8 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
             T *uA = su + um * PL + me + e * RW;
             const T cen = *uA, zh = su[((2 + j) % RU) * PL + me + e * RW], zl = zo[j & 1];
             zo[j & 1] = zh;
+            if constexpr (RR != 0)
+                if (rown && m - 2 >= k0) restrict_plane(m - 2); // stored at step m - 1
             T v1 = cen, r1 = T(0); // ghosts keep their values
             if (FAST || (m >= 0 && m < g.nz)) {
                 const T *ax = sx + cm * PL + me + e * RW, *ay = sy + cm * PL + me + e * RW;
@@ -2827,8 +2933,14 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
                 const T *ax = sx + cl * PL + me + e * RW, *ay = sy + cl * PL + me + e * RW;
                 const T fr6[6] = {ax[0], ax[e ? 1 - RW : RW], ay[0], ay[2 * RW], wz[cl][e], wz[cm][e]};
                 const T v2 = update(fast_c, e, m - 1, ul, zl, vp, vp2, v1, sf[(j % RF) * PL + me + e * RW], fr6);
-                if (own[e]) pd[e] = v2;
-                if (own[e ^ 1]) pd[e ^ 1] = RES ? rp : vp;
+                if constexpr (RR != 0) {
+                    T *q = sres + ((m - 1) & 1) * PL + me;
+                    q[e * RW] = rv[e] ? v2 : T(0);
+                    q[(e ^ 1) * RW] = rv[e ^ 1] ? rp : T(0);
+                } else {
+                    if (own[e]) pd[e] = v2;
+                    if (own[e ^ 1]) pd[e ^ 1] = RES ? rp : vp;
+                }
             }
             pd += g.sz;
             vp2 = vp;
@@ -2849,6 +2961,13 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     if (!RES && ((y + k0 - 1 + c0) & 1)) run(IntC<1>{}); // RES: either order takes every point
     else run(IntC<0>{});
     __pipeline_wait_prior(0); // no copy outlives the block
+    if constexpr (RR != 0) { // the last plane, stored at the last step
+        __barrier_sync(0);
+        if (rown) {
+            restrict_plane(k1 - 1);
+            acc.finish(flush);
+        }
+    }
 }
 
 // How a level is smoothed: which red-black kernel and the launch shapes.
@@ -2892,6 +3011,11 @@ template <class T> static pgpu_status smooth_setup(Env &env)
                         beta_tile_kernel<T, false, true>})
             PGPU_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)BetaTile<T>::SMEM));
     }
+    if constexpr (Tune<T>::bt_rr)
+        if (BetaTile<T>::SMEM_RR <= (size_t)env.optin)
+            for (auto fn : {beta_tile_kernel<T, true, false, 3>, beta_tile_kernel<T, true, false, 4>})
+                PGPU_CUDA(
+                    cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)BetaTile<T>::SMEM_RR));
     return PGPU_SUCCESS;
 }
 
@@ -2903,7 +3027,8 @@ template <class T> static pgpu_status smooth_setup(Env &env)
 // 0 where large (the column walk took less on coarse levels and small
 // grids: 512^3's level 1 float 0.20 against 0.30 ms, double 0.32 against
 // 0.44; a 203^3 float cycle 0.73 ms with the walk, 0.78 with this and
-// 16 blocks an SM).
+// 16 blocks an SM).  Float's cycles restrict that residual in the same walk
+// where the transfer allows it (Transfer::bt_rr, Multigrid::down).
 template <class T> static bool beta_tiled(const Env &env, const Grid<T> &g, const SmoothPlan &p, bool res = false)
 {
     const bool large = (double)g.nx * g.ny * g.nz >= PAIRED_MIN;
@@ -2935,7 +3060,7 @@ static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int 
     if (beta_tiled(env, g, p))
         launch(p.bt, BetaTile<T>::SMEM, env.st,
                g.bw ? beta_tile_kernel<T, false, false> : beta_tile_kernel<T, false, true>, g, src, dst, f, shift, w,
-               flip);
+               flip, Grid<T>{}, Xfer<T>{});
     else if (p.tile && g.fx && g.mk)
         launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, true, true>, g, src, dst, f, shift, w, flip);
     else if (p.tile && g.fx)
@@ -4195,6 +4320,11 @@ template <class T> struct Transfer {
     ColLaunch fwalk{}, cwalk{}, rs{}, it{}; // walk launches over the fine / coarse level; the tiles'
     bool rs_tile = false;     // restriction through restrict_tile_kernel
     bool rr_fused = false;    // ... and the residual's through restrict_residual_kernel
+    // ... and through beta_tile_kernel's RR walk where the fine level is
+    // beta_tiled for its residual: bt_rr the most children per coarse node
+    // on x and y, 3 or 4 (0: the runs do not fit its tiles); brr: its launch
+    int bt_rr = 0;
+    ColLaunch brr{};
     bool pl_tile = false, fi_tile = false; // prolongation / FMG interpolation through interp_tile_kernel
 
     enum Route { AUTO = 0, DIRECT = 1, TILED = 2 }; // AUTO: the tiles where eligible
@@ -4222,6 +4352,22 @@ template <class T> struct Transfer {
         } else {
             (void)u, (void)f, (void)shift, (void)fc;
             return record(err, PGPU_ERROR_UNSUPPORTED, "the one-pass residual restriction is built for double only");
+        }
+    }
+    // The same by beta_tile_kernel's RR walk (where bt_rr and the fine level
+    // is beta_tiled for its residual).
+    pgpu_status restrict_beta_residual(Env &env, const T *u, const T *f, const T *shift, T *fc) const
+    {
+        char *err = env.err;
+        if constexpr (Tune<T>::bt_rr) {
+            launch(brr, BetaTile<T>::SMEM_RR, env.st,
+                   bt_rr == 3 ? beta_tile_kernel<T, true, false, 3> : beta_tile_kernel<T, true, false, 4>, fg, u, fc,
+                   f, shift, T(0), 0, cg, rc);
+            PGPU_LAUNCHED();
+            return PGPU_SUCCESS;
+        } else {
+            (void)u, (void)f, (void)shift, (void)fc;
+            return record(err, PGPU_ERROR_UNSUPPORTED, "the beta walk's residual restriction is built for float only");
         }
     }
     // out = in + P e, the coarse-grid correction (in == out allowed).  With
@@ -6621,7 +6767,7 @@ template <class T> static pgpu_status residual(Env &env, const Level<T> &L, cons
     char *err = env.err;
     if (beta_tiled(env, L.g, L.sm, true)) {
         launch(L.sm.bt, BetaTile<T>::SMEM, env.st, beta_tile_kernel<T, true, false>, L.g, u, r, (const T *)L.f, L.shift,
-               T(0), 0);
+               T(0), 0, Grid<T>{}, Xfer<T>{});
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
@@ -6740,7 +6886,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
     struct LevelOff { AxisOff a[3]; size_t tz0, wz0, wz1, fz0, fz1; };
     std::vector<LevelOff> off(nl);
     std::vector<AxisCoef> coefs((size_t)nl * 3);
-    std::vector<char> rs_tile(nl, 0), pl_tile(nl, 0), fi_tile(nl, 0);
+    std::vector<char> rs_tile(nl, 0), pl_tile(nl, 0), fi_tile(nl, 0), bt_rr(nl, 0);
     for (int l = 0; l < nl; ++l) {
         for (int d = 0; d < 3; ++d) {
             AxisCoef &ac = coefs[(size_t)l * 3 + d];
@@ -6791,6 +6937,18 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
                        plane_owners(t[2], t[2].fw, hl[l].ax[2].n, f0, fz0, fz1);
         const int64_t plane = (int64_t)(l == 0 ? c.stride_y : hl[l].ax[0].n + 2) * (hl[l].ax[1].n + 2);
         rs_tile[l] = z && runs_forward(t[0], RS_TX, RS_SX) && runs_forward(t[1], RS_TY, RS_SY) && plane < INT32_MAX;
+        // beta_tile_kernel's RR: the children inside the points one in from
+        // its tile's edges (2 BT_TX - 2 columns, BY - 2 rows)
+        typedef BetaTile<T> BT;
+        // (x and y coarsened: an axis kept whole would leave half the tile idle)
+        if (Tune<T>::bt_rr && z && is3d && runs_forward(t[0], BT::RX, 2 * BT_TX - 2) &&
+            runs_forward(t[1], BT::RY, BT::BY - 2) &&
+            2 * (int64_t)hl[l + 1].ax[0].n <= hl[l].ax[0].n + 2 && 2 * (int64_t)hl[l + 1].ax[1].n <= hl[l].ax[1].n + 2 &&
+            BT::SMEM_RR <= (size_t)env.optin) {
+            const int most = std::max(*std::max_element(t[0].rcnt.begin(), t[0].rcnt.end()),
+                                      *std::max_element(t[1].rcnt.begin(), t[1].rcnt.end()));
+            bt_rr[l] = (char)(most <= 3 ? 3 : 4);
+        }
         off[l].tz0 = putI(t0);
         off[l].wz0 = putT(w0);
         off[l].wz1 = putT(w1);
@@ -6925,6 +7083,9 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         x.fi_tile = fi_tile[l] != 0;
         x.it = col_launch(F.g.nx, F.g.ny, F.g.nz, is3d, IT_FX, IT_FY, IT_FX, IT_FY, env.sms);
         x.rs = col_launch(C.g.nx, C.g.ny, C.g.nz, is3d, RS_TX, RS_TY, RS_TX, RS_TY, env.sms);
+        x.bt_rr = plan && l < dist_levels ? 0 : bt_rr[l];
+        typedef BetaTile<T> BT;
+        x.brr = col_launch(C.g.nx, C.g.ny, C.g.nz, is3d, BT::RX, BT::RY, BT_TX, BT::BY, env.sms, Tune<T>::bt_per_sm);
     }
     singular_box = singular;
     fast_box.resize(nl);
@@ -7648,6 +7809,8 @@ template <class T> pgpu_status Multigrid<T>::down(int l, bool zero)
         if (l + 1 == h->dist_levels) PGPU_FORWARD(dist_gather(e, C.g, C.f));
     } else if (L.down.rr_fused) {
         PGPU_FORWARD(L.down.restrict_residual(e, L.iter(), L.f, L.shift, C.f));
+    } else if (L.down.bt_rr && beta_tiled(e, L.g, L.sm, true)) {
+        PGPU_FORWARD(L.down.restrict_beta_residual(e, L.iter(), L.f, L.shift, C.f));
     } else {
         PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
         PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));

@@ -181,6 +181,7 @@ int main(void)
      * u scaled so that b stays in the range solves take) */
     fails += run("smooth beta VC d 167^3 NNDDNN", 167, 167, 167, "NNDDNN", 0, 0.0001, PGPU_VCYCLE, PGPU_DOUBLE, 1e-10, 1e-7);
     fails += run("smooth beta VC f 165x170x163", 165, 170, 163, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
+    fails += run("smooth beta VC f 164x166x160 NNDDNN", 164, 166, 160, "NNDDNN", 0, 0.0001, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
     fails += run("jump 1e3 sphere VC d 163^3", 163, 163, 163, "DDDDDD", 1, 1e3, PGPU_VCYCLE, PGPU_DOUBLE, 1e-12, 3e-7);
     fails += run("jump 1e3 sphere VC f 166^3", 166, 166, 166, "DDDDDD", 1, 1e3, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-3);
     BSCALE = 1e32;
