@@ -1075,15 +1075,20 @@ template <class T> __device__ __forceinline__ T relax_scaled(T u, T rhs, T keep,
 // diag lies in 2^-1000 .. 2^1000 (the reciprocal flushes subnormals: a
 // subnormal diag would give infinity, a diag near the top a zero), else the
 // division; in float the division.
+// 1 / d by the approximate reciprocal and two Newton steps, each operation
+// rounded as written (d in 2^-1000 .. 2^1000: the callers see to it).
+__device__ __forceinline__ double recip_newton(double d)
+{
+    double r;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
+    r = __fma_rn(r, __fma_rn(-d, r, 1.0), r);
+    return __fma_rn(r, __fma_rn(-d, r, 1.0), r);
+}
 __device__ __forceinline__ float smooth_scale(float w, float diag) { return w / diag; }
 __device__ __forceinline__ double smooth_scale(double w, double diag)
 {
     if (!(diag >= 9.332636185032189e-302 && diag <= 1.0715086071862673e+301)) return w / diag; // 2^-1000, 2^1000
-    double r;
-    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(diag));
-    r = fma(r, fma(-diag, r, 1.0), r);
-    r = fma(r, fma(-diag, r, 1.0), r);
-    return w * r;
+    return w * recip_newton(diag);
 }
 
 // ... for beta_tile_kernel: in float by the double reciprocal (no branch,
@@ -1091,12 +1096,7 @@ __device__ __forceinline__ double smooth_scale(double w, double diag)
 // diagonal lies in the double one's range), in double smooth_scale.
 __device__ __forceinline__ float smooth_scale_lean(float w, float diag)
 {
-    const double d = diag;
-    double r;
-    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
-    r = fma(r, fma(-d, r, 1.0), r);
-    r = fma(r, fma(-d, r, 1.0), r);
-    return (float)((double)w * r);
+    return (float)((double)w * recip_newton(diag));
 }
 __device__ __forceinline__ double smooth_scale_lean(double w, double diag) { return smooth_scale(w, diag); }
 
@@ -1113,12 +1113,7 @@ template <class T> constexpr double beta_recip_min() { return sizeof(T) == 4 ? 0
 template <class T> constexpr double beta_recip_max() { return sizeof(T) == 4 ? 0x1p+100 : 0x1p+900; }
 __device__ __forceinline__ double beta_face(double wa, double wb)
 {
-    const double s = __dadd_rn(wa, wb);
-    double r;
-    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(s));
-    r = __fma_rn(r, __fma_rn(-s, r, 1.0), r);
-    r = __fma_rn(r, __fma_rn(-s, r, 1.0), r);
-    return __dmul_rn(2.0, r);
+    return __dmul_rn(2.0, recip_newton(__dadd_rn(wa, wb)));
 }
 __device__ __forceinline__ float beta_face(float wa, float wb)
 {
@@ -2871,8 +2866,10 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         }
         warp_in = __all_sync(0xffffffffu, ok);
     }
-    wo[0] = sr[me];
-    wo[1] = sr[me + RW];
+    if constexpr (!FR) { // (FR: the z faces are stored)
+        wo[0] = sr[me];
+        wo[1] = sr[me + RW];
+    }
     form(1, 1); // plane k0 - 1
 #pragma unroll
     for (int e = 0; e < 2; ++e) wz[0][e] = wz[2][e] = T(0);
@@ -2974,6 +2971,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
 struct SmoothPlan {
     bool tile = false;   // red-black through rbgs_tile_kernel
     bool paired = false; // ... two iterations per pass where a smoothing asks for two or more
+    bool large = false;  // 2^22 points or more (PAIRED_MIN; also beta_tiled's size)
     ColLaunch rb, rbt, rbt2, sweep, bt; // bt: beta_tile_kernel's (where beta_tiled)
 };
 
@@ -2984,7 +2982,8 @@ template <class T> static SmoothPlan smooth_plan(const Grid<T> &g, double npts, 
     SmoothPlan p;
     const bool is3d = g.is3d != 0;
     p.tile = uniform && is3d && !g.px && !g.py && !g.pz && g.nz >= 4;
-    p.paired = p.tile && !g.fx && npts >= PAIRED_MIN;
+    p.large = npts >= PAIRED_MIN;
+    p.paired = p.tile && !g.fx && p.large;
     p.rb = col_launch(g.nx, g.ny, g.nz, is3d, RB_OX, RB_OY, RB_TX, RB_BY, sms);
     typedef RbTile<T, 1> T1;
     typedef RbTile<T, 2> T2;
@@ -3031,8 +3030,7 @@ template <class T> static pgpu_status smooth_setup(Env &env)
 // where the transfer allows it (Transfer::bt_rr, Multigrid::down).
 template <class T> static bool beta_tiled(const Env &env, const Grid<T> &g, const SmoothPlan &p, bool res = false)
 {
-    const bool large = (double)g.nx * g.ny * g.nz >= PAIRED_MIN;
-    return p.tile && (g.bw ? large || !res : large && !res && g.fx && g.fy && g.fz) && !g.mk && !env.dist &&
+    return p.tile && (g.bw ? p.large || !res : p.large && !res && g.fx && g.fy && g.fz) && !g.mk && !env.dist &&
            BetaTile<T>::SMEM <= (size_t)env.optin;
 }
 
