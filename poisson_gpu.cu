@@ -2603,6 +2603,11 @@ template <class T> struct BetaTile {
     static constexpr int RX = OX / 2, RY = OY / 2;
     static constexpr size_t SMEM_RR = SMEM + 2 * PL * sizeof(T) + 4 * (RX + RY) * sizeof(T) +
                                       (4 * RX + RY) * sizeof(int) + RX * RY * sizeof(int64_t);
+    // The kernel's static tables (cxs, cys) count against a block's opt-in
+    // limit too: a block's whole shared memory without and with RR (float
+    // RR's 99.3 KB do not fit sm_86 / sm_89 / sm_120's 99 KB).
+    static constexpr size_t TABLES = (size_t)4 * (2 * BT_TX + BY) * sizeof(T);
+    static constexpr size_t FIT = SMEM + TABLES, FIT_RR = SMEM_RR + TABLES;
 };
 template <class T> struct alignas(16) Vec4 { T v[4]; }; // (16: the shared memory's alignment)
 template <class T> struct Xfer;     // (>>transfer) the restriction's tables
@@ -2679,6 +2684,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     // The table form's x / y couplings and diagonal parts of the tile's
     // columns and rows (clamped to the grid), for the points at box faces.
     __shared__ T cxs[4][2 * BT_TX], cys[4][BY];
+    static_assert(sizeof(cxs) + sizeof(cys) == B::TABLES, "BetaTile::TABLES counts the static tables");
     {
         const int t = ty * BT_TX + tx;
         if (t < 2 * BT_TX) {
@@ -3005,13 +3011,13 @@ template <class T> static pgpu_status smooth_setup(Env &env)
                                    (int)frac_smem_bytes<T>()));
     PGPU_CUDA(cudaFuncSetAttribute(rbgs_tile_kernel<T, 1, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)frac_smem_bytes<T>()));
-    if (BetaTile<T>::SMEM <= (size_t)env.optin) {
+    if (BetaTile<T>::FIT <= (size_t)env.optin) {
         for (auto fn : {beta_tile_kernel<T, false, false>, beta_tile_kernel<T, true, false>,
                         beta_tile_kernel<T, false, true>})
             PGPU_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)BetaTile<T>::SMEM));
     }
     if constexpr (Tune<T>::bt_rr)
-        if (BetaTile<T>::SMEM_RR <= (size_t)env.optin)
+        if (BetaTile<T>::FIT_RR <= (size_t)env.optin)
             for (auto fn : {beta_tile_kernel<T, true, false, 3>, beta_tile_kernel<T, true, false, 4>})
                 PGPU_CUDA(
                     cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)BetaTile<T>::SMEM_RR));
@@ -3031,7 +3037,7 @@ template <class T> static pgpu_status smooth_setup(Env &env)
 template <class T> static bool beta_tiled(const Env &env, const Grid<T> &g, const SmoothPlan &p, bool res = false)
 {
     return p.tile && (g.bw ? p.large || !res : p.large && !res && g.fx && g.fy && g.fz) && !g.mk && !env.dist &&
-           BetaTile<T>::SMEM <= (size_t)env.optin;
+           BetaTile<T>::FIT <= (size_t)env.optin;
 }
 
 // One Jacobi sweep src -> dst.
@@ -6942,7 +6948,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         if (Tune<T>::bt_rr && z && is3d && runs_forward(t[0], BT::RX, 2 * BT_TX - 2) &&
             runs_forward(t[1], BT::RY, BT::BY - 2) &&
             2 * (int64_t)hl[l + 1].ax[0].n <= hl[l].ax[0].n + 2 && 2 * (int64_t)hl[l + 1].ax[1].n <= hl[l].ax[1].n + 2 &&
-            BT::SMEM_RR <= (size_t)env.optin) {
+            BT::FIT_RR <= (size_t)env.optin) {
             const int most = std::max(*std::max_element(t[0].rcnt.begin(), t[0].rcnt.end()),
                                       *std::max_element(t[1].rcnt.begin(), t[1].rcnt.end()));
             bt_rr[l] = (char)(most <= 3 ? 3 : 4);
