@@ -1069,6 +1069,12 @@ template <class T> __device__ __forceinline__ T relax_scaled(T u, T rhs, T keep,
 {
     return keep * u + rhs * scale;
 }
+// w / diag for diag > 0 where a kernel forms it per point: in double the
+// hardware's approximate reciprocal and two Newton steps (about as accurate
+// as the division, a fifth of its instructions, and no slow path) where
+// diag lies in 2^-1000 .. 2^1000 (the reciprocal flushes subnormals: a
+// subnormal diag would give infinity, a diag near the top a zero), else the
+// division; in float the division.
 // 1 / d by the approximate reciprocal and two Newton steps, each operation
 // rounded as written (d in 2^-1000 .. 2^1000: the callers see to it).
 __device__ __forceinline__ double recip_newton(double d)
@@ -1078,12 +1084,6 @@ __device__ __forceinline__ double recip_newton(double d)
     r = __fma_rn(r, __fma_rn(-d, r, 1.0), r);
     return __fma_rn(r, __fma_rn(-d, r, 1.0), r);
 }
-// w / diag for diag > 0 where a kernel forms it per point: in double the
-// hardware's approximate reciprocal and two Newton steps (about as accurate
-// as the division, a fifth of its instructions, and no slow path) where
-// diag lies in 2^-1000 .. 2^1000 (the reciprocal flushes subnormals: a
-// subnormal diag would give infinity, a diag near the top a zero), else the
-// division; in float the division.
 __device__ __forceinline__ float smooth_scale(float w, float diag) { return w / diag; }
 __device__ __forceinline__ double smooth_scale(double w, double diag)
 {
@@ -2610,22 +2610,6 @@ template <class T> struct BetaTile {
     static constexpr size_t FIT = SMEM + TABLES, FIT_RR = SMEM_RR + TABLES;
 };
 template <class T> struct alignas(16) Vec4 { T v[4]; }; // (16: the shared memory's alignment)
-// A restriction's x-y sum over N x N children slots, at(b, a) the value of
-// slot a of row b, in the one order of restrict_tile_kernel,
-// restrict_residual_kernel and beta_tile_kernel's RR (so that they agree).
-template <int N, class T, class At>
-__device__ __forceinline__ T children_sum(const T (&wx)[4], const T (&wy)[4], At &&at)
-{
-    T s = T(0);
-#pragma unroll
-    for (int b = 0; b < N; ++b) {
-        T r = wx[0] * at(b, 0);
-#pragma unroll
-        for (int a = 1; a < N; ++a) r += wx[a] * at(b, a);
-        s += wy[b] * r;
-    }
-    return s;
-}
 template <class T> struct Xfer;     // (>>transfer) the restriction's tables
 template <class T> struct RsPlanes; // ... and its sums over z
 
@@ -2637,8 +2621,8 @@ template <class T> struct RsPlanes; // ... and its sums over z
 // unused): step m's two updates become the residual at the same two points,
 // from the old values.
 // RR (with RES; 3 or 4: the children per coarse node and axis, at most): the
-// residual restricted instead, dst = R (f - shift - A src) on the coarse
-// level cg (restriction xr, children_sum as restrict_tile_kernel sums), with
+// residual restricted instead, dst = R (f - shift - A src)
+// on the coarse level cg (restriction xr, restrict_tile_kernel's sums), with
 // no fine residual in memory.  The launch covers cg: a block owns RX x RY
 // coarse columns and a chunk of coarse planes, and walks the fine planes of
 // their children, its tile placed so that the children lie in the points
@@ -2907,7 +2891,16 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         const int4 o4 = rox[ci];
         const int o[4] = {o4.x, o4.y, o4.z, o4.w};
         const T *pl = sres + (kf & 1) * PL + roy[cj];
-        acc.add(xr, kf, children_sum<RR>(wx.v, wy.v, [&](int b, int a) { return pl[b * 2 * RW + o[a]]; }), flush);
+        T sm = T(0);
+#pragma unroll
+        for (int b = 0; b < RR; ++b) {
+            const T *row = pl + b * 2 * RW;
+            T sx_ = wx.v[0] * row[o[0]];
+#pragma unroll
+            for (int a = 1; a < RR; ++a) sx_ += wx.v[a] * row[o[a]];
+            sm += wy.v[b] * sx_;
+        }
+        acc.add(xr, kf, sm, flush);
     };
     auto run = [&](auto e0_c) {
         constexpr int E0 = decltype(e0_c)::value; // element A at plane k0 - 1
@@ -3580,10 +3573,22 @@ template <class T> struct RsThread {
     // (a uniform branch: the cycle's restrictions have no shift).
     __device__ __forceinline__ T sum(const T *tile, Shift<T> shift) const
     {
-        const T *row = tile + iy * RS_SX + ix;
-        if (shift.hi == T(0) && shift.lo == T(0))
-            return children_sum<4>(wx, wy, [&](int b, int a) { return row[b * RS_SX + a]; });
-        return children_sum<4>(wx, wy, [&](int b, int a) { return shift.of(row[b * RS_SX + a]); });
+        T s = T(0);
+        if (shift.hi == T(0) && shift.lo == T(0)) {
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                const T *row = tile + (iy + b) * RS_SX + ix;
+                s += wy[b] * (((wx[0] * row[0] + wx[1] * row[1]) + wx[2] * row[2]) + wx[3] * row[3]);
+            }
+            return s;
+        }
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+            const T *row = tile + (iy + b) * RS_SX + ix;
+            s += wy[b] * (((wx[0] * shift.of(row[0]) + wx[1] * shift.of(row[1])) + wx[2] * shift.of(row[2])) +
+                          wx[3] * shift.of(row[3]));
+        }
+        return s;
     }
 };
 
