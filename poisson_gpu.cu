@@ -1069,12 +1069,6 @@ template <class T> __device__ __forceinline__ T relax_scaled(T u, T rhs, T keep,
 {
     return keep * u + rhs * scale;
 }
-// w / diag for diag > 0 where a kernel forms it per point: in double the
-// hardware's approximate reciprocal and two Newton steps (about as accurate
-// as the division, a fifth of its instructions, and no slow path) where
-// diag lies in 2^-1000 .. 2^1000 (the reciprocal flushes subnormals: a
-// subnormal diag would give infinity, a diag near the top a zero), else the
-// division; in float the division.
 // 1 / d by the approximate reciprocal and two Newton steps, each operation
 // rounded as written (d in 2^-1000 .. 2^1000: the callers see to it).
 __device__ __forceinline__ double recip_newton(double d)
@@ -1084,6 +1078,12 @@ __device__ __forceinline__ double recip_newton(double d)
     r = __fma_rn(r, __fma_rn(-d, r, 1.0), r);
     return __fma_rn(r, __fma_rn(-d, r, 1.0), r);
 }
+// w / diag for diag > 0 where a kernel forms it per point: in double the
+// hardware's approximate reciprocal and two Newton steps (about as accurate
+// as the division, a fifth of its instructions, and no slow path) where
+// diag lies in 2^-1000 .. 2^1000 (the reciprocal flushes subnormals: a
+// subnormal diag would give infinity, a diag near the top a zero), else the
+// division; in float the division.
 __device__ __forceinline__ float smooth_scale(float w, float diag) { return w / diag; }
 __device__ __forceinline__ double smooth_scale(double w, double diag)
 {
@@ -2621,8 +2621,8 @@ template <class T> struct RsPlanes; // ... and its sums over z
 // unused): step m's two updates become the residual at the same two points,
 // from the old values.
 // RR (with RES; 3 or 4: the children per coarse node and axis, at most): the
-// residual restricted instead, dst = R (f - shift - A src)
-// on the coarse level cg (restriction xr, restrict_tile_kernel's sums), with
+// residual restricted instead, dst = R (f - shift - A src) on the coarse
+// level cg (restriction xr, restrict_tile_kernel's sums in its order), with
 // no fine residual in memory.  The launch covers cg: a block owns RX x RY
 // coarse columns and a chunk of coarse planes, and walks the fine planes of
 // their children, its tile placed so that the children lie in the points
@@ -2891,7 +2891,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         const int4 o4 = rox[ci];
         const int o[4] = {o4.x, o4.y, o4.z, o4.w};
         const T *pl = sres + (kf & 1) * PL + roy[cj];
-        T sm = T(0);
+        T sm = T(0); // (RsThread::sum's order, written again: the coarse sides agree)
 #pragma unroll
         for (int b = 0; b < RR; ++b) {
             const T *row = pl + b * 2 * RW;
