@@ -67,9 +67,9 @@
  *                                                              count grows with n^2: small grids
  *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3006 GB/s,
  *  README.md's performance table.)  Masks and beta: every method but FFT
- *  takes them (one GPU, not with PGPU_MIXED); a cycle with a mask costs
- *  about 1.4 box cycles, with a smooth beta 2.05 (float) to 2.13
- *  (double) (on an H200; MASKS below).
+ *  takes them (one GPU, not with PGPU_MIXED); a cycle on a solid sphere
+ *  costs about 1.5 (double) to 1.6 (float) box cycles, with a smooth beta
+ *  1.49 (float) to 1.60 (double) (at 512^3 on an H200; MASKS below).
  *
  * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
  * reason in pgpu_last_error):
@@ -195,8 +195,8 @@
  *      2 beta_w beta_f / (beta_w + beta_f) = 2 beta_f (to 1e-6): the flux
  *      beta_f (u - g) / (h/2) of a wall value half a cell away.  The x-
  *      face's type no longer matters (it borders only the layer).  Cost:
- *      the general form (with a smooth beta a cycle costs about 2.05
- *      (float) to 2.13 (double) box cycles; no FFT, no PGPU_MIXED).
+ *      the general form (with a smooth beta a cycle costs about 1.49
+ *      (float) to 1.60 (double) box cycles; no FFT, no PGPU_MIXED).
  * test_geometry checks the observed orders: 0.8 to 1.3 for (a), 1.8 to 2.3
  * for (b) and (c).
  *
@@ -219,7 +219,7 @@
  *                 (CG and BICGSTAB: their iteration counts above)
  *  With PGPU_FIXED, max_iterations defaults to 1.
  *  (*) float: 1e-5, or what float rounding lets the residual reach on this
- *  grid if that is larger (a quarter of eps lambda_max / lambda_min; 1e-4 at
+ *  grid if that is larger (a quarter of eps lambda_max / lambda_min; 2e-4 at
  *  128^3 Dirichlet).  pgpu_get_config shows the value in use.  That bound
  *  is an estimate: where JACOBI or RBGS with this tolerance stop making
  *  new lows of the residual for 16 checks within 16 times it (and within
@@ -290,8 +290,13 @@
  *
  *  - Every function returns a pgpu_status; nothing prints, exits or aborts.
  *    pgpu_last_error(s) says which argument or which CUDA call failed;
- *    pgpu_last_error(NULL) does so for the last failed pgpu_create or
- *    pgpu_workspace_size on the calling thread.  All arguments are checked before any device work.
+ *    pgpu_last_error(NULL) does so for the calls without a handle
+ *    (pgpu_create, pgpu_create_distributed, pgpu_decompose,
+ *    pgpu_workspace_size) on the calling thread.  Each call clears the
+ *    message it reports on entry, so read it right after the failure; a
+ *    NULL handle, and a NULL output pointer of the pgpu_get_* calls, are
+ *    refused without a message.  All arguments are checked before any
+ *    device work.
  *  - PGPU_ERROR_NONFINITE_INPUT: f or the boundary data hold NaN/Inf; u is
  *    not touched.  (PGPU_FIXED skips that scan: NaN/Inf in the input then
  *    gives NaN/Inf in u, and the report cannot say.)  PGPU_ERROR_UNSUPPORTED
@@ -329,7 +334,9 @@
  *    u and f pointers captures it (on a stream of the handle's, in
  *    thread-local capture mode) and launches it on cfg.stream, later solves
  *    with that pair only launch it; the graphs of the last eight (pair,
- *    sequence) keys are kept until pgpu_destroy (the default multigrid path
+ *    sequence) keys are kept until pgpu_destroy or the next
+ *    pgpu_set_mask / pgpu_set_coefficients, which drop them (the next
+ *    solve captures again; the default multigrid path
  *    replays its passes the same way).  The data is read when the graph runs, so new
  *    values in the same arrays are solved as usual.  While cfg.stream is
  *    being captured by the caller, the solve's launches go into the
@@ -354,9 +361,13 @@
  * Conjugate gradients and BiCGStab around a preconditioner
  * (cfg.preconditioner):
  *  - PGPU_PRECOND_VCYCLE (the default): one multigrid cycle from zero per
- *    application (pre_smooth = post_smooth, 2 by default; PGPU_WCYCLE for
- *    W-cycles).  The cycle is the standard one, not symmetric, and CG takes
- *    the flexible coefficients (beta = -z.Ap / p.Ap, alpha = p.r / p.Ap),
+ *    application (2 pre- and 2 post-smoothing iterations by default; one of
+ *    pre_smooth, post_smooth given, the other takes its value; PGPU_WCYCLE
+ *    for W-cycles).  Unequal counts are taken as given; where the cycle
+ *    must be symmetric (pipelined CG, classic CG on a mask or beta, below)
+ *    keep them equal.  Otherwise the cycle is the standard one, not
+ *    symmetric, and CG takes the flexible coefficients (beta = -z.Ap /
+ *    p.Ap, alpha = p.r / p.Ap),
  *    which equal the classic ones for a symmetric preconditioner and do not
  *    need one: with red-black smoothing the symmetric cycle (post-smoothing
  *    in the reverse colour order) is a much weaker preconditioner (9
@@ -613,11 +624,13 @@
  *    mask leaves no fluid coarse point it falls back to the residual, and
  *    Dirichlet cells scattered one by one inside the fluid keep the
  *    correction above float's rounding (PGPU_ERROR_NOT_CONVERGED; double
- *    converges there): set a tolerance.  At 512^3 a cycle with a mask costs about 1.4 box cycles (the
- *    fine level runs the box's kernels, reading the mask byte), with a
- *    smooth beta 2.05 (float) to 2.13 (double); a solid sphere to 1e-6 in
- *    double takes 2.0 times the empty box, to 1e-10 1.8 times, in float
- *    (to float's own stop) 1.6 times.
+ *    converges there): set a tolerance.  At 512^3 a cycle on a solid
+ *    sphere costs about 1.5 (double) to 1.6 (float) box cycles (the fine
+ *    level runs the box's kernels, reading the mask byte, then two
+ *    Gauss-Seidel iterations beside the wall), with a smooth beta 1.49
+ *    (float) to 1.60 (double); a solid sphere to 1e-6 in
+ *    double takes 1.78 times the empty box, to 1e-10 1.67 times, in float
+ *    (to float's own stop) 1.65 times (H200).
  *  - Grids with a mask hold fewer than 2^31 - 1 interior points; a mask with
  *    more singular regions than an eighth of the points plus 64 is refused
  *    (PGPU_ERROR_UNSUPPORTED, the handle then has no mask).
@@ -625,11 +638,13 @@
  *    levels' cell types and coefficients and the regions are rebuilt there.
  *    The first call allocates the workspace it needs (pgpu_workspace_bytes
  *    grows: two bytes (the mask and the next one, checked before it
- *    replaces the first), four bytes of labels, two bits and an array of
- *    u's precision per point for a mask, three arrays of u's precision for
- *    beta (four on 3D grids: beta's reciprocals, from which the smoother
- *    and the residual form the faces), two bytes and three
- *    arrays per coarse point); later calls allocate nothing.  The call
+ *    replaces the first), four bytes of labels, two bits, about 2.5 bytes
+ *    of region sizes and sums (20 bytes for each of an eighth of the points
+ *    plus 64 regions) and an array of u's precision per point for a mask;
+ *    an array of u's precision per axis for beta (one more on 3D grids:
+ *    beta's reciprocals, from which the smoother and the residual form the
+ *    faces); two bytes and an array per axis per coarse point); later
+ *    calls allocate nothing.  The call
  *    waits for the stream to read whether the data are valid (and, for a
  *    mask, how many singular regions it has); on invalid
  *    data (a mask byte other than the three types, beta <= 0 or not
@@ -688,8 +703,9 @@
  *    status and reason; the others the highest status among the ranks and
  *    "another rank's call failed").  What fails before that agreement
  *    returns on that rank alone while the others wait: NULL arguments, no
- *    CUDA device, a communicator NCCL cannot query, a stream of another
- *    device.  NCCL failures are PGPU_ERROR_CUDA.
+ *    CUDA device, a communicator NCCL cannot query.  cfg.stream must be a
+ *    stream of the rank's device (the communicator's); that is not
+ *    checked.  NCCL failures are PGPU_ERROR_CUDA.
  *  - Methods.  JACOBI, RBGS, VCYCLE (V and W), FMG (the default config's
  *    method), CG (classic and pipelined) and BICGSTAB with the NONE,
  *    JACOBI, VCYCLE and FFT preconditioners, FFT, float and double, every
@@ -815,7 +831,9 @@ enum {
                             float VCYCLE or FFT preconditioner. */
     PGPU_PRECISION_MASK = 0xf00,
 
-    PGPU_WCYCLE = 0x1000, /* multigrid: W-cycles instead of V-cycles */
+    PGPU_WCYCLE = 0x1000, /* multigrid: W-cycles instead of V-cycles
+                             (VCYCLE, FMG, or a Krylov method's VCYCLE
+                             preconditioner; else INVALID_ARGUMENT) */
     PGPU_FIXED = 0x2000,  /* fixed schedule: no convergence checks, no host
                              synchronisation, CUDA-graph capturable; iterative
                              methods run exactly max_iterations (default 1),
@@ -860,10 +878,11 @@ typedef struct pgpu_config {
     double tolerance;           /* relative residual; 0 = method default */
     int max_iterations;         /* 0 = method default */
     double omega;               /* Jacobi weight / SOR factor / smoother relaxation; 0 = default */
-    int pre_smooth, post_smooth;/* multigrid smoothing iterations; 0 = default */
+    int pre_smooth, post_smooth;/* multigrid smoothing iterations, 0 .. 64; 0 = default */
     int check_interval;         /* iterations between residual checks; 0 = default */
     struct CUstream_st *stream; /* a cudaStream_t; 0 = default stream */
-    pgpu_preconditioner preconditioner; /* PGPU_CG, PGPU_BICGSTAB; 0 = default */
+    pgpu_preconditioner preconditioner; /* PGPU_CG, PGPU_BICGSTAB only
+                                           (else INVALID_ARGUMENT); 0 = default */
 } pgpu_config;
 
 typedef struct pgpu_report {
@@ -938,8 +957,9 @@ pgpu_status pgpu_set_stream(pgpu_solver *s, struct CUstream_st *stream);
 pgpu_status pgpu_get_stream(const pgpu_solver *s, struct CUstream_st **stream);
 
 /* A progress callback, called on the calling thread at every convergence
- * check of a solve (never with PGPU_FIXED, never for the FFT or a one-pass
- * FMG): `iteration` as the report counts it (PGPU_MIXED: refinements),
+ * check of a solve (never with PGPU_FIXED, never for the FFT alone or a
+ * one-pass FMG; PGPU_FFT | PGPU_MIXED calls it once per refinement):
+ * `iteration` as the report counts it (PGPU_MIXED: refinements),
  * the residual norm and the relative residual.  Float V-cycles under the
  * default tolerance check the coarse-grid correction instead: residual_norm
  * is NaN there and relative_residual the correction's RMS relative to u's
@@ -1012,9 +1032,10 @@ void pgpu_destroy(pgpu_solver *s);
 /* A fixed English string for a status ("unknown status" for other values). */
 const char *pgpu_status_string(pgpu_status st);
 
-/* The detail behind the last failure of a call on s ("" when none);
- * with s == NULL, the last failed pgpu_create or pgpu_workspace_size on
- * this thread. */
+/* The detail behind the last call on s, if it failed ("" when none: each
+ * call clears it on entry); with s == NULL, the same for the last of the
+ * calls without a handle (pgpu_create, pgpu_create_distributed,
+ * pgpu_decompose, pgpu_workspace_size) on this thread. */
 const char *pgpu_last_error(const pgpu_solver *s);
 
 /* ---- API ends here. ---- */
