@@ -1069,36 +1069,40 @@ template <class T> __device__ __forceinline__ T relax_scaled(T u, T rhs, T keep,
 {
     return keep * u + rhs * scale;
 }
-// 1 / d by the approximate reciprocal and two Newton steps, each operation
-// rounded as written (d in 2^-1000 .. 2^1000: the callers see to it).
-__device__ __forceinline__ double recip_newton(double d)
+// 1 / d by the approximate reciprocal and STEPS Newton steps, each
+// operation rounded as written (d in 2^-1000 .. 2^1000: the callers see to
+// it).  Each step squares the relative error: two give the division's
+// accuracy, one is enough for a weight (smooth_scale_lean).
+template <int STEPS = 2> __device__ __forceinline__ double recip_newton(double d)
 {
     double r;
     asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
-    r = __fma_rn(r, __fma_rn(-d, r, 1.0), r);
-    return __fma_rn(r, __fma_rn(-d, r, 1.0), r);
+#pragma unroll
+    for (int s = 0; s < STEPS; ++s) r = __fma_rn(r, __fma_rn(-d, r, 1.0), r);
+    return r;
 }
 // w / diag for diag > 0 where a kernel forms it per point: in double the
-// hardware's approximate reciprocal and two Newton steps (about as accurate
-// as the division, a fifth of its instructions, and no slow path) where
+// hardware's approximate reciprocal and STEPS = 2 Newton steps (about as
+// accurate as the division, a fifth of its instructions, and no slow path) where
 // diag lies in 2^-1000 .. 2^1000 (the reciprocal flushes subnormals: a
 // subnormal diag would give infinity, a diag near the top a zero), else the
 // division; in float the division.
 __device__ __forceinline__ float smooth_scale(float w, float diag) { return w / diag; }
-__device__ __forceinline__ double smooth_scale(double w, double diag)
+template <int STEPS = 2> __device__ __forceinline__ double smooth_scale(double w, double diag)
 {
     if (!(diag >= 9.332636185032189e-302 && diag <= 1.0715086071862673e+301)) return w / diag; // 2^-1000, 2^1000
-    return w * recip_newton(diag);
+    return w * recip_newton<STEPS>(diag);
 }
 
-// ... for beta_tile_kernel: in float by the double reciprocal (no branch,
-// no division's slow path, which spilled its 64 registers; every float
-// diagonal lies in the double one's range), in double smooth_scale.
+// ... for beta_tile_kernel, with one Newton step: the relaxation's weight,
+// not the operator (the fixed point stays A's).  In float by the double
+// reciprocal (no branch, no division's slow path, which spilled its 64
+// registers; every float diagonal lies in the double one's range).
 __device__ __forceinline__ float smooth_scale_lean(float w, float diag)
 {
-    return (float)((double)w * recip_newton(diag));
+    return (float)((double)w * recip_newton<1>(diag));
 }
-__device__ __forceinline__ double smooth_scale_lean(double w, double diag) { return smooth_scale(w, diag); }
+__device__ __forceinline__ double smooth_scale_lean(double w, double diag) { return smooth_scale<1>(w, diag); }
 
 // beta's harmonic face mean 2 a b / (a + b) from the reciprocals wa = 1/a,
 // wb = 1/b (Grid::bw): 2 / (wa + wb), the reciprocal as in smooth_scale
