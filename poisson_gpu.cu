@@ -199,6 +199,13 @@ template <class T> struct Tune {
     static constexpr int bt_by = 16;
     static constexpr int bt_blocks = F32 ? 2 : 1;
     static constexpr int bt_per_sm = F32 ? 16 : 4;
+    // The prolongation folded into the post-smoothing's first pass on a
+    // beta_tiled level 0 (beta_tile_kernel's PRO, Transfer::bt_pro), in
+    // double (float's 64 registers would not hold its taps): smooth beta
+    // V(2,1) at 512^3 (H200, 5-cycle fixed solves, four of them folded)
+    // 10.33 -> 10.03 ms a cycle; its pass (ncu) 2.24 ms against 1.77 for the
+    // post-smoothing and 0.86 for the prolongation.
+    static constexpr bool bt_pro = !F32;
     // Level 0's residual restricted in the same walk (beta_tile_kernel's RR)
     // in float only: smooth beta V(2,1) at 512^3 (H200) float 6.19 -> 6.08
     // ms, double 10.45 -> 10.57 (its one block an SM waits at every step's
@@ -2611,11 +2618,16 @@ template <class T> struct BetaTile {
     // limit too: a block's whole shared memory without and with RR (float
     // RR's 99.3 KB do not fit sm_86 / sm_89 / sm_120's 99 KB).
     static constexpr size_t TABLES = (size_t)4 * (2 * BT_TX + BY) * sizeof(T);
-    static constexpr size_t FIT = SMEM + TABLES, FIT_RR = SMEM_RR + TABLES;
+    // PRO: the coarse correction's tiles (PCX x PCY coarse storage points,
+    // four planes) after SMEM.
+    static constexpr int PCX = 36, PCY = 12, PCPL = PCX * PCY, PRING = 4;
+    static constexpr size_t SMEM_PRO = SMEM + (size_t)PRING * PCPL * sizeof(T);
+    static constexpr size_t FIT = SMEM + TABLES, FIT_RR = SMEM_RR + TABLES, FIT_PRO = SMEM_PRO + TABLES;
 };
 template <class T> struct alignas(16) Vec4 { T v[4]; }; // (16: the shared memory's alignment)
 template <class T> struct Xfer;     // (>>transfer) the restriction's tables
 template <class T> struct RsPlanes; // ... and its sums over z
+template <class T> struct Windows;  // ... the prolongation's taps
 
 // FR: the faces are the level's stored fractions (Grid::fx, fy, fz: any
 // level of beta alone, 1 / beta or not), staged as they are: x / y one
@@ -2634,13 +2646,22 @@ template <class T> struct RsPlanes; // ... and its sums over z
 // checked the x / y runs, bt_rr).  Step m puts plane m - 1's residual into
 // a plane of shared memory (zero outside those points and the interior), and
 // step m + 1, past its barrier, sums it over each coarse column's children.
-template <class T, bool RES, bool FR, int RR = 0>
+// PRO (a smoothing pass): src is first corrected by the coarse level cg's
+// correction ce, src + P ce (interp_tile_kernel's taps tw and order of the
+// sums), as its planes arrive: a block stages the PCX x PCY coarse tile of
+// each coarse plane its fine planes need (tiles of at most that span, and z
+// windows that move by at most one plane a fine plane: the host checked
+// them, bt_pro), and step m corrects this thread's elements of plane m + 1
+// (read by the others only past step m + 1's barrier) with the planes' x-y
+// interpolants held in registers.
+template <class T, bool RES, bool FR, int RR = 0, bool PRO = false>
 __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     beta_tile_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
-                     const T *__restrict__ shiftp, T omega, int flip, const Grid<T> cg, const Xfer<T> xr, int kchunk,
-                     int nyb, int nchunks)
+                     const T *__restrict__ shiftp, T omega, int flip, const Grid<T> cg, const Xfer<T> xr,
+                     const T *__restrict__ ce, const Windows<T> tw, int kchunk, int nyb, int nchunks)
 {
     static_assert(RR == 0 || (RES && (RR == 3 || RR == 4)), "the restricted residual: a residual, 3 or 4 children");
+    static_assert(!PRO || !RES, "the correction folds into a smoothing pass");
     typedef BetaTile<T> B;
     constexpr int PL = B::PL, RW = BT_RW, RU = B::RU, RF = B::RF, RB = B::RB, BY = B::BY;
     extern __shared__ __align__(16) unsigned char bt_smem[];
@@ -2750,12 +2771,39 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     }
     const Shift<T> sh = load_shift(shiftp);
     const T shift = sh.hi, keep = T(1) - omega;
+    // PRO: the coarse tile's first storage column cx0 and row cy0; thread
+    // rt < PCPL stages its point (cstage: inside the storage) from cgo in each
+    // plane; cnext: the next coarse plane to stage.  Per element its taps'
+    // place in the tile and weights (clamped to the grid: used where act).
+    T *const cring = sy + B::RC * PL;
+    int cnext = 0, pxo[2] = {0, 0}, pyo = 0;
+    int64_t cgo = 0;
+    bool cstage = false;
+    T wxa[2][2], wya[2];
+    if constexpr (PRO) {
+        const int cx0 = __ldg(tw.sx + min(max(xb, 0), g.nx - 1)), cy0 = __ldg(tw.sy + min(max(yb0, 0), g.ny - 1));
+        const int r = rt / B::PCX, c = rt - r * B::PCX;
+        cstage = rt < B::PCPL && cx0 + c <= cg.nx + 1 && cy0 + r <= cg.ny + 1;
+        cgo = ghost_origin(cg) + cx0 + c + (int64_t)(cy0 + r) * cg.sy;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int x = min(max(x0 + e, 0), g.nx - 1);
+            pxo[e] = __ldg(tw.sx + x) - cx0;
+            wxa[e][0] = __ldg(tw.wx + 2 * x);
+            wxa[e][1] = __ldg(tw.wx + 2 * x + 1);
+        }
+        const int yc = min(max(y, 0), g.ny - 1);
+        pyo = (__ldg(tw.sy + yc) - cy0) * B::PCX;
+        wya[0] = __ldg(tw.wy + 2 * yc);
+        wya[1] = __ldg(tw.wy + 2 * yc + 1);
+        cnext = __ldg(tw.sz + max(k0 - 2, 0));
+    }
     // Issue: plane ip of u and 1 / beta (FR: the z faces), ip - 1 of f (FR:
     // and the x / y faces, into slot sc_), one commit group; slots counted
     // from plane k0 - 2.  INNER: planes ip - 1, ip inside (no range check).
     int ip = k0 - 2;
     int64_t po = col + (int64_t)ip * g.sz; // plane ip's offset
-    auto issue = [&](auto inner_c, int su_, int sr_, int sf_, int sc_) {
+    auto issue = [&](auto inner_c, int su_, int sr_, int sf_, int sc_, int need) { // (PRO: need, below)
         constexpr bool INNER = decltype(inner_c)::value;
         if (INNER || (ip >= -1 && ip <= g.nz)) {
 #pragma unroll
@@ -2775,6 +2823,12 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
                     __pipeline_memcpy_async(sy + sc_ * PL + me + e * RW, g.fy + pf + e, sizeof(T));
                 }
             }
+        }
+        if constexpr (PRO) { // the coarse planes plane ip's correction reads: up to need
+            for (; cnext <= need; ++cnext)
+                if (cstage)
+                    __pipeline_memcpy_async(cring + (cnext % B::PRING) * B::PCPL + rt,
+                                            ce + cgo + (int64_t)cnext * cg.sz, sizeof(T));
         }
         __pipeline_commit();
         ++ip;
@@ -2811,6 +2865,61 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         }
         const double off = plain_sum(va, da, na, dg);
         return T((sh.template of_as<double>(fv) + off) - dg * (double)centre);
+    };
+    // PRO: plane kk's correction added to this thread's elements in u slot
+    // uc.  P0 / P1: the x-y interpolants of coarse planes cs and cs + 1.
+    T P0[2] = {T(0), T(0)}, P1[2] = {T(0), T(0)};
+    int cs = -4;
+    auto interp_xy = [&](int s, T(&o)[2]) { // (interp_tile_kernel's order of the sums)
+        const T *pl = cring + (s % B::PRING) * B::PCPL + pyo;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            T v = T(0);
+#pragma unroll
+            for (int b = 0; b < 2; ++b) {
+                const T *row = pl + pxo[e] + b * B::PCX;
+                T xv = T(0);
+#pragma unroll
+                for (int a = 0; a < 2; ++a) xv += wxa[e][a] * row[a];
+                v += wya[b] * xv;
+            }
+            o[e] = v;
+        }
+    };
+    // The z taps of a plane (clamped to the grid), loaded a step before they
+    // are used: za of the plane the next correct() takes, zb of the one after.
+    struct ZTap { int s; T w0, w1; };
+    auto ztap = [&](int kk) {
+        const int k = min(max(kk, 0), g.nz - 1);
+        return ZTap{__ldg(tw.sz + k), __ldg(tw.wz + 2 * k), __ldg(tw.wz + 2 * k + 1)};
+    };
+    ZTap za{0, T(0), T(0)}, zb{0, T(0), T(0)};
+    auto correct = [&](int kk, int uc) { // then za takes zb, zb plane kk + 2
+        const ZTap z = za;
+        za = zb;
+        zb = ztap(kk + 2);
+        if (kk < 0 || kk >= g.nz) return; // (uniform)
+        const int s = z.s;
+        if (s != cs) {
+            if (s == cs + 1) {
+                P0[0] = P1[0];
+                P0[1] = P1[1];
+            } else {
+                interp_xy(s, P0);
+            }
+            interp_xy(s + 1, P1);
+            cs = s;
+        }
+        const T w0 = z.w0, w1 = z.w1;
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+            if (act[e]) {
+                T v = T(0);
+                v += w0 * P0[e];
+                v += w1 * P1[e];
+                T *q = su + uc * PL + me + e * RW;
+                *q = *q + v;
+            }
     };
     // Element e at plane p: the other x neighbour and the y neighbours from u
     // slot uc, its own centre, partner (the pair's other element) and z
@@ -2851,10 +2960,20 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     };
     for (int a = 0; a < 3; ++a) { // planes k0 - 2 .. k0 of u and 1 / beta
         const int d = ip - (k0 - 2);
-        issue(std::false_type{}, d % RU, d % RB, (d + 2) % RF, (d + 2) % B::RC);
+        int need = 0;
+        if constexpr (PRO) need = ztap(ip).s + 1;
+        issue(std::false_type{}, d % RU, d % RB, (d + 2) % RF, (d + 2) % B::RC, need);
+    }
+    if constexpr (PRO) {
+        za = ztap(k0 - 2);
+        zb = ztap(k0 - 1);
     }
     __pipeline_wait_prior(1);
     __syncthreads();
+    if constexpr (PRO) { // planes k0 - 2 and k0 - 1 (slots 0, 1); k0 at the first step
+        correct(k0 - 2, 0);
+        correct(k0 - 1, 1);
+    }
     // A warp is a row.  warp_in: every interior point of the row takes the
     // uniform couplings (cx, cy) for x and y: no x / y neighbour is a box
     // face, or the face's table couplings equal them as Grid::fast counts
@@ -2921,8 +3040,10 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
             const int m = mb + j;
             __pipeline_wait_prior(0);
             __barrier_sync(0); // not __syncthreads: warps reach it through different code (E0, FAST)
-            issue(fast_c, (3 + j) % RU, (3 + j) % RB, (2 + j) % RF, (2 + j) % 3); // u, 1 / beta at m + 2; f at m + 1
-            form((2 + j) % 3, (2 + j) % RB);                                        // plane m + 1
+            // u, 1 / beta at m + 2; f at m + 1 (PRO: the coarse planes of m + 2)
+            issue(fast_c, (3 + j) % RU, (3 + j) % RB, (2 + j) % RF, (2 + j) % 3, zb.s + 1);
+            form((2 + j) % 3, (2 + j) % RB); // plane m + 1
+            if constexpr (PRO) correct(m + 1, (2 + j) % RU);
             constexpr int cl = j % 3, cm = (1 + j) % 3, ch = (2 + j) % 3, ul = j % RU, um = (1 + j) % RU;
             T *uA = su + um * PL + me + e * RW;
             const T cen = *uA, zh = su[((2 + j) % RU) * PL + me + e * RW], zl = zo[j & 1];
@@ -3020,6 +3141,11 @@ template <class T> static pgpu_status smooth_setup(Env &env)
                         beta_tile_kernel<T, false, true>})
             PGPU_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)BetaTile<T>::SMEM));
     }
+    if constexpr (Tune<T>::bt_pro)
+        if (BetaTile<T>::FIT_PRO <= (size_t)env.optin)
+            for (auto fn : {beta_tile_kernel<T, false, false, 0, true>, beta_tile_kernel<T, false, true, 0, true>})
+                PGPU_CUDA(
+                    cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)BetaTile<T>::SMEM_PRO));
     if constexpr (Tune<T>::bt_rr)
         if (BetaTile<T>::FIT_RR <= (size_t)env.optin)
             for (auto fn : {beta_tile_kernel<T, true, false, 3>, beta_tile_kernel<T, true, false, 4>})
@@ -3068,7 +3194,7 @@ static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int 
     if (beta_tiled(env, g, p))
         launch(p.bt, BetaTile<T>::SMEM, env.st,
                g.bw ? beta_tile_kernel<T, false, false> : beta_tile_kernel<T, false, true>, g, src, dst, f, shift, w,
-               flip, Grid<T>{}, Xfer<T>{});
+               flip, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{});
     else if (p.tile && g.fx && g.mk)
         launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, true, true>, g, src, dst, f, shift, w, flip);
     else if (p.tile && g.fx)
@@ -3081,6 +3207,27 @@ static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int 
     else launch(p.rb, rbgs_smem_bytes<T>(), env.st, rbgs_kernel<T>, g, src, dst, f, shift, w, flip);
     PGPU_LAUNCHED();
     return PGPU_SUCCESS;
+}
+
+// One red-black pass (src + P e) -> dst on a beta_tiled level: the coarse
+// correction e of level cg (taps w2) folded in (beta_tile_kernel's PRO,
+// where Transfer::bt_pro).
+template <class T>
+static pgpu_status rb_pass_folded(Env &env, const Grid<T> &g, const SmoothPlan &p, const Grid<T> &cg,
+                                  const Windows<T> &w2, const T *e, const T *src, T *dst, const T *f, const T *shift,
+                                  T w, int flip)
+{
+    char *err = env.err;
+    if constexpr (Tune<T>::bt_pro) {
+        launch(p.bt, BetaTile<T>::SMEM_PRO, env.st,
+               g.bw ? beta_tile_kernel<T, false, false, 0, true> : beta_tile_kernel<T, false, true, 0, true>, g, src,
+               dst, f, shift, w, flip, cg, Xfer<T>{}, e, w2);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    } else {
+        (void)g, (void)p, (void)cg, (void)w2, (void)e, (void)src, (void)dst, (void)f, (void)shift, (void)w, (void)flip;
+        return record(err, PGPU_ERROR_UNSUPPORTED, "internal: the folded correction is built for double only");
+    }
 }
 
 // ============================================================================
@@ -3392,6 +3539,26 @@ static bool window_taps(int n, int nc, int lo_bc, int hi_bc, const std::vector<i
         std::fill(w.begin(), w.end(), 0.0);
     }
     return ok;
+}
+
+// beta_tile_kernel's PRO on windows s of n fine nodes (two taps each)
+// along x (d 0), y (1) or z (2): along x and y each tile's taps inside its
+// coarse tile (tiles of `width` nodes from -2 on, `step` apart; span coarse
+// indices), along z windows that move by at most one a plane.
+static bool bt_fold_fits(const std::vector<int> &s, int n, int d)
+{
+    typedef BetaTile<double> BT; // (the tiles' shapes do not depend on the precision)
+    if (d == 2) {
+        for (int i = 1; i < n; ++i)
+            if (s[i] - s[i - 1] > 1) return false;
+        return true;
+    }
+    const int step = d == 0 ? BT::OX : BT::OY, width = d == 0 ? 2 * BT_TX : BT::BY, span = d == 0 ? BT::PCX : BT::PCY;
+    for (int b0 = -2; b0 < n; b0 += step) {
+        const int lo = std::max(b0, 0), hi = std::min(b0 + width - 1, n - 1);
+        if (s[hi] + 2 - s[lo] > span) return false;
+    }
+    return true;
 }
 
 // restrict_tile_kernel's conditions on an x or y transfer: at most 4 children
@@ -4334,6 +4501,9 @@ template <class T> struct Transfer {
     int bt_rr = 0;
     ColLaunch brr{};
     bool pl_tile = false, fi_tile = false; // prolongation / FMG interpolation through interp_tile_kernel
+    // ... and folded into a beta_tile_kernel smoothing pass (PRO): the
+    // windows w2 fit its coarse tiles, z's move by at most one plane a plane
+    bool bt_pro = false;
 
     enum Route { AUTO = 0, DIRECT = 1, TILED = 2 }; // AUTO: the tiles where eligible
     static bool tiled(int route, bool eligible) { return route == AUTO ? eligible : route == TILED; }
@@ -4370,7 +4540,7 @@ template <class T> struct Transfer {
         if constexpr (Tune<T>::bt_rr) {
             launch(brr, BetaTile<T>::SMEM_RR, env.st,
                    bt_rr == 3 ? beta_tile_kernel<T, true, false, 3> : beta_tile_kernel<T, true, false, 4>, fg, u, fc,
-                   f, shift, T(0), 0, cg, rc);
+                   f, shift, T(0), 0, cg, rc, (const T *)nullptr, Windows<T>{});
             PGPU_LAUNCHED();
             return PGPU_SUCCESS;
         } else {
@@ -6748,13 +6918,19 @@ static pgpu_status frame(Env &env, const Grid<T> &g, const T *src, T *dst0, T *d
 // ---- smoothing a level ----
 // `iters` iterations of the smoother (Jacobi, or red-black with the colour
 // order `flip`) from the level's iterate, ping-ponging between u and t:
-// two red-black iterations per pass where the plan pairs them.
+// two red-black iterations per pass where the plan pairs them.  fold: the
+// next coarser level's correction, added to the iterate by the first pass
+// (red-black, where L.down.bt_pro).
 template <class T>
-static pgpu_status smooth(Env &env, Level<T> &L, bool jacobi, int iters, T omega, int flip = 0)
+static pgpu_status smooth(Env &env, Level<T> &L, bool jacobi, int iters, T omega, int flip = 0,
+                          const T *fold = nullptr)
 {
     for (int s = 0; s < iters;) {
-        const int n = !jacobi && L.sm.paired && iters - s >= 2 ? 2 : 1;
-        if (jacobi) PGPU_FORWARD(jacobi_pass(env, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, omega));
+        const int n = !jacobi && !(s == 0 && fold) && L.sm.paired && iters - s >= 2 ? 2 : 1;
+        if (s == 0 && fold)
+            PGPU_FORWARD(rb_pass_folded(env, L.g, L.sm, L.down.cg, L.down.w2, fold, L.iter(), L.other(), L.f,
+                                        L.shift, omega, flip));
+        else if (jacobi) PGPU_FORWARD(jacobi_pass(env, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, omega));
         else PGPU_FORWARD(rb_pass(env, L.g, L.sm, n, L.iter(), L.other(), L.f, L.shift, omega, flip));
         L.cur ^= 1;
         s += n;
@@ -6775,7 +6951,7 @@ template <class T> static pgpu_status residual(Env &env, const Level<T> &L, cons
     char *err = env.err;
     if (beta_tiled(env, L.g, L.sm, true)) {
         launch(L.sm.bt, BetaTile<T>::SMEM, env.st, beta_tile_kernel<T, true, false>, L.g, u, r, (const T *)L.f, L.shift,
-               T(0), 0, Grid<T>{}, Xfer<T>{});
+               T(0), 0, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{});
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
@@ -6894,7 +7070,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
     struct LevelOff { AxisOff a[3]; size_t tz0, wz0, wz1, fz0, fz1; };
     std::vector<LevelOff> off(nl);
     std::vector<AxisCoef> coefs((size_t)nl * 3);
-    std::vector<char> rs_tile(nl, 0), pl_tile(nl, 0), fi_tile(nl, 0), bt_rr(nl, 0);
+    std::vector<char> rs_tile(nl, 0), pl_tile(nl, 0), fi_tile(nl, 0), bt_rr(nl, 0), bt_pro(nl, 0);
     for (int l = 0; l < nl; ++l) {
         for (int d = 0; d < 3; ++d) {
             AxisCoef &ac = coefs[(size_t)l * 3 + d];
@@ -6904,7 +7080,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         }
         if (l + 1 == nl) continue;
         const AxisTransfer *t = hl[l].tr;
-        bool ok2 = true, ok4 = true;
+        bool ok2 = true, ok4 = true, fold = Tune<T>::bt_pro && is3d;
         for (int d = 0; d < 3; ++d) {
             AxisOff &o = off[l].a[d];
             const Axis &a = hl[l].ax[d];
@@ -6932,6 +7108,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
             std::vector<double> ww;
             const bool lin = window_taps(n, nc, a.lo, a.hi, i2, q2, 2, 2, tile, span, sw, ww);
             ok2 = ok2 && (lin || !live);
+            fold = fold && lin && bt_fold_fits(sw, n, d);
             o.s2 = putI(sw);
             o.ws2 = putT(ww);
             const bool cub = window_taps(n, nc, a.lo, a.hi, t[d].c4, t[d].w4, 4, 4, tile, span, sw, ww);
@@ -6964,6 +7141,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         off[l].fz1 = putT(fz1);
         const int64_t cplane = (int64_t)(hl[l + 1].ax[0].n + 2) * (hl[l + 1].ax[1].n + 2);
         pl_tile[l] = ok2 && cplane < INT32_MAX;
+        bt_pro[l] = pl_tile[l] && fold && BetaTile<T>::FIT_PRO <= (size_t)env.optin;
         fi_tile[l] = ok4 && cplane < INT32_MAX;
     }
     T *dt = nullptr;
@@ -7088,6 +7266,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         x.rr_fused = x.rs_tile && rr_fits && is3d && F.g.fast && !F.g.px && !F.g.py && !F.g.pz &&
                      !(plan && l < dist_levels);
         x.pl_tile = pl_tile[l] != 0;
+        x.bt_pro = bt_pro[l] && !(plan && l < dist_levels);
         x.fi_tile = fi_tile[l] != 0;
         x.it = col_launch(F.g.nx, F.g.ny, F.g.nz, is3d, IT_FX, IT_FY, IT_FX, IT_FY, env.sms);
         x.rs = col_launch(C.g.nx, C.g.ny, C.g.nz, is3d, RS_TX, RS_TY, RS_TX, RS_TY, env.sms);
@@ -7662,6 +7841,12 @@ template <class T> class Multigrid {
     // measure: the next level-0 prolongation also sums the size of its
     // correction into the reducer's slot RES_CORR (a float convergence test).
     bool measure = false;
+    // flip0: a cycle may end with level 0's iterate in its other array
+    // (Level::cur), which a caller that keeps track of it allows: level 0's
+    // prolongation then folds into its post-smoothing where the transfer
+    // allows it (Transfer::bt_pro), and a V(2,1) cycle takes three passes
+    // over level 0's arrays instead of four.
+    bool flip0 = false;
     Reducer *red = nullptr;
 
     pgpu_status init(Env &env, Hierarchy<T> &h, const pgpu_config &c, Reducer *red);
@@ -7702,6 +7887,7 @@ template <class T> class Multigrid {
   private:
     Env *env = nullptr;
     Hierarchy<T> *h = nullptr;
+    const T *folded = nullptr; // level 0's coarse correction, left to its post-smoothing (flip0)
     std::vector<std::vector<Step>> sched; // per start level (of the current form)
     std::vector<int> dsched;              // offset of sched[s] in d_steps (tiny levels)
     std::vector<std::vector<Step>> sched_form[2]; // per form: box (0), general (1)
@@ -7856,6 +8042,10 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         Level<T> &C = h->lv[l + 1];
         const bool in_place = (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
         const bool sum = measure && l == 0 && red;
+        if (l == 0 && flip0 && !sum && post > 0 && L.down.bt_pro && beta_tiled(e, L.g, L.sm)) {
+            folded = C.iter(); // (the post-smoothing's first pass adds it)
+            return PGPU_SUCCESS;
+        }
         size_t blocks = 0;
         if (e.dist && l + 1 < h->dist_levels && !fresh[l + 1]) PGPU_FORWARD(dist_halo(e, C.g, C.iter())); // (>>dist)
         if (slab) fresh[l] = 0;
@@ -7876,7 +8066,9 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
     }
     default:
         if (!slab) {
-            PGPU_FORWARD(smooth(e, L, false, post, omega, post_flip));
+            const T *fold = l == 0 ? folded : nullptr;
+            if (l == 0) folded = nullptr;
+            PGPU_FORWARD(smooth(e, L, false, post, omega, post_flip, fold));
             return l == 0 ? near_relax(L) : PGPU_SUCCESS;
         }
         PGPU_FORWARD(dist_smooth(e, L, l, false, post, omega, post_flip, &fr));
@@ -8108,7 +8300,9 @@ enum ReplayKind {
     REPLAY_KRYLOV_START = 6,
     REPLAY_KRYLOV_ITER = 7,
     REPLAY_KRYLOV_ITER_ODD = 8, // (unpreconditioned pipelined CG alternates two buffers of w)
-    REPLAY_KRYLOV_STEP = 9      // classic CG's first iteration after a start: the step alone
+    REPLAY_KRYLOV_STEP = 9,     // classic CG's first iteration after a start: the step alone
+    REPLAY_FROM_T = 16,         // (added to a cycle's kind) level 0's iterate in its t at the start
+    REPLAY_KEEP_U = 32          // (added to a cycle's kind) a cycle that must not leave the array it starts in
 };
 
 // (rp: the handle's graph replay; the FMG pass and every cycle run as graphs.)
@@ -8123,12 +8317,24 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         int none = 0;
         return rp->run(e, uk, fk, REPLAY_FMG, none, [&] { return mg.fmg_pass(); });
     };
-    auto cycle = [&](bool measured) -> pgpu_status {
-        int none = 0;
+    // A cycle may end in level 0's other array (Multigrid::flip0): its graph
+    // is that of the array it starts in, and its replay sets where it ends
+    // (settle, below, brings the iterate back to u).  The last of a fixed
+    // count does not leave u (a fold saves less than settle's copy costs).
+    auto cycle = [&](bool measured, bool last = false) -> pgpu_status {
+        int ends = L.cur;
         mg.measure = measured;
-        const pgpu_status s =
-            rp->run(e, uk, fk, measured ? REPLAY_CYCLE_MEASURED : REPLAY_CYCLE, none, [&] { return mg.cycle(0); });
+        mg.flip0 = !last || L.cur != 0;
+        const int kind = (measured ? REPLAY_CYCLE_MEASURED : REPLAY_CYCLE) + (L.cur ? REPLAY_FROM_T : 0) +
+                         (mg.flip0 ? 0 : REPLAY_KEEP_U);
+        const pgpu_status s = rp->run(e, uk, fk, kind, ends, [&] {
+            const pgpu_status q = mg.cycle(0);
+            ends = L.cur;
+            return q;
+        });
         mg.measure = false;
+        mg.flip0 = false;
+        L.cur = ends;
         return s;
     };
     PGPU_FORWARD(frame(e, L.g, (const T *)L.u, L.t, (T *)nullptr, h.data_faces)); // boundary data in both iterates
@@ -8140,11 +8346,11 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         PGPU_FORWARD(pass());
         iterate = cv.tol > 0 && !fixed;
         if (fixed) {
-            for (int k = 1; k < maxit; ++k) PGPU_FORWARD(cycle(false));
+            for (int k = 1; k < maxit; ++k) PGPU_FORWARD(cycle(false, k == maxit - 1));
             it = maxit - 1;
         }
     } else if (fixed) {
-        for (int k = 0; k < maxit; ++k) PGPU_FORWARD(cycle(false));
+        for (int k = 0; k < maxit; ++k) PGPU_FORWARD(cycle(false, k == maxit - 1));
         it = maxit;
         iterate = false;
     }
@@ -10344,8 +10550,10 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
 // graphs of the last REPLAY_MAX (pair, sequence) keys are kept.  Where the
 // caller's stream is itself being captured, the launches go there directly.
 // A sequence must leave the host-side state (Level::cur) as it found it, so
-// that its replay is the same sequence: cycles end in the array they start
-// in, FMG passes and fixed solves end in u.
+// that its replay is the same sequence -- FMG passes and fixed solves end in
+// u -- or the caller keys and restores it: a cycle of run_multigrid may end
+// in level 0's other array (Multigrid::flip0), keyed by the array it starts
+// in, and its kept `iterations` say where it ends.
 
 class Replay {
   public:

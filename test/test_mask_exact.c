@@ -146,6 +146,81 @@ static int run(const char *name, int nx, int ny, int nz, const char *bcs, int ma
     return !ok;
 }
 
+/* Smooth beta alone in double on a grid whose level 0 is smoothed by the
+ * tiled walk (2^22 points and more), where a cycle may end in the handle's
+ * second array: a solve to a tolerance (each cycle a graph of its own,
+ * captured, then replayed by a second solve) and a fixed solve of as many
+ * cycles (one graph, whose last cycle keeps its iterate in u) must give the
+ * same u -- each replay bit for bit, the two solves to 1e-12 of max |u| --
+ * for an odd and an even count, each ending with its iterate in the
+ * caller's u. */
+static int fold_consistency(int nx, int ny, int nz)
+{
+    const long sy = nx + 2, sz = sy * (ny + 2), n = sz * (nz + 2);
+    double *hb = malloc(n * sizeof(double)), *hf = malloc(n * sizeof(double)), *h[4];
+    for (int q = 0; q < 4; ++q) h[q] = malloc(n * sizeof(double));
+    for (long p = 0; p < n; ++p) {
+        const long i = p % sy, j = (p / sy) % (ny + 2), k = p / sz;
+        hb[p] = 1 + 0.5 * sin(3.0 * i / nx) * cos(2.0 * j / ny) * (1 + 0.3 * k / nz);
+        hf[p] = rnd() - 0.5;
+    }
+    void *du, *df, *db;
+    cudaMalloc(&du, n * 8); cudaMalloc(&df, n * 8); cudaMalloc(&db, n * 8);
+    cudaMemcpy(df, hf, n * 8, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, hb, n * 8, cudaMemcpyHostToDevice);
+    int fails = 0, its[2] = {0, 0};
+    for (int tol = 0; tol < 2 && !fails; ++tol) { /* 3e-6: N cycles; 1e-7: N + 1 */
+        pgpu_config c = pgpu_config_default(nx, ny, nz);
+        c.flags = PGPU_VCYCLE | PGPU_DOUBLE;
+        c.tolerance = tol ? 1e-7 : 3e-6;
+        c.check_interval = 1;
+        pgpu_solver *s = NULL, *x = NULL;
+        if (pgpu_create(&c, &s) || pgpu_set_coefficients(s, db)) {
+            printf("fold %dx%dx%d: create %s\n", nx, ny, nz, pgpu_last_error(s));
+            return 1;
+        }
+        pgpu_report r[2];
+        for (int q = 0; q < 2; ++q) { /* capture, replay */
+            cudaMemset(du, 0, n * 8);
+            if (pgpu_solve(s, du, df, &r[q])) ++fails;
+            cudaMemcpy(h[q], du, n * 8, cudaMemcpyDeviceToHost);
+        }
+        its[tol] = r[0].iterations;
+        c.flags |= PGPU_FIXED;
+        c.max_iterations = r[0].iterations;
+        if (pgpu_create(&c, &x) || pgpu_set_coefficients(x, db)) {
+            printf("fold %dx%dx%d: create fixed %s\n", nx, ny, nz, pgpu_last_error(x));
+            return 1;
+        }
+        for (int q = 2; q < 4; ++q) {
+            cudaMemset(du, 0, n * 8);
+            if (pgpu_solve(x, du, df, NULL)) ++fails;
+            cudaMemcpy(h[q], du, n * 8, cudaMemcpyDeviceToHost);
+        }
+        double diff = 0, umax = 0;
+        int bits = 1; /* the replays' u bit for bit their captures' */
+        for (long p = 0; p < n; ++p) {
+            umax = fmax(umax, fabs(h[0][p]));
+            diff = fmax(diff, fabs(h[2][p] - h[0][p]));
+            bits &= !memcmp(&h[1][p], &h[0][p], 8) && !memcmp(&h[3][p], &h[2][p], 8);
+        }
+        const int same = r[1].iterations == r[0].iterations && bits && diff <= 1e-12 * umax && umax > 0 && !fails;
+        printf("fold beta V d %dx%dx%d tol %.0e: %d cycles (replay %d), rel %.2e, replays same bits %d, fixed against "
+               "tolerance %.2e of max |u|  %s\n",
+               nx, ny, nz, c.tolerance, r[0].iterations, r[1].iterations, r[0].relative_residual, bits, diff / umax,
+               same ? "ok" : "FAIL");
+        fails += !same;
+        pgpu_destroy(s);
+        pgpu_destroy(x);
+    }
+    if (!fails && its[0] % 2 == its[1] % 2)
+        printf("fold %dx%dx%d: (both counts %s: one parity checked)\n", nx, ny, nz, its[0] % 2 ? "odd" : "even");
+    cudaFree(du); cudaFree(df); cudaFree(db);
+    free(hb); free(hf);
+    for (int q = 0; q < 4; ++q) free(h[q]);
+    return fails != 0;
+}
+
 int main(void)
 {
     int nd = 0;
@@ -193,9 +268,16 @@ int main(void)
     fails += run("smooth beta VC f 325x323x321", 325, 323, 321, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_FLOAT, 0, 1e-4);
     BSCALE = 1e-272, USCALE = 1e150;
     fails += run("smooth beta 1e-272 VC d 33^3", 33, 33, 33, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_DOUBLE, 1e-12, 1e-9);
+    fails += run("smooth beta 1e-272 VC d 163x165x167", 163, 165, 167, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_DOUBLE, 1e-10, 1e-7);
     BSCALE = 1e272, USCALE = 1e-135;
     fails += run("jump 1e3 beta 1e272 VC d 35x33x31", 35, 33, 31, "DDDDDD", 0, 1e3, PGPU_VCYCLE, PGPU_DOUBLE, 1e-12, 3e-8);
     BSCALE = 1, USCALE = 1;
+    /* beta alone in double where level 0's correction folds into its
+     * post-smoothing: odd and prime sizes, mixed faces, a 1e3 jump */
+    fails += run("smooth beta VC d 173x163x167", 173, 163, 167, "DDDDDD", 0, 0.0001, PGPU_VCYCLE, PGPU_DOUBLE, 1e-10, 1e-7);
+    fails += run("smooth beta VC d 161x181x167 DNNDDN", 161, 181, 167, "DNNDDN", 0, 0.0001, PGPU_VCYCLE, PGPU_DOUBLE, 1e-10, 1e-7);
+    fails += run("jump 1e3 beta VC d 163x165x161", 163, 165, 161, "DDDDDD", 0, 1e3, PGPU_VCYCLE, PGPU_DOUBLE, 1e-12, 3e-7);
+    fails += fold_consistency(167, 163, 171);
     /* Krylov methods on the same classes: the cases where V-cycles alone
      * diverge (beta jumps next to Neumann faces) included. */
     const unsigned CG = PGPU_CG, PCG = PGPU_CG | PGPU_PIPELINED, BI = PGPU_BICGSTAB;
