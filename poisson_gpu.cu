@@ -2663,6 +2663,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     static_assert(RR == 0 || (RES && (RR == 3 || RR == 4)), "the restricted residual: a residual, 3 or 4 children");
     static_assert(!PRO || !RES, "the correction folds into a smoothing pass");
     typedef BetaTile<T> B;
+    static_assert(!PRO || B::PCPL <= BT_TX * B::BY, "a thread stages each coarse tile point");
     constexpr int PL = B::PL, RW = BT_RW, RU = B::RU, RF = B::RF, RB = B::RB, BY = B::BY;
     extern __shared__ __align__(16) unsigned char bt_smem[];
     T *const su = reinterpret_cast<T *>(bt_smem);
@@ -3548,6 +3549,9 @@ static bool window_taps(int n, int nc, int lo_bc, int hi_bc, const std::vector<i
 static bool bt_fold_fits(const std::vector<int> &s, int n, int d)
 {
     typedef BetaTile<double> BT; // (the tiles' shapes do not depend on the precision)
+    static_assert(BT::OX == BetaTile<float>::OX && BT::OY == BetaTile<float>::OY && BT::PCX == BetaTile<float>::PCX &&
+                      BT::PCY == BetaTile<float>::PCY,
+                  "one fit for both precisions");
     if (d == 2) {
         for (int i = 1; i < n; ++i)
             if (s[i] - s[i - 1] > 1) return false;
@@ -8032,13 +8036,15 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
     case STEP_DOWN: return down(l, true);
     case STEP_SOLVE: // one node (the tiny levels hold every other last level): weight 1 solves it
         PGPU_FORWARD(jacobi_pass(e, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, T(1)));
-        if (l == 0) // a one-node grid's cycle ends where it started, as every cycle does (graphs replay no host state)
+        if (l == 0) // a one-node grid's cycle ends where it started (graphs replay no host state)
             return axpby(e, L.g, L.col, T(0), T(1), (const T *)L.other(), T(0), (const T *)nullptr, L.iter());
         L.cur ^= 1;
         return PGPU_SUCCESS;
     case STEP_UP: {
         // Out of place where that makes the cycle's passes over L even (it
-        // then ends in the array it started in: u on level 0), else in place.
+        // then ends in the array it started in: u on level 0), else in place;
+        // or left to the post-smoothing (flip0: the cycle may end in level
+        // 0's other array).
         Level<T> &C = h->lv[l + 1];
         const bool in_place = (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
         const bool sum = measure && l == 0 && red;

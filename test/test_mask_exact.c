@@ -147,8 +147,8 @@ static int run(const char *name, int nx, int ny, int nz, const char *bcs, int ma
 }
 
 /* Smooth beta alone in double on a grid whose level 0 is smoothed by the
- * tiled walk (2^22 points and more), where a cycle may end in the handle's
- * second array: a solve to a tolerance (each cycle a graph of its own,
+ * tiled walk, where a cycle may end in the handle's second array (the
+ * coarse correction folded into the post-smoothing): a solve to a tolerance (each cycle a graph of its own,
  * captured, then replayed by a second solve) and a fixed solve of as many
  * cycles (one graph, whose last cycle keeps its iterate in u) must give the
  * same u -- each replay bit for bit, the two solves to 1e-12 of max |u| --
@@ -164,11 +164,13 @@ static int fold_consistency(int nx, int ny, int nz)
         hb[p] = 1 + 0.5 * sin(3.0 * i / nx) * cos(2.0 * j / ny) * (1 + 0.3 * k / nz);
         hf[p] = rnd() - 0.5;
     }
-    void *du, *df, *db;
-    cudaMalloc(&du, n * 8); cudaMalloc(&df, n * 8); cudaMalloc(&db, n * 8);
-    cudaMemcpy(df, hf, n * 8, cudaMemcpyHostToDevice);
-    cudaMemcpy(db, hb, n * 8, cudaMemcpyHostToDevice);
+    void *du = NULL, *df = NULL, *db = NULL;
     int fails = 0, its[2] = {0, 0};
+    if (cudaMalloc(&du, n * 8) || cudaMalloc(&df, n * 8) || cudaMalloc(&db, n * 8) ||
+        cudaMemcpy(df, hf, n * 8, cudaMemcpyHostToDevice) || cudaMemcpy(db, hb, n * 8, cudaMemcpyHostToDevice)) {
+        printf("fold %dx%dx%d: device arrays: FAIL\n", nx, ny, nz);
+        fails = 1;
+    }
     for (int tol = 0; tol < 2 && !fails; ++tol) { /* 3e-6: N cycles; 1e-7: N + 1 */
         pgpu_config c = pgpu_config_default(nx, ny, nz);
         c.flags = PGPU_VCYCLE | PGPU_DOUBLE;
@@ -176,8 +178,10 @@ static int fold_consistency(int nx, int ny, int nz)
         c.check_interval = 1;
         pgpu_solver *s = NULL, *x = NULL;
         if (pgpu_create(&c, &s) || pgpu_set_coefficients(s, db)) {
-            printf("fold %dx%dx%d: create %s\n", nx, ny, nz, pgpu_last_error(s));
-            return 1;
+            printf("fold %dx%dx%d: create %s: FAIL\n", nx, ny, nz, pgpu_last_error(s));
+            pgpu_destroy(s);
+            fails = 1;
+            break;
         }
         pgpu_report r[2];
         for (int q = 0; q < 2; ++q) { /* capture, replay */
@@ -189,8 +193,11 @@ static int fold_consistency(int nx, int ny, int nz)
         c.flags |= PGPU_FIXED;
         c.max_iterations = r[0].iterations;
         if (pgpu_create(&c, &x) || pgpu_set_coefficients(x, db)) {
-            printf("fold %dx%dx%d: create fixed %s\n", nx, ny, nz, pgpu_last_error(x));
-            return 1;
+            printf("fold %dx%dx%d: create fixed %s: FAIL\n", nx, ny, nz, pgpu_last_error(x));
+            pgpu_destroy(s);
+            pgpu_destroy(x);
+            fails = 1;
+            break;
         }
         for (int q = 2; q < 4; ++q) {
             cudaMemset(du, 0, n * 8);
