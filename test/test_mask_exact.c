@@ -148,11 +148,11 @@ static int run(const char *name, int nx, int ny, int nz, const char *bcs, int ma
 
 /* Smooth beta alone in double on a grid whose level 0 is smoothed by the
  * tiled walk, where a cycle may end in the handle's second array (the
- * coarse correction folded into the post-smoothing): a solve to a tolerance (each cycle a graph of its own,
- * captured, then replayed by a second solve) and a fixed solve of as many
- * cycles (one graph, whose last cycle keeps its iterate in u) must give the
- * same u -- each replay bit for bit, the two solves to 1e-12 of max |u| --
- * for an odd and an even count, each ending with its iterate in the
+ * coarse correction folded into the post-smoothing): a solve to a
+ * tolerance (each cycle a graph of its own, captured, then replayed by a
+ * second solve) and a fixed solve of as many cycles (one graph) must give
+ * the same u -- each replay bit for bit, the two solves to 1e-12 of max
+ * |u| -- for an odd and an even count, each ending with its iterate in the
  * caller's u. */
 static int fold_consistency(int nx, int ny, int nz)
 {
