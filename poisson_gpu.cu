@@ -2802,9 +2802,10 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     // Issue: plane ip of u and 1 / beta (FR: the z faces), ip - 1 of f (FR:
     // and the x / y faces, into slot sc_), one commit group; slots counted
     // from plane k0 - 2.  INNER: planes ip - 1, ip inside (no range check).
+    // PRO: the coarse planes up to need; one: at most one of them (a step's).
     int ip = k0 - 2;
     int64_t po = col + (int64_t)ip * g.sz; // plane ip's offset
-    auto issue = [&](auto inner_c, int su_, int sr_, int sf_, int sc_, int need) { // (PRO: need, below)
+    auto issue = [&](auto inner_c, int su_, int sr_, int sf_, int sc_, int need, bool one = false) { // (PRO: below)
         constexpr bool INNER = decltype(inner_c)::value;
         if (INNER || (ip >= -1 && ip <= g.nz)) {
 #pragma unroll
@@ -2826,10 +2827,19 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
             }
         }
         if constexpr (PRO) { // the coarse planes plane ip's correction reads: up to need
-            for (; cnext <= need; ++cnext)
+            auto stage = [&] {
                 if (cstage)
                     __pipeline_memcpy_async(cring + (cnext % B::PRING) * B::PCPL + rt,
                                             ce + cgo + (int64_t)cnext * cg.sz, sizeof(T));
+            };
+            if (one) { // (a step: the windows move by at most one plane a plane)
+                if (cnext <= need) {
+                    stage();
+                    ++cnext;
+                }
+            } else {
+                for (; cnext <= need; ++cnext) stage();
+            }
         }
         __pipeline_commit();
         ++ip;
@@ -2895,11 +2905,15 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         return ZTap{__ldg(tw.sz + k), __ldg(tw.wz + 2 * k), __ldg(tw.wz + 2 * k + 1)};
     };
     ZTap za{0, T(0), T(0)}, zb{0, T(0), T(0)};
-    auto correct = [&](int kk, int uc) { // then za takes zb, zb plane kk + 2
+    // inside: plane kk lies inside the grid (no check).
+    auto correct = [&](int kk, int uc, bool inside = false) { // then za takes zb, zb plane kk + 2
         const ZTap z = za;
         za = zb;
-        zb = ztap(kk + 2);
-        if (kk < 0 || kk >= g.nz) return; // (uniform)
+        {
+            const int k = min(kk + 2, g.nz - 1); // (kk >= k0 - 2)
+            zb = ZTap{__ldg(tw.sz + k), __ldg(tw.wz + 2 * k), __ldg(tw.wz + 2 * k + 1)};
+        }
+        if (!inside && (kk < 0 || kk >= g.nz)) return; // (uniform)
         const int s = z.s;
         if (s != cs) {
             if (s == cs + 1) {
@@ -3042,9 +3056,9 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
             __pipeline_wait_prior(0);
             __barrier_sync(0); // not __syncthreads: warps reach it through different code (E0, FAST)
             // u, 1 / beta at m + 2; f at m + 1 (PRO: the coarse planes of m + 2)
-            issue(fast_c, (3 + j) % RU, (3 + j) % RB, (2 + j) % RF, (2 + j) % 3, zb.s + 1);
+            issue(fast_c, (3 + j) % RU, (3 + j) % RB, (2 + j) % RF, (2 + j) % 3, zb.s + 1, true);
             form((2 + j) % 3, (2 + j) % RB); // plane m + 1
-            if constexpr (PRO) correct(m + 1, (2 + j) % RU);
+            if constexpr (PRO) correct(m + 1, (2 + j) % RU, FAST);
             constexpr int cl = j % 3, cm = (1 + j) % 3, ch = (2 + j) % 3, ul = j % RU, um = (1 + j) % RU;
             T *uA = su + um * PL + me + e * RW;
             const T cen = *uA, zh = su[((2 + j) % RU) * PL + me + e * RW], zl = zo[j & 1];
