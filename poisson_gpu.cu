@@ -41,6 +41,7 @@
 #include <memory>
 #include <new>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 // ============================================================================
@@ -93,6 +94,11 @@ constexpr double FMG_START_MIN = 1 << 20;
 // few to fill the GPU: one pass against two single ones, float: 512^3 1.10
 // against 1.54 ms, 256^3 0.23 against 0.25 ms, 128^3 89 against 58 us.
 constexpr double PAIRED_MIN = 1 << 22;
+// beta_tile_kernel smooths a level of beta alone from its stored fractions
+// (beta_tiled) from this many points: 512^3's level 2 (128^3) too, smooth
+// beta V(2,1) at 512^3 double 9.88-9.89 -> 9.85-9.86 ms, float 6.05 ->
+// 6.03, 256^3 double 1.70 -> 1.68 (H200, same runs).
+constexpr double BETA_FR_MIN = 1 << 21;
 // The single-block coarse cycle (>>cycle): levels of at most TINY_THREADS
 // points (one per thread; 8^3, 32^2) and at most TINY_LEVELS of them run as
 // one block, barriers between steps.  From 16^3 (four points per thread) the
@@ -211,6 +217,13 @@ template <class T> struct Tune {
     // ms, double 10.45 -> 10.57 (its one block an SM waits at every step's
     // barrier for the restriction's warps).
     static constexpr bool bt_rr = F32;
+    // Level 0's residual formed by the last pre-smoothing pass of a cycle
+    // (beta_tile_kernel's RS, into Level::x) in double: smooth beta V(2,1) at
+    // 512^3 (H200, 5-cycle fixed solves, same runs) 10.06 -> 9.89-9.91 ms a
+    // cycle (9.68 with its chunks: SmoothPlan::bts); its pass (ncu) 3.40 ms
+    // against 1.76 + 1.73 for the pass and the residual, and every cycle of
+    // an odd count folds.  Float keeps RR.
+    static constexpr bool bt_rs = !F32;
     // ... two iterations per pass: blocks of rbt_tx pairs by 32 rows, one per
     // SM (float: 64 registers, 36 bytes spilled; double: 128, 12 spilled), so
     // few blocks per SM as the chunk target (FMG float: 2, 4, 8 took 7.56,
@@ -2603,6 +2616,11 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
 // nonzero).
 constexpr int BT_TX = 32, BT_RW = BT_TX + 2;
 template <int N> using IntC = std::integral_constant<int, N>;
+// fn(IntC<0>{}) .. fn(IntC<N - 1>{}), in order.
+template <class F, int... J> __device__ __forceinline__ void each_const(F &&fn, std::integer_sequence<int, J...>)
+{
+    (fn(IntC<J>{}), ...);
+}
 template <class T> struct BetaTile {
     static constexpr int BY = Tune<T>::bt_by;
     static constexpr int PL = (BY + 2) * 2 * BT_RW; // a plane of one array
@@ -2622,7 +2640,13 @@ template <class T> struct BetaTile {
     // four planes) after SMEM.
     static constexpr int PCX = 36, PCY = 12, PCPL = PCX * PCY, PRING = 4;
     static constexpr size_t SMEM_PRO = SMEM + (size_t)PRING * PCPL * sizeof(T);
-    static constexpr size_t FIT = SMEM + TABLES, FIT_RR = SMEM_RR + TABLES, FIT_PRO = SMEM_PRO + TABLES;
+    // RS: a smoothing pass that also forms the residual, the first colour's
+    // two planes behind: f and the faces one plane longer in their rings, and
+    // a block owns the points three in from the tile's edges.
+    static constexpr int RF_RS = 4, RC_RS = 4, OX_RS = 2 * BT_TX - 6, OY_RS = BY - 6;
+    static constexpr size_t SMEM_RS = (size_t)(RU + RF_RS + RB + 2 * RC_RS) * PL * sizeof(T);
+    static constexpr size_t FIT = SMEM + TABLES, FIT_RR = SMEM_RR + TABLES, FIT_PRO = SMEM_PRO + TABLES,
+                            FIT_RS = SMEM_RS + TABLES;
 };
 template <class T> struct alignas(16) Vec4 { T v[4]; }; // (16: the shared memory's alignment)
 template <class T> struct Xfer;     // (>>transfer) the restriction's tables
@@ -2654,28 +2678,45 @@ template <class T> struct Windows;  // ... the prolongation's taps
 // them, bt_pro), and step m corrects this thread's elements of plane m + 1
 // (read by the others only past step m + 1's barrier) with the planes' x-y
 // interpolants held in registers.
-template <class T, bool RES, bool FR, int RR = 0, bool PRO = false>
+// RS (a smoothing pass): the residual of its result, f - shift - A dst, is
+// stored into rout as well, at the same points.  A second-colour point's
+// neighbours are final when it is updated, so its update forms it (from its
+// sums; step m, plane m - 1); a first-colour point's neighbours are final two
+// planes later, so step m forms it at plane m - 2 (as RES does; the second
+// colour's values go back into the ring), from the faces and f one plane
+// longer in their rings (BetaTile::RF_RS, RC_RS).  A block owns the points
+// three in from its tile's edges, and its walk takes a plane more below its
+// chunk and two steps more above it.
+enum { U_RELAX, U_RESID, U_BOTH }; // beta_tile_kernel's update(): what it forms
+template <class T, bool RES, bool FR, int RR = 0, bool PRO = false, bool RS = false>
 __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     beta_tile_kernel(const Grid<T> g, const T *__restrict__ src, T *__restrict__ dst, const T *__restrict__ f,
                      const T *__restrict__ shiftp, T omega, int flip, const Grid<T> cg, const Xfer<T> xr,
-                     const T *__restrict__ ce, const Windows<T> tw, int kchunk, int nyb, int nchunks)
+                     const T *__restrict__ ce, const Windows<T> tw, T *__restrict__ rout, int kchunk, int nyb,
+                     int nchunks)
 {
     static_assert(RR == 0 || (RES && (RR == 3 || RR == 4)), "the restricted residual: a residual, 3 or 4 children");
     static_assert(!PRO || !RES, "the correction folds into a smoothing pass");
+    static_assert(!RS || (!RES && !PRO && !FR), "RS: a smoothing pass from 1 / beta");
     typedef BetaTile<T> B;
     static_assert(!PRO || B::PCPL <= BT_TX * B::BY, "a thread stages each coarse tile point");
-    constexpr int PL = B::PL, RW = BT_RW, RU = B::RU, RF = B::RF, RB = B::RB, BY = B::BY;
+    constexpr int PL = B::PL, RW = BT_RW, RU = B::RU, RB = B::RB, BY = B::BY;
+    constexpr int RF = RS ? B::RF_RS : B::RF, RC = RS ? B::RC_RS : B::RC;
+    constexpr int S = RS ? 12 : 6; // steps a block of them (each ring slot a constant)
+    static_assert(S % RU == 0 && S % RF == 0 && S % RB == 0 && S % RC == 0, "a block of steps turns every ring");
+    constexpr int H = RS ? 3 : 2; // the points a tile's edge lends to its neighbours
     extern __shared__ __align__(16) unsigned char bt_smem[];
     T *const su = reinterpret_cast<T *>(bt_smem);
     T *const sf = su + RU * PL;
     T *const sr = sf + RF * PL;
-    T *const sx = sr + RB * PL;    // the low x faces
-    T *const sy = sx + B::RC * PL; // the low y faces
+    T *const sx = sr + RB * PL; // the low x faces
+    T *const sy = sx + RC * PL; // the low y faces
     int yb, zc;
     if (!block_yz(nyb, nchunks, yb, zc)) return; // uniform per block
     // The chunk's fine planes [k0, k1) and the tile's first column xb and row
-    // yb0 (RR: the chunk's coarse planes [K0, K1) and their children).
-    int k0, k1, K0 = 0, K1 = 0, xb, yb0;
+    // yb0 (RR: the chunk's coarse planes [K0, K1) and their children).  RS:
+    // [o0, o1) the chunk, k0 a plane below it.
+    int k0, k1, K0 = 0, K1 = 0, xb, yb0, o0 = 0, o1 = 0;
     if constexpr (RR != 0) {
         chunk_planes(zc, kchunk, cg.nz, K0, K1);
         k0 = __ldg(xr.idxz + K0 * MAX_CHILDREN);
@@ -2684,11 +2725,17 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         yb0 = __ldg(xr.idxy + yb * B::RY * MAX_CHILDREN) - 1;
     } else {
         chunk_planes(zc, kchunk, g.nz, k0, k1);
-        xb = blockIdx.x * B::OX - 2;
-        yb0 = yb * B::OY - 2;
+        xb = blockIdx.x * (RS ? B::OX_RS : B::OX) - H;
+        yb0 = yb * (RS ? B::OY_RS : B::OY) - H;
+        if constexpr (RS) {
+            o0 = k0;
+            o1 = k1;
+            k0 = max(k0 - 1, 0);
+        }
     }
+    const int mend = RS ? o1 + 1 : k1; // the last step
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int x0 = xb + 2 * tx, y = yb0 + ty; // x0 is even but for RR
+    const int x0 = xb + 2 * tx, y = yb0 + ty; // x0 is even but for RR and RS
     const int64_t col = g.base + x0 + (int64_t)y * g.sy; // only dereferenced where loaded
     const int me = (ty + 1) * 2 * RW + tx + 1;           // element 0 in a plane, element 1 at + RW
     // Per element: ld, its u and 1 / beta are loaded (ghosts too); act, an
@@ -2701,7 +2748,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         const bool xi = x >= 0 && x < g.nx;
         ld[e] = x >= -1 && x <= g.nx && yl;
         act[e] = xi && yi;
-        own[e] = act[e] && 2 * tx + e >= 2 && 2 * tx + e < 2 * BT_TX - 2 && ty >= 2 && ty < BY - 2;
+        own[e] = act[e] && 2 * tx + e >= H && 2 * tx + e < 2 * BT_TX - H && ty >= H && ty < BY - H;
     }
     // RR: the element's residual goes to the residual plane (else zero).
     bool rv[2];
@@ -2736,7 +2783,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     // of them the y weights rwy and the first child row's offset roy; per
     // thread its column's offset in cg, rfb.
     typedef Vec4<T> T4;
-    T *const sres = sy + B::RC * PL; // RR: the residual planes of odd and even planes
+    T *const sres = sy + RC * PL; // RR: the residual planes of odd and even planes
     T4 *const rwx = reinterpret_cast<T4 *>(sres + 2 * PL);
     T4 *const rwy = rwx + B::RX;
     int4 *const rox = reinterpret_cast<int4 *>(rwy + B::RY);
@@ -2776,7 +2823,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     // rt < PCPL stages its point (cstage: inside the storage) from cgo in each
     // plane; cnext: the next coarse plane to stage.  Per element its taps'
     // place in the tile and weights (clamped to the grid: used where act).
-    T *const cring = sy + B::RC * PL;
+    T *const cring = sy + RC * PL;
     int cnext = 0, pxo[2] = {0, 0}, pyo = 0;
     int64_t cgo = 0;
     bool cstage = false;
@@ -2847,7 +2894,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     };
     // The pair's low faces (fractions) per plane slot, and its 1 / beta at
     // the plane formed last.
-    T wz[3][2], wo[2] = {T(0), T(0)};
+    T wz[RC][2], wo[2] = {T(0), T(0)};
     auto form = [&](int c, int rc) { // plane of slot c from 1 / beta in slot rc (FR: its z faces)
         if constexpr (FR) {
             wz[c][0] = sr[rc * PL + me];
@@ -2941,14 +2988,19 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     // neighbours, f, its faces (fr6, GenPoint's order).  FAST: the uniform
     // couplings (the smoother's sums per axis: cx times the faces' weighted
     // neighbours); else the table form's, for every lane (the value counts
-    // where act[e]).
-    auto update = [&](auto fast_c, int e, int p, int uc, T centre, T partner, T zl, T zh, T fv, const T (&fr6)[6]) {
+    // where act[e]).  mode_c: U_RELAX; U_RESID, the residual there instead
+    // (RES, RS); U_BOTH, the new value, and into rr the residual after it
+    // (RS: where the neighbours are final).
+    auto update = [&](auto fast_c, auto mode_c, int e, int p, int uc, T centre, T partner, T zl, T zh, T fv,
+                      const T (&fr6)[6], T &rr) {
+        constexpr int MODE = decltype(mode_c)::value;
+        constexpr bool RESID = MODE == U_RESID;
         const T *u = su + uc * PL + me + e * RW;
         const T side = u[e ? 1 - RW : RW - 1];
         T nb6[6] = {e ? partner : side, e ? side : partner, u[-2 * RW], u[2 * RW], zl, zh};
         T off, dg;
         if constexpr (decltype(fast_c)::value) {
-            if constexpr (RES) {
+            if constexpr (RESID) {
                 const T c[6] = {g.cx * fr6[0], g.cx * fr6[1], g.cy * fr6[2], g.cy * fr6[3], g.cz * fr6[4],
                                 g.cz * fr6[5]};
                 return residual(c, c, nb6, centre, fv);
@@ -2957,6 +3009,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
                   g.cz * (fr6[4] * nb6[4] + fr6[5] * nb6[5]);
             dg = (g.cx * (fr6[0] + fr6[1]) + g.cy * (fr6[2] + fr6[3])) + g.cz * (fr6[4] + fr6[5]);
             const T v = relax_scaled(centre, (fv - shift) + off, keep, smooth_scale_lean(omega, dg));
+            if constexpr (MODE == U_BOTH) rr = T((sh.template of_as<double>(fv) + off) - dg * v);
             return act[e] ? v : centre; // ghosts and points outside keep their values
         } else {
             const int ex = 2 * tx + e;
@@ -2967,9 +3020,10 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
             gp.d[0] = cxs[2][ex]; gp.d[1] = cxs[3][ex]; gp.d[2] = cys[2][ty]; gp.d[3] = cys[3][ty];
             gp.d[4] = g.czl[p]; gp.d[5] = g.czh[p];
             gen_faces(gp, fr6, 0u);
-            if constexpr (RES) return residual(gp.v, gp.d, nb6, centre, fv);
+            if constexpr (RESID) return residual(gp.v, gp.d, nb6, centre, fv);
             off = plain_sum(gp.v, gp.d, nb6, dg);
             const T v = relax_scaled(centre, (fv - shift) + off, keep, smooth_scale_lean(omega, dg));
+            if constexpr (MODE == U_BOTH) rr = T((sh.template of_as<double>(fv) + off) - dg * v);
             return act[e] && dg > T(0) ? v : centre; // only Neumann faces open: left as it is
         }
     };
@@ -2977,7 +3031,7 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         const int d = ip - (k0 - 2);
         int need = 0;
         if constexpr (PRO) need = ztap(ip).s + 1;
-        issue(std::false_type{}, d % RU, d % RB, (d + 2) % RF, (d + 2) % B::RC, need);
+        issue(std::false_type{}, d % RU, d % RB, (d + RF - 1) % RF, (d + RC - 1) % RC, need);
     }
     if constexpr (PRO) {
         za = ztap(k0 - 2);
@@ -3014,9 +3068,9 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         wo[0] = sr[me];
         wo[1] = sr[me + RW];
     }
-    form(1, 1); // plane k0 - 1
 #pragma unroll
-    for (int e = 0; e < 2; ++e) wz[0][e] = wz[2][e] = T(0);
+    for (int c = 0; c < RC; ++c) wz[c][0] = wz[c][1] = T(0);
+    form(1, 1); // plane k0 - 1
     const int c0 = flip ? 0 : 1; // the first colour: (x + y + z) & 1 == c0
     // RR: this thread's coarse column's sums over the z children (RsPlanes),
     // from the x / y sum of residual plane kf.
@@ -3040,15 +3094,18 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
         }
         acc.add(xr, kf, sm, flush);
     };
-    auto run = [&](auto e0_c) {
+    auto run = [&](auto e0_c) __attribute__((always_inline)) { // (RS's blocks of steps: inlined only so)
         constexpr int E0 = decltype(e0_c)::value; // element A at plane k0 - 1
         // Element A's old u one plane above, by step parity (its z low two steps later).
         T zo[2] = {su[me + E0 * RW], su[PL + me + (E0 ^ 1) * RW]};
         T vp = T(0), vp2 = T(0); // the first colour's new values of the last two steps (RES: old)
         T rp = T(0);             // RES: the first update's residual of the last step
+        [[maybe_unused]] T w1 = T(0), w2 = T(0); // RS: the second colour's values of the last two steps
         T *pd = dst + col + (int64_t)(k0 - 2) * g.sz; // plane m - 1 of step m
-        // Step m = mb + j; FAST: the whole block of six steps on the planes
-        // 1 .. nz - 2, and the warp's couplings uniform (warp_in).
+        [[maybe_unused]] T *rpd = rout + col + (int64_t)(k0 - 3) * g.sz; // RS: plane m - 2 of step m
+        // Step m = mb + j; FAST: the whole block of S steps on the planes
+        // 1 .. nz - 2 (RS: its residuals' too), and the warp's couplings
+        // uniform (warp_in).
         auto step = [&](auto fast_c, auto j_c, int mb) {
             constexpr bool FAST = decltype(fast_c)::value;
             constexpr int j = decltype(j_c)::value, e = (E0 + j) & 1;
@@ -3056,10 +3113,13 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
             __pipeline_wait_prior(0);
             __barrier_sync(0); // not __syncthreads: warps reach it through different code (E0, FAST)
             // u, 1 / beta at m + 2; f at m + 1 (PRO: the coarse planes of m + 2)
-            issue(fast_c, (3 + j) % RU, (3 + j) % RB, (2 + j) % RF, (2 + j) % 3, zb.s + 1, true);
-            form((2 + j) % 3, (2 + j) % RB); // plane m + 1
+            issue(fast_c, (3 + j) % RU, (3 + j) % RB, (2 + j) % RF, (2 + j) % RC, zb.s + 1, true);
+            form((2 + j) % RC, (2 + j) % RB); // plane m + 1
             if constexpr (PRO) correct(m + 1, (2 + j) % RU, FAST);
-            constexpr int cl = j % 3, cm = (1 + j) % 3, ch = (2 + j) % 3, ul = j % RU, um = (1 + j) % RU;
+            constexpr int cl = j % RC, cm = (1 + j) % RC, ch = (2 + j) % RC, ul = j % RU, um = (1 + j) % RU;
+            constexpr IntC<RES ? U_RESID : U_RELAX> mode1{};
+            constexpr IntC<RES ? U_RESID : RS ? U_BOTH : U_RELAX> mode2{};
+            T r2 = T(0); // RS: the second colour's residual
             T *uA = su + um * PL + me + e * RW;
             const T cen = *uA, zh = su[((2 + j) % RU) * PL + me + e * RW], zl = zo[j & 1];
             zo[j & 1] = zh;
@@ -3069,39 +3129,63 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
             if (FAST || (m >= 0 && m < g.nz)) {
                 const T *ax = sx + cm * PL + me + e * RW, *ay = sy + cm * PL + me + e * RW;
                 const T fr6[6] = {ax[0], ax[e ? 1 - RW : RW], ay[0], ay[2 * RW], wz[cm][e], wz[ch][e]};
-                r1 = update(fast_c, e, m, um, cen, zo[(j + 1) & 1], zl, zh, sf[((1 + j) % RF) * PL + me + e * RW], fr6);
+                const T fv = sf[((1 + j) % RF) * PL + me + e * RW];
+                r1 = update(fast_c, mode1, e, m, um, cen, zo[(j + 1) & 1], zl, zh, fv, fr6, r2);
                 if constexpr (!RES) *uA = v1 = r1;
             }
-            if (m - 1 >= k0) {
+            T v2 = zl; // the second colour's value at plane m - 1 (ghosts keep theirs)
+            if (m - 1 >= k0 && (!RS || m - 1 < g.nz)) {
                 const T *ax = sx + cl * PL + me + e * RW, *ay = sy + cl * PL + me + e * RW;
                 const T fr6[6] = {ax[0], ax[e ? 1 - RW : RW], ay[0], ay[2 * RW], wz[cl][e], wz[cm][e]};
-                const T v2 = update(fast_c, e, m - 1, ul, zl, vp, vp2, v1, sf[(j % RF) * PL + me + e * RW], fr6);
+                v2 = update(fast_c, mode2, e, m - 1, ul, zl, vp, vp2, v1, sf[(j % RF) * PL + me + e * RW], fr6, r2);
                 if constexpr (RR != 0) {
                     T *q = sres + ((m - 1) & 1) * PL + me;
                     q[e * RW] = rv[e] ? v2 : T(0);
                     q[(e ^ 1) * RW] = rv[e ^ 1] ? rp : T(0);
                 } else {
-                    if (own[e]) pd[e] = v2;
-                    if (own[e ^ 1]) pd[e ^ 1] = RES ? rp : vp;
+                    if constexpr (RS) su[ul * PL + me + e * RW] = v2; // (read past the next barrier)
+                    if (!RS || (m - 1 >= o0 && m - 1 < o1)) {
+                        if (own[e]) pd[e] = v2;
+                        if (own[e ^ 1]) pd[e ^ 1] = RES ? rp : vp;
+                    }
                 }
+            }
+            if constexpr (RS) { // element e's residuals: at plane m - 1 its update's (r2), at m - 2 formed here
+                if (m - 1 >= o0 && m - 1 < o1 && own[e]) rpd[g.sz + e] = r2;
+                const int p = m - 2;
+                if (p >= o0 && p < o1) { // every value at plane m - 2 and beside it is final
+                    // (its own value, its partner's and z neighbours' from this thread's updates)
+                    constexpr int cp = (j + RC - 1) % RC, up = (j + RU - 1) % RU;
+                    const T *ax = sx + cp * PL + me + e * RW, *ay = sy + cp * PL + me + e * RW;
+                    const T fr6[6] = {ax[0], ax[e ? 1 - RW : RW], ay[0], ay[2 * RW], wz[cp][e], wz[cl][e]};
+                    T unused;
+                    const T r = update(fast_c, IntC<U_RESID>{}, e, p, up, vp2, w1, w2, v2,
+                                       sf[((j + RF - 1) % RF) * PL + me + e * RW], fr6, unused);
+                    if (own[e]) rpd[e] = r;
+                }
+                rpd += g.sz;
+                w2 = w1;
+                w1 = v2;
             }
             pd += g.sz;
             vp2 = vp;
             vp = v1;
             rp = r1;
         };
-        // Six steps, each ring slot a constant; steps past k1 are not taken.
-        auto six = [&](auto fast_c, int mb, auto... j_c) {
-            ((mb + j_c.value <= k1 ? step(fast_c, j_c, mb) : void()), ...);
+        // S steps, each ring slot a constant; steps past mend are not taken.
+        auto steps = [&](auto fast_c, int mb) __attribute__((always_inline)) {
+            each_const(
+                [&](auto j_c) __attribute__((always_inline)) {
+                    if (mb + j_c.value <= mend) step(fast_c, j_c, mb);
+                },
+                std::make_integer_sequence<int, S>{});
         };
-        for (int mb = k0 - 1; mb <= k1; mb += 6) {
-            if (warp_in && mb >= 2 && mb + 5 <= g.nz - 2)
-                six(std::true_type{}, mb, IntC<0>{}, IntC<1>{}, IntC<2>{}, IntC<3>{}, IntC<4>{}, IntC<5>{});
-            else
-                six(std::false_type{}, mb, IntC<0>{}, IntC<1>{}, IntC<2>{}, IntC<3>{}, IntC<4>{}, IntC<5>{});
+        for (int mb = k0 - 1; mb <= mend; mb += S) {
+            if (warp_in && mb >= (RS ? 3 : 2) && mb + S - 1 <= g.nz - 2) steps(std::true_type{}, mb);
+            else steps(std::false_type{}, mb);
         }
     };
-    if (!RES && ((y + k0 - 1 + c0) & 1)) run(IntC<1>{}); // RES: either order takes every point
+    if (!RES && ((x0 + y + k0 - 1 + c0) & 1)) run(IntC<1>{}); // RES: either order takes every point
     else run(IntC<0>{});
     __pipeline_wait_prior(0); // no copy outlives the block
     if constexpr (RR != 0) { // the last plane, stored at the last step
@@ -3117,8 +3201,9 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
 struct SmoothPlan {
     bool tile = false;   // red-black through rbgs_tile_kernel
     bool paired = false; // ... two iterations per pass where a smoothing asks for two or more
-    bool large = false;  // 2^22 points or more (PAIRED_MIN; also beta_tiled's size)
-    ColLaunch rb, rbt, rbt2, sweep, bt; // bt: beta_tile_kernel's (where beta_tiled)
+    bool large = false;  // 2^22 points or more (PAIRED_MIN; also beta_tiled's from 1 / beta)
+    bool mid = false;    // BETA_FR_MIN points or more (beta_tiled's from the fractions)
+    ColLaunch rb, rbt, rbt2, sweep, bt, bts; // bt: beta_tile_kernel's (where beta_tiled); bts: its RS
 };
 
 // uniform: the level's table is (Grid::fast before face fractions came);
@@ -3129,6 +3214,7 @@ template <class T> static SmoothPlan smooth_plan(const Grid<T> &g, double npts, 
     const bool is3d = g.is3d != 0;
     p.tile = uniform && is3d && !g.px && !g.py && !g.pz && g.nz >= 4;
     p.large = npts >= PAIRED_MIN;
+    p.mid = npts >= BETA_FR_MIN;
     p.paired = p.tile && !g.fx && p.large;
     p.rb = col_launch(g.nx, g.ny, g.nz, is3d, RB_OX, RB_OY, RB_TX, RB_BY, sms);
     typedef RbTile<T, 1> T1;
@@ -3138,6 +3224,24 @@ template <class T> static SmoothPlan smooth_plan(const Grid<T> &g, double npts, 
     p.sweep = walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::sweep_group);
     typedef BetaTile<T> BT;
     p.bt = col_launch(g.nx, g.ny, g.nz, is3d, BT::OX, BT::OY, BT_TX, BT::BY, sms, Tune<T>::bt_per_sm);
+    // RS (one block an SM): of the z chunks for bt_per_sm and twice that,
+    // the ones whose last round of blocks is fuller, less the planes a chunk
+    // walks past its own (about four).  Smooth beta V(2,1), double, H200,
+    // per cycle against bt_per_sm alone: 512^3 (3 chunks of 171 planes, 11
+    // rounds, against 2 of 256, 7.1 rounds) 9.88 -> 9.68 ms, 384^3 4.76 ->
+    // 4.65; twice bt_per_sm at 256^3 1.68 -> 1.69, 203^3 1.031 -> 1.037.
+    {
+        double best = -1;
+        for (int per : {Tune<T>::bt_per_sm, 2 * Tune<T>::bt_per_sm}) {
+            const ColLaunch L = col_launch(g.nx, g.ny, g.nz, is3d, BT::OX_RS, BT::OY_RS, BT_TX, BT::BY, sms, per);
+            const double rounds = (double)blocks_of(L) / std::max(sms, 1), full = rounds / std::ceil(rounds);
+            const double score = full * L.kchunk / (L.kchunk + 4.0);
+            if (score > best) {
+                best = score;
+                p.bts = L;
+            }
+        }
+    }
     return p;
 }
 
@@ -3161,6 +3265,10 @@ template <class T> static pgpu_status smooth_setup(Env &env)
             for (auto fn : {beta_tile_kernel<T, false, false, 0, true>, beta_tile_kernel<T, false, true, 0, true>})
                 PGPU_CUDA(
                     cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)BetaTile<T>::SMEM_PRO));
+    if constexpr (Tune<T>::bt_rs)
+        if (BetaTile<T>::FIT_RS <= (size_t)env.optin)
+            PGPU_CUDA(cudaFuncSetAttribute(beta_tile_kernel<T, false, false, 0, false, true>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)BetaTile<T>::SMEM_RS));
     if constexpr (Tune<T>::bt_rr)
         if (BetaTile<T>::FIT_RR <= (size_t)env.optin)
             for (auto fn : {beta_tile_kernel<T, true, false, 3>, beta_tile_kernel<T, true, false, 4>})
@@ -3171,8 +3279,8 @@ template <class T> static pgpu_status smooth_setup(Env &env)
 
 // Level g (plan p) smoothed by beta_tile_kernel: a uniform 3D level of
 // beta alone, from 1 / beta where it has it (level 0), else from its
-// fractions where it is large (512^3's level 1, ncu: a pass float 0.29 ->
-// 0.265 ms, double 0.535 -> 0.45; small grids' cycles took longer with it
+// fractions from BETA_FR_MIN points (512^3's level 1, ncu: a pass float 0.29
+// -> 0.265 ms, double 0.535 -> 0.45; small grids' cycles took longer with it
 // and the residual on every level).  res: its residual formed so, on level
 // 0 where large (the column walk took less on coarse levels and small
 // grids: 512^3's level 1 float 0.20 against 0.30 ms, double 0.32 against
@@ -3181,8 +3289,23 @@ template <class T> static pgpu_status smooth_setup(Env &env)
 // where the transfer allows it (Transfer::bt_rr, Multigrid::down).
 template <class T> static bool beta_tiled(const Env &env, const Grid<T> &g, const SmoothPlan &p, bool res = false)
 {
-    return p.tile && (g.bw ? p.large || !res : p.large && !res && g.fx && g.fy && g.fz) && !g.mk && !env.dist &&
+    return p.tile && (g.bw ? p.large || !res : p.mid && !res && g.fx && g.fy && g.fz) && !g.mk && !env.dist &&
            BetaTile<T>::FIT <= (size_t)env.optin;
+}
+
+// ... and a pass of it that also forms the residual (RS, from 1 / beta;
+// where Tune::bt_rs), on a large 3D level whose RS tiles are at most 1.25
+// times the pass's tiles a plane (512^3: 1.21, 203^3: 1.24, faster; 300^3:
+// 1.44, a cycle 2.38 -> 2.49 ms).
+template <class T> static bool beta_resid_fits(const Env &env, const SmoothPlan &p)
+{
+    auto tiles = [](const ColLaunch &L) { return (int64_t)L.grid.x * L.nyb; };
+    return Tune<T>::bt_rs && p.tile && p.large && !env.dist && BetaTile<T>::FIT_RS <= (size_t)env.optin &&
+           tiles(p.bts) * 4 <= tiles(p.bt) * 5;
+}
+template <class T> static bool beta_resid(const Env &env, const Grid<T> &g, const SmoothPlan &p)
+{
+    return g.bw && beta_tiled(env, g, p, true) && beta_resid_fits<T>(env, p);
 }
 
 // One Jacobi sweep src -> dst.
@@ -3209,7 +3332,7 @@ static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int 
     if (beta_tiled(env, g, p))
         launch(p.bt, BetaTile<T>::SMEM, env.st,
                g.bw ? beta_tile_kernel<T, false, false> : beta_tile_kernel<T, false, true>, g, src, dst, f, shift, w,
-               flip, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{});
+               flip, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{}, (T *)nullptr);
     else if (p.tile && g.fx && g.mk)
         launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, true, true>, g, src, dst, f, shift, w, flip);
     else if (p.tile && g.fx)
@@ -3236,12 +3359,31 @@ static pgpu_status rb_pass_folded(Env &env, const Grid<T> &g, const SmoothPlan &
     if constexpr (Tune<T>::bt_pro) {
         launch(p.bt, BetaTile<T>::SMEM_PRO, env.st,
                g.bw ? beta_tile_kernel<T, false, false, 0, true> : beta_tile_kernel<T, false, true, 0, true>, g, src,
-               dst, f, shift, w, flip, cg, Xfer<T>{}, e, w2);
+               dst, f, shift, w, flip, cg, Xfer<T>{}, e, w2, (T *)nullptr);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     } else {
         (void)g, (void)p, (void)cg, (void)w2, (void)e, (void)src, (void)dst, (void)f, (void)shift, (void)w, (void)flip;
         return record(err, PGPU_ERROR_UNSUPPORTED, "internal: the folded correction is built for double only");
+    }
+}
+
+// One red-black pass src -> dst on a level where beta_resid, its residual
+// f - shift - A dst stored into r as well.
+template <class T>
+static pgpu_status rb_pass_resid(Env &env, const Grid<T> &g, const SmoothPlan &p, const T *src, T *dst, T *r,
+                                 const T *f, const T *shift, T w, int flip)
+{
+    char *err = env.err;
+    if constexpr (Tune<T>::bt_rs) {
+        launch(p.bts, BetaTile<T>::SMEM_RS, env.st, beta_tile_kernel<T, false, false, 0, false, true>, g, src, dst, f,
+               shift, w, flip, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{}, r);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    } else {
+        (void)g, (void)p, (void)src, (void)dst, (void)r, (void)f, (void)shift, (void)w, (void)flip;
+        return record(err, PGPU_ERROR_UNSUPPORTED,
+                      "internal: the smoothing pass with its residual is built for double only");
     }
 }
 
@@ -4558,7 +4700,7 @@ template <class T> struct Transfer {
         if constexpr (Tune<T>::bt_rr) {
             launch(brr, BetaTile<T>::SMEM_RR, env.st,
                    bt_rr == 3 ? beta_tile_kernel<T, true, false, 3> : beta_tile_kernel<T, true, false, 4>, fg, u, fc,
-                   f, shift, T(0), 0, cg, rc, (const T *)nullptr, Windows<T>{});
+                   f, shift, T(0), 0, cg, rc, (const T *)nullptr, Windows<T>{}, (T *)nullptr);
             PGPU_LAUNCHED();
             return PGPU_SUCCESS;
         } else {
@@ -6845,16 +6987,21 @@ static bool build_hierarchy(const Axis fine[3], std::vector<HostLevel> &levels)
 template <class T> struct Level {
     Grid<T> g{};
     T *u = nullptr, *t = nullptr, *f = nullptr; // iterate, second iterate (and residuals), right-hand side
+    // Level 0 where its cycles form the residual in the pre-smoothing
+    // (beta_resid): a third iterate x, which that pass writes (its residual
+    // goes to the other array) and the next pass reads, writing u.
+    T *x = nullptr;
+    bool in_x = false;        // x holds the iterate
     const T *shift = nullptr; // subtracted from f: the mean of a singular user problem (level 0 only)
-    int cur = 0;              // which of u (0) / t (1) holds the iterate
+    int cur = 0;              // which of u (0) / t (1) holds the iterate (where !in_x)
     int64_t elems = 0;        // array length, ghosts included
     double npts = 0;
     ColLaunch col{}, walk{};  // column and walk launches over the level
     ColLaunch rwalk{};        // ... for walks that reduce, and every Krylov walk (reduce_walk_launch)
     SmoothPlan sm{};
     Transfer<T> down{};       // to the next coarser level (unused on the coarsest)
-    T *iter() const { return cur ? t : u; }
-    T *other() const { return cur ? u : t; }
+    T *iter() const { return in_x ? x : cur ? t : u; }
+    T *other() const { return in_x || cur ? u : t; }
 };
 
 // (>>dist) `iters` smoothing iterations of slab level l (red-black: two per
@@ -6938,19 +7085,28 @@ static pgpu_status frame(Env &env, const Grid<T> &g, const T *src, T *dst0, T *d
 // order `flip`) from the level's iterate, ping-ponging between u and t:
 // two red-black iterations per pass where the plan pairs them.  fold: the
 // next coarser level's correction, added to the iterate by the first pass
-// (red-black, where L.down.bt_pro).
+// (red-black, where L.down.bt_pro).  resid: the last pass (red-black, where
+// beta_resid) writes the iterate into L.x and its residual into the other
+// array; a pass from x writes u.
 template <class T>
 static pgpu_status smooth(Env &env, Level<T> &L, bool jacobi, int iters, T omega, int flip = 0,
-                          const T *fold = nullptr)
+                          const T *fold = nullptr, bool resid = false)
 {
     for (int s = 0; s < iters;) {
-        const int n = !jacobi && !(s == 0 && fold) && L.sm.paired && iters - s >= 2 ? 2 : 1;
+        const int n = !jacobi && !(s == 0 && fold) && !resid && L.sm.paired && iters - s >= 2 ? 2 : 1;
+        if (resid && s + n == iters) {
+            PGPU_FORWARD(rb_pass_resid(env, L.g, L.sm, L.iter(), L.x, L.other(), L.f, L.shift, omega, flip));
+            L.in_x = true;
+            s += n;
+            continue;
+        }
         if (s == 0 && fold)
             PGPU_FORWARD(rb_pass_folded(env, L.g, L.sm, L.down.cg, L.down.w2, fold, L.iter(), L.other(), L.f,
                                         L.shift, omega, flip));
         else if (jacobi) PGPU_FORWARD(jacobi_pass(env, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, omega));
         else PGPU_FORWARD(rb_pass(env, L.g, L.sm, n, L.iter(), L.other(), L.f, L.shift, omega, flip));
-        L.cur ^= 1;
+        L.cur = L.in_x ? 0 : L.cur ^ 1;
+        L.in_x = false;
         s += n;
     }
     return PGPU_SUCCESS;
@@ -6969,7 +7125,7 @@ template <class T> static pgpu_status residual(Env &env, const Level<T> &L, cons
     char *err = env.err;
     if (beta_tiled(env, L.g, L.sm, true)) {
         launch(L.sm.bt, BetaTile<T>::SMEM, env.st, beta_tile_kernel<T, true, false>, L.g, u, r, (const T *)L.f, L.shift,
-               T(0), 0, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{});
+               T(0), 0, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{}, (T *)nullptr);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
@@ -7025,6 +7181,7 @@ template <class T> class Hierarchy {
         lv[0].f = const_cast<T *>(f);
         lv[0].shift = shift;
         lv[0].cur = 0;
+        lv[0].in_x = false;
     }
     // Leaves level 0's iterate in its u (it may have ended in t).
     pgpu_status settle(Env &env)
@@ -7485,6 +7642,12 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         PGPU_FORWARD(env.mem.alloc(err, (void **)&gen.bw, n, "the coefficients' reciprocals"));
         PGPU_CUDA(cudaMemsetAsync(gen.bw, 0, n, env.st));
     }
+    // (a cycle's level 0 where beta_resid)
+    if (want_beta && lv.size() > 1 && lv[0].g.is3d && beta_resid_fits<T>(env, lv[0].sm) && !lv[0].x) {
+        const size_t n = (size_t)lv[0].elems * sizeof(T);
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&lv[0].x, n, "level 0's third iterate"));
+        PGPU_CUDA(cudaMemsetAsync(lv[0].x, 0, n, env.st));
+    }
     return PGPU_SUCCESS;
 }
 
@@ -7866,6 +8029,9 @@ template <class T> class Multigrid {
     // over level 0's arrays instead of four.
     bool flip0 = false;
     Reducer *red = nullptr;
+    // Level 0's residual, where the pre-smoothing formed it (its last pass,
+    // where beta_resid): the restriction takes it from there.
+    const T *resid0 = nullptr;
 
     pgpu_status init(Env &env, Hierarchy<T> &h, const pgpu_config &c, Reducer *red);
     // One cycle on level l (V, or W).  gamma_top > 0 (FMG's finest cycle)
@@ -7905,7 +8071,7 @@ template <class T> class Multigrid {
   private:
     Env *env = nullptr;
     Hierarchy<T> *h = nullptr;
-    const T *folded = nullptr; // level 0's coarse correction, left to its post-smoothing (flip0)
+    const T *folded = nullptr; // level 0's coarse correction, left to its post-smoothing (flip0, in x)
     std::vector<std::vector<Step>> sched; // per start level (of the current form)
     std::vector<int> dsched;              // offset of sched[s] in d_steps (tiny levels)
     std::vector<std::vector<Step>> sched_form[2]; // per form: box (0), general (1)
@@ -8019,6 +8185,10 @@ template <class T> pgpu_status Multigrid<T>::down(int l, bool zero)
         PGPU_FORWARD(dist_halo(e, L.g, L.other()));
         PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
         if (l + 1 == h->dist_levels) PGPU_FORWARD(dist_gather(e, C.g, C.f));
+    } else if (l == 0 && resid0) {
+        const T *r = resid0;
+        resid0 = nullptr;
+        PGPU_FORWARD(L.down.restrict_(e, r, nullptr, C.f));
     } else if (L.down.rr_fused) {
         PGPU_FORWARD(L.down.restrict_residual(e, L.iter(), L.f, L.shift, C.f));
     } else if (L.down.bt_rr && beta_tiled(e, L.g, L.sm, true)) {
@@ -8041,8 +8211,16 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
     Level<T> &L = h->lv[l];
     const bool slab = e.dist && l < h->dist_levels; // (>>dist)
     bool fr = false;
+    if (l == 0 && op != STEP_DOWN) resid0 = nullptr; // (only the step after the pre-smoothing takes it)
     switch (op) {
     case STEP_PRE:
+        // (the post-smoothing's first pass reads x and writes u: an odd
+        // count ends there)
+        if (!slab && l == 0 && L.x && pre > 0 && post % 2 == 1 && beta_resid(e, L.g, L.sm)) {
+            PGPU_FORWARD(smooth(e, L, false, pre, omega, 0, (const T *)nullptr, true));
+            resid0 = L.cur ? L.u : L.t;
+            return PGPU_SUCCESS;
+        }
         if (!slab) return smooth(e, L, false, pre, omega);
         PGPU_FORWARD(dist_smooth(e, L, l, false, pre, omega, 0, &fr));
         fresh[l] = fr;
@@ -8058,11 +8236,12 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         // Out of place where that makes the cycle's passes over L even (it
         // then ends in the array it started in: u on level 0), else in place;
         // or left to the post-smoothing (flip0: the cycle may end in level
-        // 0's other array).
+        // 0's other array; in x: it ends in u).  In x, in place: the
+        // post-smoothing's first pass goes to u.
         Level<T> &C = h->lv[l + 1];
-        const bool in_place = (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
+        const bool in_place = L.in_x || (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
         const bool sum = measure && l == 0 && red;
-        if (l == 0 && flip0 && !sum && post > 0 && L.down.bt_pro && beta_tiled(e, L.g, L.sm)) {
+        if (l == 0 && (flip0 || L.in_x) && !sum && post > 0 && L.down.bt_pro && beta_tiled(e, L.g, L.sm)) {
             folded = C.iter(); // (the post-smoothing's first pass adds it)
             return PGPU_SUCCESS;
         }
@@ -8357,7 +8536,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         L.cur = ends;
         return s;
     };
-    PGPU_FORWARD(frame(e, L.g, (const T *)L.u, L.t, (T *)nullptr, h.data_faces)); // boundary data in both iterates
+    PGPU_FORWARD(frame(e, L.g, (const T *)L.u, L.t, L.x, h.data_faces)); // boundary data in every iterate
     const int maxit = cv.max_it;
     int it = 0;
     pgpu_status result = PGPU_SUCCESS;
@@ -11429,7 +11608,7 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     // second iterate's ghosts, filled by solves of the caller's problem, are
     // cleared.
     if (pre == PGPU_PRECOND_VCYCLE && !fp.h)
-        PGPU_FORWARD(frame(*env, l0.g, (const T *)nullptr, l0.t, (T *)nullptr, h->data_faces));
+        PGPU_FORWARD(frame(*env, l0.g, (const T *)nullptr, l0.t, l0.x, h->data_faces));
     PGPU_CUDA(cudaMemsetAsync(d_s, 0, KS_COUNT * sizeof(double), env->st));
     const char *what = method == PGPU_BICGSTAB ? "BiCGStab" : pipelined ? "pipelined CG" : "CG";
     // The flexible coefficients where the preconditioner is not symmetric
@@ -13211,7 +13390,7 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     PGPU_FORWARD(scan_launch(u, f));
     h.bind(u, f, d_shift);
     Level<T> &L = h.lv[0];
-    PGPU_FORWARD(frame(env, L.g, (const T *)L.u, L.t, (T *)nullptr, h.data_faces));
+    PGPU_FORWARD(frame(env, L.g, (const T *)L.u, L.t, L.x, h.data_faces));
     int none = 0;
     PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_COARSE, none, [&] { return mg.fmg_coarse(); }));
     double rhs_norm = NAN;

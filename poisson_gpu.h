@@ -69,7 +69,7 @@
  *  README.md's performance table.)  Masks and beta: every method but FFT
  *  takes them (one GPU, not with PGPU_MIXED); a cycle on a solid sphere
  *  costs about 1.5 (double) to 1.6 (float) box cycles, with a smooth beta
- *  1.49 (float) to 1.55 (double) (at 512^3 on an H200; MASKS below).
+ *  1.49 in both precisions (at 512^3 on an H200; MASKS below).
  *
  * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
  * reason in pgpu_last_error):
@@ -196,7 +196,7 @@
  *      beta_f (u - g) / (h/2) of a wall value half a cell away.  The x-
  *      face's type no longer matters (it borders only the layer).  Cost:
  *      the general form (with a smooth beta a cycle costs about 1.49
- *      (float) to 1.55 (double) box cycles; no FFT, no PGPU_MIXED).
+ *      box cycles in both precisions; no FFT, no PGPU_MIXED).
  * test_geometry checks the observed orders: 0.8 to 1.3 for (a), 1.8 to 2.3
  * for (b) and (c).
  *
@@ -628,7 +628,7 @@
  *    sphere costs about 1.5 (double) to 1.6 (float) box cycles (the fine
  *    level runs the box's kernels, reading the mask byte, then two
  *    Gauss-Seidel iterations beside the wall), with a smooth beta 1.49
- *    (float) to 1.55 (double); a solid sphere to 1e-6 in
+ *    in both precisions; a solid sphere to 1e-6 in
  *    double takes 1.78 times the empty box, to 1e-10 1.67 times, in float
  *    (to float's own stop) 1.65 times (H200).
  *  - Grids with a mask hold fewer than 2^31 - 1 interior points; a mask with
@@ -643,7 +643,9 @@
  *    plus 64 regions) and an array of u's precision per point for a mask;
  *    an array of u's precision per axis for beta (one more on 3D grids:
  *    beta's reciprocals, from which the smoother and the residual form the
- *    faces); two bytes and an array per axis per coarse point); later
+ *    faces; in double, for a multigrid method on 3D grids of 2^22 points
+ *    or more whose tiles suit it, one more: a third iterate for the finest
+ *    level); two bytes and an array per axis per coarse point); later
  *    calls allocate nothing.  The call
  *    waits for the stream to read whether the data are valid (and, for a
  *    mask, how many singular regions it has); on invalid
