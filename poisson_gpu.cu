@@ -289,11 +289,21 @@ static pgpu_status record(char *buf, pgpu_status st, const char *fmt, ...)
     return st;
 }
 
+// What the user reads first when the runtime finds no device to run on:
+// without a GPU the runtime says "CUDA driver version is insufficient",
+// which is true only where a GPU and an old driver are both there.
+static const char *const NO_DEVICE_TEXT =
+    "no CUDA device: the CUDA runtime found no GPU it can use (no NVIDIA GPU, no driver loaded, or a driver "
+    "older than this CUDA runtime)";
+
+static bool no_device_error(cudaError_t e) { return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver; }
+
 static pgpu_status cuda_status(char *buf, cudaError_t e, const char *what, int line)
 {
-    pgpu_status st = (e == cudaErrorMemoryAllocation) ? PGPU_ERROR_OUT_OF_MEMORY
-                   : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) ? PGPU_ERROR_NO_DEVICE
-                                                                                  : PGPU_ERROR_CUDA;
+    if (no_device_error(e))
+        return record(buf, PGPU_ERROR_NO_DEVICE, "%s; %s said %s (%s) [poisson_gpu.cu:%d]", NO_DEVICE_TEXT, what,
+                      cudaGetErrorName(e), cudaGetErrorString(e), line);
+    pgpu_status st = (e == cudaErrorMemoryAllocation) ? PGPU_ERROR_OUT_OF_MEMORY : PGPU_ERROR_CUDA;
     return record(buf, st, "%s failed: %s (%s) [poisson_gpu.cu:%d]", what, cudaGetErrorName(e),
                   cudaGetErrorString(e), line);
 }
@@ -1133,8 +1143,8 @@ __device__ __forceinline__ double smooth_scale_lean(double w, double diag) { ret
 // range; other data take the division (gen_fractions_kernel).
 // In float (one Newton step) the range is 2^-100 .. 2^100, where the
 // reciprocals, their sums and the means stay normal floats.
-template <class T> constexpr double beta_recip_min() { return sizeof(T) == 4 ? 0x1p-100 : 0x1p-900; }
-template <class T> constexpr double beta_recip_max() { return sizeof(T) == 4 ? 0x1p+100 : 0x1p+900; }
+template <class T> __host__ __device__ constexpr double beta_recip_min() { return sizeof(T) == 4 ? 0x1p-100 : 0x1p-900; }
+template <class T> __host__ __device__ constexpr double beta_recip_max() { return sizeof(T) == 4 ? 0x1p+100 : 0x1p+900; }
 __device__ __forceinline__ double beta_face(double wa, double wb)
 {
     return __dmul_rn(2.0, recip_newton(__dadd_rn(wa, wb)));
@@ -10412,15 +10422,12 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     const int64_t n[3] = {cfg.nx, cfg.ny, is3d ? cfg.nz : 1};
     const double h[3] = {cfg.hx, cfg.hy, cfg.hz};
     const int64_t N = n[0] * n[1] * n[2];
-    int mixed = -1, nmixed = 0;
+    int mixed = -1; // (at most one such axis: resolve_config refuses more)
     for (int a = 0; a < dims; ++a) {
         const int lo = cfg.bc[2 * a], hi = cfg.bc[2 * a + 1];
         if (lo == PGPU_BC_PERIODIC) pmask |= 1 << a;
-        else if (lo != hi) { mixed = a; ++nmixed; }
+        else if (lo != hi) mixed = a;
     }
-    PGPU_RETURN_IF(nmixed > 1, PGPU_ERROR_UNSUPPORTED,
-                   "FFT: at most one axis may mix Dirichlet and Neumann faces (this config has %d); use "
-                   "PGPU_FMG or PGPU_VCYCLE", nmixed);
     const int all = is3d ? 7 : 3;
     // The row kernels, where the size fits them and their shared memory the device.
     PGPU_FORWARD(init_dr());
@@ -12448,7 +12455,8 @@ static pgpu_status dist_split(const pgpu_config &g, int ranks, int rank, pgpu_bo
     const int64_t N = n[axis];
     PGPU_RETURN_IF(ranks > 1 && N < 2 * (int64_t)ranks, PGPU_ERROR_INVALID_ARGUMENT,
                    "%s = %lld cannot be split over %d ranks: each rank needs at least two planes (at most %lld "
-                   "ranks for this grid)", axis == 2 ? "nz" : "ny", (long long)N, ranks, (long long)(N / 2));
+                   "rank%s for this grid)", axis == 2 ? "nz" : "ny", (long long)N, ranks, (long long)(N / 2),
+                   N / 2 == 1 ? "" : "s");
     const int64_t pairs = N / 2, q = pairs / ranks, rem = pairs % ranks;
     memset(&b, 0, sizeof b);
     for (int a = 0; a < 3; ++a) b.n[a] = n[a];
@@ -12459,6 +12467,14 @@ static pgpu_status dist_split(const pgpu_config &g, int ranks, int rank, pgpu_bo
     return PGPU_SUCCESS;
 }
 
+// What the distributed mode serves (a resolved config).
+static pgpu_status dist_supported(const pgpu_config &c, char *err)
+{
+    PGPU_RETURN_IF((c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED, PGPU_ERROR_UNSUPPORTED,
+                   "distributed: PGPU_MIXED is not served yet on several GPUs (use PGPU_DOUBLE or PGPU_FLOAT)");
+    return PGPU_SUCCESS;
+}
+
 // The global config (defaults resolved once, from the global grid: every
 // rank resolves the same values), the rank's box, its neighbours, and the
 // config of its slab: the interface faces Dirichlet, the caller's strides
@@ -12466,6 +12482,7 @@ static pgpu_status dist_split(const pgpu_config &g, int ranks, int rank, pgpu_bo
 static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Dist &d, pgpu_config &local, char *err)
 {
     PGPU_FORWARD(resolve_config(user, &d.global, err));
+    PGPU_FORWARD(dist_supported(d.global, err));
     PGPU_FORWARD(dist_split(d.global, ranks, rank, d.box, err));
     const pgpu_config &g = d.global;
     d.rank = rank;
@@ -12558,16 +12575,13 @@ template <class T> pgpu_status FftSolver<T>::init_dist()
     const int dims = is3d ? 3 : 2;
     const int64_t N[3] = {gc.nx, gc.ny, is3d ? gc.nz : 1};
     const double hh[3] = {gc.hx, gc.hy, gc.hz};
-    int kind[3] = {-1, -1, -1}, tri_ax = -1, nmixed = 0;
+    int kind[3] = {-1, -1, -1}, tri_ax = -1; // (one mixed axis at most: resolve_config refuses more)
     for (int a = 0; a < dims; ++a) {
         const int lo = gc.bc[2 * a], hi = gc.bc[2 * a + 1];
         if (lo == PGPU_BC_PERIODIC) kind[a] = FFT_RHC;
-        else if (lo != hi) { tri_ax = a; ++nmixed; }
+        else if (lo != hi) tri_ax = a;
         else kind[a] = lo == PGPU_BC_NEUMANN ? FFT_DCT2 : Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
     }
-    PGPU_RETURN_IF(nmixed > 1, PGPU_ERROR_UNSUPPORTED,
-                   "FFT: at most one axis may mix Dirichlet and Neumann faces (this config has %d); use "
-                   "PGPU_FMG or PGPU_VCYCLE", nmixed);
     dist.reset(new FftDist<T>());
     FftDist<T> &D = *dist;
     typedef typename FftDist<T>::Layout Layout;
@@ -12825,15 +12839,6 @@ template <class T> pgpu_status FftSolver<T>::dist_move(int, int)
 }
 #endif
 
-#ifdef PGPU_WITH_NCCL
-// What the distributed mode serves (a resolved config).
-static pgpu_status dist_supported(const pgpu_config &c, char *err)
-{
-    PGPU_RETURN_IF((c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED, PGPU_ERROR_UNSUPPORTED,
-                   "distributed: PGPU_MIXED is not served yet on several GPUs (use PGPU_DOUBLE or PGPU_FLOAT)");
-    return PGPU_SUCCESS;
-}
-#endif
 // ============================================================================
 // >>handle
 // ============================================================================
@@ -13805,8 +13810,8 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
                    "flags: PGPU_MIXED with a Krylov method takes a float multigrid or FFT preconditioner "
                    "(PGPU_PRECOND_VCYCLE or PGPU_PRECOND_FFT)");
     PGPU_RETURN_IF(prec == PGPU_MIXED && (method == PGPU_JACOBI || method == PGPU_RBGS), PGPU_ERROR_UNSUPPORTED,
-                   "flags: PGPU_MIXED serves PGPU_VCYCLE, PGPU_FMG and PGPU_FFT (Jacobi and RBGS converge too slowly "
-                   "for a refinement to pay; use PGPU_DOUBLE)");
+                   "flags: PGPU_MIXED serves PGPU_VCYCLE, PGPU_FMG, PGPU_FFT, PGPU_CG and PGPU_BICGSTAB (Jacobi and "
+                   "RBGS converge too slowly for a refinement to pay; use PGPU_DOUBLE)");
     c->flags = (c->flags & ~(PGPU_METHOD_MASK | PGPU_PRECISION_MASK)) | method | prec;
     // Boundaries.
     static const char *face[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
@@ -13819,6 +13824,16 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
         PGPU_RETURN_IF((c->bc[k] == PGPU_BC_PERIODIC) != (c->bc[k + 1] == PGPU_BC_PERIODIC),
                        PGPU_ERROR_INVALID_ARGUMENT, "periodic on face %s but not on face %s", face[k],
                        face[k + 1]);
+    // The face sets the FFT serves (PGPU_FFT, and the FFT preconditioner):
+    // at most one axis with a Dirichlet and a Neumann face.
+    if (method == PGPU_FFT || (krylov && c->preconditioner == PGPU_PRECOND_FFT)) {
+        int nmixed = 0;
+        for (int k = 0; k < nfaces; k += 2) nmixed += c->bc[k] != c->bc[k + 1];
+        PGPU_RETURN_IF(nmixed > 1, PGPU_ERROR_UNSUPPORTED,
+                       "%s: at most one axis may mix Dirichlet and Neumann faces (this config has %d); use "
+                       "PGPU_FMG or PGPU_VCYCLE%s", method == PGPU_FFT ? "PGPU_FFT" : "PGPU_PRECOND_FFT", nmixed,
+                       method == PGPU_FFT ? "" : ", or the PGPU_PRECOND_VCYCLE preconditioner");
+    }
     // Numbers.
     PGPU_RETURN_IF(!(c->tolerance >= 0) || !std::isfinite(c->tolerance), PGPU_ERROR_INVALID_ARGUMENT,
                    "tolerance = %g must be finite and >= 0", c->tolerance);
@@ -13879,6 +13894,23 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
     return PGPU_SUCCESS;
 }
 
+// The axis' length over its spacing, from its faces (the header's GEOMETRY):
+// n + 1 between two Dirichlet faces, n between two Neumann faces or around a
+// periodic ring, n + 1/2 from a Dirichlet to a Neumann face.
+static double axis_cells(int64_t n, int lo, int hi)
+{
+    const int dirichlet = (lo == PGPU_BC_DIRICHLET) + (hi == PGPU_BC_DIRICHLET);
+    return (double)n + 0.5 * dirichlet;
+}
+
+// c's spacing for a box of lengths len (z only in 3D): len over cells.
+static void domain_spacing(pgpu_config *c, const double len[3])
+{
+    double *h[3] = {&c->hx, &c->hy, &c->hz};
+    const int64_t n[3] = {c->nx, c->ny, c->nz};
+    for (int a = 0; a < (c->nz > 1 ? 3 : 2); ++a) *h[a] = len[a] / axis_cells(n[a], c->bc[2 * a], c->bc[2 * a + 1]);
+}
+
 static const char *status_text(pgpu_status st)
 {
     switch (st) {
@@ -13917,8 +13949,10 @@ static pgpu_status require_device(char *err)
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
         cudaGetLastError();
-        return record(err, PGPU_ERROR_NO_DEVICE, "cudaGetDeviceCount: %s",
-                      e != cudaSuccess ? cudaGetErrorString(e) : "the runtime reports 0 devices");
+        if (e == cudaSuccess)
+            return record(err, PGPU_ERROR_NO_DEVICE, "%s; cudaGetDeviceCount reports 0 devices", NO_DEVICE_TEXT);
+        return record(err, PGPU_ERROR_NO_DEVICE, "%s; cudaGetDeviceCount said %s (%s)", NO_DEVICE_TEXT,
+                      cudaGetErrorName(e), cudaGetErrorString(e));
     }
     return PGPU_SUCCESS;
 }
@@ -14002,7 +14036,6 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
     pgpu_config local{};
     char mine[ERR_LEN] = {0};
     pgpu_status ls = dist_configs(&user, ranks, rank, *d, local, mine);
-    if (ls == PGPU_SUCCESS) ls = dist_supported(d->global, mine);
     if (ls == PGPU_SUCCESS && dev != cdev)
         ls = record(mine, PGPU_ERROR_INVALID_ARGUMENT,
                     "the communicator's rank %d uses device %d but the current device is %d", rank, cdev, dev);
@@ -14098,6 +14131,43 @@ pgpu_config pgpu_config_default(int64_t nx, int64_t ny, int64_t nz)
     c.hz = nz > 0 ? 1.0 / (double)(nz + 1) : 0.0;
     c.flags = PGPU_FMG | PGPU_DOUBLE;
     for (int k = 0; k < 6; ++k) c.bc[k] = PGPU_BC_DIRICHLET;
+    return c;
+}
+
+pgpu_status pgpu_config_set_domain(pgpu_config *cfg, double lx, double ly, double lz)
+{
+    using namespace pgpu;
+    char *err = tls_create_error;
+    err[0] = 0;
+    PGPU_RETURN_IF(!cfg, PGPU_ERROR_INVALID_ARGUMENT, "cfg is NULL");
+    const int64_t n[3] = {cfg->nx, cfg->ny, cfg->nz};
+    const double len[3] = {lx, ly, lz};
+    static const char *axis[3] = {"x", "y", "z"};
+    for (int a = 0; a < (cfg->nz > 1 ? 3 : 2); ++a) {
+        PGPU_RETURN_IF(n[a] < 1, PGPU_ERROR_INVALID_ARGUMENT, "n%s = %lld: every axis needs at least one point",
+                       axis[a], (long long)n[a]);
+        PGPU_RETURN_IF(!(len[a] > 0) || !std::isfinite(len[a]), PGPU_ERROR_INVALID_ARGUMENT,
+                       "l%s = %g: the length must be finite and > 0", axis[a], len[a]);
+        const int lo = cfg->bc[2 * a], hi = cfg->bc[2 * a + 1];
+        PGPU_RETURN_IF(lo < 0 || lo > 2 || hi < 0 || hi > 2, PGPU_ERROR_INVALID_ARGUMENT,
+                       "the faces of axis %s, (%d, %d), are not pgpu_bc values", axis[a], lo, hi);
+        PGPU_RETURN_IF((lo == PGPU_BC_PERIODIC) != (hi == PGPU_BC_PERIODIC), PGPU_ERROR_INVALID_ARGUMENT,
+                       "axis %s: periodic on one face only", axis[a]);
+    }
+    domain_spacing(cfg, len);
+    return PGPU_SUCCESS;
+}
+
+pgpu_config pgpu_config_domain(int64_t nx, int64_t ny, int64_t nz, double lx, double ly, double lz,
+                               const pgpu_bc bc[6])
+{
+    pgpu_config c = pgpu_config_default(nx, ny, nz);
+    if (bc)
+        for (int k = 0; k < 6; ++k) c.bc[k] = bc[k];
+    // Unchecked: a length that is not positive and finite gives a spacing
+    // that pgpu_create refuses, naming it.
+    const double len[3] = {lx, ly, lz};
+    pgpu::domain_spacing(&c, len);
     return c;
 }
 

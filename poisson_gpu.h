@@ -292,10 +292,10 @@
  *    pgpu_last_error(s) says which argument or which CUDA call failed;
  *    pgpu_last_error(NULL) does so for the calls without a handle
  *    (pgpu_create, pgpu_create_distributed, pgpu_decompose,
- *    pgpu_workspace_size) on the calling thread.  Each call clears the
- *    message it reports on entry, so read it right after the failure; a
- *    NULL handle, and a NULL output pointer of the pgpu_get_* calls, are
- *    refused without a message.  All arguments are checked before any
+ *    pgpu_workspace_size, pgpu_config_set_domain) on the calling thread.
+ *    Each call clears the message it reports on entry, so read it right
+ *    after the failure; a NULL handle, and a NULL output pointer of the
+ *    pgpu_get_* calls, are refused without a message.  All arguments are checked before any
  *    device work.
  *  - PGPU_ERROR_NONFINITE_INPUT: f or the boundary data hold NaN/Inf; u is
  *    not touched.  (PGPU_FIXED skips that scan: NaN/Inf in the input then
@@ -909,8 +909,28 @@ typedef struct pgpu_report {
 } pgpu_report;
 
 /* The unit cube (or square when nz == 1) with Dirichlet faces: h = 1/(n+1)
- * per axis, packed strides, PGPU_FMG | PGPU_DOUBLE, all else 0 (defaults). */
+ * per axis, packed strides, PGPU_FMG | PGPU_DOUBLE, all else 0 (defaults).
+ * Changing a face to Neumann or periodic does not change h: use
+ * pgpu_config_domain, or pgpu_config_set_domain after setting the faces. */
 pgpu_config pgpu_config_default(int64_t nx, int64_t ny, int64_t nz);
+
+/* The box [0, lx] x [0, ly] x [0, lz] (lz unused when nz == 1) with the
+ * faces bc (x-, x+, y-, y+, z-, z+; NULL: every face Dirichlet), the rest as
+ * pgpu_config_default.  Each axis' h follows from its length and its two
+ * faces (GEOMETRY): L/(n+1) between Dirichlet faces, L/n between Neumann
+ * faces and for a periodic axis, L/(n+1/2) from a Dirichlet to a Neumann
+ * face.  Lengths are not checked here: one that is not positive and finite
+ * gives an h that pgpu_create refuses. */
+pgpu_config pgpu_config_domain(int64_t nx, int64_t ny, int64_t nz, double lx, double ly, double lz,
+                               const pgpu_bc bc[6]);
+
+/* Sets cfg's hx, hy, hz (hz only when nz > 1) from the box's lengths and
+ * cfg's sizes and faces, as pgpu_config_domain does: call it after changing
+ * faces.  PGPU_ERROR_INVALID_ARGUMENT (cfg unchanged, the reason in
+ * pgpu_last_error(NULL)) for a NULL cfg, a size below 1, a length that is
+ * not positive and finite, a face that is not a pgpu_bc, or periodic on one
+ * face of an axis only. */
+pgpu_status pgpu_config_set_domain(pgpu_config *cfg, double lx, double ly, double lz);
 
 /* Checks cfg, allocates every device buffer and plan, and returns a handle in
  * *out (NULL on failure).  PGPU_ERROR_INVALID_ARGUMENT for a bad config,
@@ -1037,7 +1057,8 @@ const char *pgpu_status_string(pgpu_status st);
 /* The detail behind the last call on s, if it failed ("" when none: each
  * call clears it on entry); with s == NULL, the same for the last of the
  * calls without a handle (pgpu_create, pgpu_create_distributed,
- * pgpu_decompose, pgpu_workspace_size) on this thread. */
+ * pgpu_decompose, pgpu_workspace_size, pgpu_config_set_domain) on this
+ * thread. */
 const char *pgpu_last_error(const pgpu_solver *s);
 
 /* ---- API ends here. ---- */

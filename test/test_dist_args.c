@@ -75,10 +75,19 @@ int main(void)
     CHECK(pgpu_decompose(&c, 8, 7, &b) == PGPU_SUCCESS, "16 planes over 8 ranks refused");
     CHECK(pgpu_decompose(&c, 9, 0, &b) == PGPU_ERROR_INVALID_ARGUMENT, "16 planes over 9 ranks accepted");
     CHECK(strstr(pgpu_last_error(NULL), "plane") != NULL, "no reason given: '%s'", pgpu_last_error(NULL));
+    /* 3 planes: one rank at most, said in the singular */
+    pgpu_config thin = pgpu_config_default(16, 16, 3);
+    CHECK(pgpu_decompose(&thin, 2, 0, &b) == PGPU_ERROR_INVALID_ARGUMENT, "3 planes over 2 ranks accepted");
+    CHECK(strstr(pgpu_last_error(NULL), "at most 1 rank for") != NULL, "'%s'", pgpu_last_error(NULL));
     /* a bad config is refused as pgpu_create refuses it */
     pgpu_config bad = c;
     bad.hx = -1;
     CHECK(pgpu_decompose(&bad, 2, 0, &b) == PGPU_ERROR_INVALID_ARGUMENT, "negative hx accepted");
+    /* what the distributed mode does not serve is refused here as well */
+    pgpu_config mixed = c;
+    mixed.flags = PGPU_VCYCLE | PGPU_MIXED;
+    CHECK(pgpu_decompose(&mixed, 2, 0, &b) == PGPU_ERROR_UNSUPPORTED && strstr(pgpu_last_error(NULL), "MIXED"),
+          "PGPU_MIXED: %s", pgpu_last_error(NULL));
     /* the local strides: 0 (packed for the local box) or at least the local row / plane */
     pgpu_config st = c;
     st.stride_y = 20;

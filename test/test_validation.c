@@ -239,6 +239,31 @@ static void invalid_configs(void)
     expect_unsupported("JACOBI | MIXED", &c);
     c.flags = PGPU_RBGS | PGPU_MIXED;
     expect_unsupported("RBGS | MIXED", &c);
+    /* The face sets the FFT does not serve: refused from the config alone,
+     * with or without a device (before any device query). */
+    c = base3();
+    c.flags = PGPU_FFT | PGPU_DOUBLE;
+    c.bc[PGPU_XMAX] = PGPU_BC_NEUMANN;
+    c.bc[PGPU_YMIN] = PGPU_BC_NEUMANN;
+    expect_unsupported("FFT, two mixed axes", &c);
+    c.flags = PGPU_FFT | PGPU_FLOAT;
+    c.bc[PGPU_ZMAX] = PGPU_BC_NEUMANN;
+    expect_unsupported("FFT float, three mixed axes", &c);
+    c.flags = PGPU_CG | PGPU_DOUBLE;
+    c.preconditioner = PGPU_PRECOND_FFT;
+    expect_unsupported("CG, FFT preconditioner, three mixed axes", &c);
+    c = base2();
+    c.flags = PGPU_FFT | PGPU_MIXED;
+    c.bc[PGPU_XMIN] = PGPU_BC_NEUMANN;
+    c.bc[PGPU_YMAX] = PGPU_BC_NEUMANN;
+    expect_unsupported("2D FFT | MIXED, two mixed axes", &c);
+    /* The message names what MIXED does serve, as the header does. */
+    c = base3();
+    c.flags = PGPU_JACOBI | PGPU_MIXED;
+    pgpu_solver *s = NULL;
+    pgpu_create(&c, &s);
+    CHECK(strstr(pgpu_last_error(NULL), "PGPU_CG") && strstr(pgpu_last_error(NULL), "PGPU_BICGSTAB"),
+          "the JACOBI | MIXED message names CG and BiCGStab: \"%s\"", pgpu_last_error(NULL));
 }
 
 static void valid_configs(void)
@@ -287,6 +312,9 @@ static void valid_configs(void)
     VALID("VCYCLE | MIXED", base3, c.flags = PGPU_VCYCLE | PGPU_MIXED);
     VALID("FMG | MIXED | FIXED", base3, c.flags = PGPU_FMG | PGPU_MIXED | PGPU_FIXED);
     VALID("FFT | MIXED", base3, c.flags = PGPU_FFT | PGPU_MIXED);
+    VALID("FFT, one mixed axis", base3, (c.flags = PGPU_FFT, c.bc[PGPU_YMAX] = PGPU_BC_NEUMANN));
+    VALID("CG, VCYCLE preconditioner, three mixed axes", base3,
+          (c.flags = PGPU_CG, c.bc[PGPU_XMAX] = c.bc[PGPU_YMAX] = c.bc[PGPU_ZMAX] = PGPU_BC_NEUMANN));
     VALID("precision only (MIXED)", base3, c.flags = PGPU_MIXED);
 #undef VALID
 }
@@ -310,6 +338,95 @@ static void config_default(int64_t nx, int64_t ny, int64_t nz)
     CHECK(dirichlet, "default: all faces Dirichlet");
     CHECK(zero_rest, "default: strides, tolerance, iterations, omega, smoothing, check, stream 0");
     expect_valid("the default config", &c);
+}
+
+/* pgpu_config_domain and pgpu_config_set_domain: h from the length and the
+ * two faces of each axis (the header's GEOMETRY). */
+static double cells(int64_t n, pgpu_bc lo, pgpu_bc hi)
+{
+    return (double)n + 0.5 * ((lo == PGPU_BC_DIRICHLET) + (hi == PGPU_BC_DIRICHLET));
+}
+
+static void domain_configs(void)
+{
+    const pgpu_bc D = PGPU_BC_DIRICHLET, N = PGPU_BC_NEUMANN, P = PGPU_BC_PERIODIC;
+    const pgpu_bc sets[][6] = {{D, D, D, D, D, D}, {N, N, P, P, D, N}, {N, D, N, N, P, P}, {P, P, P, P, P, P}};
+    const int64_t sizes[][3] = {{8, 6, 5}, {1, 1, 1}, {100, 3, 1}, {7, 9, 1}, {31, 17, 64}};
+    for (size_t b = 0; b < sizeof sets / sizeof sets[0]; ++b)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+            const int64_t *n = sizes[k];
+            const pgpu_bc *bc = sets[b];
+            const double L[3] = {2.5, 0.75, 3.0};
+            pgpu_config c = pgpu_config_domain(n[0], n[1], n[2], L[0], L[1], L[2], bc);
+            const pgpu_config d = pgpu_config_default(n[0], n[1], n[2]);
+            int same_rest = c.flags == d.flags && c.stride_y == 0 && c.stride_z == 0 && c.tolerance == 0 &&
+                            c.max_iterations == 0 && c.omega == 0 && c.stream == NULL;
+            int faces = 1;
+            for (int f = 0; f < 6; ++f) faces = faces && c.bc[f] == bc[f];
+            const double hx = L[0] / cells(n[0], bc[0], bc[1]), hy = L[1] / cells(n[1], bc[2], bc[3]),
+                         hz = L[2] / cells(n[2], bc[4], bc[5]);
+            CHECK(faces && same_rest && c.nx == n[0] && c.ny == n[1] && c.nz == n[2] && c.hx == hx && c.hy == hy &&
+                      (n[2] == 1 || c.hz == hz),
+                  "pgpu_config_domain %lldx%lldx%lld, faces set %zu: h %.17g %.17g %.17g, want %.17g %.17g %.17g",
+                  (long long)n[0], (long long)n[1], (long long)n[2], b, c.hx, c.hy, c.hz, hx, hy, hz);
+            /* The setter: the same spacing from the default config once the
+             * faces are set; and for a face changed afterwards. */
+            pgpu_config e = pgpu_config_default(n[0], n[1], n[2]);
+            for (int f = 0; f < 6; ++f) e.bc[f] = bc[f];
+            pgpu_status st = pgpu_config_set_domain(&e, L[0], L[1], L[2]);
+            CHECK(st == PGPU_SUCCESS && e.hx == hx && e.hy == hy && (n[2] == 1 || e.hz == hz),
+                  "pgpu_config_set_domain, faces set %zu -> %s, h %.17g %.17g %.17g", b, pgpu_status_string(st),
+                  e.hx, e.hy, e.hz);
+            if (bc[0] != P) {
+                e.bc[0] = e.bc[0] == D ? N : D;
+                st = pgpu_config_set_domain(&e, L[0], L[1], L[2]);
+                CHECK(st == PGPU_SUCCESS && e.hx == L[0] / cells(n[0], e.bc[0], e.bc[1]),
+                      "pgpu_config_set_domain after x- changed -> %s, hx %.17g", pgpu_status_string(st), e.hx);
+            }
+            expect_valid("pgpu_config_domain's config", &c);
+        }
+    /* The setter's refusals leave the config as it was. */
+    const struct {
+        const char *what, *word;
+        int64_t n;
+        double lx;
+        pgpu_bc x0, x1;
+    } bad[] = {{"length 0", "lx", 8, 0.0, D, D},
+               {"length NaN", "lx", 8, NAN, D, D},
+               {"length -1", "lx", 8, -1.0, N, N},
+               {"length Inf", "lx", 8, INFINITY, D, N},
+               {"nx = 0", "nx", 0, 1.0, D, D},
+               {"periodic on x- only", "periodic", 8, 1.0, P, D},
+               {"bc 7", "pgpu_bc", 8, 1.0, (pgpu_bc)7, D}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+        pgpu_config c = pgpu_config_default(bad[k].n, 6, 5);
+        c.bc[0] = bad[k].x0;
+        c.bc[1] = bad[k].x1;
+        const pgpu_config before = c;
+        const pgpu_status st = pgpu_config_set_domain(&c, bad[k].lx, 1.0, 1.0);
+        CHECK(st == PGPU_ERROR_INVALID_ARGUMENT && memcmp(&c, &before, sizeof c) == 0 &&
+                  strstr(pgpu_last_error(NULL), bad[k].word),
+              "pgpu_config_set_domain, %s -> %s, \"%s\"", bad[k].what, pgpu_status_string(st),
+              pgpu_last_error(NULL));
+    }
+    CHECK(pgpu_config_set_domain(NULL, 1, 1, 1) == PGPU_ERROR_INVALID_ARGUMENT, "pgpu_config_set_domain(NULL)");
+    /* pgpu_config_domain does not check: a bad length reaches pgpu_create,
+     * which refuses it naming the spacing. */
+    pgpu_config c = pgpu_config_domain(8, 6, 5, -1.0, 1.0, 1.0, NULL);
+    expect_invalid("pgpu_config_domain with lx = -1", &c);
+    CHECK(strstr(pgpu_last_error(NULL), "hx") != NULL, "the message names hx: \"%s\"", pgpu_last_error(NULL));
+}
+
+/* Without a device the status detail says so in the user's words first. */
+static void no_device_message(void)
+{
+    if (have_device) return;
+    pgpu_config c = base3();
+    pgpu_solver *s = NULL;
+    const pgpu_status st = pgpu_create(&c, &s);
+    const char *msg = pgpu_last_error(NULL);
+    CHECK(st == PGPU_ERROR_NO_DEVICE && strncmp(msg, "no CUDA device: ", 16) == 0,
+          "no device: %s, \"%s\" starts with \"no CUDA device: \"", pgpu_status_string(st), msg);
 }
 
 static void null_handles(void)
@@ -386,6 +503,8 @@ int main(void)
     config_default(1, 1, 1);
     config_default(100, 3, 1);
     config_default(7, 9, 1);
+    domain_configs();
+    no_device_message();
     null_handles();
     per_thread_error();
     return t_finish("test_validation");

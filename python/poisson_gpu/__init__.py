@@ -146,9 +146,8 @@ class Report:
 
 # ---- configs from keyword arguments ------------------------------------------------
 
-_KEYS = ("method", "precision", "preconditioner", "pipelined", "h", "bc", "tolerance", "max_iterations", "omega",
-         "pre_smooth", "post_smooth",
-         "check_interval", "wcycle", "fixed", "stream", "strides")
+_KEYS = ("method", "precision", "preconditioner", "pipelined", "h", "length", "bc", "tolerance", "max_iterations",
+         "omega", "pre_smooth", "post_smooth", "check_interval", "wcycle", "fixed", "stream", "strides")
 
 
 def _stream_handle(stream):
@@ -197,6 +196,14 @@ def _bc_codes(bc, is3d):
     return [codes[f] for f in faces]
 
 
+def _per_axis(v, name, what):
+    """(v,) * 3 for a number, else a tuple of 2 or 3 floats (x first)."""
+    vs = (float(v),) * 3 if isinstance(v, (int, float)) else tuple(float(x) for x in v)
+    if len(vs) not in (2, 3):
+        raise ValueError("%s: %r: %s, or one per axis (x, y[, z])" % (name, v, what))
+    return vs
+
+
 def make_config(size, **kw):
     """The pgpu_config of a grid of `size` = (nx, ny) or (nx, ny, nz) interior
     points (x first) and the keyword arguments (see the module's help)."""
@@ -227,15 +234,22 @@ def make_config(size, **kw):
     if pre not in _api.PRECONDITIONERS:
         raise ValueError("preconditioner: %r is not one of %s" % (pre, ", ".join(_api.PRECONDITIONERS)))
     c.preconditioner = _api.PRECONDITIONERS[pre]
-    h = kw.get("h")
-    if h is not None:
-        hs = (float(h),) * 3 if isinstance(h, (int, float)) else tuple(float(v) for v in h)
-        if len(hs) < 2:
-            raise ValueError("h: %r: a spacing, or one per axis" % (h,))
-        c.hx, c.hy = hs[0], hs[1]
-        c.hz = hs[2] if len(hs) > 2 else c.hz
     for i, v in enumerate(_bc_codes(kw.get("bc"), nz > 1)):
         c.bc[i] = v
+    h, length = kw.get("h"), kw.get("length")
+    if h is not None and length is not None:
+        raise ValueError("h and length: give one of them (the spacing follows from the length and the faces)")
+    if h is not None:
+        hs = _per_axis(h, "h", "a spacing")
+        c.hx, c.hy = hs[0], hs[1]
+        c.hz = hs[2] if len(hs) > 2 else c.hz
+    else:
+        # The box's lengths (1 by default) and each axis' faces give its
+        # spacing (pgpu_config_set_domain).
+        ls = _per_axis(1.0 if length is None else length, "length", "a length")
+        st = _api.lib().pgpu_config_set_domain(_ct.byref(c), ls[0], ls[1], ls[2] if len(ls) > 2 else 1.0)
+        if st != _api.SUCCESS:
+            _raise(st, None, what="length")
     for name in ("tolerance", "omega"):
         if kw.get(name) is not None:
             setattr(c, name, float(kw[name]))
@@ -432,8 +446,27 @@ class Solver:
             _raise(st, self._h, what="set_coefficients")
 
 
+def _same_layout(u, f):
+    """f laid out as u (shape, strides, dtype, device or host), checked
+    before any handle is created: a mismatch is the caller's, whatever
+    the machine."""
+    du, df = _describe(u, "u"), _describe(f, "f")
+    lu, lf = _layout(du, "u"), _layout(df, "f")
+    if lu[:3] != lf[:3] or len(du.shape) != len(df.shape):
+        raise ValueError("f: shape %s holds %dx%dx%d interior points; u's shape %s holds %dx%dx%d"
+                         % (df.shape, lf[0], lf[1], lf[2], du.shape, lu[0], lu[1], lu[2]))
+    if df.dtype != du.dtype:
+        raise TypeError("f: %s; u is %s: both must be float32 or both float64" % (df.dtype, du.dtype))
+    if df.device != du.device:
+        raise TypeError("u and f must both be device arrays or both host arrays")
+    if lu[3:] != lf[3:] and not (lu[2] == 1 and lu[3] == lf[3]):
+        raise ValueError("f: strides (%d, %d) elements; u's are (%d, %d): u and f share one layout"
+                         % (lf[3], lf[4], lu[3], lu[4]))
+
+
 def solve(u, f, **kw):
     """Solves once: a Solver for u's size, precision and strides, a solve,
     the device memory freed again.  Keep a Solver for repeated solves."""
+    _same_layout(u, f)
     with Solver.for_array(u, **kw) as s:
         return s.solve(u, f)

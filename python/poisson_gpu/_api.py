@@ -145,6 +145,8 @@ def _declare(h):
     h.pgpu_version.argtypes = []
     h.pgpu_config_default.restype = Config
     h.pgpu_config_default.argtypes = [c.c_int64, c.c_int64, c.c_int64]
+    h.pgpu_config_set_domain.restype = c.c_int
+    h.pgpu_config_set_domain.argtypes = [c.POINTER(Config), c.c_double, c.c_double, c.c_double]
     h.pgpu_create.restype = c.c_int
     h.pgpu_create.argtypes = [c.POINTER(Config), c.POINTER(P)]
     h.pgpu_workspace_size.restype = c.c_int

@@ -93,12 +93,51 @@ def test_unsupported():
     with pytest.raises(pg.UnsupportedError) as e:
         pg.workspace_size((8, 8, 8), method="jacobi", precision="mixed")
     assert "PGPU_MIXED" in e.value.detail
+    # a face set the FFT does not serve: refused from the config, device or not
+    with pytest.raises(pg.UnsupportedError) as e:
+        pg.workspace_size((8, 8, 8), method="fft", bc={"x-": "neumann", "y+": "neumann"})
+    assert "mix Dirichlet and Neumann" in e.value.detail
+
+
+@pytest.mark.parametrize("size, bc, length, want", [
+    ((8, 6, 5), None, None, (1 / 9, 1 / 7, 1 / 6)),
+    ((8, 6, 5), "neumann", None, (1 / 8, 1 / 6, 1 / 5)),
+    ((8, 6, 5), {"x": "periodic", "z-": "neumann"}, (2.0, 3.0, 0.5), (2 / 8, 3 / 7, 0.5 / 5.5)),
+    ((8, 6), {"y+": "neumann"}, 4.0, (4 / 9, 4 / 6.5)),
+])
+def test_spacing_follows_the_faces(size, bc, length, want):
+    kw = {} if length is None else dict(length=length)
+    c = pg.make_config(size, bc=bc, **kw)
+    got = (c.hx, c.hy, c.hz)[:len(want)]
+    assert all(math.isclose(g, w, rel_tol=1e-15) for g, w in zip(got, want)), (got, want)
+
+
+def test_spacing_errors():
+    with pytest.raises(ValueError):
+        pg.make_config((8, 8, 8), h=0.1, length=1.0)
+    with pytest.raises(pg.InvalidArgumentError) as e:
+        pg.make_config((8, 8, 8), length=-1.0)
+    assert "lx" in e.value.detail
+    with pytest.raises(ValueError):
+        pg.make_config((8, 8, 8), length=(1.0,))
+
+
+@pytest.mark.parametrize("fshape, fdtype, exc", [
+    ((10, 10, 11), "float64", ValueError),
+    ((10, 12), "float64", ValueError),
+    ((10, 10, 10), "float32", TypeError),
+])
+def test_solve_checks_both_arrays_before_a_handle(fshape, fdtype, exc):
+    # a wrong f is the caller's error on any machine, not NoDeviceError
+    u = np.zeros((10, 10, 10))
+    with pytest.raises(exc):
+        pg.solve(u, np.zeros(fshape, dtype=fdtype))
 
 
 def test_no_device_answers_no_device(no_device):
     with pytest.raises(pg.NoDeviceError) as e:
         pg.Solver((8, 8, 8))
-    assert e.value.status == 5 and e.value.detail
+    assert e.value.status == 5 and e.value.detail.startswith("no CUDA device: ")
     with pytest.raises(pg.NoDeviceError):
         pg.workspace_size((8, 8, 8))
     u = np.zeros((10, 10, 10))
