@@ -1,6 +1,6 @@
 /* test_dist_plan_host.cu -- the distributed multigrid hierarchy, planned on
  * the host for every rank of a communicator that does not exist (no device,
- * no NCCL: it includes poisson_gpu.cu and calls the planner itself).
+ * no NCCL: a unit of the white-box build, it calls the planner itself).
  *
  * For global grids of odd and even sizes, every face set of the split axis,
  * 2D and 3D, anisotropic spacing (semicoarsening) and 1 to 8 ranks:
@@ -24,14 +24,13 @@
  *    couplings equal those of the slab (this rank's or the neighbour's)
  *    that holds the node.
  * cpu suite. */
-#include "../poisson_gpu.cu"
+#include "whitebox.h"
 
-#include <cstdio>
-#include <cstring>
+namespace wb_dist_plan_host {
 
 static int checks = 0, failures = 0;
 static long long shifted = 0; // fine nodes whose cubic window was moved inside the halo
-#define CHECK(cond, ...)                                                                                              \
+#define PLAN_CHECK(cond, ...)                                                                                         \
     do {                                                                                                              \
         ++checks;                                                                                                     \
         if (!(cond)) {                                                                                                \
@@ -68,13 +67,13 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
         char err[ERR_LEN] = {0};
         pgpu_config local;
         if (dist_configs(&c, R, r, d[r], local, err) != PGPU_SUCCESS) {
-            CHECK(false, "%s: rank %d configs: %s", name, r, err);
+            PLAN_CHECK(false, "%s: rank %d configs: %s", name, r, err);
             return false;
         }
         planned += dist_plan(d[r], hl[r], err) ? 1 : 0;
     }
-    CHECK(planned == 0 || planned == R, "%s: %d of %d ranks planned", name, planned, R);
-    CHECK(want_plan < 0 || planned == R, "%s: no plan", name);
+    PLAN_CHECK(planned == 0 || planned == R, "%s: %d of %d ranks planned", name, planned, R);
+    PLAN_CHECK(want_plan < 0 || planned == R, "%s: no plan", name);
     if (planned != R) return false;
     // The global hierarchy, as the planner built it.
     const bool is3d = c.nz > 1;
@@ -85,9 +84,9 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
     std::vector<HostLevel> hg;
     build_hierarchy(fine, hg);
     const int nd = d[0].levels, nl = (int)hg.size();
-    for (int r = 1; r < R; ++r) CHECK(d[r].levels == nd, "%s: rank %d plans %d slab levels, rank 0 %d", name, r, d[r].levels, nd);
-    CHECK(nd >= 1 && nd < nl, "%s: %d slab levels of %d", name, nd, nl);
-    for (int r = 0; r < R; ++r) CHECK((int)hl[r].size() == nl, "%s: rank %d has %zu levels, global %d", name, r, hl[r].size(), nl);
+    for (int r = 1; r < R; ++r) PLAN_CHECK(d[r].levels == nd, "%s: rank %d plans %d slab levels, rank 0 %d", name, r, d[r].levels, nd);
+    PLAN_CHECK(nd >= 1 && nd < nl, "%s: %d slab levels of %d", name, nd, nl);
+    for (int r = 0; r < R; ++r) PLAN_CHECK((int)hl[r].size() == nl, "%s: rank %d has %zu levels, global %d", name, r, hl[r].size(), nl);
     const bool per = g.bc[2 * ax] == PGPU_BC_PERIODIC && R > 1;
     // Ranges tile each slab level; the own ranges tile the first replicated one.
     for (int l = 0; l <= nd && l < nl; ++l) {
@@ -96,32 +95,32 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
             const int64_t a = l < nd ? d[r].lva[l] : d[r].own_a[r], n = l < nd ? hl[r][l].ax[ax].n : d[r].own_b[r] - d[r].own_a[r];
             if (l == nd) { // every rank has every rank's own range
                 for (int q = 1; q < R; ++q)
-                    CHECK(d[q].own_a[r] == d[0].own_a[r] && d[q].own_b[r] == d[0].own_b[r], "%s: own ranges differ", name);
+                    PLAN_CHECK(d[q].own_a[r] == d[0].own_a[r] && d[q].own_b[r] == d[0].own_b[r], "%s: own ranges differ", name);
             }
             if (l == nd && n == 0) continue; // a rank may own no node of the first replicated level
-            CHECK(a == next, "%s: level %d rank %d starts at %lld, expected %lld", name, l, r, (long long)a, (long long)next);
-            if (l < nd) CHECK(n >= 2, "%s: level %d rank %d holds %lld nodes", name, l, r, (long long)n);
+            PLAN_CHECK(a == next, "%s: level %d rank %d starts at %lld, expected %lld", name, l, r, (long long)a, (long long)next);
+            if (l < nd) PLAN_CHECK(n >= 2, "%s: level %d rank %d holds %lld nodes", name, l, r, (long long)n);
             next = a + n;
         }
-        CHECK(next == hg[l].ax[ax].n, "%s: level %d covered to %lld of %d", name, l, (long long)next, hg[l].ax[ax].n);
+        PLAN_CHECK(next == hg[l].ax[ax].n, "%s: level %d covered to %lld of %d", name, l, (long long)next, hg[l].ax[ax].n);
     }
     for (int r = 0; r < R; ++r) {
         for (int l = 0; l < nl; ++l) {
             for (int dd = 0; dd < 3; ++dd) {
                 const Axis &S = hl[r][l].ax[dd], &G = hg[l].ax[dd];
                 if (dd != ax || l >= nd) {
-                    CHECK(S.n == G.n && S.x == G.x && S.lo == G.lo && S.hi == G.hi, "%s: rank %d level %d axis %d not global", name, r, l, dd);
+                    PLAN_CHECK(S.n == G.n && S.x == G.x && S.lo == G.lo && S.hi == G.hi, "%s: rank %d level %d axis %d not global", name, r, l, dd);
                     continue;
                 }
                 const int64_t a = d[r].lva[l], n = S.n, N = G.n;
                 bool same = true;
                 for (int64_t i = 0; i < n; ++i) same = same && S.x[i] == G.x[a + i] && S.w[i] == G.w[a + i];
-                CHECK(same, "%s: rank %d level %d: the slab's nodes are not the global ones", name, r, l);
+                PLAN_CHECK(same, "%s: rank %d level %d: the slab's nodes are not the global ones", name, r, l);
                 const bool lo_if = R > 1 && (a > 0 || per), hi_if = R > 1 && (a + n < N || per);
-                if (lo_if) CHECK(S.lo == PGPU_BC_DIRICHLET && S.xlo == (a > 0 ? G.x[a - 1] : G.x[N - 1] - G.L), "%s: rank %d level %d: low face", name, r, l);
-                else CHECK(S.lo == G.lo && S.xlo == G.xlo, "%s: rank %d level %d: low wall", name, r, l);
-                if (hi_if) CHECK(S.hi == PGPU_BC_DIRICHLET && S.xhi == (a + n < N ? G.x[a + n] : G.x[0] + G.L), "%s: rank %d level %d: high face", name, r, l);
-                else CHECK(S.hi == G.hi && S.xhi == G.xhi, "%s: rank %d level %d: high wall", name, r, l);
+                if (lo_if) PLAN_CHECK(S.lo == PGPU_BC_DIRICHLET && S.xlo == (a > 0 ? G.x[a - 1] : G.x[N - 1] - G.L), "%s: rank %d level %d: low face", name, r, l);
+                else PLAN_CHECK(S.lo == G.lo && S.xlo == G.xlo, "%s: rank %d level %d: low wall", name, r, l);
+                if (hi_if) PLAN_CHECK(S.hi == PGPU_BC_DIRICHLET && S.xhi == (a + n < N ? G.x[a + n] : G.x[0] + G.L), "%s: rank %d level %d: high face", name, r, l);
+                else PLAN_CHECK(S.hi == G.hi && S.xhi == G.xhi, "%s: rank %d level %d: high wall", name, r, l);
             }
         }
         // Transfers of the slab levels along the split axis.
@@ -142,10 +141,10 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
                 const int64_t P[2] = {t.p0[i], t.p1[i]}, Pg[2] = {tg.p0[ig], tg.p1[ig]};
                 const double Q[2] = {t.q0[i], t.q1[i]};
                 for (int q = 0; q < 2; ++q) {
-                    CHECK(P[q] >= 0 && P[q] <= nc + 1, "%s: rank %d level %d fine %lld: tap %lld outside 0..%lld", name, r, l, (long long)i, (long long)P[q], (long long)nc + 1);
-                    if (Q[q] != 0.0) CHECK(back(P[q]) == Pg[q], "%s: rank %d level %d fine %lld: tap %lld is global %lld, want %lld", name, r, l, (long long)i, (long long)P[q], (long long)back(P[q]), (long long)Pg[q]);
+                    PLAN_CHECK(P[q] >= 0 && P[q] <= nc + 1, "%s: rank %d level %d fine %lld: tap %lld outside 0..%lld", name, r, l, (long long)i, (long long)P[q], (long long)nc + 1);
+                    if (Q[q] != 0.0) PLAN_CHECK(back(P[q]) == Pg[q], "%s: rank %d level %d fine %lld: tap %lld is global %lld, want %lld", name, r, l, (long long)i, (long long)P[q], (long long)back(P[q]), (long long)Pg[q]);
                 }
-                CHECK(t.q0[i] == tg.q0[ig] && t.q1[i] == tg.q1[ig], "%s: rank %d level %d: weights differ", name, r, l);
+                PLAN_CHECK(t.q0[i] == tg.q0[ig] && t.q1[i] == tg.q1[ig], "%s: rank %d level %d: weights differ", name, r, l);
                 // FMG's cubic taps: within the halo; to a replicated level
                 // the global ones; between slabs the global ones where those
                 // stay within the halo, else another cubic window (the
@@ -153,7 +152,7 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
                 bool reach = true, same = true;
                 for (int q = 0; q < 4; ++q) {
                     const int64_t c4 = t.c4[(size_t)i * 4 + q];
-                    CHECK(c4 >= 0 && c4 <= nc + 1, "%s: rank %d level %d fine %lld: cubic tap %lld outside 0..%lld", name, r, l, (long long)i, (long long)c4, (long long)nc + 1);
+                    PLAN_CHECK(c4 >= 0 && c4 <= nc + 1, "%s: rank %d level %d fine %lld: cubic tap %lld outside 0..%lld", name, r, l, (long long)i, (long long)c4, (long long)nc + 1);
                     if (!tg.coarsened) continue;
                     const int64_t J = tg.c4[(size_t)ig * 4 + q] - 1; // a global node, or -1 / Nc: a wall
                     if (slab_c) {
@@ -166,7 +165,7 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
                 }
                 if (!tg.coarsened) continue;
                 if (!slab_c || (reach && !per)) { // (periodic: the global window may take a node's other image)
-                    CHECK(same, "%s: rank %d level %d fine %lld: cubic taps are not the global ones", name, r, l, (long long)i);
+                    PLAN_CHECK(same, "%s: rank %d level %d fine %lld: cubic taps are not the global ones", name, r, l, (long long)i);
                     continue;
                 }
                 if (!reach) ++shifted;
@@ -178,26 +177,26 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
                     const double X = c4 == 0 ? C.xlo : c4 == nc + 1 ? C.xhi : C.x[c4 - 1], dx = (X - xi) / hc;
                     for (int k = 0; k < 4; ++k) mom[k] += t.w4[(size_t)i * 4 + q] * pow(dx, k);
                 }
-                CHECK(fabs(mom[0] - 1) <= 1e-12 && fabs(mom[1]) <= 1e-12 && fabs(mom[2]) <= 1e-12 && fabs(mom[3]) <= 1e-12,
+                PLAN_CHECK(fabs(mom[0] - 1) <= 1e-12 && fabs(mom[1]) <= 1e-12 && fabs(mom[2]) <= 1e-12 && fabs(mom[3]) <= 1e-12,
                       "%s: rank %d level %d fine %lld: cubic moments %g %g %g %g", name, r, l, (long long)i, mom[0] - 1, mom[1],
                       mom[2], mom[3]);
             }
             // Rows: this rank's coarse nodes with their global children.
             const int64_t rows = (int64_t)t.rcnt.size(), first = slab_c ? ca : 0;
-            CHECK(rows == (slab_c ? nc : Nc), "%s: rank %d level %d: %lld rows", name, r, l, (long long)rows);
+            PLAN_CHECK(rows == (slab_c ? nc : Nc), "%s: rank %d level %d: %lld rows", name, r, l, (long long)rows);
             for (int64_t I = 0; I < rows; ++I) {
                 const int64_t J = first + I;
                 const bool mine = slab_c || (J >= d[r].own_a[r] && J < d[r].own_b[r]);
                 if (!mine) {
-                    CHECK(t.rcnt[I] == 0, "%s: rank %d level %d: a row for another rank's node %lld", name, r, l, (long long)J);
+                    PLAN_CHECK(t.rcnt[I] == 0, "%s: rank %d level %d: a row for another rank's node %lld", name, r, l, (long long)J);
                     continue;
                 }
-                CHECK(t.rcnt[I] == tg.rcnt[J], "%s: rank %d level %d node %lld: %d children, global %d", name, r, l, (long long)J, t.rcnt[I], tg.rcnt[J]);
+                PLAN_CHECK(t.rcnt[I] == tg.rcnt[J], "%s: rank %d level %d node %lld: %d children, global %d", name, r, l, (long long)J, t.rcnt[I], tg.rcnt[J]);
                 for (int m = 0; m < t.rcnt[I] && m < tg.rcnt[J]; ++m) {
                     const int64_t kf = t.ridx[(size_t)I * MAX_CHILDREN + m];
-                    CHECK(kf >= -1 && kf <= n, "%s: rank %d level %d node %lld: child %lld beyond the ghost planes", name, r, l, (long long)J, (long long)kf);
+                    PLAN_CHECK(kf >= -1 && kf <= n, "%s: rank %d level %d node %lld: child %lld beyond the ghost planes", name, r, l, (long long)J, (long long)kf);
                     const int64_t kg = per ? ((a + kf) % N + N) % N : a + kf;
-                    CHECK(kg == tg.ridx[(size_t)J * MAX_CHILDREN + m] && t.rw[(size_t)I * MAX_CHILDREN + m] == tg.rw[(size_t)J * MAX_CHILDREN + m] &&
+                    PLAN_CHECK(kg == tg.ridx[(size_t)J * MAX_CHILDREN + m] && t.rw[(size_t)I * MAX_CHILDREN + m] == tg.rw[(size_t)J * MAX_CHILDREN + m] &&
                               t.fw[(size_t)I * MAX_CHILDREN + m] == tg.fw[(size_t)J * MAX_CHILDREN + m],
                           "%s: rank %d level %d node %lld child %d: %lld (%g), global %d (%g)", name, r, l, (long long)J, m, (long long)kg,
                           t.rw[(size_t)I * MAX_CHILDREN + m], tg.ridx[(size_t)J * MAX_CHILDREN + m], tg.rw[(size_t)J * MAX_CHILDREN + m]);
@@ -214,7 +213,7 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
             const int64_t N = hg[l].ax[ax].n;
             bool want = ax == 2 && R > 1 && !(per && (N & 1));
             for (int q = 0; q < R; ++q) want = want && hl[q][l].ax[ax].n >= 2 * S - 1;
-            CHECK((int)d[r].band.size() == nd && d[r].band[l] == want, "%s: rank %d level %d: band %d, want %d", name, r, l,
+            PLAN_CHECK((int)d[r].band.size() == nd && d[r].band[l] == want, "%s: rank %d level %d: band %d, want %d", name, r, l,
                   l < (int)d[r].band.size() ? d[r].band[l] : -1, want);
             if (!want || l >= (int)d[r].band.size()) continue;
             const int64_t n = hl[r][l].ax[ax].n;
@@ -229,7 +228,7 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
                     const int64_t kk = own ? k : side ? k - n : nq + k;
                     const AxisCoef &ac = own ? mine : theirs;
                     const double cl = d[r].bandc[((size_t)l * 4 + side) * LB + b], ch = d[r].bandc[((size_t)l * 4 + 2 + side) * LB + b];
-                    CHECK(kk >= 0 && fabs(cl - ac.c_lo[kk]) <= 1e-12 * fabs(ac.c_lo[kk]) && fabs(ch - ac.c_hi[kk]) <= 1e-12 * fabs(ac.c_hi[kk]),
+                    PLAN_CHECK(kk >= 0 && fabs(cl - ac.c_lo[kk]) <= 1e-12 * fabs(ac.c_lo[kk]) && fabs(ch - ac.c_hi[kk]) <= 1e-12 * fabs(ac.c_hi[kk]),
                           "%s: rank %d level %d band %d plane %d (node %lld of rank %d): couplings %g %g, the slab's %g %g", name, r, l,
                           side, b, (long long)kk, own ? r : q, cl, ch, ac.c_lo[kk], ac.c_hi[kk]);
                 }
@@ -239,7 +238,7 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
     return true;
 }
 
-int main()
+int run(int, char **)
 {
     const char *faces3[] = {"DDDDDD", "NNDNPP", "NNNNNN", "DDNNDN", "PPDDND", "NDPPNN", "PPPPPP"};
     const int64_t sizes[] = {8, 9, 26, 28, 31, 64, 90, 200, 221, 255, 256, 300, 513};
@@ -311,7 +310,7 @@ int main()
             std::vector<HostLevel> hl;
             dist_plan(dd, hl, err);
             const Axis *ra = hl[dd.levels].ax; // slabs down to a level below DIST_REPLICATE_AT points
-            CHECK(dd.levels >= 4 && (double)ra[0].n * ra[1].n * ra[2].n < DIST_REPLICATE_AT, "%s: %d slab levels", name, dd.levels);
+            PLAN_CHECK(dd.levels >= 4 && (double)ra[0].n * ra[1].n * ra[2].n < DIST_REPLICATE_AT, "%s: %d slab levels", name, dd.levels);
             printf("  %s: %d slab levels, replicated from %dx%dx%d\n", name, dd.levels, hl[dd.levels].ax[0].n,
                    hl[dd.levels].ax[1].n, hl[dd.levels].ax[2].n);
         }
@@ -320,3 +319,5 @@ int main()
            shifted, checks, failures);
     return failures ? 1 : 0;
 }
+
+} // namespace wb_dist_plan_host

@@ -1,7 +1,7 @@
 /* test_mask_plan_host.cu -- the coarse build's path tables (the fine faces
  * under each coarse face, from which gen_coarse_kernel averages a coarse
- * level's face fractions), on the host (it includes poisson_gpu.cu and
- * calls path_table itself; no device).
+ * level's face fractions), on the host (a unit of the white-box build,
+ * whitebox.cu: it calls path_table itself; no device).
  *
  * For fine axes of 1 to 80 nodes and larger ones (odd, even, prime, up to
  * 70001), every pair of face types and periodic rings, two spacings, on
@@ -19,13 +19,9 @@
  * each point's coarse parents (see parent_case).  And FastDiv, which splits
  * the coarse build's tile indices, against n / d (see fastdiv_case).
  * cpu suite. */
-#include "../poisson_gpu.cu"
+#include "whitebox.h"
 
-extern "C" {
-#include "common.h"
-}
-
-#include <cstdio>
+namespace wb_mask_plan_host {
 
 using namespace pgpu;
 
@@ -237,7 +233,7 @@ static void fastdiv_case()
     CHECK(bad == 0, "FastDiv: %ld quotients, %ld wrong%s%s", checked, bad, bad ? ", first: " : "", first);
 }
 
-int main()
+int run(int, char **)
 {
     fastdiv_case();
     const int types[3] = {PGPU_BC_DIRICHLET, PGPU_BC_NEUMANN, PGPU_BC_PERIODIC};
@@ -270,3 +266,5 @@ int main()
     t_note("%d axes", cases);
     return t_finish("test_mask_plan_host");
 }
+
+} // namespace wb_mask_plan_host

@@ -1,5 +1,5 @@
 /* test_workspace_host.cu -- the sizing behind pgpu_workspace_size, with no
- * device (it includes poisson_gpu.cu to describe the device by hand: its SM
+ * device (a unit of the white-box build, to describe the device by hand: its SM
  * count and opt-in shared memory, as an H100, an A100 and an RTX 4090 give
  * them).
  *
@@ -21,14 +21,9 @@
  *    at most 3%;
  *  - the same answer twice; a config the method refuses is refused.
  */
-#include "../poisson_gpu.cu"
+#include "whitebox.h"
 
-extern "C" {
-#include "common.h"
-}
-
-#include <cstdio>
-#include <cstring>
+namespace wb_workspace_host {
 
 struct DeviceDesc {
     const char *name;
@@ -60,7 +55,7 @@ static double elems(const pgpu_config &c)
     return (double)(c.nx + 2) * (double)(c.ny + 2) * (c.nz > 1 ? (double)(c.nz + 2) : 1.0);
 }
 
-int main()
+int run(int, char **)
 {
     char what[160];
     const struct {
@@ -131,3 +126,5 @@ int main()
     }
     return t_finish("test_workspace_host");
 }
+
+} // namespace wb_workspace_host

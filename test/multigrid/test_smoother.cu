@@ -25,18 +25,9 @@
  * With --short (the sanitizer suite) only the first case of the first two
  * parts and one FRAC case run.
  */
-#include "../../poisson_gpu.cu"
+#include "../whitebox.h"
 
-extern "C" {
-#include "common.h"
-#include "mask_ref.h"
-}
-
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
+namespace wb_mg_smoother {
 
 /* Pairs every level that allows it; *ctx counts them. */
 template <class T> static void pair_all(pgpu_solver *s, void *ctx)
@@ -255,7 +246,7 @@ template <class T> static void check_choice(unsigned method)
 }
 
 /* --short (the sanitizer runs): the first case of each part only. */
-int main(int argc, char **argv)
+int run(int argc, char **argv)
 {
     t_require_device("test_smoother");
     t_seed();
@@ -289,3 +280,5 @@ int main(int argc, char **argv)
     }
     return t_finish("test_smoother");
 }
+
+} // namespace wb_mg_smoother

@@ -38,17 +38,9 @@
  * axes of odd length (non-nested coarse rings), semicoarsened axes
  * (identity transfers), 2D, strided level 0, tiny grids.
  */
-#include "../../poisson_gpu.cu"
+#include "../whitebox.h"
 
-extern "C" {
-#include "common.h"
-}
-#include "mg_reference.h"
-
-#include <cfloat>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
+namespace wb_mg_transfer {
 
 typedef struct xfer_case {
     const char *name;
@@ -545,7 +537,7 @@ template <class T> static void run_case(const xfer_case *xc)
     pgpu_destroy(s);
 }
 
-int main(void)
+int run(int, char **)
 {
     t_require_device("test_transfer");
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
@@ -558,3 +550,5 @@ int main(void)
           tiled_pairs, tiled_prolong, tiled_fmg, tiled_fmg_z, fused_pairs);
     return t_finish("test_transfer");
 }
+
+} // namespace wb_mg_transfer

@@ -1,6 +1,6 @@
 /* test_transfer_host.cu -- the multigrid geometry on the host (no device, no
  * kernel launch): the library's coarsening tables (pgpu::coarsen_axis,
- * pgpu::build_hierarchy, reached by including poisson_gpu.cu) against the
+ * pgpu::build_hierarchy, reached through the white-box build) against the
  * independent reference of mg_reference.h, plus properties of the tables.
  *
  * Per axis type (D-D, N-N, P-P, D-N, N-D) and n = 1..70, 255, 256, 257,
@@ -32,16 +32,9 @@
  * hz = 4 hx the z axis is not coarsened on the first two levels (and is on
  * the third); a 2D problem never coarsens z.
  */
-#include "../../poisson_gpu.cu"
+#include "../whitebox.h"
 
-extern "C" {
-#include "common.h"
-}
-#include "mg_reference.h"
-
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
+namespace wb_mg_transfer_host {
 
 static const char *type_name(int lo, int hi)
 {
@@ -480,7 +473,7 @@ static int hierarchy(const hier_case *c, std::vector<pgpu::HostLevel> &hl)
     return ok;
 }
 
-int main(void)
+int run(int, char **)
 {
     /* 1. Every axis type, every small size and a few large ones. */
     static const int types[5][2] = {{PGPU_BC_DIRICHLET, PGPU_BC_DIRICHLET},
@@ -545,3 +538,5 @@ int main(void)
     }
     return t_finish("test_transfer_host");
 }
+
+} // namespace wb_mg_transfer_host
