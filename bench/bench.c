@@ -25,10 +25,13 @@
  * 512^3, and the default (checked) path against PGPU_FIXED.  Methods the
  * library cannot serve print 'unsupported'.
  *
- *   bench [--quick] [--csv FILE] [--only GROUP]
+ *   bench [--quick] [--csv FILE] [--results FILE] [--only GROUP]
  *     --quick  small sizes only (128^3 for the 3D scenarios, 127^3 and 255^3
  *              for precision), fewer repeats
  *     --csv    also write the rows as CSV (header line + one line per row)
+ *     --results  also write them as a Markdown page with the device, the
+ *              date and the command: bench/results/<machine>.md holds the
+ *              run the documentation quotes (gpu-check.sh writes it)
  *     --only   one group of scenarios after the copy: sweeps, multigrid (with
  *              the sweeps its sweep-equivalents need), fft, masks (a solid
  *              sphere, setting a mask, smooth beta), krylov (CG and
@@ -90,6 +93,7 @@ static const double ROW_BUDGET_S = 6.0; /* aim for one timed row, seconds */
 static int g_quick;
 static int g_warm = 2, g_reps = 10;
 static FILE *g_csv;
+static FILE *g_md; /* --results: the same rows as a Markdown table */
 
 static cudaStream_t g_stream;
 static cudaEvent_t g_ev0[MAXREP], g_ev1[MAXREP];
@@ -465,6 +469,9 @@ static void print_header(void)
     if (g_csv)
         fprintf(g_csv, "scenario,grid,method,precision,iterations,time_ms,mpoints_per_s,"
                        "eff_gb_s,pct_copy,error,rel_residual,status,note\n");
+    if (g_md)
+        fprintf(g_md, "| scenario | grid | method | prec | iters | time ms | Mpts/s | GB/s | %% copy | error | "
+                      "relres | note |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
 }
 
 static void print_row(const row_t *r)
@@ -511,6 +518,17 @@ static void print_row(const row_t *r)
         }
         fprintf(g_csv, "\"\n");
         fflush(g_csv);
+    }
+    if (g_md) {
+        fprintf(g_md, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | ", r->scen, r->grid, r->method,
+                r->prec[0] ? r->prec : "-", it, t, m, b, p, e, s);
+        for (const char *c = r->note; *c; c++) {
+            if (*c == '|')
+                fputc('\\', g_md);
+            fputc(*c, g_md);
+        }
+        fprintf(g_md, " |\n");
+        fflush(g_md);
     }
 }
 
@@ -569,6 +587,9 @@ static void bench_copy(size_t bytes)
     g_uinit = -1; /* d_u0 overwritten */
     printf("copy bandwidth: %.0f GB/s (cudaMemcpyAsync D2D of %.2f GiB, read + write, median of %d)\n\n",
            g_copy_gbs, (double)bytes / (1 << 30), reps);
+    if (g_md)
+        fprintf(g_md, "Copy bandwidth: %.0f GB/s (cudaMemcpyAsync D2D of %.2f GiB, read + write, median of %d).\n\n",
+                g_copy_gbs, (double)bytes / (1 << 30), reps);
 
     row_t r = new_row("copy", NULL, "memcpy");
     snprintf(r.grid, sizeof r.grid, "%.0fMiB", (double)bytes / (1 << 20));
@@ -1471,17 +1492,20 @@ static void bench_precision(int64_t nbig)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--only sweeps|multigrid|fft|masks|krylov|precision]\n");
+    fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--results FILE] "
+                    "[--only sweeps|multigrid|fft|masks|krylov|precision]\n");
 }
 
 int main(int argc, char **argv)
 {
-    const char *csv = NULL, *only = NULL;
+    const char *csv = NULL, *only = NULL, *md = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) {
             g_quick = 1;
         } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
             csv = argv[++i];
+        } else if (!strcmp(argv[i], "--results") && i + 1 < argc) {
+            md = argv[++i];
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
                    (!strcmp(argv[i + 1], "sweeps") || !strcmp(argv[i + 1], "multigrid") ||
                     !strcmp(argv[i + 1], "fft") || !strcmp(argv[i + 1], "masks") || !strcmp(argv[i + 1], "krylov") ||
@@ -1520,6 +1544,34 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench: cannot open %s\n", csv);
             return 1;
         }
+    }
+    if (md) {
+        g_md = fopen(md, "w");
+        if (!g_md) {
+            fprintf(stderr, "bench: cannot open %s\n", md);
+            return 1;
+        }
+        time_t now = time(NULL);
+        char day[32];
+        strftime(day, sizeof day, "%Y-%m-%d", gmtime(&now));
+        fprintf(g_md, "# Bench results: %s\n\n", prop.name);
+        fprintf(g_md, "Written by the bench (`bench/bench.c`; `bench/gpu-check.sh` runs it), not by hand: every "
+                      "performance figure the documentation quotes comes from a file like this one.\n\n");
+        fprintf(g_md, "- run: %s, `bench", day);
+        for (int i = 1; i < argc; i++)
+            if (strcmp(argv[i], "--results") && (i == 1 || strcmp(argv[i - 1], "--results")) &&
+                strcmp(argv[i], "--csv") && (i == 1 || strcmp(argv[i - 1], "--csv")))
+                fprintf(g_md, " %s", argv[i]);
+        fprintf(g_md, "`\n- device: %s, %d SMs, %.1f GiB, L2 %.0f MiB, sm_%d%d; CUDA runtime %d, driver %d\n",
+                prop.name, prop.multiProcessorCount, (double)prop.totalGlobalMem / (1 << 30),
+                (double)prop.l2CacheSize / (1 << 20), prop.major, prop.minor, rt, drv);
+        fprintf(g_md, "- poisson_gpu %d.%d.%d\n\n", pgpu_version() / 10000, pgpu_version() / 100 % 100,
+                pgpu_version() % 100);
+        fprintf(g_md, "Columns: time of `iters` iterations (1: per sweep, cycle, FMG pass or FFT solve), median "
+                      "of repeats after warm-up (CUDA events); GB/s effective (3 words a point per sweep, "
+                      "red-black iteration or V-cycle, 2 per FMG pass or FFT solve) and its share of the copy "
+                      "bandwidth; error: max |u - u_exact|; relres: ||b - A u|| / ||b||.  The notes say what "
+                      "else a row measured (bench.c's scenarios).\n\n");
     }
     if (g_quick) {
         g_warm = 1;
@@ -1580,6 +1632,13 @@ int main(int argc, char **argv)
     if (g_csv && fclose(g_csv) != 0) {
         fprintf(stderr, "bench: writing %s failed\n", csv);
         return 1;
+    }
+    if (g_md) {
+        fprintf(g_md, "\nThe whole run took %.0f s.\n", now_s() - t_start);
+        if (fclose(g_md) != 0) {
+            fprintf(stderr, "bench: writing %s failed\n", md);
+            return 1;
+        }
     }
     printf("\nbench: done in %.0f s\n", now_s() - t_start);
     return 0;

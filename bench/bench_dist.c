@@ -22,6 +22,10 @@
  * rank's CUDA-event time around pgpu_solve; the ranks start each repeat
  * together (a barrier).  Efficiency: weak T(1) / T(p), strong T(1) / (p T(p)).
  *
+ * Every form takes --results FILE: what it prints, written there as well (a
+ * Markdown page, bench/results/<machine>-dist.md for the figures the
+ * documentation quotes).
+ *
  *   bench_dist [--n N] [--reps R] [--only TEXT]   (N = 512, R = 5; TEXT:
  *              only the scenarios whose name contains it)
  *   bench_dist --largest N [--reps R]
@@ -48,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -55,6 +60,14 @@
 #include "poisson_gpu.h"
 
 #define MAX_GPUS 8
+
+/* --results FILE: everything printed goes there as well (a Markdown page). */
+static FILE *g_md;
+#define say(...)                                                                                                      \
+    do {                                                                                                              \
+        printf(__VA_ARGS__);                                                                                          \
+        if (g_md) fprintf(g_md, __VA_ARGS__);                                                                         \
+    } while (0)
 #define CK(call)                                                                                                      \
     do {                                                                                                              \
         cudaError_t e_ = (call);                                                                                      \
@@ -341,7 +354,7 @@ static void *big_main(void *arg)
 /* --largest: N^3 float FMG on 1 .. ndev GPUs. */
 static void largest(int64_t n, int ndev)
 {
-    printf("\n| GPUs | global grid | float FMG pass ms | max error | of max u | GB per GPU (u, f, handle; the most) |\n"
+    say("\n| GPUs | global grid | float FMG pass ms | max error | of max u | GB per GPU (u, f, handle; the most) |\n"
            "|---|---|---|---|---|---|\n");
     for (int p = 1; p <= ndev; ++p) {
         ncclComm_t comms[MAX_GPUS];
@@ -360,7 +373,7 @@ static void largest(int64_t n, int ndev)
         for (int r = 0; r < p && failed < 0; ++r)
             if (jobs[r].st != PGPU_SUCCESS) failed = r;
         if (failed >= 0) {
-            printf("| %d | %lld^3 | not run: rank %d: %s | | | |\n", p, (long long)n, failed, jobs[failed].msg);
+            say("| %d | %lld^3 | not run: rank %d: %s | | | |\n", p, (long long)n, failed, jobs[failed].msg);
             fflush(stdout);
             continue;
         }
@@ -372,7 +385,7 @@ static void largest(int64_t n, int ndev)
             if (jobs[r].umax > umax) umax = jobs[r].umax;
             if (jobs[r].gb > gb) gb = jobs[r].gb;
         }
-        printf("| %d | %lld^3 | %.1f | %.2e | %.2e | %.1f |\n", p, (long long)n, slowest_median(ms, p), err, err / umax,
+        say("| %d | %lld^3 | %.1f | %.2e | %.2e | %.1f |\n", p, (long long)n, slowest_median(ms, p), err, err / umax,
                gb);
         fflush(stdout);
     }
@@ -433,7 +446,7 @@ static double a2a_ms(ncclComm_t *comms, int p, size_t count)
 static void fft_scaling(int64_t n, int ndev)
 {
     const scenario sc = {"fft", PGPU_FFT | PGPU_FLOAT, PGPU_PRECOND_DEFAULT, 1, 0, 0, 0};
-    printf("\n| GPUs | global grid | FFT solve ms | one GPU ms | all-to-all ms (GB per GPU each way) | bound ms (2 all-to-alls) | bound / time |\n"
+    say("\n| GPUs | global grid | FFT solve ms | one GPU ms | all-to-all ms (GB per GPU each way) | bound ms (2 all-to-alls) | bound / time |\n"
            "|---|---|---|---|---|---|---|\n");
     double t1 = NAN;
     for (int p = 1; p <= ndev; ++p) {
@@ -447,13 +460,13 @@ static void fft_scaling(int64_t n, int ndev)
         const double t = run(&sc, p, n, n, comms, &its, &rr, msg, 1);
         if (p == 1) t1 = t;
         if (isnan(t)) {
-            printf("| %d | %lld^3 | failed: %s |\n", p, (long long)n, msg);
+            say("| %d | %lld^3 | failed: %s |\n", p, (long long)n, msg);
         } else if (p == 1) {
-            printf("| 1 | %lld^3 | %.2f | %.2f | - | - | - |\n", (long long)n, t, t);
+            say("| 1 | %lld^3 | %.2f | %.2f | - | - | - |\n", (long long)n, t, t);
         } else {
             const size_t count = (size_t)(n * n * n / ((int64_t)p * p));
             const double a = a2a_ms(comms, p, count);
-            printf("| %d | %lld^3 | %.2f | %.2f | %.2f (%.2f) | %.2f | %.2f |\n", p, (long long)n, t, t1, a,
+            say("| %d | %lld^3 | %.2f | %.2f | %.2f (%.2f) | %.2f | %.2f |\n", p, (long long)n, t, t1, a,
                    (double)count * (p - 1) * 4e-9, 2 * a, 2 * a / t);
         }
         fflush(stdout);
@@ -502,9 +515,19 @@ static double halo_bandwidth(ncclComm_t *comms, int64_t n)
         cudaStreamDestroy(st[r]);
     }
     CK(cudaSetDevice(0));
-    printf("halo exchange, GPU 0 <-> 1, one %lldx%lld double plane each way: %.1f us, %.1f GB/s each way\n",
+    say("halo exchange, GPU 0 <-> 1, one %lldx%lld double plane each way: %.1f us, %.1f GB/s each way\n",
            (long long)n, (long long)n, best * 1e3, count * 8.0 / (best * 1e-3) / 1e9);
     return best;
+}
+
+/* The end of a run: the results file closed (1 where writing it failed). */
+static int finish(void)
+{
+    if (g_md && fclose(g_md) != 0) {
+        fprintf(stderr, "bench_dist: writing the results file failed\n");
+        return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -512,15 +535,17 @@ int main(int argc, char **argv)
     int64_t n = 512;
     const char *only = NULL;
     int64_t big = 0, fftn = 0;
+    const char *results = NULL;
     for (int a = 1; a < argc; ++a) {
         if (!strcmp(argv[a], "--n") && a + 1 < argc) n = atoll(argv[++a]);
         else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
         else if (!strcmp(argv[a], "--largest") && a + 1 < argc) big = atoll(argv[++a]);
         else if (!strcmp(argv[a], "--fft") && a + 1 < argc) fftn = atoll(argv[++a]);
+        else if (!strcmp(argv[a], "--results") && a + 1 < argc) results = argv[++a];
         else {
             fprintf(stderr, "usage: bench_dist [--n N] [--reps R] [--only TEXT] | --largest N [--reps R] | --fft N "
-                            "[--reps R]\n");
+                            "[--reps R]; each with [--results FILE]\n");
             return 2;
         }
     }
@@ -528,27 +553,42 @@ int main(int argc, char **argv)
     if (reps > 16) reps = 16;
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        printf("bench_dist: no CUDA device: skipped\n");
+        say("bench_dist: no CUDA device: skipped\n");
         return 77;
     }
     if (!pgpu_has_distributed()) {
-        printf("bench_dist: the library was built without NCCL: skipped\n");
+        say("bench_dist: the library was built without NCCL: skipped\n");
         return 77;
     }
     if (ndev > MAX_GPUS) ndev = MAX_GPUS;
     struct cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
+    if (results) {
+        g_md = fopen(results, "w");
+        if (!g_md) {
+            fprintf(stderr, "bench_dist: cannot open %s\n", results);
+            return 1;
+        }
+        time_t now = time(NULL);
+        char day[32];
+        strftime(day, sizeof day, "%Y-%m-%d", gmtime(&now));
+        fprintf(g_md, "# Distributed bench results: %d x %s\n\nWritten by `bench/bench_dist.c`, not by hand "
+                      "(%s, poisson_gpu %d, `bench_dist", ndev, prop.name, day, pgpu_version());
+        for (int a = 1; a < argc; ++a)
+            if (strcmp(argv[a], "--results") && strcmp(argv[a - 1], "--results")) fprintf(g_md, " %s", argv[a]);
+        fprintf(g_md, "`).\n\n");
+    }
     if (big > 0) {
-        printf("bench_dist: %d x %s, the largest grid: %lld^3, %d repeats\n", ndev, prop.name, (long long)big, reps);
+        say("bench_dist: %d x %s, the largest grid: %lld^3, %d repeats\n", ndev, prop.name, (long long)big, reps);
         largest(big, ndev);
-        return 0;
+        return finish();
     }
     if (fftn > 0) {
-        printf("bench_dist: %d x %s, periodic float FFT of %lld^3, %d repeats\n", ndev, prop.name, (long long)fftn, reps);
+        say("bench_dist: %d x %s, periodic float FFT of %lld^3, %d repeats\n", ndev, prop.name, (long long)fftn, reps);
         fft_scaling(fftn, ndev);
-        return 0;
+        return finish();
     }
-    printf("bench_dist: %d x %s, n = %lld, %d repeats, double, Dirichlet, rough f\n", ndev, prop.name, (long long)n,
+    say("bench_dist: %d x %s, n = %lld, %d repeats, double, Dirichlet, rough f\n", ndev, prop.name, (long long)n,
            reps);
     const scenario scs[] = {
         {"jacobi (20 sweeps)", PGPU_JACOBI | PGPU_DOUBLE, PGPU_PRECOND_DEFAULT, 20, 0, 0, 0},
@@ -564,8 +604,8 @@ int main(int argc, char **argv)
     };
     const int nsc = (int)(sizeof scs / sizeof scs[0]);
     double t1w[16] = {0}, t1s[16] = {0};
-    printf("\n| scaling | GPUs | global grid | scenario | time ms | per iteration ms | iterations | relres | efficiency |\n");
-    printf("|---|---|---|---|---|---|---|---|---|\n");
+    say("\n| scaling | GPUs | global grid | scenario | time ms | per iteration ms | iterations | relres | efficiency |\n");
+    say("|---|---|---|---|---|---|---|---|---|\n");
     ncclComm_t comms[MAX_GPUS];
     for (int p = 1; p <= ndev; ++p) {
         int devs[MAX_GPUS];
@@ -581,14 +621,14 @@ int main(int argc, char **argv)
                 char msg[800] = "";
                 const double t = run(&scs[k], p, n, nz, comms, &its, &rr, msg, 0);
                 if (isnan(t)) {
-                    printf("| %s | %d | %lldx%lldx%lld | %s | failed: %s |\n", weak ? "weak" : "strong", p,
+                    say("| %s | %d | %lldx%lldx%lld | %s | failed: %s |\n", weak ? "weak" : "strong", p,
                            (long long)n, (long long)n, (long long)nz, scs[k].name, msg);
                     continue;
                 }
                 double *t1 = weak ? t1w : t1s;
                 if (p == 1) t1[k] = t;
                 const double eff = weak ? t1[k] / t : t1[k] / (p * t);
-                printf("| %s | %d | %lldx%lldx%lld | %s | %.2f | %.3f | %d | %s%.2e | %.2f |\n", weak ? "weak" : "strong",
+                say("| %s | %d | %lldx%lldx%lld | %s | %.2f | %.3f | %d | %s%.2e | %.2f |\n", weak ? "weak" : "strong",
                        p, (long long)n, (long long)n, (long long)nz, scs[k].name, t, its > 0 ? t / its : t, its,
                        scs[k].fixed ? "(fixed) " : "", rr, eff);
                 fflush(stdout);
@@ -600,5 +640,5 @@ int main(int argc, char **argv)
         }
         for (int r = 0; r < p; ++r) ncclCommDestroy(comms[r]);
     }
-    return 0;
+    return finish();
 }

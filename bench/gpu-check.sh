@@ -183,7 +183,8 @@ if [ "$build_rc" = 0 ]; then
     run_or_skip racecheck "$T_SANITIZER" 90 "$OUT/racecheck.log" \
         meson test -C "$BUILD" --setup racecheck --suite sanitize --print-errorlogs
     cp "$BUILD/meson-logs/testlog-racecheck.txt" "$OUT/testlog-racecheck.txt" 2>/dev/null
-    run_or_skip bench "$T_BENCH" 5 "$OUT/bench.txt" "$BUILD/bench/bench" --csv "$OUT/bench.csv"
+    run_or_skip bench "$T_BENCH" 5 "$OUT/bench.txt" "$BUILD/bench/bench" --csv "$OUT/bench.csv" \
+        --results "$OUT/results.md"
 else
     for s in test memcheck racecheck bench; do
         skip "$s" "no build"
