@@ -32,9 +32,12 @@ def main():
     method = sys.argv[1] if len(sys.argv) > 1 else "fmg"
     path = sys.argv[2] if len(sys.argv) > 2 else "plot_2d.png"
     n = 255
-    h = 1.0 / (n + 1)
+    # The unit square: x between two Dirichlet walls (h = 1/(n+1)), y from a
+    # Dirichlet wall at 0 to a Neumann face at 1 (h = 1/(n+1/2)); the
+    # package derives the same spacings from length=1 and the faces.
+    hx, hy = 1.0 / (n + 1), 1.0 / (n + 0.5)
     # Arrays are indexed [j, i] (y, x), one ghost layer per side.
-    y, x = np.meshgrid(np.arange(n + 2) * h, np.arange(n + 2) * h, indexing="ij")
+    y, x = np.meshgrid(np.arange(n + 2) * hy, np.arange(n + 2) * hx, indexing="ij")
     f = np.zeros((n + 2, n + 2))
     for cx, cy, q in ((0.3, 0.6, 1.0), (0.7, 0.7, 1.0), (0.5, 0.3, -1.5)):
         f += q * 400.0 * np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / 0.005)
@@ -43,9 +46,9 @@ def main():
     u[-1, :] = 0.0  # the top ghost row holds du/dn at the Neumann face: insulated
     bc = {"x": "dirichlet", "y-": "dirichlet", "y+": "neumann"}
     try:
-        report = pg.solve(u, f, method=method, bc=bc, h=h)
+        report = pg.solve(u, f, method=method, bc=bc, length=1.0)
     except pg.NoDeviceError as e:
-        print("no CUDA device: skipped (%s)" % e.detail)
+        print("skipped: %s" % e.detail)
         return 77
     except pg.PoissonGPUError as e:
         print("solve failed: %s" % e)
