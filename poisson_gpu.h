@@ -8,16 +8,20 @@
  *
  *     #include "poisson_gpu.h"
  *     #include <cuda_runtime.h>
+ *     #include <stdio.h>
  *
  *     int64_t nx = 128, ny = 128, nz = 128;
  *     size_t n = (size_t)(nx + 2) * (ny + 2) * (nz + 2);  // one ghost layer per side
  *     double *d_u, *d_f;             // h_u, h_f: your host arrays of n values (THE PROBLEM)
  *     cudaMalloc((void **)&d_u, n * sizeof(double));
  *     cudaMalloc((void **)&d_f, n * sizeof(double));
- *     cudaMemcpy(d_u, h_u, n * sizeof(double), cudaMemcpyHostToDevice); // guess, boundary values
+ *     cudaMemcpy(d_u, h_u, n * sizeof(double), cudaMemcpyHostToDevice); // ghosts: boundary data
  *     cudaMemcpy(d_f, h_f, n * sizeof(double), cudaMemcpyHostToDevice); // right-hand side
  *
- *     pgpu_config cfg = pgpu_config_default(nx, ny, nz);  // unit cube, Dirichlet, FMG, double
+ *     // The box [0,1]^3, every face Dirichlet (bc NULL; else an array of six
+ *     // pgpu_bc: x-, x+, y-, y+, z-, z+); h per axis from the length and the
+ *     // faces (GEOMETRY); FMG, double.
+ *     pgpu_config cfg = pgpu_config_domain(nx, ny, nz, 1.0, 1.0, 1.0, NULL);
  *     pgpu_solver *s = NULL;
  *     if (pgpu_create(&cfg, &s) != PGPU_SUCCESS) {         // allocates the solver's memory
  *         fprintf(stderr, "%s\n", pgpu_last_error(NULL));
@@ -33,12 +37,15 @@
  *     cudaFree(d_f);
  *
  * (pgpu_solve_host(s, h_u, h_f, &rep) does the copies itself, for host
- * arrays.)  Build: compile poisson_gpu.cu with nvcc into your project and
- * link cuFFT, the CUDA runtime and, from a C linker, the C++ runtime (the
- * implementation is C++ inside) and libm:
+ * arrays.)  README.md's Quick start has a complete program.
+ *
+ * Build: compile poisson_gpu.cu with nvcc into your project and link cuFFT,
+ * the CUDA runtime and, from a C linker, the C++ runtime (the implementation
+ * is C++ inside) and libm.  /usr/local/cuda is the toolkit's usual place:
+ * put yours; sm_90 is an H100's or H200's architecture: put your GPU's.
  *     nvcc -O3 -arch=sm_90 -c poisson_gpu.cu -o poisson_gpu.o
- *     gcc app.c poisson_gpu.o -L$CUDA/lib64 -lcufft -lcudart -lstdc++ -lm
- * (nvcc or g++ as the linker add -lstdc++ -lm themselves).  Or the
+ *     gcc app.c poisson_gpu.o -I/usr/local/cuda/include -L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcufft -lcudart -lstdc++ -lm
+ * (nvcc or g++ as the linker add -lstdc++ -lm themselves.)  Or the
  * project's Meson build (also as a subproject: dependency('poisson_gpu')),
  * CMake (add_subdirectory or FetchContent, poisson_gpu::poisson_gpu), the
  * installed library (pkg-config poisson_gpu) or Python (pip install .):
@@ -48,28 +55,33 @@
  * WHICH METHOD
  * ============================================================================
  *
- *  your problem                           method (flags)       cost at 512^3, H100, float / double
- *  one accurate solve, any boundaries,    PGPU_FMG (default)   7.50 / 11.54 ms with PGPU_FIXED,
- *  masks: the default                     one pass, below the  8.84 / 13.37 ms default path
- *                                         discretisation error (input scan and report)
- *                                         (a mask: and 2 cycles)
- *  a good initial guess (time stepping),  PGPU_VCYCLE          4.46 / 7.34 ms per V(2,1) cycle,
- *  or a residual tolerance to meet                             residual x 0.027 / 0.037 per cycle;
- *                                                              to 1e-10: 68.3 ms (double, 8
- *                                                              cycles), 48.3 ms with PGPU_MIXED
- *  many solves of a box whose faces the   PGPU_FFT (direct)    all-Dirichlet 8.95 / 18.0 ms,
- *  FFT serves (below), no mask                                 all-periodic 2.90 / 5.51 ms;
- *                                                              2D 511^2 in a CUDA graph: 58.9 us
- *                                                              (double)
- *  smoothing, teaching, comparison        PGPU_JACOBI,         a sweep 0.671 / 1.17 ms (80% / 92%
- *                                         PGPU_RBGS (SOR:      of copy bandwidth), a red-black
- *                                         omega > 1)           iteration 0.495 / 0.986 ms; the
- *                                                              count grows with n^2: small grids
- *  (measured by the bench on an H100 80GB HBM3, copy bandwidth 3006 GB/s,
- *  README.md's performance table.)  Masks and beta: every method but FFT
- *  takes them (one GPU, not with PGPU_MIXED); a cycle on a solid sphere
- *  costs about 1.5 (double) to 1.6 (float) box cycles, with a smooth beta
- *  1.49 in both precisions (at 512^3 on an H200; MASKS below).
+ *  method (flags)         when to take it, and what it gives
+ *  PGPU_FMG (the default) one accurate solve, any faces, masks: one pass
+ *                         from no guess, below the discretisation error
+ *                         (with a mask: the pass and two V-cycles; with a
+ *                         tolerance: V-cycles after it)
+ *  PGPU_VCYCLE            a good initial guess (time stepping), or a
+ *  (W: | PGPU_WCYCLE)     residual tolerance to meet: from your guess, a
+ *                         steady reduction per cycle (about 0.05 or better
+ *                         on most boxes; slower where odd periodic axes
+ *                         cross)
+ *  PGPU_FFT (direct)      many solves of a box whose faces the FFT serves
+ *                         (below), no mask, no beta: exact up to rounding,
+ *                         no iterations; the cheapest on periodic boxes
+ *  PGPU_CG, PGPU_BICGSTAB beta jumps or inclusions, masks where V-cycles
+ *  with the multigrid     are slow or diverge: the robust choice, which
+ *  preconditioner (the    converges where V-cycles alone stall or diverge;
+ *  default)               an iteration costs more than a V-cycle.  With the
+ *                         FFT preconditioner: a checked tolerance on a box
+ *                         the FFT serves (KRYLOV METHODS)
+ *  PGPU_JACOBI,           smoothing, teaching, comparison: a sweep runs
+ *  PGPU_RBGS (SOR:        near the copy bandwidth, but the count grows with
+ *  omega > 1)             n^2: small grids only
+ *  Timings of each (per cycle, per solve, to a tolerance; float and double):
+ *  README.md, Performance, and the bench's rows (bench/results/).  Masks
+ *  and beta: every method but FFT takes them (one GPU, not with
+ *  PGPU_MIXED); a solve on a mask or with a beta costs about 1.5 to 2 times
+ *  the box's (MASKS below).
  *
  * What each method accepts (anything else: PGPU_ERROR_UNSUPPORTED, with the
  * reason in pgpu_last_error):
@@ -80,29 +92,29 @@
  *  FMG               every combination                    yes (*)     float, double, mixed  1 or more (**)
  *  FFT               every combination with at most one   no          float, double, mixed  1 or more (**)
  *                    axis mixing Dirichlet and Neumann
- *  CG, BICGSTAB      every combination                    yes (*)     float, double, mixed  1 or more (**)
+ *  CG, BICGSTAB      every combination (***)              yes (*)     float, double, mixed  1 or more (**)
  *  (*) not with PGPU_MIXED.  (**) several GPUs: float and double, no mask
  *  or beta; V-cycles and FMG not across an odd periodic split axis
- *  (SEVERAL GPUS below).
+ *  (SEVERAL GPUS below).  (***) with the FFT preconditioner, the faces the
+ *  FFT serves; PGPU_MIXED takes only the VCYCLE and FFT preconditioners.
  *  Every method: any size >= 1 per axis, 2D and 3D, anisotropic spacing
- *  (multigrid by semicoarsening), padded strides.  Multigrid's reduction
- *  per V(2,1) cycle: 0.04-0.06 with even periodic axes, up to 0.155 where
- *  three odd periodic axes cross.
+ *  (multigrid by semicoarsening), padded strides.
  *
  * Float, double or mixed (details under METHODS AND DEFAULTS):
- *  - PGPU_FLOAT: half the bytes and the time; max error ~6e-7 of max |u|
- *    (FMG, V-cycles), ~1e-6 (FFT) against the exact discrete solution:
- *    below the discretisation error of most grids.  The usual choice.
- *  - PGPU_MIXED: double arrays and double's accuracy (residual to 1e-10)
- *    at 0.71 of double's time (V-cycles, 512^3).  When residuals below
- *    ~1e-6 matter.
- *  - PGPU_DOUBLE: when the data must stay double and time matters less.
+ *  - PGPU_DOUBLE, the default: u and f in double, solved to the tolerance
+ *    (by default a relative residual of 1e-10; FMG: one pass).
+ *  - PGPU_FLOAT: the fast choice (half the bytes) when an error of about
+ *    1e-6 of max |u| against the exact discrete solution is acceptable
+ *    (FMG, V-cycles, FFT on cubic cells): below the discretisation error of
+ *    most grids.
+ *  - PGPU_MIXED: double arrays and double's accuracy (a relative residual
+ *    of 1e-10 by default) at near float's speed, when the residual must go
+ *    below ~1e-6.
  *  "Exact" for the FFT means exact up to the precision's rounding: in float
- *  an error of ~1e-6 of max |u| on cubic cells (at most the (*) floor below,
- *  a quarter of eps lambda_max / lambda_min, where the spacing is strongly
- *  anisotropic: 2e-4 measured on singular grids with h ratios of 6 to 16),
- *  in double a relative residual below max(1e-12, 4 eps lambda_max /
- *  lambda_min) (the tests' bar).
+ *  the error above on cubic cells, more where the spacing is strongly
+ *  anisotropic (up to about the (*) floor of METHODS AND DEFAULTS, a
+ *  quarter of eps lambda_max / lambda_min), in double a relative residual
+ *  below max(1e-12, 4 eps lambda_max / lambda_min) (the tests' bar).
  *
  * ============================================================================
  * THE PROBLEM
@@ -121,9 +133,15 @@
  * j, k; k == 0 in 2D).  Padding between rows or planes is never read or
  * written.
  *
- * u holds the initial guess in its interior (used by JACOBI, RBGS, VCYCLE;
- * FMG and FFT ignore it) and the boundary data in its ghost layer.  On return
- * the interior holds the solution; the ghost layer is left as it was.
+ * u's ghost layer holds the boundary data.  Its interior, on entry, is the
+ * initial guess of the methods that iterate from one: JACOBI, RBGS, VCYCLE
+ * (also with PGPU_MIXED), CG and BICGSTAB.  FMG (with or without a
+ * tolerance, in every precision) and FFT ignore it: FMG builds its solution
+ * from the coarsest level up, the FFT is direct.  (A mask's Dirichlet
+ * points are data for every method: MASKS AND VARIABLE COEFFICIENTS.)  A
+ * right-hand side that is zero gives u = 0 without an iteration (not with
+ * PGPU_FIXED, which does not look).  On return the interior holds the
+ * solution; the ghost layer is left as it was.
  * f is read only; its ghost layer is never read, nor are the edge and corner
  * ghosts of u (the stencil has no diagonal neighbours).  Axes hold at most
  * 2^31 - 16 points each.
@@ -167,6 +185,15 @@
  *              is node 1
  *  Dirichlet at x-, Neumann at x+: x_i = i h, h = L/(n + 1/2) (and mirrored).
  *
+ * pgpu_config_domain(nx, ny, nz, lx, ly, lz, bc) and, for a config whose
+ * faces you set, pgpu_config_set_domain(&cfg, lx, ly, lz) give each axis
+ * the spacing of its faces in this table: L/(n+1), L/n or L/(n + 1/2).
+ * pgpu_config_default sets h = 1/(n+1) whatever the faces (the unit box
+ * between Dirichlet faces): after switching a face to Neumann or periodic
+ * there, call pgpu_config_set_domain (or set h yourself), else that axis
+ * is shorter than you meant (n/(n+1) long when periodic or Neumann at both
+ * ends).
+ *
  * So a vertex-centred code (unknowns on grid lines, boundary values on the
  * walls' nodes) sets Dirichlet faces exactly, and a cell-centred code
  * (unknowns at cell centres, walls on cell faces) sets Neumann faces
@@ -195,8 +222,8 @@
  *      2 beta_w beta_f / (beta_w + beta_f) = 2 beta_f (to 1e-6): the flux
  *      beta_f (u - g) / (h/2) of a wall value half a cell away.  The x-
  *      face's type no longer matters (it borders only the layer).  Cost:
- *      the general form (with a smooth beta a cycle costs about 1.49
- *      box cycles in both precisions; no FFT, no PGPU_MIXED).
+ *      the general form (dearer than the box's: WHICH METHOD; no FFT, no
+ *      PGPU_MIXED).
  * test_geometry checks the observed orders: 0.8 to 1.3 for (a), 1.8 to 2.3
  * for (b) and (c).
  *
@@ -210,7 +237,7 @@
  *  PGPU_VCYCLE    1e-10 (float: **)  100 cycles      1.3 (2D 1.2) 2 / 1    1
  *  PGPU_FMG       none: one pass     50 cycles       1.3 (2D 1.2) 2 / 1    1
  *  (multigrid omega: 1.2 in 3D and 1.15 in 2D when two or three periodic axes
- *  have an odd number of points)
+ *  have an odd number of points, 3 or more)
  *  PGPU_FFT       (direct; exact to rounding: no tolerance, no iterations)
  *  PGPU_CG        1e-10 (float: ***) 200 iterations  as VCYCLE   2 / 2     1
  *  PGPU_BICGSTAB    (preconditioner PGPU_PRECOND_VCYCLE; with NONE or JACOBI:
@@ -243,11 +270,10 @@
  *  stays in the correction) is checked on the residual from the start: the
  *  cycles go on while it falls and end where it falls by less than 5% per
  *  cycle within that bound, or less than twofold below 2^-20; above the
- *  bound at max_iterations, NOT_CONVERGED.  The
- *  residual of a float u cannot show the error left (its rounding alone
- *  gives a relative residual of ~eps lambda_max / lambda_min / 10, 4e-3
- *  at 511^3); the correction can: 5 to 8 cycles, max error 4e-7 to 9e-7
- *  of max |u| against the exact discrete solution at 255^3 to 1023^3.
+ *  bound at max_iterations, NOT_CONVERGED.  The residual of a float u
+ *  cannot show the error left (its rounding alone gives a relative
+ *  residual of ~eps lambda_max / lambda_min / 10); the correction can: the
+ *  cycles stop, after a handful, at float's accuracy (WHICH METHOD).
  *  (***) float CG / BiCGStab with tolerance 0 stop when the recursive
  *  residual falls to 2^-20 of ||b|| and accept the true one down to float's
  *  floor (the (*) value); see KRYLOV METHODS.
@@ -256,9 +282,10 @@
  *    f plus the boundary terms (minus the mean for singular problems).  FMG
  *    with tolerance 0 returns after one FMG pass (discretisation accuracy;
  *    with a mask after the pass and two V-cycles, which report.iterations
- *    counts: the pass alone leaves about 3e-3 of max |u| near solid cells,
- *    the cycles 3.5e-6 on a sphere at 256^3); with a tolerance it goes on
- *    with V-cycles until it is met.
+ *    counts: the pass alone leaves an error of about 3e-3 of max |u| next
+ *    to solid cells, which the two cycles take some three orders lower);
+ *    with a tolerance it goes on with V-cycles until it is met (at most
+ *    max_iterations of them).
  *  - check_interval: iterations between residual checks (each check costs
  *    about one sweep and one transfer of a few bytes to the host).
  *  - omega: Jacobi weight (0, 1] (below 1 damps the checkerboard mode, which
@@ -269,20 +296,16 @@
  *    old values, then black points from the new red values.
  *  - Precision.  PGPU_DOUBLE (default) or PGPU_FLOAT for u and f; residuals
  *    and norms are always formed in double, so float results are as
- *    accurate as float's rounding of u allows: max error against the exact
- *    discrete solution about 6e-7 of max |u| for float FMG (one pass) and
- *    float V-cycles at 511^3 and 1023^3, 1e-6 for the float FFT (measured,
- *    bench group 'precision').  PGPU_MIXED keeps u and f in double and
- *    solves with float cycles (or a float FFT) inside a refinement that
- *    forms the residual and corrects u in double: double's accuracy in
- *    about 0.71 of double's time for V-cycles to 1e-10 at 512^3; the report
- *    counts refinements and float cycles.  Jacobi and RBGS in float stop
- *    where every update is below half an ulp, about 0.07 eps lambda_max /
- *    lambda_min from the solution: small grids only (and no MIXED).
- *    Float or double?  Float halves the bytes and the time; its error is
- *    ~1e-6 of max |u|, below the discretisation error of most grids.  Take
- *    MIXED when you need the residual below ~1e-6, double when the data
- *    must stay double and time matters less.
+ *    accurate as float's rounding of u allows (WHICH METHOD gives the
+ *    error against the exact discrete solution; the bench's 'precision'
+ *    rows measure it).  PGPU_MIXED keeps u and f in double and solves with
+ *    float cycles (or a float FFT) inside a refinement that forms the
+ *    residual and corrects u in double: double's accuracy in less time
+ *    than double (README.md, Performance); the report counts refinements
+ *    and float cycles.  Jacobi and RBGS in float stop where every update is
+ *    below half an ulp, about 0.07 eps lambda_max / lambda_min from the
+ *    solution: small grids only (and no MIXED).  Which precision to take:
+ *    WHICH METHOD.
  *
  * ============================================================================
  * ERRORS, STREAMS, THREADS, MEMORY
@@ -295,8 +318,8 @@
  *    pgpu_workspace_size, pgpu_config_set_domain) on the calling thread.
  *    Each call clears the message it reports on entry, so read it right
  *    after the failure; a NULL handle, and a NULL output pointer of the
- *    pgpu_get_* calls, are refused without a message.  All arguments are checked before any
- *    device work.
+ *    pgpu_get_* calls, are refused without a message.  All arguments are
+ *    checked before any device work.
  *  - PGPU_ERROR_NONFINITE_INPUT: f or the boundary data hold NaN/Inf; u is
  *    not touched.  (PGPU_FIXED skips that scan: NaN/Inf in the input then
  *    gives NaN/Inf in u, and the report cannot say.)  PGPU_ERROR_UNSUPPORTED
@@ -306,9 +329,10 @@
  *    residual norms a tolerance asks for, are sums of squares in double
  *    that would underflow or overflow; scale the data.  u is not touched
  *    (PGPU_FIXED skips this scan too).  PGPU_MIXED rounds residuals into
- *    float: its data should lie well inside float's range.  PGPU_ERROR_NOT_CONVERGED: max_iterations reached; u and
- *    the report hold what was reached.  PGPU_ERROR_BREAKDOWN: NaN/Inf
- *    appeared in the residual, or it grew by 1e8 over its start.
+ *    float: its data should lie well inside float's range.
+ *    PGPU_ERROR_NOT_CONVERGED: max_iterations reached; u and the report
+ *    hold what was reached.  PGPU_ERROR_BREAKDOWN: NaN/Inf appeared in the
+ *    residual, or it grew by 1e8 over its start.
  *  - All device memory is allocated in pgpu_create (pgpu_workspace_size
  *    says how much before, pgpu_workspace_bytes after; MEMORY below),
  *    except pgpu_solve_host's device copies of u and f, allocated on its
@@ -336,9 +360,9 @@
  *    with that pair only launch it; the graphs of the last eight (pair,
  *    sequence) keys are kept until pgpu_destroy or the next
  *    pgpu_set_mask / pgpu_set_coefficients, which drop them (the next
- *    solve captures again; the default multigrid path
- *    replays its passes the same way).  The data is read when the graph runs, so new
- *    values in the same arrays are solved as usual.  While cfg.stream is
+ *    solve captures again; the default multigrid path replays its passes
+ *    the same way).  The data is read when the graph runs, so new values
+ *    in the same arrays are solved as usual.  While cfg.stream is
  *    being captured by the caller, the solve's launches go into the
  *    caller's graph instead.
  *  - One handle is used by one host thread at a time (a mutex around its
@@ -367,27 +391,25 @@
  *    must be symmetric (pipelined CG, classic CG on a mask or beta, below)
  *    keep them equal.  Otherwise the cycle is the standard one, not
  *    symmetric, and CG takes the flexible coefficients (beta = -z.Ap /
- *    p.Ap, alpha = p.r / p.Ap),
- *    which equal the classic ones for a symmetric preconditioner and do not
- *    need one: with red-black smoothing the symmetric cycle (post-smoothing
- *    in the reverse colour order) is a much weaker preconditioner (9
- *    iterations to 1e-10 at 512^3 against 7, both without the FMG start).  Pipelined CG, whose
- *    recurrences need a symmetric preconditioner, takes the symmetric
- *    cycle, and so does classic CG once pgpu_set_coefficients has set a
- *    beta or pgpu_set_mask a mask: around the standard cycle, which can
- *    diverge a thousandfold per cycle on 10^6 jumps and is far from
+ *    p.Ap, alpha = p.r / p.Ap), which equal the classic ones for a
+ *    symmetric preconditioner and do not need one: with red-black
+ *    smoothing the symmetric cycle (post-smoothing in the reverse colour
+ *    order) is a weaker preconditioner (more iterations to the same
+ *    tolerance).  Pipelined CG, whose recurrences need a symmetric
+ *    preconditioner, takes the symmetric cycle, and so does classic CG once
+ *    pgpu_set_coefficients has set a beta or pgpu_set_mask a mask: around
+ *    the standard cycle, which can diverge on 10^6 jumps and is far from
  *    symmetric on masks, it stalled (random solid cells with held ones on
- *    flat or anisotropic grids: relative residual 1e-5 to 1.8 after 400
- *    iterations), around the symmetric one it converges (on those grids
- *    in 30 to 300 iterations; a solid sphere at 512^3: one iteration more
- *    than around the standard cycle).  On a mask's singular regions the
- *    cycle's output then loses each region's mean, as the residual does.
- *    Classic CG's first application (one GPU) is an FMG pass instead of a
- *    cycle: about 1.4 cycles' cost for one to three iterations fewer at
- *    512^3.
- *    6 iterations to 1e-10 on the box at 512^3 with a rough right-hand
- *    side, 2 to 1e-6 with a smooth one (tested bound from 64^3 to 256^3:
- *    12).  The robust choice for beta jumps and masks: it converges where
+ *    flat or anisotropic grids), around the symmetric one it converges (on
+ *    such masks in tens to hundreds of iterations; on a smooth obstacle
+ *    such as a solid sphere in about as many as around the standard
+ *    cycle).  On a mask's singular regions the cycle's output then loses
+ *    each region's mean, as the residual does.  Classic CG's first
+ *    application (one GPU) is an FMG pass instead of a cycle: a little
+ *    dearer than a cycle, and it saves iterations.
+ *    On the box a few iterations reach 1e-10, about as many on every grid
+ *    size (test_krylov bounds them at 12 on Dirichlet cubes from 64^3 to
+ *    256^3).  The robust choice for beta jumps and masks: it converges where
  *    V-cycles alone diverge (1000:1 two-phase flow between Neumann faces,
  *    other jumps next to Neumann faces), though not on every grid: 10^6
  *    jumps without a Dirichlet face (singular problems) can stall it, and
@@ -397,10 +419,10 @@
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
  *    without mask or beta (the faces the FFT serves; else
  *    PGPU_ERROR_UNSUPPORTED at create).  The exact inverse on the empty
- *    box: one iteration, one FFT solve (512^3 double to 1e-10 on an H100:
- *    28 ms, against 63 ms for FMG then V-cycles); on masked domains it still helps where the mask
- *    is mostly fluid (a solid sphere: 9 iterations to 1e-6 at 512^3), not
- *    where Dirichlet cells or beta change the operator much.
+ *    box: one iteration, one FFT solve (there faster to a tolerance than
+ *    FMG then V-cycles); on masked domains it still helps where the mask
+ *    is mostly fluid (a solid obstacle), not where Dirichlet cells or beta
+ *    change the operator much.
  *  - PGPU_PRECOND_JACOBI (the diagonal), PGPU_PRECOND_NONE: iterations
  *    grow with the grid (n per axis); for small grids and comparison.  On
  *    beta jumps of 10^6 BiCGStab with them can diverge after thousands of
@@ -409,13 +431,12 @@
  *  - PGPU_PIPELINED (CG only): the Ghysels-Vanroose form, one reduction per
  *    iteration computed in the same pass as all the vector updates and the
  *    operator (8 vectors instead of 4; 6 without a preconditioner); pays
- *    where latency dominates (unpreconditioned: 0.49x the classic
- *    iteration's time at 64^3, 0.87x at 128^3), not where the
- *    preconditioner does (with the multigrid one: 0.92x at 64^3, 0.99x at
- *    128^3, and it needs the symmetric cycle, the weaker preconditioner:
- *    8 iterations to 1e-10 at 512^3 against classic CG's 6, 161 against
- *    100 ms).  Its longer recurrences lose more to
- *    rounding: without the multigrid preconditioner (NONE or JACOBI) it
+ *    where latency dominates (small grids without a preconditioner), not
+ *    where the preconditioner does (with the multigrid one an iteration
+ *    costs about as much as classic CG's, and it needs the symmetric
+ *    cycle, the weaker preconditioner: more iterations and more time than
+ *    classic CG; README.md, Performance).  Its longer recurrences lose more
+ *    to rounding: without the multigrid preconditioner (NONE or JACOBI) it
  *    may end in PGPU_ERROR_BREAKDOWN in float, and in double on beta jumps
  *    of 10^6 (after thousands of iterations); on masks with many singular
  *    pockets or with beta jumps it can break down with the multigrid one
@@ -433,11 +454,10 @@
  *    what float reaches); above that, and for an explicit tolerance above
  *    it, PGPU_ERROR_NOT_CONVERGED.  Where max_iterations ends the run
  *    while the true residual already meets that bound, the answer is
- *    PGPU_SUCCESS.  The
- *    report holds the true residual, `iterations` counts the Krylov
- *    iterations: classic CG applies its preconditioner once per iteration
- *    (the first before it, none after the one that converges), BiCGStab
- *    twice, pipelined CG once, a step ahead.
+ *    PGPU_SUCCESS.  The report holds the true residual, `iterations`
+ *    counts the Krylov iterations: classic CG applies its preconditioner
+ *    once per iteration (the first before it, none after the one that
+ *    converges), BiCGStab twice, pipelined CG once, a step ahead.
  *  - Singular problems (no Dirichlet face, sealed pockets of a mask): the
  *    residual's mean on each singular region, which rounding moves, is
  *    taken out as the iterations go (on a box with each update of r, no
@@ -455,20 +475,19 @@
  *    synchronisation, capturable.
  *  - PGPU_MIXED: double vectors (u, f and the Krylov vectors), a float
  *    preconditioner (the input rounded to float, one float cycle -- the
- *    first of classic CG an FMG pass -- or FFT,
- *    the result added back in double): double's accuracy, MG-preconditioned
- *    CG at 512^3 to 1e-10 in 89 ms against 100 ms in double.  With
+ *    first of classic CG an FMG pass -- or FFT, the result added back in
+ *    double): double's accuracy in somewhat less time than double.  With
  *    PGPU_PRECOND_VCYCLE or PGPU_PRECOND_FFT (else UNSUPPORTED); no masks;
  *    not pipelined (UNSUPPORTED: a preconditioner that rounds is not the
  *    same symmetric operator every iteration; classic CG takes flexible
  *    coefficients for it).
  *  - When to take which: the box without mask or beta: where the FFT
- *    serves the faces, PGPU_FFT itself (512^3 double, all Dirichlet: 18 ms,
- *    relative residual ~1e-11) or, for a tolerance the solve checks, CG
- *    with the FFT preconditioner (28 ms to 1e-10); else FMG (with a
- *    tolerance: FMG then V-cycles, 63 ms to 1e-10) is faster than
- *    MG-preconditioned CG (100 ms); beta jumps, masks where V-cycles are
- *    slow or diverge: CG (or BiCGStab) with the multigrid preconditioner.
+ *    serves the faces, PGPU_FFT itself (exact up to rounding) or, for a
+ *    tolerance the solve checks, CG with the FFT preconditioner; else FMG
+ *    (with a tolerance: FMG then V-cycles), faster there than
+ *    MG-preconditioned CG; beta jumps, masks where V-cycles are slow or
+ *    diverge: CG (or BiCGStab) with the multigrid preconditioner.  The
+ *    times of each: README.md, Performance (the bench's 'krylov' rows).
  *
  * ============================================================================
  * MEMORY
@@ -479,15 +498,16 @@
  * build, counting instead of allocating, so the two agree to the byte.
  * In rough terms, with E = (nx+2)(ny+2)(nz+2) elements (2D: (nx+2)(ny+2)),
  * N = nx ny nz points and w = 4 (float) or 8 (double) bytes, beside u and
- * f, which are the caller's (figures: the sizing with an H100's SM count
- * and shared memory, every boundary set; Jacobi, RBGS and multigrid on
- * cubes 63^3 to 255^3 and squares 511^2 and 1023^2, the bounds
- * test_workspace_host checks; the FFT's own buffers on 127^3 to 256^3,
- * 100x120x90 and 2D grids up to 1000x700):
+ * f, which are the caller's (Jacobi, RBGS and multigrid: the bounds
+ * test_workspace_host checks, sizing for the SM counts and shared memory
+ * of an H100, an A100 and an RTX 4090 with Dirichlet, Neumann, periodic
+ * and mixed faces on cubes 63^3 to 255^3 and squares 511^2 and 1023^2;
+ * the FFT's own buffers follow from its routes, cuFFT's work area from
+ * cuFFT):
  *
  *  JACOBI, RBGS      E w (a second iterate), plus at most 4% (the reductions'
  *                    block partials, tables)
- *  VCYCLE, FMG       3D 1.45 to 1.6 E w, 2D 2.15 to 2.45 E w: level 0's second
+ *  VCYCLE, FMG       3D 1.4 to 1.65 E w, 2D 2.1 to 2.5 E w: level 0's second
  *                    iterate, three arrays per coarser level, the coarsest
  *                    level's dense inverse (at most N/4 words); more where
  *                    anisotropic spacing makes the levels shrink slower
@@ -570,67 +590,60 @@
  *    or where it is the heaviest parent of a Dirichlet point that no
  *    coarse Dirichlet point holds, else fluid where any child is; solid
  *    where its central child is and its fluid children fall apart) and
- *    face coefficients averaged over the coarse face; a face between a coarse fluid and a coarse Dirichlet
- *    point takes the distance from the fluid point to the fine Dirichlet
- *    points instead (lengths over face coefficients), so a free surface
- *    stays where it is on every level, and a face that a solid layer one
- *    cell thick closes across its whole width stays closed.  The coarse
+ *    face coefficients averaged over the coarse face; a face between a
+ *    coarse fluid and a coarse Dirichlet point takes the distance from the
+ *    fluid point to the fine Dirichlet points instead (lengths over face
+ *    coefficients), so a free surface stays where it is on every level,
+ *    and a face that a solid layer one cell thick closes across its whole
+ *    width stays closed.  The coarse
  *    levels cannot follow a wall, so on a mask a cycle ends with two
  *    Gauss-Seidel iterations on the fluid points of the blocks (8^3
  *    points, 2D 16^2) that hold a fluid point next to a solid one, where
  *    the residual it leaves gathers (not in the symmetric cycle that CG
  *    takes, below).
- *    V-cycles converge on most masks (10-18 cycles to 1e-12 on the test
- *    grids; 0.035 per cycle on a solid sphere at 63^3-127^3; from u = 0
- *    on a smooth right-hand side at 512^3, 6 cycles to 1e-6 and 9 to
- *    1e-10 against the box's 5 and 8; between Neumann faces at even
- *    sizes more slowly, 0.10 at 256^3; 0.025-0.07 on Dirichlet cells above
- *    a liquid, 0.04-0.16 on fluid a solid layer seals from them) and on
- *    a two-phase layer with Dirichlet faces (1000:1 two-phase flow at
- *    256^3: 9 cycles to 1e-8); an inclusion (a ball whose beta is 1e3 or
- *    1e6 times its surroundings') they reduce 1e5- to 1e8-fold in 3 to 17
- *    cycles and then stall or crawl (0.95-0.99 per cycle: the inclusion's
- *    near-constant mode, which the face-averaged coarse coefficients miss;
- *    W-cycles may diverge there), and they may diverge
- *    (PGPU_ERROR_BREAKDOWN) on strong jumps next to Neumann faces and on
- *    a beta that varies from point to point (drawn at random from 0.1 to
- *    10) on strongly anisotropic grids (spacings 9:1 and 22:1; CG around
- *    the cycle converged on the first, not on the second); where solid
- *    cells are drawn at random point by point (an eighth to nearly a third
- *    of the points; a few small 2D and thin 3D grids in ten thousand random
- *    cases) they stalled (1e-11 - 4e-10 in double) or diverged, and CG and
- *    BiCGStab around the cycle converged on each of the four we replayed; CG
- *    around the cycle converges on the inclusions (19 to 32 iterations to
- *    1e-11 - 1e-13 on small 2D and 3D grids).  They converge more slowly where
- *    solid cells cover a Dirichlet face (0.05-0.19 per cycle in 3D,
- *    0.20-0.27 in 2D) and where they stand in the fluid as walls one cell
- *    thick (0.19-0.48 in 2D; in 3D more slowly the larger the grid,
- *    0.20-0.24 at 127^3-128^3, 0.33-0.36 at 511^3-512^3, 0.42 at 1024^3,
- *    and 0.54 at 512^3 where the wall meets a sphere under a free
- *    surface), and may stall
- *    (PGPU_ERROR_NOT_CONVERGED) on singular pockets with a varying beta,
- *    and converge slowly where a single Dirichlet cell stands apart in the
- *    fluid (a reference cell in a closed tank or pocket, say: 0.70-0.87
- *    per cycle in 2D, 0.94-0.99 in 3D; the coarse levels hold such a cell
- *    on its heaviest parent alone; CG takes 14-19 iterations to 1e-8 there
- *    in double at 128^3-384^3); on a small pocket held by one such cell
- *    (19 x 19 x 5) V-cycles and FMG diverged, about 2 per cycle, and CG
- *    around the cycle reached 1.8e-11 in 11 iterations.  FMG with W-cycles
- *    diverged on a sealed pocket in 2D between Neumann faces (57 x 47:
- *    1.94 per cycle) where V-cycles converge (0.15-0.2).  CG with the multigrid preconditioner
- *    converges on the others too (8 iterations on 1000:1 two-phase flow at
- *    256^3; see KRYLOV METHODS for where it stalls).  Float V-cycles' own
- *    stop (the (**) rule) needs coarse grids that carry the error: where a
- *    mask leaves no fluid coarse point it falls back to the residual, and
- *    Dirichlet cells scattered one by one inside the fluid keep the
- *    correction above float's rounding (PGPU_ERROR_NOT_CONVERGED; double
- *    converges there): set a tolerance.  At 512^3 a cycle on a solid
- *    sphere costs about 1.5 (double) to 1.6 (float) box cycles (the fine
- *    level runs the box's kernels, reading the mask byte, then two
- *    Gauss-Seidel iterations beside the wall), with a smooth beta 1.49
- *    in both precisions; a solid sphere to 1e-6 in
- *    double takes 1.78 times the empty box, to 1e-10 1.67 times, in float
- *    (to float's own stop) 1.65 times (H200).
+ *  - How V-cycles fare (the rates per cycle measured on each kind of
+ *    domain, and the method to take there: README.md's table under Masks
+ *    and variable coefficients; the costs: the bench's 'masks' rows):
+ *     + they converge at about the box's rate on most masks -- a solid
+ *       obstacle, Dirichlet cells above a liquid (a free surface), fluid a
+ *       solid layer seals from them -- and on a two-phase layer (1000:1)
+ *       between Dirichlet faces;
+ *     + more slowly between Neumann faces at even sizes, where solid cells
+ *       cover a Dirichlet face, and where they stand in the fluid as walls
+ *       one cell thick (in 3D the slower the larger the grid, slowest where
+ *       such a wall meets an obstacle under a free surface);
+ *     + very slowly, near 1 per cycle in 3D, where a single Dirichlet cell
+ *       stands apart in the fluid (a reference cell in a closed tank or
+ *       pocket, say: the coarse levels hold it on its heaviest parent
+ *       alone); on a small pocket held by one such cell V-cycles and FMG
+ *       diverged;
+ *     + they stall or crawl after a fast start on an inclusion (a ball
+ *       whose beta is 1e3 or 1e6 times its surroundings': its near-constant
+ *       mode, which the face-averaged coarse coefficients miss; W-cycles may
+ *       diverge there), may stall (PGPU_ERROR_NOT_CONVERGED) on singular
+ *       pockets with a varying beta, and stalled (near 1e-10 in double) or
+ *       diverged where solid cells are drawn at random point by point (an
+ *       eighth to nearly a third of the points; a few small 2D and thin 3D
+ *       grids in ten thousand random cases);
+ *     + they may diverge (PGPU_ERROR_BREAKDOWN) on strong jumps next to
+ *       Neumann faces and on a beta that varies from point to point (drawn
+ *       at random from 0.1 to 10) on strongly anisotropic grids (spacings
+ *       9:1 and 22:1); FMG with W-cycles diverged on a sealed 2D pocket
+ *       between Neumann faces, where V-cycles converge.
+ *    CG with the multigrid preconditioner converged on each of these we
+ *    replayed -- the inclusions, the lone Dirichlet cells and the pocket
+ *    one of them holds, the random solid cells (BiCGStab too), the jumps
+ *    next to Neumann faces, two-phase flow, the random beta on the 9:1
+ *    grid -- but not on the random beta on the 22:1 grid; KRYLOV METHODS
+ *    says where it stalls.  Float V-cycles' own stop (the (**) rule) needs
+ *    coarse grids that carry the error: where a mask leaves no fluid coarse
+ *    point it falls back to the residual, and Dirichlet cells scattered one
+ *    by one inside the fluid keep the correction above float's rounding
+ *    (PGPU_ERROR_NOT_CONVERGED; double converges there): set a tolerance.
+ *    A cycle on a mask runs the box's kernels on the fine level, reading
+ *    the mask byte, then the two Gauss-Seidel iterations beside the wall;
+ *    with a beta the faces' coefficients: dearer than the box's cycle (the
+ *    magnitude: WHICH METHOD).
  *  - Grids with a mask hold fewer than 2^31 - 1 interior points; a mask with
  *    more singular regions than an eighth of the points plus 64 is refused
  *    (PGPU_ERROR_UNSUPPORTED, the handle then has no mask).
@@ -711,22 +724,21 @@
  *  - Methods.  JACOBI, RBGS, VCYCLE (V and W), FMG (the default config's
  *    method), CG (classic and pipelined) and BICGSTAB with the NONE,
  *    JACOBI, VCYCLE and FFT preconditioners, FFT, float and double, every
- *    face combination, PGPU_FIXED.  Not yet: PGPU_MIXED, masks and
- *    coefficients (PGPU_ERROR_UNSUPPORTED).
+ *    face combination the method takes on one GPU, PGPU_FIXED.  Not yet:
+ *    PGPU_MIXED, masks and coefficients (PGPU_ERROR_UNSUPPORTED).
  *    Multigrid runs the single-GPU cycle of the global grid (fixed
- *    V-cycles measured equal to one GPU's to 1e-14 of max |u|): the fine
- *    levels in slabs with halo exchanges, the coarse ones (below 2^17
- *    points, or where the slabs would get thinner than two planes) on
- *    every rank.  FMG is one GPU's pass except that its cubic
+ *    V-cycles give one GPU's result to rounding; test_dist compares
+ *    them): the fine levels in slabs with halo exchanges, the coarse ones
+ *    (below 2^17 points, or where the slabs would get thinner than two
+ *    planes) on every rank.  FMG is one GPU's pass except that its cubic
  *    interpolation between two slab levels takes an off-centre window of
  *    four coarse nodes next to a face between ranks (still cubic): one
- *    pass's error against the exact discrete solution measured equal to
- *    one GPU's to 4 digits on the tests' grids (smooth solutions, errors
- *    1e-7 to 2e-3 of max |u|).  An odd periodic split axis (a coarse ring
- *    that is not nested) cannot be cut that way: VCYCLE and FMG answer
- *    PGPU_ERROR_UNSUPPORTED there, and a Krylov method's V-cycle
- *    preconditioner becomes each rank's own cycle on its slab (block
- *    Jacobi: 4 to 9 times the iterations on the tests' grids).
+ *    pass's error against the exact discrete solution is one GPU's
+ *    (test_dist allows 1.5 times it).  An odd periodic split axis (a
+ *    coarse ring that is not nested) cannot be cut that way: VCYCLE and
+ *    FMG answer PGPU_ERROR_UNSUPPORTED there, and a Krylov method's
+ *    V-cycle preconditioner becomes each rank's own cycle on its slab
+ *    (block Jacobi: several times the iterations).
  *  - FFT.  The faces' sets the single-GPU FFT takes (at most one axis
  *    mixing Dirichlet and Neumann), by real transforms along each axis
  *    (DST-I, DCT-II, and the periodic DFT in halfcomplex order) and line
@@ -735,8 +747,8 @@
  *    solve there, and back; 2D likewise (x, then y), four all-to-alls with
  *    a mixed x axis.  The axis split after a transpose needs at least one
  *    node per rank (else PGPU_ERROR_UNSUPPORTED).  Results equal one GPU's
- *    FFT to rounding (the tests: 5e-15 of max |u| in double).  One rank
- *    runs the single-GPU FFT.
+ *    FFT to rounding (test_dist compares them).  One rank runs the
+ *    single-GPU FFT.
  *  - Communication, on the handle's stream: each sweep or operator
  *    application exchanges the ghost planes with the neighbours (grouped
  *    ncclSend / ncclRecv).  Red-black smoothing (RBGS, and multigrid's on
@@ -755,18 +767,13 @@
  *    CUDA graphs with their NCCL calls (NCCL connects the peers at create,
  *    outside any capture); a PGPU_FIXED solve can be captured by the
  *    caller.  NVLink multicast is not needed.
- *  - Speed (2 H200s, 512^3 doubles per GPU, bench/bench_dist): weak-scaling
- *    efficiency 0.96 for Jacobi, 0.99 for CG iterations, 0.91 for V(2,1)
- *    cycles (7.26 ms against 6.62 ms on one GPU), 0.92 for V-cycles and
- *    0.93 for MG-PCG to 1e-10 (8 cycles, 6 iterations on 1 and 2 GPUs),
- *    0.82 for one FMG pass (14.9 ms against 12.3 ms) and 0.89 for FMG then
- *    V-cycles to 1e-10; strong scaling (512^3 on 2) 0.78 for V-cycles to
- *    1e-10, 0.82 for MG-PCG and 0.66 for one FMG pass (1024^3, measured
- *    before the ghost planes came back with the smoothing passes and
- *    before kept nodes on even axes between Dirichlet walls: 0.83).  The largest grid solved: 2048^3
- *    in float by one FMG pass, 252 ms on 2 H200s (60.5 GB each; 442 ms
- *    and 118.5 GB on one), max error 5.8e-7 of max |u| against a smooth
- *    exact solution.  README.md's tables have the rest.
+ *  - Speed.  With the same grid per GPU (weak scaling) a solve takes a
+ *    little more than one GPU's time for Jacobi, Krylov iterations and
+ *    V-cycles, somewhat more for an FMG pass; one grid split over more
+ *    GPUs (strong scaling) gains less than the GPUs' count.  The figures,
+ *    and the largest grid solved, are the distributed bench's
+ *    (bench/bench_dist --results, bench/results/<machine>-dist.md;
+ *    README.md, Several GPUs and Performance).
  *
  * What it does not do: non-uniform spacing along an axis, higher-order
  * stencils.
@@ -828,9 +835,10 @@ enum {
     PGPU_FLOAT = 0x200,  /* u and f in float */
     PGPU_MIXED = 0x400,  /* u and f in double, solved by float cycles (or a float
                             FFT) inside a refinement that forms the residual and
-                            corrects u in double: double's accuracy at float's
-                            speed.  VCYCLE, FMG and FFT; CG and BICGSTAB with a
-                            float VCYCLE or FFT preconditioner. */
+                            corrects u in double: double's accuracy at near
+                            float's speed.  VCYCLE, FMG and FFT; CG and BICGSTAB
+                            with a float VCYCLE or FFT preconditioner; no mask
+                            or beta, one GPU. */
     PGPU_PRECISION_MASK = 0xf00,
 
     PGPU_WCYCLE = 0x1000, /* multigrid: W-cycles instead of V-cycles
@@ -855,7 +863,8 @@ typedef enum pgpu_preconditioner {
     PGPU_PRECOND_NONE = 1,
     PGPU_PRECOND_JACOBI = 2, /* the operator's diagonal */
     PGPU_PRECOND_VCYCLE = 3, /* one multigrid cycle from zero (V, or W with PGPU_WCYCLE);
-                                classic CG's first application: one FMG pass */
+                                classic CG's first application on one GPU: one
+                                FMG pass */
     PGPU_PRECOND_FFT = 4     /* the FFT solve of the box without mask or beta */
 } pgpu_preconditioner;
 
@@ -888,7 +897,10 @@ typedef struct pgpu_config {
 } pgpu_config;
 
 typedef struct pgpu_report {
-    int iterations;           /* sweeps (JACOBI), iterations (RBGS), cycles (VCYCLE; FMG: after its pass), 0 (FFT) */
+    int iterations;           /* sweeps (JACOBI), iterations (RBGS, CG, BICGSTAB), cycles
+                                 (VCYCLE; FMG: after its pass), 0 (FFT); VCYCLE, FMG
+                                 and FFT with PGPU_MIXED: the float cycles inside the
+                                 refinements */
     double residual_norm;     /* ||b - A u||_2 over interior points */
     double residual_max;      /* max |b - A u| */
     double relative_residual; /* residual_norm / rhs_norm (residual_norm when rhs_norm == 0) */
@@ -901,9 +913,10 @@ typedef struct pgpu_report {
     double rhs_mean;          /* the mean removed from b (0 when not singular; with a mask
                                  and several singular regions, and with PGPU_FIXED where
                                  singular, NaN: not read back) */
-    int refinements;          /* PGPU_MIXED: refinement steps (residual and correction in
-                                 double); `iterations` counts the float cycles inside them.
-                                 0 otherwise */
+    int refinements;          /* PGPU_MIXED with VCYCLE, FMG or FFT: refinement steps
+                                 (residual and correction in double); `iterations` counts
+                                 the float cycles inside them.  0 otherwise (CG and
+                                 BICGSTAB under PGPU_MIXED count Krylov iterations) */
     int projected;            /* singular regions whose mean of b was removed (the box
                                  without a Dirichlet face: 1) */
 } pgpu_report;
