@@ -61,6 +61,11 @@
 
 #define MAX_GPUS 8
 
+/* The scaling table's head (printed again after the halo line inside it). */
+#define TABLE_HEAD                                                                                                    \
+    "| scaling | GPUs | global grid | scenario | time ms | per iteration ms | iterations | relres | efficiency |\n"   \
+    "|---|---|---|---|---|---|---|---|---|\n"
+
 /* --results FILE: everything printed goes there as well (a Markdown page). */
 static FILE *g_md;
 #define say(...)                                                                                                      \
@@ -515,8 +520,9 @@ static double halo_bandwidth(ncclComm_t *comms, int64_t n)
         cudaStreamDestroy(st[r]);
     }
     CK(cudaSetDevice(0));
-    say("halo exchange, GPU 0 <-> 1, one %lldx%lld double plane each way: %.1f us, %.1f GB/s each way\n",
-           (long long)n, (long long)n, best * 1e3, count * 8.0 / (best * 1e-3) / 1e9);
+    say("\nhalo exchange, GPU 0 <-> 1, one %lldx%lld double plane each way: %.1f us, %.1f GB/s each way\n\n",
+        (long long)n, (long long)n, best * 1e3, count * 8.0 / (best * 1e-3) / 1e9);
+    say("%s", TABLE_HEAD); /* (the table goes on after this line) */
     return best;
 }
 
@@ -604,8 +610,7 @@ int main(int argc, char **argv)
     };
     const int nsc = (int)(sizeof scs / sizeof scs[0]);
     double t1w[16] = {0}, t1s[16] = {0};
-    say("\n| scaling | GPUs | global grid | scenario | time ms | per iteration ms | iterations | relres | efficiency |\n");
-    say("|---|---|---|---|---|---|---|---|---|\n");
+    say("\n%s", TABLE_HEAD);
     ncclComm_t comms[MAX_GPUS];
     for (int p = 1; p <= ndev; ++p) {
         int devs[MAX_GPUS];
