@@ -14143,9 +14143,10 @@ pgpu_status pgpu_config_set_domain(pgpu_config *cfg, double lx, double ly, doubl
     const int64_t n[3] = {cfg->nx, cfg->ny, cfg->nz};
     const double len[3] = {lx, ly, lz};
     static const char *axis[3] = {"x", "y", "z"};
+    PGPU_RETURN_IF(n[0] < 1 || n[1] < 1 || n[2] < 1, PGPU_ERROR_INVALID_ARGUMENT,
+                   "grid size %lld x %lld x %lld: every axis needs at least one point", (long long)n[0],
+                   (long long)n[1], (long long)n[2]);
     for (int a = 0; a < (cfg->nz > 1 ? 3 : 2); ++a) {
-        PGPU_RETURN_IF(n[a] < 1, PGPU_ERROR_INVALID_ARGUMENT, "n%s = %lld: every axis needs at least one point",
-                       axis[a], (long long)n[a]);
         PGPU_RETURN_IF(!(len[a] > 0) || !std::isfinite(len[a]), PGPU_ERROR_INVALID_ARGUMENT,
                        "l%s = %g: the length must be finite and > 0", axis[a], len[a]);
         const int lo = cfg->bc[2 * a], hi = cfg->bc[2 * a + 1];

@@ -395,7 +395,7 @@ static void domain_configs(void)
                {"length NaN", "lx", 8, NAN, D, D},
                {"length -1", "lx", 8, -1.0, N, N},
                {"length Inf", "lx", 8, INFINITY, D, N},
-               {"nx = 0", "nx", 0, 1.0, D, D},
+               {"nx = 0", "grid size", 0, 1.0, D, D},
                {"periodic on x- only", "periodic", 8, 1.0, P, D},
                {"bc 7", "pgpu_bc", 8, 1.0, (pgpu_bc)7, D}};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {

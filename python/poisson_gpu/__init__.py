@@ -249,7 +249,7 @@ def make_config(size, **kw):
         ls = _per_axis(1.0 if length is None else length, "length", "a length")
         st = _api.lib().pgpu_config_set_domain(_ct.byref(c), ls[0], ls[1], ls[2] if len(ls) > 2 else 1.0)
         if st != _api.SUCCESS:
-            _raise(st, None, what="length")
+            _raise(st, None, what="config")
     for name in ("tolerance", "omega"):
         if kw.get(name) is not None:
             setattr(c, name, float(kw[name]))
