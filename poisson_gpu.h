@@ -58,7 +58,8 @@
  *  method (flags)         when to take it, and what it gives
  *  PGPU_FMG (the default) one accurate solve, any faces, masks: one pass
  *                         from no guess, below the discretisation error
- *                         (with a mask: the pass and two V-cycles; with a
+ *                         (with a mask: the pass and two V-cycles, in
+ *                         float V-cycles to float's own stop; with a
  *                         tolerance: V-cycles after it)
  *  PGPU_VCYCLE            a good initial guess (time stepping), or a
  *  (W: | PGPU_WCYCLE)     residual tolerance to meet: from your guess, a
@@ -283,7 +284,9 @@
  *    with tolerance 0 returns after one FMG pass (discretisation accuracy;
  *    with a mask after the pass and two V-cycles, which report.iterations
  *    counts: the pass alone leaves an error of about 3e-3 of max |u| next
- *    to solid cells, which the two cycles take some three orders lower);
+ *    to solid cells, which the two cycles take some three orders lower; in
+ *    float after the pass and the V-cycles of float's own stop, the (**)
+ *    rule below, NOT_CONVERGED where they do not reach it);
  *    with a tolerance it goes on with V-cycles until it is met (at most
  *    max_iterations of them).
  *  - check_interval: iterations between residual checks (each check costs
