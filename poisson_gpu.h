@@ -44,7 +44,7 @@
  * is C++ inside) and libm.  /usr/local/cuda is the toolkit's usual place:
  * put yours; sm_90 is an H100's or H200's architecture: put your GPU's.
  *     nvcc -O3 -arch=sm_90 -c poisson_gpu.cu -o poisson_gpu.o
- *     gcc app.c poisson_gpu.o -I/usr/local/cuda/include -L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcufft -lcudart -lstdc++ -lm
+ *     gcc app.c poisson_gpu.o -o app -I/usr/local/cuda/include -L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcufft -lcudart -lstdc++ -lm
  * (nvcc or g++ as the linker add -lstdc++ -lm themselves.)  Or the
  * project's Meson build (also as a subproject: dependency('poisson_gpu')),
  * CMake (add_subdirectory or FetchContent, poisson_gpu::poisson_gpu), the

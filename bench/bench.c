@@ -1521,8 +1521,8 @@ int main(int argc, char **argv)
     int ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
     if (e != cudaSuccess || ndev == 0) {
-        printf("bench: no CUDA device (%s); skipped\n",
-               e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        printf("bench: skipped: no CUDA device (cudaGetDeviceCount: %s)\n",
+               e != cudaSuccess ? cudaGetErrorName(e) : "0 devices");
         return 77;
     }
     CK(cudaSetDevice(0));
