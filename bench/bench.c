@@ -55,6 +55,7 @@
 #include <cufft.h>
 
 #include "poisson_gpu.h"
+#include "results.h"
 
 /* ---- checks ------------------------------------------------------------- */
 
@@ -1546,27 +1547,14 @@ int main(int argc, char **argv)
         }
     }
     if (md) {
-        g_md = fopen(md, "w");
-        if (!g_md) {
-            fprintf(stderr, "bench: cannot open %s\n", md);
+        char title[320];
+        snprintf(title, sizeof title, "Bench results: %s", prop.name);
+        g_md = results_open(md, title, "bench", argc, argv);
+        if (!g_md)
             return 1;
-        }
-        time_t now = time(NULL);
-        char day[32];
-        strftime(day, sizeof day, "%Y-%m-%d", gmtime(&now));
-        fprintf(g_md, "# Bench results: %s\n\n", prop.name);
-        fprintf(g_md, "Written by the bench (`bench/bench.c`; `bench/gpu-check.sh` runs it), not by hand: every "
-                      "performance figure the documentation quotes comes from a file like this one.\n\n");
-        fprintf(g_md, "- run: %s, `bench", day);
-        for (int i = 1; i < argc; i++)
-            if (strcmp(argv[i], "--results") && (i == 1 || strcmp(argv[i - 1], "--results")) &&
-                strcmp(argv[i], "--csv") && (i == 1 || strcmp(argv[i - 1], "--csv")))
-                fprintf(g_md, " %s", argv[i]);
-        fprintf(g_md, "`\n- device: %s, %d SMs, %.1f GiB, L2 %.0f MiB, sm_%d%d; CUDA runtime %d, driver %d\n",
+        fprintf(g_md, "- device: %s, %d SMs, %.1f GiB, L2 %.0f MiB, sm_%d%d; CUDA runtime %d, driver %d\n\n",
                 prop.name, prop.multiProcessorCount, (double)prop.totalGlobalMem / (1 << 30),
                 (double)prop.l2CacheSize / (1 << 20), prop.major, prop.minor, rt, drv);
-        fprintf(g_md, "- poisson_gpu %d.%d.%d\n\n", pgpu_version() / 10000, pgpu_version() / 100 % 100,
-                pgpu_version() % 100);
         fprintf(g_md, "Columns: time of `iters` iterations (1: per sweep, cycle, FMG pass or FFT solve), median "
                       "of repeats after warm-up (CUDA events); GB/s effective (3 words a point per sweep, "
                       "red-black iteration or V-cycle, 2 per FMG pass or FFT solve) and its share of the copy "

@@ -52,12 +52,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include "poisson_gpu.h"
+#include "results.h"
 
 #define MAX_GPUS 8
 
@@ -570,19 +570,11 @@ int main(int argc, char **argv)
     struct cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     if (results) {
-        g_md = fopen(results, "w");
-        if (!g_md) {
-            fprintf(stderr, "bench_dist: cannot open %s\n", results);
-            return 1;
-        }
-        time_t now = time(NULL);
-        char day[32];
-        strftime(day, sizeof day, "%Y-%m-%d", gmtime(&now));
-        fprintf(g_md, "# Distributed bench results: %d x %s\n\nWritten by `bench/bench_dist.c`, not by hand "
-                      "(%s, poisson_gpu %d, `bench_dist", ndev, prop.name, day, pgpu_version());
-        for (int a = 1; a < argc; ++a)
-            if (strcmp(argv[a], "--results") && strcmp(argv[a - 1], "--results")) fprintf(g_md, " %s", argv[a]);
-        fprintf(g_md, "`).\n\n");
+        char title[320];
+        snprintf(title, sizeof title, "Distributed bench results: %d x %s", ndev, prop.name);
+        g_md = results_open(results, title, "bench_dist", argc, argv);
+        if (!g_md) return 1;
+        fprintf(g_md, "\n");
     }
     if (big > 0) {
         say("bench_dist: %d x %s, the largest grid: %lld^3, %d repeats\n", ndev, prop.name, (long long)big, reps);
