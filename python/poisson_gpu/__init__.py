@@ -379,23 +379,10 @@ class Solver:
 
     # the arrays
     def _check(self, a, name, want_device, writable):
-        d = _describe(a, name, stream=self.stream or 1)
-        nx, ny, nz, sy, sz = _layout(d, name)
         c = self._cfg
-        if (nx, ny, nz) != (c.nx, c.ny, c.nz):
-            raise ValueError("%s: shape %s holds %dx%dx%d interior points; this solver's grid is %dx%dx%d"
-                             % (name, d.shape, nx, ny, nz, c.nx, c.ny, c.nz))
         want = "float32" if c.flags & _api.PRECISIONS["float"] else "float64"
-        if d.dtype != want:
-            raise TypeError("%s: %s; this solver takes %s arrays" % (name, d.dtype, want))
-        if sy != c.stride_y or (nz > 1 and sz != c.stride_z):
-            raise ValueError("%s: strides (%d, %d) elements; this solver was made for (%d, %d): create it with "
-                             "Solver.for_array(%s) or strides=" % (name, sy, sz, c.stride_y, c.stride_z, name))
-        if want_device is not None and d.device != want_device:
-            raise TypeError("u and f must both be device arrays or both host arrays")
-        if writable and d.readonly:
-            raise ValueError("%s is read-only" % name)
-        return d
+        return _check_array(a, name, (c.nx, c.ny, c.nz), want, (c.stride_y, c.stride_z), want_device, writable,
+                            "this solver's", stream=self.stream or 1)
 
     def solve(self, u, f):
         """Solves in place: u's interior becomes the solution (its ghosts hold
@@ -446,27 +433,34 @@ class Solver:
             _raise(st, self._h, what="set_coefficients")
 
 
-def _same_layout(u, f):
-    """f laid out as u (shape, strides, dtype, device or host), checked
-    before any handle is created: a mismatch is the caller's, whatever
-    the machine."""
-    du, df = _describe(u, "u"), _describe(f, "f")
-    lu, lf = _layout(du, "u"), _layout(df, "f")
-    if lu[:3] != lf[:3] or len(du.shape) != len(df.shape):
-        raise ValueError("f: shape %s holds %dx%dx%d interior points; u's shape %s holds %dx%dx%d"
-                         % (df.shape, lf[0], lf[1], lf[2], du.shape, lu[0], lu[1], lu[2]))
-    if df.dtype != du.dtype:
-        raise TypeError("f: %s; u is %s: both must be float32 or both float64" % (df.dtype, du.dtype))
-    if df.device != du.device:
+def _check_array(a, name, size, dtype, strides, want_device, writable, whose, stream=None, ndim=None):
+    """The array a described, after checking that it is laid out as `whose`
+    grid: size (nx, ny, nz), dtype, strides (stride_y, stride_z), device or
+    host (want_device None: either), writable, and ndim axes where given."""
+    d = _describe(a, name, stream=stream)
+    nx, ny, nz, sy, sz = _layout(d, name)
+    if (nx, ny, nz) != tuple(size) or (ndim is not None and len(d.shape) != ndim):
+        raise ValueError("%s: shape %s holds %dx%dx%d interior points; %s grid is %dx%dx%d"
+                         % ((name, d.shape, nx, ny, nz, whose) + tuple(size)))
+    if d.dtype != dtype:
+        raise TypeError("%s: %s; %s arrays are %s" % (name, d.dtype, whose, dtype))
+    if sy != strides[0] or (nz > 1 and sz != strides[1]):
+        raise ValueError("%s: strides (%d, %d) elements; %s are (%d, %d): create the solver with "
+                         "Solver.for_array(%s) or strides=" % (name, sy, sz, whose, strides[0], strides[1], name))
+    if want_device is not None and d.device != want_device:
         raise TypeError("u and f must both be device arrays or both host arrays")
-    if lu[3:] != lf[3:] and not (lu[2] == 1 and lu[3] == lf[3]):
-        raise ValueError("f: strides (%d, %d) elements; u's are (%d, %d): u and f share one layout"
-                         % (lf[3], lf[4], lu[3], lu[4]))
+    if writable and d.readonly:
+        raise ValueError("%s is read-only" % name)
+    return d
 
 
 def solve(u, f, **kw):
     """Solves once: a Solver for u's size, precision and strides, a solve,
-    the device memory freed again.  Keep a Solver for repeated solves."""
-    _same_layout(u, f)
+    the device memory freed again.  Keep a Solver for repeated solves.  f
+    is checked against u before any handle is created: a mismatch is the
+    caller's, whatever the machine."""
+    du = _describe(u, "u")
+    nx, ny, nz, sy, sz = _layout(du, "u")
+    _check_array(f, "f", (nx, ny, nz), du.dtype, (sy, sz), du.device, False, "u's", ndim=len(du.shape))
     with Solver.for_array(u, **kw) as s:
         return s.solve(u, f)
