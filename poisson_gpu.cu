@@ -296,9 +296,11 @@ static const char *const NO_DEVICE_TEXT =
     "no CUDA device: the CUDA runtime found no GPU it can use (no NVIDIA GPU, no driver loaded, or a driver "
     "older than this CUDA runtime)";
 
+static bool no_device_error(cudaError_t e) { return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver; }
+
 static pgpu_status cuda_status(char *buf, cudaError_t e, const char *what, int line)
 {
-    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
+    if (no_device_error(e))
         return record(buf, PGPU_ERROR_NO_DEVICE, "%s; %s said %s (%s) [poisson_gpu.cu:%d]", NO_DEVICE_TEXT, what,
                       cudaGetErrorName(e), cudaGetErrorString(e), line);
     pgpu_status st = (e == cudaErrorMemoryAllocation) ? PGPU_ERROR_OUT_OF_MEMORY : PGPU_ERROR_CUDA;
@@ -13424,21 +13426,18 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_FINISH, none, [&] {
         PGPU_FORWARD(mg.fmg_finish());
         for (int k = 0; k < extra; ++k) PGPU_FORWARD(mg.cycle(0));
-        // (the cycles of float's own stop, below, measure their residual)
-        return own_stop ? PGPU_SUCCESS : h.norm_launch(env, red);
+        return h.norm_launch(env, red);
     }));
+    PGPU_FORWARD(red.fetch(env, RES_NORM, 3));
     Convergence cv;
     cv.rhs_norm = rhs_norm;
+    cv.measured(std::sqrt(red.h_res[RES_NORM + 1]), red.h_res[RES_NORM + 2], r);
     pgpu_status result = PGPU_SUCCESS;
-    if (!own_stop) {
-        PGPU_FORWARD(red.fetch(env, RES_NORM, 3));
-        cv.measured(std::sqrt(red.h_res[RES_NORM + 1]), red.h_res[RES_NORM + 2], r);
-        if (!std::isfinite(r.residual_norm))
-            result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", r.residual_norm);
-    }
+    if (!std::isfinite(r.residual_norm))
+        result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", r.residual_norm);
     r.iterations = extra;
     PGPU_FORWARD(h.settle(env));
-    if (own_stop) {
+    if (own_stop && result == PGPU_SUCCESS) {
         cv.floor = float_residual_floor(cfg);
         cv.max_it = cfg.max_iterations;
         cv.monitor = monitor;
