@@ -9,6 +9,7 @@
 //   >>reduce      reductions and vector operations over a level's interior
 //   >>smooth      Jacobi and red-black Gauss-Seidel passes and their plan
 //   >>transfer    restriction and interpolation between two levels
+//   >>general     masks and beta: their check, coarse build and regions
 //   >>hierarchy   the levels of a multigrid solve, their tables and frames
 //   >>cycle       the cycle schedule, its single-block executor, FMG
 //   >>stationary  the Jacobi and RBGS methods
@@ -10872,7 +10873,7 @@ class Replay {
 // against 7 for flexible CG around the standard cycle.  Pipelined CG, whose
 // recurrences need a symmetric preconditioner, takes it, and so does
 // classic CG where beta varies or a mask is set (Solver::symmetric_cycle;
-// doc/internals.md has the figures): on 10^6 jumps the standard cycle can
+// the bench's kr-box rows measure both cycles): on 10^6 jumps the standard cycle can
 // grow the residual a thousandfold per cycle, and on masks it can be far
 // from symmetric; flexible CG around it stalled on both (masks of pockets,
 // held cells or thin walls: relative residual 1e-5 to 0.1 after 400
