@@ -1,26 +1,20 @@
-// poisson_gpu.cu -- the whole implementation of poisson_gpu.h, one translation
-// unit, ordered by mechanism: each section holds its kernels together with
-// their host-side planning, eligibility checks and launch code.  Markers:
-//   >>config      every tunable, with what it trades
-//   >>errors      the status / message pair every call goes through
-//   >>launch      how kernels cover a level (column and walk launches)
-//   >>operator    the discrete operator: per-axis coefficients, the couplings
-//                 at a point, the boundary terms, the residual
-//   >>reduce      reductions and vector operations over a level's interior
-//   >>smooth      Jacobi and red-black Gauss-Seidel passes and their plan
-//   >>transfer    restriction and interpolation between two levels
-//   >>general     masks and beta: their check, coarse build and regions
-//   >>hierarchy   the levels of a multigrid solve, their tables and frames
-//   >>cycle       the cycle schedule, its single-block executor, FMG
-//   >>stationary  the Jacobi and RBGS methods
-//   >>fft         the direct solver: row FFTs, the cuFFT route, line solves
-//   >>graph       replay of fixed multigrid solves from CUDA graphs
-//   >>krylov      CG (classic, pipelined) and BiCGStab
-//   >>dist        several GPUs: the split, halo exchange, all-reductions
-//   >>handle      the solver behind a handle: config, workspace, one solve
-//   >>public      the C API
+// poisson_gpu.cu -- GENERATED FILE, do not edit.  The implementation of
+// poisson_gpu.h in one file: compile it into your project beside the header
+// (README.md).  It is made by src/amalgamate.py from the files of src/ (with
+// -DPGPU_SRC_LINES, #line directives name them): edit those and run the
+// script; CI fails when this file differs from the script's output.
+
+// src/poisson_gpu.cu -- the whole implementation of poisson_gpu.h, one
+// translation unit made of the files of src/, one file a mechanism, each with
+// its kernels together with their host-side planning, eligibility checks and
+// launch code.  Each file includes the files it uses; this list gives the
+// order in which src/amalgamate.py writes them into the shipped file.
 // Precision is a template parameter everywhere; the C API dispatches once.
 // doc/internals.md says how the pieces fit and why each kernel variant exists.
+// config.h -- every tunable of the library, with what it trades
+#ifdef PGPU_SRC_LINES
+#line 2 "src/config.h"
+#endif
 
 #include "poisson_gpu.h"
 
@@ -45,16 +39,14 @@
 #include <utility>
 #include <vector>
 
-// ============================================================================
-// >>config
-// ============================================================================
+namespace pgpu {
+
 // Every tunable of the library.  Figures are H100 measurements at 512^3
 // unless they say otherwise; the numbers are block shapes, register budgets
 // (blocks per SM a kernel is compiled for) and size thresholds.
 
-namespace pgpu {
 
-// ---- launch shapes (>>launch) ----
+// ---- launch shapes (launch.h) ----
 // Column kernels (reductions, scans, pointwise passes): a block covers a
 // COL_BX x COL_BY patch of (x, y) columns and walks a chunk of z planes;
 // launches aim at COL_PER_SM blocks per SM.
@@ -86,7 +78,7 @@ constexpr int MAX_LEVELS = 96;
 // (vertex coarsening: 3, cell pairs: 4, non-nested periodic rings: 5).
 constexpr int MAX_CHILDREN = 5;
 // FMG's finest cycle starts its coarse-grid correction from the level below
-// where the next level has at least this many points (>>cycle); on smaller
+// where the next level has at least this many points (multigrid.h); on smaller
 // ones the extra launches cost more than the cycle they save (128^3 FMG in
 // float: 1.31 -> 1.45 ms with it).
 constexpr double FMG_START_MIN = 1 << 20;
@@ -100,7 +92,7 @@ constexpr double PAIRED_MIN = 1 << 22;
 // beta V(2,1) at 512^3 double 9.88-9.89 -> 9.85-9.86 ms, float 6.05 ->
 // 6.03, 256^3 double 1.70 -> 1.68 (H200, same runs).
 constexpr double BETA_FR_MIN = 1 << 21;
-// The single-block coarse cycle (>>cycle): levels of at most TINY_THREADS
+// The single-block coarse cycle (multigrid.h): levels of at most TINY_THREADS
 // points (one per thread; 8^3, 32^2) and at most TINY_LEVELS of them run as
 // one block, barriers between steps.  From 16^3 (four points per thread) the
 // one SM issued every instruction: 122 us per cycle against 49 us from 8^3.
@@ -133,7 +125,7 @@ constexpr int MIXED_CYCLES = 2, MIXED_MAX_STEPS = 30;
 
 // ---- graph replay ----
 // Krylov methods: restarts from the true residual when the recursive one
-// met the tolerance and the true one did not (>>krylov).
+// met the tolerance and the true one did not (krylov.h).
 constexpr int KRYLOV_RESTARTS = 3;
 constexpr int REPLAY_MAX = 8; // graphs a handle keeps (per (u, f) pair and sequence)
 
@@ -248,7 +240,7 @@ template <class T> struct Tune {
     static constexpr bool lf_shared_tw = F32;
     // The cuFFT route's DST-I: float by the odd extension (twice the
     // transform length: the running sum of the half-length form loses the
-    // high modes in float), double by the running sum (>>fft).
+    // high modes in float), double by the running sum (fft.h).
     static constexpr bool dst_extension = F32;
 };
 
@@ -269,9 +261,18 @@ constexpr int RS_STAGES = 4;
 // per SM (double: 64 registers; 512^3 prolongation 1.54 -> 1.41 ms, H100).
 constexpr int IT_FX = 32, IT_FY = 8, IT_CX = 24, IT_CY = 12, IT_OLD = 8;
 
-// ============================================================================
-// >>errors
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 8 "src/poisson_gpu.cu"
+#endif
+// errors.h -- the status / message pair every call goes through; device memory; Env
+#ifdef PGPU_SRC_LINES
+#line 2 "src/errors.h"
+#endif
+
+
+namespace pgpu {
+
 // Every failure is recorded as text in an error buffer (the handle's, or a
 // thread-local one during pgpu_create) and returned as a status.  The macros
 // below are the only way errors travel: nothing prints, aborts or exits.
@@ -297,16 +298,22 @@ static const char *const NO_DEVICE_TEXT =
     "no CUDA device: the CUDA runtime found no GPU it can use (no NVIDIA GPU, no driver loaded, or a driver "
     "older than this CUDA runtime)";
 
+static const char *base_name(const char *path)
+{
+    const char *slash = std::strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
 static bool no_device_error(cudaError_t e) { return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver; }
 
-static pgpu_status cuda_status(char *buf, cudaError_t e, const char *what, int line)
+static pgpu_status cuda_status(char *buf, cudaError_t e, const char *what, const char *file, int line)
 {
     if (no_device_error(e))
-        return record(buf, PGPU_ERROR_NO_DEVICE, "%s; %s said %s (%s) [poisson_gpu.cu:%d]", NO_DEVICE_TEXT, what,
-                      cudaGetErrorName(e), cudaGetErrorString(e), line);
+        return record(buf, PGPU_ERROR_NO_DEVICE, "%s; %s said %s (%s) [%s:%d]", NO_DEVICE_TEXT, what,
+                      cudaGetErrorName(e), cudaGetErrorString(e), file, line);
     pgpu_status st = (e == cudaErrorMemoryAllocation) ? PGPU_ERROR_OUT_OF_MEMORY : PGPU_ERROR_CUDA;
-    return record(buf, st, "%s failed: %s (%s) [poisson_gpu.cu:%d]", what, cudaGetErrorName(e),
-                  cudaGetErrorString(e), line);
+    return record(buf, st, "%s failed: %s (%s) [%s:%d]", what, cudaGetErrorName(e), cudaGetErrorString(e),
+                  file, line);
 }
 
 static const char *cufft_name(cufftResult r)
@@ -330,6 +337,9 @@ static const char *cufft_name(cufftResult r)
     }
 }
 
+// Where a failure was found, for its message: the file (its name without
+// the folders: src/'s with PGPU_SRC_LINES, else poisson_gpu.cu) and the line.
+#define PGPU_AT ::pgpu::base_name(__FILE__), __LINE__
 // Return `st` with a message when `cond` holds.  Uses the variable `err`.
 #define PGPU_RETURN_IF(cond, st, ...)                                                              \
     do {                                                                                           \
@@ -339,7 +349,7 @@ static const char *cufft_name(cufftResult r)
 #define PGPU_CUDA(call)                                                                            \
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) return ::pgpu::cuda_status(err, e_, #call, __LINE__);               \
+        if (e_ != cudaSuccess) return ::pgpu::cuda_status(err, e_, #call, PGPU_AT);                \
     } while (0)
 // Check the launch just made (configuration errors surface here).
 #define PGPU_LAUNCHED() PGPU_CUDA(cudaGetLastError())
@@ -349,8 +359,8 @@ static const char *cufft_name(cufftResult r)
     do {                                                                                           \
         ncclResult_t r_ = (call);                                                                  \
         if (r_ != ncclSuccess)                                                                     \
-            return ::pgpu::record(err, PGPU_ERROR_CUDA, "%s failed: %s [poisson_gpu.cu:%d]", #call,  \
-                                  ncclGetErrorString(r_), __LINE__);                               \
+            return ::pgpu::record(err, PGPU_ERROR_CUDA, "%s failed: %s [%s:%d]", #call,            \
+                                  ncclGetErrorString(r_), PGPU_AT);                                \
     } while (0)
 #endif
 // Check a cuFFT call.
@@ -360,8 +370,8 @@ static const char *cufft_name(cufftResult r)
         if (r_ != CUFFT_SUCCESS)                                                                   \
             return ::pgpu::record(err, r_ == CUFFT_ALLOC_FAILED ? PGPU_ERROR_OUT_OF_MEMORY         \
                                                                 : PGPU_ERROR_CUDA,                 \
-                                  "%s failed: %s [poisson_gpu.cu:%d]", #call,                      \
-                                  ::pgpu::cufft_name(r_), __LINE__);                               \
+                                  "%s failed: %s [%s:%d]", #call,                                  \
+                                  ::pgpu::cufft_name(r_), PGPU_AT);                                \
     } while (0)
 // Pass a failure up unchanged.
 #define PGPU_FORWARD(expr)                                                                         \
@@ -415,7 +425,7 @@ struct DeviceMem {
     }
 };
 
-// Red-black iterations on a slab with one exchange (>>dist, dist_band_pass):
+// Red-black iterations on a slab with one exchange (dist.h, dist_band_pass):
 // a pass of S colour half-steps (two iterations: DIST_BAND_S; one: half of
 // it) holds the ghost planes at their old values, which leaves the S - 1
 // planes next to an interface wrong; a band of 3 S planes around it (S + 1
@@ -425,7 +435,7 @@ struct DeviceMem {
 constexpr int DIST_BAND_S = 4, DIST_BAND_L = 3 * DIST_BAND_S;
 static_assert(DIST_BAND_S == 4, "rb_band_kernel ping-pongs two iterations' values, dist_smooth passes of 2 and 1");
 
-// A handle of the distributed mode (>>dist): where its box lies in the global
+// A handle of the distributed mode (dist.h): where its box lies in the global
 // grid, its neighbours along the split axis, and the buffers of the halo
 // exchange and the all-reductions.  NULL in Env: a single-GPU handle.
 struct Dist {
@@ -462,7 +472,7 @@ struct Dist {
 };
 
 struct Env {
-    Dist *dist = nullptr;      // the distributed mode's state (>>dist), or NULL
+    Dist *dist = nullptr;      // the distributed mode's state (dist.h), or NULL
     cudaStream_t st = nullptr; // where every launch goes (the graph replay swaps it while capturing)
     char err[ERR_LEN] = {0};
     int device = 0, sms = 0, optin = 0; // optin: the most shared memory a block may opt into
@@ -487,9 +497,18 @@ struct Env {
     }
 };
 
-// ============================================================================
-// >>launch
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 9 "src/poisson_gpu.cu"
+#endif
+// launch.h -- how kernels cover a level: column and walk launches
+#ifdef PGPU_SRC_LINES
+#line 2 "src/launch.h"
+#endif
+
+
+namespace pgpu {
+
 // Two shapes cover a level's interior (x fastest, then y, then z):
 //  - column launches (col_launch): a block covers a tile of (x, y) columns
 //    and walks a chunk of kchunk z planes; used by pointwise passes,
@@ -671,9 +690,19 @@ struct FastDiv {
     }
 };
 
-// ============================================================================
-// >>operator
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 10 "src/poisson_gpu.cu"
+#endif
+// operator.h -- the discrete operator: axes, the couplings at a point, boundary terms, the residual
+#ifdef PGPU_SRC_LINES
+#line 2 "src/operator.h"
+#endif
+
+
+
+namespace pgpu {
+
 // The discrete operator on every level.  Each axis is described by node
 // positions x[i] and cell widths w[i] (the fine grid is uniform: x = (i+1) h,
 // w = h), its two face types and where the walls are.  Along an axis the
@@ -852,7 +881,7 @@ template <class T> struct Grid {
     int frfast = 0;
     // The general form with a mask, in cycles that need not be symmetric:
     // the closed bits of mk (on coarse levels they include the faces of
-    // fraction 0, >>general) steer the prolongation into this level
+    // fraction 0, general.h) steer the prolongation into this level
     // (ip_point_shut).  0 otherwise.
     int shut = 0;
 };
@@ -945,10 +974,10 @@ __device__ __forceinline__ A neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T 
 // ---- the general form ----
 // A point's type is the low two bits of its mask byte; bits 2..7 say which
 // of its six faces (x-, x+, y-, y+, z-, z+) are closed, the neighbour across
-// them being solid (the builder sets them, >>general; a byte is 0 at a fluid
+// them being solid (the builder sets them, general.h; a byte is 0 at a fluid
 // point with every face open).  Faces couple with the table form's values
 // times the face fraction -- beta's harmonic face mean, on coarse levels the
-// coarsened one (>>hierarchy) -- and closed faces not at all.  v: the
+// coarsened one (hierarchy.h) -- and closed faces not at all.  v: the
 // couplings to the neighbours at offsets o, d: the faces' parts of the
 // diagonal (they differ at Neumann box faces, whose ghost holds a flux: no
 // diagonal part; a closed face has a point across it, so there d = v).
@@ -1423,7 +1452,7 @@ template <class T, class F> static void walk_masked(const Grid<T> &g, F &&fn)
 }
 
 // ---- the residual ----
-// Three numbers per point reduce (>>reduce): two sums and a maximum.
+// Three numbers per point reduce (reduce.h): two sums and a maximum.
 struct Red3 {
     double s0, s1, m;
 };
@@ -1456,7 +1485,7 @@ template <class R, bool WRITE, bool REDUCE> struct ResidualEmit {
     }
 };
 
-__device__ __forceinline__ void write_partial(double *partials, Red3 v); // >>reduce
+__device__ __forceinline__ void write_partial(double *partials, Red3 v); // reduce.h
 
 // Residual r = b + off - diag * u with b = f - shift (shiftp may be NULL).
 // WRITE stores r in the layout of u, in the precision R (the multigrid
@@ -1478,18 +1507,27 @@ __global__ void __launch_bounds__(WALK_THREADS, REDUCE ? Tune<T>::norm_blocks : 
     if (REDUCE) write_partial(partials, acc);
 }
 
-// ============================================================================
-// >>reduce
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 11 "src/poisson_gpu.cu"
+#endif
+// reduce.h -- reductions and vector operations over a level; the stop test (Convergence)
+#ifdef PGPU_SRC_LINES
+#line 2 "src/reduce.h"
+#endif
+
+
+namespace pgpu {
+
 // Reductions: three numbers per point (two sums and a maximum), reduced warp
 // (shuffle) -> block (shared memory) -> one partial per block; a single
 // block then adds the partials in a fixed order.  No atomics: results are
 // bit-identical from run to run.  The vector operations over a level's
 // interior (dot, axpby) are the building blocks of the solvers' bookkeeping.
 // In the distributed mode each rank's totals are all-reduced before the
-// last step that uses them (dist_allreduce, >>dist).
+// last step that uses them (dist_allreduce, dist.h).
 
-// (>>dist) fill the ghost planes of level-0 array u at the box's faces
+// (dist.h) fill the ghost planes of level-0 array u at the box's faces
 // between ranks; all-reduce d[0 .. nsum) by sums and d[nsum .. nsum + nmax)
 // by maxima on stream st.  Both do nothing on a single-GPU handle.
 template <class T> static pgpu_status dist_halo(Env &env, const Grid<T> &g, T *u, bool lines = false);
@@ -1506,7 +1544,7 @@ __device__ __forceinline__ Red3 shfl_down(Red3 x, int o)
                 __shfl_down_sync(0xffffffffu, x.m, o)};
 }
 
-// Four sums (the Krylov methods' fused dot products, >>krylov).
+// Four sums (the Krylov methods' fused dot products, krylov.h).
 struct Sum4 {
     double v[4];
 };
@@ -1806,7 +1844,7 @@ static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const
     return PGPU_SUCCESS;
 }
 
-static double float_residual_floor(const pgpu_config &c); // >>handle
+static double float_residual_floor(const pgpu_config &c); // handle.h
 // The tolerance float takes for a config's 0 (the header's (*)): 1e-5, or
 // float's floor on the grid where that is larger.
 inline double float_own_tolerance(double floor) { return std::max(1e-5, floor); }
@@ -1852,12 +1890,21 @@ struct Convergence {
     }
 };
 
-// ============================================================================
-// >>smooth
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 12 "src/poisson_gpu.cu"
+#endif
+// smooth_kernels.h -- Jacobi's walk and red-black Gauss-Seidel on any level
+#ifdef PGPU_SRC_LINES
+#line 2 "src/smooth_kernels.h"
+#endif
+
+
+namespace pgpu {
+
 // Smoothing passes over one level, src -> dst (never in place, so no block
 // depends on another and the result does not depend on scheduling):
-//  - jacobi_kernel: weighted Jacobi, the column walk of >>operator;
+//  - jacobi_kernel: weighted Jacobi, the column walk of operator.h;
 //  - rbgs_tile_kernel: red-black Gauss-Seidel on uniform 3D levels without a
 //    periodic axis (the common case, the one that decides the smoother's
 //    speed), one or two iterations per pass;
@@ -2129,6 +2176,18 @@ __global__ void __launch_bounds__(RB_TX *RB_BY, Tune<T>::rbg_blocks)
         f0 = fn;
     }
 }
+
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 13 "src/poisson_gpu.cu"
+#endif
+// smooth_tile.h -- red-black Gauss-Seidel tiled in shared memory on uniform 3D levels
+#ifdef PGPU_SRC_LINES
+#line 2 "src/smooth_tile.h"
+#endif
+
+
+namespace pgpu {
 
 // The thread setup of rbgs_tile_kernel: thread (tx, ty) of a tile of TX
 // pairs by BY rows holds the points x0, x0 + 1 (x0 even) of row y; the outer
@@ -2599,6 +2658,18 @@ __global__ void __launch_bounds__(RbTile<T, ITERS>::TX *RbTile<T, ITERS>::BY, Rb
     if constexpr (RING) __pipeline_wait_prior(0); // no copy outlives the block
 }
 
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 14 "src/poisson_gpu.cu"
+#endif
+// smooth_beta.h -- red-black Gauss-Seidel of beta alone, faces formed from 1 / beta
+#ifdef PGPU_SRC_LINES
+#line 2 "src/smooth_beta.h"
+#endif
+
+
+namespace pgpu {
+
 // Red-black, one iteration per pass, on uniform levels of coefficients alone
 // (no mask; SmoothPlan::tile, beta_tiled).  On level 0 with beta in
 // beta_face's range (Grid::bw) the faces are formed once a plane from
@@ -2660,7 +2731,7 @@ template <class T> struct BetaTile {
                             FIT_RS = SMEM_RS + TABLES;
 };
 template <class T> struct alignas(16) Vec4 { T v[4]; }; // (16: the shared memory's alignment)
-template <class T> struct Xfer;     // (>>transfer) the restriction's tables
+template <class T> struct Xfer;     // (transfer.h) the restriction's tables
 template <class T> struct RsPlanes; // ... and its sums over z
 template <class T> struct Windows;  // ... the prolongation's taps
 
@@ -3208,6 +3279,20 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
     }
 }
 
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 15 "src/poisson_gpu.cu"
+#endif
+// smooth.h -- how a level is smoothed: SmoothPlan and the passes
+#ifdef PGPU_SRC_LINES
+#line 2 "src/smooth.h"
+#endif
+
+
+
+
+namespace pgpu {
+
 // How a level is smoothed: which red-black kernel and the launch shapes.
 struct SmoothPlan {
     bool tile = false;   // red-black through rbgs_tile_kernel
@@ -3398,9 +3483,18 @@ static pgpu_status rb_pass_resid(Env &env, const Grid<T> &g, const SmoothPlan &p
     }
 }
 
-// ============================================================================
-// >>transfer
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 16 "src/poisson_gpu.cu"
+#endif
+// transfer.h -- coarsening an axis and the transfer tables between two levels
+#ifdef PGPU_SRC_LINES
+#line 2 "src/transfer.h"
+#endif
+
+
+namespace pgpu {
+
 // Restriction and interpolation between a level and the next coarser one.
 // Host: the per-axis tables (coarsening rule, interpolation weights, the
 // restriction as their width-weighted adjoint) and the conditions the tiled
@@ -3414,7 +3508,7 @@ static pgpu_status rb_pass_resid(Env &env, const Grid<T> &g, const SmoothPlan &p
 //   prolongation + add interp_kernel<2, ADD> / interp_tile_kernel<2, ADD>
 //   FMG interpolation  interp_kernel<4> / interp_tile_kernel<4> (tricubic)
 //   FMG boundary data  ghost_restrict_kernel, ghost_edges_kernel
-// The single-block coarse cycle (>>cycle) sums with the direct kernels'
+// The single-block coarse cycle (multigrid.h) sums with the direct kernels'
 // per-point functions (rs_column / rs_point, ip_column / ip_point).
 // Transfer<T> (end of the section) holds one level pair's tables, which
 // kernels are eligible, and their launches.
@@ -3760,7 +3854,7 @@ static bool plane_owners(const AxisTransfer &t, const std::vector<double> &rw, i
                          std::vector<double> &w0, std::vector<double> &w1)
 {
     // Entry kf + 1 for fine plane kf = -1 .. nf: a slab's children include
-    // the ghost planes across its faces (>>dist); elsewhere 0 and nf + 1
+    // the ghost planes across its faces (dist.h); elsewhere 0 and nf + 1
     // stay unused.
     const int nc = (int)t.rcnt.size();
     t0.assign(nf + 2, -1);
@@ -3768,7 +3862,7 @@ static bool plane_owners(const AxisTransfer &t, const std::vector<double> &rw, i
     w1.assign(nf + 2, 0.0);
     bool ok = true;
     for (int K = 0; K < nc && ok; ++K) {
-        ok = t.rcnt[K] > 0; // (a row of another rank's node, >>dist: the tiles need every row)
+        ok = t.rcnt[K] > 0; // (a row of another rank's node, dist.h: the tiles need every row)
         for (int m = 0; m < t.rcnt[K] && ok; ++m) {
             const int kf = t.ridx[(size_t)K * MAX_CHILDREN + m], e = kf + 1;
             if (kf < -1 || kf > nf) { ok = false; break; }
@@ -3820,7 +3914,19 @@ template <class T> __host__ __device__ __forceinline__ int64_t ghost_origin(cons
     return g.base - 1 - g.sy - (g.is3d ? g.sz : 0); // storage of (-1, -1, -1)
 }
 
-// ---- restriction, direct ----
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 17 "src/poisson_gpu.cu"
+#endif
+// restrict.h -- restriction of residuals (direct and through shared memory)
+#ifdef PGPU_SRC_LINES
+#line 2 "src/restrict.h"
+#endif
+
+
+
+namespace pgpu {
+
 // The x/y children of coarse column (I, J): indices, row offsets, weights
 // (unused slots weight 0), in registers for the column's planes.
 template <class T> struct RsColumn {
@@ -4211,7 +4317,18 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, 2)
     acc.finish(flush);
 }
 
-// ---- interpolation, direct ----
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 18 "src/poisson_gpu.cu"
+#endif
+// interpolate.h -- interpolation of corrections; Transfer<T>
+#ifdef PGPU_SRC_LINES
+#line 2 "src/interpolate.h"
+#endif
+
+
+namespace pgpu {
+
 // Fine column (i, j)'s x / y taps: coarse storage offsets and weights.
 template <class T, int NW> struct IpColumn {
     int ox[NW];
@@ -4335,7 +4452,7 @@ __device__ __forceinline__ T ip_shut_or(const Grid<T> &fine, const Taps<T> &tp, 
 
 // What the prolongation can measure on its way (REDUCE): the size of the
 // correction it adds, sum (P e)^2, of the corrected values, sum out^2, and
-// max |P e|, per block (>>reduce); a float V-cycle's convergence test.
+// max |P e|, per block (reduce.h); a float V-cycle's convergence test.
 __device__ __forceinline__ void note_correction(Red3 &acc, double v, double out)
 {
     acc.s0 += v * v;
@@ -4657,7 +4774,7 @@ template <class T> __global__ void ghost_edges_kernel(const Grid<T> g, T *__rest
 }
 
 // One level pair's transfers: the tables on the device, which kernels are
-// eligible, and their launches.  Built with the hierarchy (>>hierarchy).
+// eligible, and their launches.  Built with the hierarchy (hierarchy.h).
 template <class T> struct Transfer {
     Grid<T> fg{}, cg{};       // the fine level and the next coarser one
     Xfer<T> rc{}, rf{};       // the cycle's restriction; FMG's data restriction (moment-free rows)
@@ -4793,16 +4910,25 @@ template <class T> static pgpu_status transfer_setup(Env &env)
     return PGPU_SUCCESS;
 }
 
-// ============================================================================
-// >>general
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 19 "src/poisson_gpu.cu"
+#endif
+// general.h -- masks and beta: the general form's tables, checks and face fractions
+#ifdef PGPU_SRC_LINES
+#line 2 "src/general.h"
+#endif
+
+
+namespace pgpu {
+
 // The general operator's data: cell types and face fractions on every level,
 // built on the device from the caller's mask and beta (pgpu_set_mask,
 // pgpu_set_coefficients), and the fine grid's connected fluid regions with
 // the projection of the singular ones.
 //  - Level 0: a copy of the mask (ghosts read as fluid) and, with beta, face
 //    fractions = beta's harmonic face means (beta itself at box faces).
-//    gen_couplings (>>operator) multiplies the table form's couplings by
+//    gen_couplings (operator.h) multiplies the table form's couplings by
 //    them and drops faces towards solid points.
 //  - Coarse cell types by the seed's rule: a Dirichlet core child (the fine
 //    nodes a coarse node stands for: its restriction row's largest weights)
@@ -5095,7 +5221,7 @@ __device__ __forceinline__ void mark_bit(uint32_t *bits, uint32_t q)
     if (!bit_of(bits, q)) set_bit(bits, q);
 }
 
-// The near tiles of level 0 (>>general, gen_near_kernel): cubes of NEAR_T3
+// The near tiles of level 0 (general.h, gen_near_kernel): cubes of NEAR_T3
 // points in 3D, squares of NEAR_T2 in 2D (both 512 or 256 points, a block
 // of NEAR_THREADS), numbered x fastest; a tile is near where it holds a
 // fluid point with a closed face.
@@ -5153,7 +5279,7 @@ __global__ void __launch_bounds__(1024) gen_near_list_kernel(uint32_t *bits, uin
 
 // One colour of a Gauss-Seidel iteration (weight 1) over the fluid points
 // of level 0's near tiles, in place: the points of a colour couple only to
-// the other colour's.  After a cycle's post-smoothing of level 0 (>>cycle,
+// the other colour's.  After a cycle's post-smoothing of level 0 (multigrid.h,
 // near_relax), it takes out the error that the coarse levels leave beside
 // solid points, where they cannot follow the walls.  A block per listed
 // tile (grid-stride), a thread per column piece.
@@ -5444,6 +5570,18 @@ template <class T> struct GenCoarse {
     unsigned tiles;   // the level's tiles
     bool scale;       // the fine fractions carry beta's scale (gen_distance_kernel's end pieces)
 };
+
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 20 "src/poisson_gpu.cu"
+#endif
+// general_coarse.h -- masks and beta: coarse cell types and face fractions, built on the device
+#ifdef PGPU_SRC_LINES
+#line 2 "src/general_coarse.h"
+#endif
+
+
+namespace pgpu {
 
 // The shared memory of gen_coarse_kernel for the tile lengths tb and the
 // tiles' largest slot counts s (see there): the head (rows, weights and
@@ -6364,7 +6502,18 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
     }
 }
 
-// ---- regions ----
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 21 "src/poisson_gpu.cu"
+#endif
+// regions.h -- connected fluid regions and the projection of singular ones; General<T>
+#ifdef PGPU_SRC_LINES
+#line 2 "src/regions.h"
+#endif
+
+
+namespace pgpu {
+
 // SH: lab is a block's shared array, whose every access while linking is
 // an atomic one (the linking races by design; so each access is one the
 // hardware orders and a race checker accepts); a global array's parents
@@ -6951,9 +7100,20 @@ template <class T> struct General {
     }
 };
 
-// ============================================================================
-// >>hierarchy
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 22 "src/poisson_gpu.cu"
+#endif
+// hierarchy.h -- the levels of a multigrid solve: Level<T>, the ghost frame, Hierarchy<T>
+#ifdef PGPU_SRC_LINES
+#line 2 "src/hierarchy.h"
+#endif
+
+
+
+
+namespace pgpu {
+
 // The levels of a solve: level 0 is the user's grid (its arrays are bound
 // per solve); each next level coarsens the axes whose coupling 1/h^2 is at
 // least half the strongest (semicoarsening keeps strongly anisotropic
@@ -7015,7 +7175,7 @@ template <class T> struct Level {
     T *other() const { return in_x || cur ? u : t; }
 };
 
-// (>>dist) `iters` smoothing iterations of slab level l (red-black: two per
+// (dist.h) `iters` smoothing iterations of slab level l (red-black: two per
 // exchange where the level has bands, else one, the halo exchanged before
 // each); the slab level's restricted right-hand side broadcast to every
 // rank (the first replicated level).
@@ -7154,7 +7314,7 @@ template <class T> class Hierarchy {
     std::vector<Level<T>> lv;
     std::vector<HostLevel> hl; // the host description (axes, transfer tables)
     int data_faces = 0;        // bit f: face f is Dirichlet or Neumann
-    // (>>dist) a distributed hierarchy: set before build.  plan: the levels
+    // (dist.h) a distributed hierarchy: set before build.  plan: the levels
     // (the slab's first dist_levels, then the global grid's, replicated on
     // every rank); global_cfg: the faces of the replicated levels.
     const std::vector<HostLevel> *plan = nullptr;
@@ -7165,10 +7325,10 @@ template <class T> class Hierarchy {
     // Grid::shut may be set: the cycles need not be symmetric (not a Krylov
     // method's preconditioner, whose restriction must stay P's transpose).
     bool shut_ok = true;
-    General<T> gen;            // the general form's data (>>general)
+    General<T> gen;            // the general form's data (general.h)
     std::vector<int> fast_box; // each level's Grid::fast in the box form
     std::vector<char> rr_box;  // each transfer's rr_fused in the box form
-    // (>>general) allocate what the general form needs; build the coarse
+    // (general.h) allocate what the general form needs; build the coarse
     // levels' types and fractions from level 0's; put the form into every
     // grid (true when a grid changed); b of the bound problem into out.
     pgpu_status general_alloc(Env &env, bool mask, bool beta);
@@ -7222,7 +7382,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
     char *err = env.err;
     const bool is3d = c.nz > 1;
     const int nfaces = is3d ? 6 : 4;
-    // (>>dist) the slab's levels take the slab's faces, the replicated ones
+    // (dist.h) the slab's levels take the slab's faces, the replicated ones
     // the global problem's; singular is the global problem's.
     auto cfg_of = [&](int l) -> const pgpu_config & { return plan && l >= dist_levels ? global_cfg : c; };
     const pgpu_config &sc = plan ? global_cfg : c;
@@ -7411,7 +7571,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         L.walk = walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::walk_group);
         L.rwalk = reduce_walk_launch(g.nx, g.ny, g.nz, is3d, Tune<T>::walk_group, env.sms);
         L.sm = smooth_plan(g, L.npts, env.sms, g.fast != 0);
-        // (>>dist) a slab pairs red-black iterations only with band fix-ups
+        // (dist.h) a slab pairs red-black iterations only with band fix-ups
         if (plan && l < dist_levels) L.sm.paired = L.sm.paired && env.dist->band[l];
         const size_t bytes = (size_t)L.elems * sizeof(T);
         if (l == 0 && !own) {
@@ -7448,7 +7608,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         x.fwalk = F.walk;
         x.cwalk = C.walk;
         x.rs_tile = rs_tile[l] != 0;
-        // (>>dist: not on a slab: its rows reach the residual's ghost planes)
+        // (dist.h: not on a slab: its rows reach the residual's ghost planes)
         x.rr_fused = x.rs_tile && rr_fits && is3d && F.g.fast && !F.g.px && !F.g.py && !F.g.pz &&
                      !(plan && l < dist_levels);
         x.pl_tile = pl_tile[l] != 0;
@@ -7470,8 +7630,19 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
     return PGPU_SUCCESS;
 }
 
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 23 "src/poisson_gpu.cu"
+#endif
+// general_levels.h -- the general form on every level of a hierarchy
+#ifdef PGPU_SRC_LINES
+#line 2 "src/general_levels.h"
+#endif
 
-// ---- the general form (>>general) ----
+
+
+namespace pgpu {
+
 template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_mask, bool want_beta)
 {
     char *err = env.err;
@@ -7685,7 +7856,7 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         changed = changed || std::memcmp(&g, &L.g, sizeof(g)) != 0;
         L.g = g;
         L.sm = smooth_plan(g, L.npts, env.sms, fast_box[l] != 0);
-        if (l < dist_levels) L.sm.paired = L.sm.paired && env.dist->band[l]; // (>>dist) as in build
+        if (l < dist_levels) L.sm.paired = L.sm.paired && env.dist->band[l]; // (dist.h) as in build
     }
     for (int l = 0; l + 1 < nl; ++l) {
         Transfer<T> &x = lv[l].down;
@@ -7789,9 +7960,18 @@ template <class T> pgpu_status Hierarchy<T>::project(Env &env, const T *src, con
     return PGPU_SUCCESS;
 }
 
-// ============================================================================
-// >>cycle
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 24 "src/poisson_gpu.cu"
+#endif
+// coarse_solve.h -- the cycle schedule and its coarse end: dense inverse, single-block executor
+#ifdef PGPU_SRC_LINES
+#line 2 "src/coarse_solve.h"
+#endif
+
+
+namespace pgpu {
+
 // A cycle from level s solves A e = f_s approximately from the level's
 // current iterate: pre-smooth, restrict the residual to s+1 (whose
 // correction starts from zero), gamma cycles of s+1, prolong and add the
@@ -8024,7 +8204,19 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
     }
 }
 
-// ---- the host side ----
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 25 "src/poisson_gpu.cu"
+#endif
+// multigrid.h -- Multigrid<T>: V / W cycles, FMG, the stop rules of a multigrid solve
+#ifdef PGPU_SRC_LINES
+#line 2 "src/multigrid.h"
+#endif
+
+
+
+namespace pgpu {
+
 template <class T> class Multigrid {
   public:
     int pre = 2, post = 1, post_flip = 0;
@@ -8069,7 +8261,7 @@ template <class T> class Multigrid {
     // cycles go down to the single node.
     int last_level() const { return dense_level >= 0 && !gen ? dense_level : (int)h->lv.size() - 1; }
     int tiny_first = 0;   // levels from here on run in tiny_cycle_kernel (never level 0)
-    // (>>dist) fresh[l]: slab level l's iterate has the neighbours' current
+    // (dist.h) fresh[l]: slab level l's iterate has the neighbours' current
     // values in its ghost planes (its last smoothing ended in a band pass),
     // so the next residual or prolongation needs no exchange.
     std::vector<char> fresh;
@@ -8112,7 +8304,7 @@ template <class T> pgpu_status Multigrid<T>::init(Env &e, Hierarchy<T> &hh, cons
     // The tail of levels that tiny_cycle_kernel runs (never level 0: the
     // user's arrays, strides and mean shift stay with the general kernels).
     tiny_first = nl;
-    // (>>dist: nor a slab level: they exchange halos between passes)
+    // (dist.h: nor a slab level: they exchange halos between passes)
     while (tiny_first > std::max(1, h->dist_levels) && lv[tiny_first - 1].npts <= TINY_THREADS &&
            nl - (tiny_first - 1) <= TINY_LEVELS)
         --tiny_first;
@@ -8190,7 +8382,7 @@ template <class T> pgpu_status Multigrid<T>::down(int l, bool zero)
     Env &e = *env;
     char *err = e.err;
     Level<T> &L = h->lv[l], &C = h->lv[l + 1];
-    if (e.dist && l < h->dist_levels) { // (>>dist) a slab: its halos, then the global level's rows
+    if (e.dist && l < h->dist_levels) { // (dist.h) a slab: its halos, then the global level's rows
         if (!fresh[l]) PGPU_FORWARD(dist_halo(e, L.g, L.iter()));
         PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
         PGPU_FORWARD(dist_halo(e, L.g, L.other()));
@@ -8220,7 +8412,7 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
 {
     Env &e = *env;
     Level<T> &L = h->lv[l];
-    const bool slab = e.dist && l < h->dist_levels; // (>>dist)
+    const bool slab = e.dist && l < h->dist_levels; // (dist.h)
     bool fr = false;
     if (l == 0 && op != STEP_DOWN) resid0 = nullptr; // (only the step after the pre-smoothing takes it)
     switch (op) {
@@ -8257,7 +8449,7 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
             return PGPU_SUCCESS;
         }
         size_t blocks = 0;
-        if (e.dist && l + 1 < h->dist_levels && !fresh[l + 1]) PGPU_FORWARD(dist_halo(e, C.g, C.iter())); // (>>dist)
+        if (e.dist && l + 1 < h->dist_levels && !fresh[l + 1]) PGPU_FORWARD(dist_halo(e, C.g, C.iter())); // (dist.h)
         if (slab) fresh[l] = 0;
         if (sum && h->singular && !e.dist) {
             // A singular problem's correction may carry a constant (the
@@ -8338,7 +8530,7 @@ template <class T> pgpu_status Multigrid<T>::cycle(int l, int gamma_top)
         // written by the interpolation.
         PGPU_FORWARD(down(l, false));
         Level<T> &D = lv[l + 2];
-        const int slabs = e.dist ? h->dist_levels : 0; // (>>dist) C's f with its neighbours' planes
+        const int slabs = e.dist ? h->dist_levels : 0; // (dist.h) C's f with its neighbours' planes
         if (l + 1 < slabs) PGPU_FORWARD(dist_halo(e, C.g, C.f));
         PGPU_FORWARD(C.down.restrict_(e, C.f, nullptr, D.f));
         if (l + 2 == slabs) PGPU_FORWARD(dist_gather(e, D.g, D.f));
@@ -8412,7 +8604,7 @@ template <class T> pgpu_status Multigrid<T>::fmg_finish()
     return cycle(0, 2);
 }
 
-// On slab levels (>>dist): f with the neighbours' planes (level 0's f is
+// On slab levels (dist.h): f with the neighbours' planes (level 0's f is
 // the caller's: a copy in t, whose ghosts hold the boundary data), and the
 // data restricted across the global faces only; the coarse boundary data's
 // ghost lines in the planes between ranks exchanged (the neighbours' face
@@ -8499,7 +8691,7 @@ constexpr double FLOAT_OWN_SLACK = 16.0;
 // correction check their residual against FLOAT_OWN_SLACK times it.
 inline double float_accept(const Convergence &cv) { return std::max(FLOAT_STALL * FLOAT_CORRECTION, cv.floor); }
 
-// The launch sequences the handle's graph replay (>>graph) captures.
+// The launch sequences the handle's graph replay (graph.h) captures.
 enum ReplayKind {
     REPLAY_SOLVE = 0,
     REPLAY_FMG = 1,
@@ -8714,11 +8906,20 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     return result;
 }
 
-// ============================================================================
-// >>stationary
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 26 "src/poisson_gpu.cu"
+#endif
+// stationary.h -- the Jacobi and red-black Gauss-Seidel methods
+#ifdef PGPU_SRC_LINES
+#line 2 "src/stationary.h"
+#endif
+
+
+namespace pgpu {
+
 // Weighted Jacobi and red-black Gauss-Seidel / SOR on level 0: smoothing
-// passes (>>smooth) ping-ponging between the user's u and the handle's
+// passes (smooth.h) ping-ponging between the user's u and the handle's
 // second iterate, checked every `interval` iterations (none with `fixed`).
 // In float they converge to a point where every update is below half an
 // ulp of u, which leaves a smooth error of about 0.07 eps lambda_max /
@@ -8779,9 +8980,18 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
     return result;
 }
 
-// ============================================================================
-// >>fft
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 27 "src/poisson_gpu.cu"
+#endif
+// fft_rows.h -- the FFT solver's row-FFT core and the all-periodic rows
+#ifdef PGPU_SRC_LINES
+#line 2 "src/fft_rows.h"
+#endif
+
+
+namespace pgpu {
+
 // The direct solver.  Each axis is diagonalised by its own transform
 // (Dirichlet-Dirichlet: DST-I, Neumann-Neumann: DCT-II, periodic: DFT), the
 // eigenvalues divide the spectrum, and the inverse transforms give u; at most
@@ -9395,8 +9605,18 @@ __global__ void __launch_bounds__(LF_T)
     }
 }
 
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 28 "src/poisson_gpu.cu"
+#endif
+// fft_dirichlet.h -- the all-Dirichlet rows: DST-I by our own mixed-radix FFT
+#ifdef PGPU_SRC_LINES
+#line 2 "src/fft_dirichlet.h"
+#endif
 
-// ---- all-Dirichlet rows: DST-I by our own mixed-radix FFT -------------------------
+
+namespace pgpu {
+
 //
 // When every face is Dirichlet (3D) and each n+1 factors into primes up to
 // 19 (n <= 4096; dr_plan says which rows fit), the solve is six passes over the data, each a row kernel (dr_kernel):
@@ -9643,7 +9863,18 @@ template <class T> size_t dr_smem_bytes(const DrAxis<T> &a)
     return ((size_t)a.ls * sizeof(typename Cplx<T>::type) + (size_t)a.lx * sizeof(T)) << a.rpb_log;
 }
 
-// ---- the cuFFT route ----
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 29 "src/poisson_gpu.cu"
+#endif
+// fft_cufft.h -- the cuFFT route: per-axis DST / DCT / DFT pre- and post-processing
+#ifdef PGPU_SRC_LINES
+#line 2 "src/fft_cufft.h"
+#endif
+
+
+namespace pgpu {
+
 // The solver works on a packed copy W (nx*ny*nz, no ghosts).  Each axis is
 // diagonalised by its own transform (Dirichlet-Dirichlet: DST-I, Neumann-
 // Neumann: DCT-II, periodic: DFT), built on cuFFT real transforms of about
@@ -9973,7 +10204,18 @@ __global__ void hcr_pre_kernel(const Lines L, const T *__restrict__ W, typename 
     }
 }
 
-// ---- line solves ----
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 30 "src/poisson_gpu.cu"
+#endif
+// fft_lines.h -- line solves of the FFT solver's last axis (Thomas, cyclic reduction)
+#ifdef PGPU_SRC_LINES
+#line 2 "src/fft_lines.h"
+#endif
+
+
+namespace pgpu {
+
 // One axis left: per line along it, solve (A_axis + lambda I) x = rhs by the
 // Thomas algorithm, lambda being the other axes' eigenvalue sum.  cl / ch are
 // the axis operator's coefficients (level-0 tables); the pivots go to P.  A
@@ -10143,7 +10385,21 @@ __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int 
     }
 }
 
-// ---- the host side ----
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 31 "src/poisson_gpu.cu"
+#endif
+// fft.h -- the FFT direct solver: its plans, routes and FftSolver<T>
+#ifdef PGPU_SRC_LINES
+#line 2 "src/fft.h"
+#endif
+
+
+
+
+
+
+namespace pgpu {
 
 // Per-axis transforms: DST-I by the running sum or by the odd extension
 // (dst1x_pre_kernel), DCT-II, the periodic DFT; FFT_RHC: the periodic DFT
@@ -10193,7 +10449,7 @@ static pgpu_status make_plan(Env &env, std::vector<cufftHandle> &plans, cufftHan
         cufftDestroy(q);
         if (r != CUFFT_SUCCESS)
             return record(err, r == CUFFT_ALLOC_FAILED ? PGPU_ERROR_OUT_OF_MEMORY : PGPU_ERROR_CUDA,
-                          "cufftGetSizeMany64 failed: %s [poisson_gpu.cu:%d]", cufft_name(r), __LINE__);
+                          "cufftGetSizeMany64 failed: %s [%s:%d]", cufft_name(r), PGPU_AT);
         work = std::max(work, est);
     }
     if (env.mem.counting) return PGPU_SUCCESS;
@@ -10321,7 +10577,7 @@ static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const
     return PGPU_SUCCESS;
 }
 
-// The distributed solve's plan (>>dist builds and runs it): the layouts the
+// The distributed solve's plan (dist.h builds and runs it): the layouts the
 // data passes through -- each split along one axis over the ranks, every
 // rank's range on it -- and the steps, in forward order: axis transforms
 // in the layout where the axis is whole, moves between layouts, and the
@@ -10402,7 +10658,7 @@ template <class T> class FftSolver {
     pgpu_status init_dr();
     pgpu_status row_twiddles(int64_t m, C2 **d);
     pgpu_status run_dr(T *u, const T *f);
-    // The distributed mode (>>dist): transforms on slabs and pencils of
+    // The distributed mode (dist.h): transforms on slabs and pencils of
     // the global grid, transposed between them.
     std::unique_ptr<FftDist<T>> dist;
     pgpu_status init_dist();
@@ -10744,9 +11000,20 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
     }
     return PGPU_SUCCESS;
 }
-// ============================================================================
-// >>graph
-// ============================================================================
+
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 32 "src/poisson_gpu.cu"
+#endif
+// graph.h -- replay of fixed launch sequences from CUDA graphs
+#ifdef PGPU_SRC_LINES
+#line 2 "src/graph.h"
+#endif
+
+
+
+namespace pgpu {
+
 // Multigrid launches replay CUDA graphs: a multigrid pass is a few hundred
 // launches, many on small levels, and a graph removes most of the gaps
 // between them (FMG at 512^3: 7.95 -> 7.62 ms in float).  A sequence of
@@ -10792,7 +11059,7 @@ class Replay {
                 return PGPU_SUCCESS;
             }
         cudaError_t ce = cudaStreamBeginCapture(cap_st, cudaStreamCaptureModeThreadLocal);
-        if (ce != cudaSuccess) return cuda_status(err, ce, "cudaStreamBeginCapture", __LINE__);
+        if (ce != cudaSuccess) return cuda_status(err, ce, "cudaStreamBeginCapture", PGPU_AT);
         const cudaStream_t user = env.st;
         env.st = cap_st;
         const pgpu_status s = launches();
@@ -10802,12 +11069,12 @@ class Replay {
         if (s != PGPU_SUCCESS || ce != cudaSuccess) {
             if (graph) cudaGraphDestroy(graph);
             if (s != PGPU_SUCCESS) return s;
-            return cuda_status(err, ce, "cudaStreamEndCapture", __LINE__);
+            return cuda_status(err, ce, "cudaStreamEndCapture", PGPU_AT);
         }
         cudaGraphExec_t exec = nullptr;
         ce = cudaGraphInstantiateWithFlags(&exec, graph, 0);
         cudaGraphDestroy(graph);
-        if (ce != cudaSuccess) return cuda_status(err, ce, "cudaGraphInstantiateWithFlags", __LINE__);
+        if (ce != cudaSuccess) return cuda_status(err, ce, "cudaGraphInstantiateWithFlags", PGPU_AT);
         if ((int)graphs.size() == REPLAY_MAX) { // the least recently used makes room
             size_t old = 0;
             for (size_t k = 1; k < graphs.size(); ++k)
@@ -10840,9 +11107,20 @@ class Replay {
     unsigned long long clock = 0;
 };
 
-// ============================================================================
-// >>krylov
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 33 "src/poisson_gpu.cu"
+#endif
+// krylov.h -- CG (classic, pipelined) and BiCGStab
+#ifdef PGPU_SRC_LINES
+#line 2 "src/krylov.h"
+#endif
+
+
+
+
+namespace pgpu {
+
 // Conjugate gradients (classic, and the pipelined form of Ghysels and
 // Vanroose) and BiCGStab on level 0, preconditioned by nothing, the
 // diagonal, one multigrid cycle from zero (classic CG's first: an FMG
@@ -10910,7 +11188,7 @@ enum {
     KS_RHO,    // CG: r.z; BiCGStab: (r0, r); pipelined: gamma = r.u
     KS_PQ,     // CG: p.Ap
     KS_SUM,    // the sum of the preconditioner's next input (its mean times the points)
-    KS_RMEAN,  // singular box: the mean of r, taken out of r by the next update (see >>krylov's head)
+    KS_RMEAN,  // singular box: the mean of r, taken out of r by the next update (see krylov.h's head)
     KS_COUNT
 };
 
@@ -11620,7 +11898,7 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     PGPU_CUDA(cudaMemsetAsync(d_s, 0, KS_COUNT * sizeof(double), env->st));
     const char *what = method == PGPU_BICGSTAB ? "BiCGStab" : pipelined ? "pipelined CG" : "CG";
     // The flexible coefficients where the preconditioner is not symmetric
-    // (>>krylov's head): the standard cycle, and PGPU_MIXED's rounding.
+    // (krylov.h's head): the standard cycle, and PGPU_MIXED's rounding.
     flexible = method == PGPU_CG && !pipelined && (fp.h || pre == PGPU_PRECOND_VCYCLE);
     int none = 0;
     const bool classic = method == PGPU_CG && !pipelined;
@@ -11739,9 +12017,18 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     return result;
 }
 
-// ============================================================================
-// >>dist
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 34 "src/poisson_gpu.cu"
+#endif
+// dist.h -- several GPUs: halo exchange, all-reductions, the band kernels
+#ifdef PGPU_SRC_LINES
+#line 2 "src/dist.h"
+#endif
+
+
+namespace pgpu {
+
 // Several GPUs: the global grid is split along its slowest axis (z in 3D, y
 // in 2D) into slabs of whole planes, one per rank, each starting at an even
 // plane so that the red-black colours are the global ones.  Each rank's
@@ -11922,7 +12209,7 @@ __global__ void rb_interface_kernel(const Grid<T> g, int axis, const T *__restri
         const int i = (int)(e % g.nx);
         const int j = axis == 2 ? (int)(e / g.nx) : (side ? last : 0);
         const int k = axis == 2 ? (side ? last : 0) : 0;
-        if ((i + j + k + flip) & 1) continue; // the first colour ((i + j + k + flip) odd, >>smooth): final
+        if ((i + j + k + flip) & 1) continue; // the first colour ((i + j + k + flip) odd, smooth.h): final
         const int64_t p = at_point(g, i, j, k);
         const ColXY<T> c = col_xy(g, i, j);
         const ColZ<T> z = col_z(g, k);
@@ -12174,7 +12461,18 @@ template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T 
 #endif
 }
 
-// ---- a distributed multigrid hierarchy ----
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 35 "src/poisson_gpu.cu"
+#endif
+// dist_plan.h -- several GPUs: the slab split of a hierarchy and the local configs
+#ifdef PGPU_SRC_LINES
+#line 2 "src/dist_plan.h"
+#endif
+
+
+namespace pgpu {
+
 // The global hierarchy (the single-GPU one, host tables only), cut into
 // slabs level by level while every rank keeps at least two nodes of the
 // split axis, a level has DIST_REPLICATE_AT points or more, and the
@@ -12440,8 +12738,8 @@ static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
     return true;
 }
 
-static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err); // >>handle
-static bool is_krylov(int m);                                                        // >>handle
+static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err); // handle.h
+static bool is_krylov(int m);                                                        // handle.h
 
 // The box of `rank` among `ranks` for a resolved global config: pairs of
 // planes of the split axis dealt out evenly, the last rank taking an odd
@@ -12515,7 +12813,19 @@ static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Di
     return resolve_config(&raw, &local, err);
 }
 
-// ---- the FFT over slabs ----
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 36 "src/poisson_gpu.cu"
+#endif
+// dist_fft.h -- several GPUs: the FFT over slabs
+#ifdef PGPU_SRC_LINES
+#line 2 "src/dist_fft.h"
+#endif
+
+
+
+namespace pgpu {
+
 // Every axis by a real transform (FFT_RHC for a periodic one: its slots are
 // eigenvectors as modes are), so that the data stay real and the
 // transforms of one axis are independent of the others'.  The data start in
@@ -12840,9 +13150,20 @@ template <class T> pgpu_status FftSolver<T>::dist_move(int, int)
 }
 #endif
 
-// ============================================================================
-// >>handle
-// ============================================================================
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 37 "src/poisson_gpu.cu"
+#endif
+// handle.h -- the solver behind a handle: create, workspace, one solve
+#ifdef PGPU_SRC_LINES
+#line 2 "src/handle.h"
+#endif
+
+
+
+
+namespace pgpu {
+
 // The solver behind a handle: the resolved config, the environment (stream,
 // error text, allocations), the reductions, the levels, and the method's
 // machinery (multigrid, FFT, graph replay).  One solve: check the arrays,
@@ -12891,7 +13212,7 @@ struct SolverBase {
 
 template <class T> struct Solver : SolverBase {
     pgpu_status init(const pgpu_config &c);
-    // Which cycle the multigrid preconditioner runs (>>krylov's head).
+    // Which cycle the multigrid preconditioner runs (krylov.h's head).
     void symmetric_cycle();
     pgpu_status solve(void *u, const void *f, pgpu_report *rep) override;
     pgpu_status solve_host(void *u, const void *f, pgpu_report *rep) override;
@@ -12958,7 +13279,7 @@ template <class T> struct Solver : SolverBase {
     pgpu_status run_method(T *u, const T *f, double rhs_norm, pgpu_report &r);
     pgpu_status run_mixed(T *u, const T *f, double rhs_norm, pgpu_report &r);
     pgpu_status fixed_launches(T *u, const T *f, pgpu_report &r);
-    // The general form's singular regions (>>general): mean of b removed from
+    // The general form's singular regions (general.h): mean of b removed from
     // f into gen.fp (returns the f to solve with), mean of u removed from u
     // (and the report measured again).
     pgpu_status project_rhs(const T *u, const T *f, const T *&fb);
@@ -12991,7 +13312,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     }
     mixed = (c.flags & PGPU_PRECISION_MASK) == PGPU_MIXED;
     const bool krylov = is_krylov(method), kmg = krylov && uses_multigrid(c);
-    // (>>dist) multigrid on several GPUs: the global hierarchy in slabs,
+    // (dist.h) multigrid on several GPUs: the global hierarchy in slabs,
     // its coarse levels replicated; where the split axis' coarsening cannot
     // be cut so, a Krylov method's cycle stays on the rank's slab.
     std::vector<HostLevel> plan;
@@ -13028,7 +13349,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     // PGPU_CUDA_SETUP.  Then pgpu_workspace_size counts them with no change
     // of its own.
     PGPU_FORWARD(red.init(env, most));
-    if (env.dist) { // (>>dist) the halo planes and the all-reduced totals
+    if (env.dist) { // (dist.h) the halo planes and the all-reduced totals
         PGPU_FORWARD(env.mem.alloc(err, &env.dist->halo, (size_t)(4 * env.dist->plane) * sizeof(T), "halo planes"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&env.dist->d_red, 4 * sizeof(double), "totals to all-reduce"));
         PGPU_CUDA_SETUP(env, cudaMemsetAsync(env.dist->d_red, 0, 4 * sizeof(double), env.st));
@@ -13041,7 +13362,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
             PGPU_FORWARD(env.mem.alloc(err, &d.bandbuf, (size_t)(6 * DIST_BAND_L * d.band_sz) * sizeof(T),
                                        "the smoothing bands"));
     }
-    // (>>dist) level 0's points are the global problem's from here on (means,
+    // (dist.h) level 0's points are the global problem's from here on (means,
     // norms, and the cycle's choice of its dense level: alike on every rank).
     if (env.dist) h.lv[0].npts = (double)env.dist->global.nx * env.dist->global.ny * env.dist->global.nz;
     if (uses_multigrid(c) && !mixed) PGPU_FORWARD(mg.init(env, h, c, &red));
@@ -13061,7 +13382,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     if (krylov) PGPU_FORWARD(kry.init(env, h, &mg, &fft, &replay, &red, c));
     if (krylov && in) kry.fp = FloatPrecond{&in->h, &in->mg, &in->fft, in->d_shift};
     if (env.dist) {
-        // (>>dist) means and singularity are the global problem's: the
+        // (dist.h) means and singularity are the global problem's: the
         // slab's interface faces are Dirichlet only to its own cycle.
         const pgpu_config &gc = env.dist->global;
         const int nfaces = gc.nz > 1 ? 6 : 4;
@@ -13081,7 +13402,7 @@ template <class T> pgpu_status Solver<T>::scan_launch(const T *u, const T *f)
     char *err = env.err;
     const Level<T> &L = h.lv[0];
     const ColLaunch &c = L.col;
-    const Grid<T> g = rhs_grid(env, L.g); // (>>dist) the faces between ranks hold no boundary data
+    const Grid<T> g = rhs_grid(env, L.g); // (dist.h) the faces between ranks hold no boundary data
     launch(c, 0, env.st, scan_rhs_kernel<T>, g, u, f, (const T *)d_shift, 0, red.d_part);
     PGPU_LAUNCHED();
     PGPU_FORWARD(red.total<T>(env, blocks_of(c), RES_SCAN, FINAL_SHIFT, L.npts, h.singular, d_shift));
@@ -13313,7 +13634,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
         return s;
     };
     DeviceGuard guard(env.device);
-    if (guard.status != cudaSuccess) return finish(cuda_status(err, guard.status, "cudaSetDevice", __LINE__));
+    if (guard.status != cudaSuccess) return finish(cuda_status(err, guard.status, "cudaSetDevice", PGPU_AT));
     PGPU_FORWARD(finish(check_arrays(uv, fv)));
     T *u = (T *)uv;
     const T *f = (const T *)fv;
@@ -13464,7 +13785,7 @@ template <class T> pgpu_status Solver<T>::set_stream(cudaStream_t st)
     char *err = env.err;
     err[0] = 0;
     DeviceGuard guard(env.device);
-    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
+    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", PGPU_AT);
     if (st == env.st) return PGPU_SUCCESS;
     PGPU_CUDA(cudaEventRecord(ev1, env.st));
     PGPU_CUDA(cudaStreamWaitEvent(st, ev1, 0));
@@ -13477,7 +13798,7 @@ template <class T> pgpu_status Solver<T>::set_stream(cudaStream_t st)
 
 // Pipelined CG needs a symmetric cycle, and classic CG takes it where beta
 // varies or a mask is set; otherwise classic CG and BiCGStab take the
-// standard one (>>krylov's head says why).
+// standard one (krylov.h's head says why).
 template <class T> void Solver<T>::symmetric_cycle()
 {
     const bool kmg = is_krylov(method) && cfg.preconditioner == PGPU_PRECOND_VCYCLE;
@@ -13497,7 +13818,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     PGPU_RETURN_IF(env.dist != nullptr, PGPU_ERROR_UNSUPPORTED,
                    "%s: masks and coefficients are not served yet on several GPUs", what);
     DeviceGuard guard(env.device);
-    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
+    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", PGPU_AT);
     const void *data = is_mask ? (const void *)mask : beta;
     if (data) {
         cudaPointerAttributes at;
@@ -13681,7 +14002,7 @@ template <class T> pgpu_status Solver<T>::solve_host(void *u, const void *f, pgp
     PGPU_RETURN_IF(a < b + bytes && b < a + bytes, PGPU_ERROR_INVALID_ARGUMENT,
                    "u and f overlap (each spans %zu bytes)", bytes);
     DeviceGuard guard(env.device);
-    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
+    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", PGPU_AT);
     if (!d_host_u) {
         PGPU_FORWARD(env.mem.alloc(err, (void **)&d_host_u, bytes, "pgpu_solve_host's copy of u"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&d_host_f, bytes, "pgpu_solve_host's copy of f"));
@@ -13702,7 +14023,7 @@ template <class T> pgpu_status Solver<T>::residual(const void *uv, const void *f
     err[0] = 0;
     PGPU_RETURN_IF(!rel, PGPU_ERROR_INVALID_ARGUMENT, "rel_norm is NULL");
     DeviceGuard guard(env.device);
-    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
+    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", PGPU_AT);
     PGPU_FORWARD(check_arrays(uv, fv));
     const T *u = (const T *)uv, *f = (const T *)fv;
     PGPU_FORWARD(project_rhs(u, f, f));
@@ -13716,7 +14037,17 @@ template <class T> pgpu_status Solver<T>::residual(const void *uv, const void *f
     return PGPU_SUCCESS;
 }
 
-// ---- the config: validation and defaults, in one place ----
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 38 "src/poisson_gpu.cu"
+#endif
+// validate.h -- the config: validation and defaults, in one place
+#ifdef PGPU_SRC_LINES
+#line 2 "src/validate.h"
+#endif
+
+
+namespace pgpu {
 
 static bool mul_ok(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
 
@@ -13942,10 +14273,15 @@ static const char *status_text(pgpu_status st)
 }
 
 } // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 39 "src/poisson_gpu.cu"
+#endif
+// api.h -- the C API
+#ifdef PGPU_SRC_LINES
+#line 2 "src/api.h"
+#endif
 
-// ============================================================================
-// >>public
-// ============================================================================
+
 
 struct pgpu_solver {
     pgpu::SolverBase *impl;
@@ -14054,7 +14390,7 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
         ls = record(mine, PGPU_ERROR_INVALID_ARGUMENT,
                     "the communicator's rank %d uses device %d but the current device is %d", rank, cdev, dev);
     DeviceGuard guard(cdev);
-    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", __LINE__);
+    if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", PGPU_AT);
     const cudaStream_t st = (cudaStream_t)user.stream;
     // The fingerprint: the fields every rank must share, resolved.
     const pgpu_config &g = ls == PGPU_SUCCESS ? d->global : user;
@@ -14370,3 +14706,6 @@ const char *pgpu_status_string(pgpu_status st) { return pgpu::status_text(st); }
 const char *pgpu_last_error(const pgpu_solver *s) { return s ? s->impl->env.err : pgpu::tls_create_error; }
 
 } // extern "C"
+#ifdef PGPU_SRC_LINES
+#line 40 "src/poisson_gpu.cu"
+#endif

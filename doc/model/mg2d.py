@@ -1,4 +1,4 @@
-"""A 2D CPU model of poisson_gpu's geometric multigrid on masked grids (>>general).
+"""A 2D CPU model of poisson_gpu's geometric multigrid on masked grids (src/general.h).
 
 What it follows (doc/internals.md, "The general form"): per-axis coarsening
 between Dirichlet walls (every other node kept), P with two taps per axis,

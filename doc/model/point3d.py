@@ -2,7 +2,7 @@
 crawl there (README: "a single Dirichlet cell standing apart in the fluid", 0.94-0.99
 per V(2,1) cycle in 3D on the GPU) and what the candidate repairs do.
 
-What it follows, simplified from poisson_gpu's hierarchy (>>general): vertex-centred
+What it follows, simplified from poisson_gpu's hierarchy (src/general.h): vertex-centred
 nodes i h (i = 0 .. n-1, n = 2^k + 1), half cells at the walls, the 7-point
 finite-volume operator per unit volume, homogeneous Neumann walls; coarsening keeps the
 even nodes, P trilinear, R = Wc^-1 P^T W; a coarse point is Dirichlet where its

@@ -2,7 +2,7 @@
  * multigrid geometry: the coarsening rule, the interpolation P and the
  * restriction R of each axis, and the level hierarchy with semicoarsening.
  * Written from the documented rule (README "What each method supports", the
- * comments of the >>geometry section), not from the library's code, as plain
+ * comments of src/transfer.h), not from the library's code, as plain
  * dense matrices, to be read against the rule:
  *
  *  - An axis is a list of node positions x[i] and cell widths w[i], its two

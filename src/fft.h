@@ -1,0 +1,611 @@
+// fft.h -- the FFT direct solver: its plans, routes and FftSolver<T>
+#pragma once
+#include "hierarchy.h"
+#include "coarse_solve.h"
+#include "fft_dirichlet.h"
+#include "fft_cufft.h"
+#include "fft_lines.h"
+
+namespace pgpu {
+
+// Per-axis transforms: DST-I by the running sum or by the odd extension
+// (dst1x_pre_kernel), DCT-II, the periodic DFT; FFT_RHC: the periodic DFT
+// as a real transform in halfcomplex order (rhc_post_kernel), for the
+// distributed solve, whose transposes move real data only.
+enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3, FFT_RHC = 4 };
+
+template <class T> struct FftTypes;
+template <> struct FftTypes<float> {
+    static const cufftType R2C = CUFFT_R2C, C2R = CUFFT_C2R;
+    static cufftResult r2c(cufftHandle p, float *i, float2 *o) { return cufftExecR2C(p, i, (cufftComplex *)o); }
+    static cufftResult c2r(cufftHandle p, float2 *i, float *o) { return cufftExecC2R(p, (cufftComplex *)i, o); }
+    static const cufftType C2C = CUFFT_C2C;
+    static cufftResult c2c(cufftHandle p, float2 *d, int dir)
+    {
+        return cufftExecC2C(p, (cufftComplex *)d, (cufftComplex *)d, dir);
+    }
+};
+template <> struct FftTypes<double> {
+    static const cufftType R2C = CUFFT_D2Z, C2R = CUFFT_Z2D;
+    static cufftResult r2c(cufftHandle p, double *i, double2 *o) { return cufftExecD2Z(p, i, (cufftDoubleComplex *)o); }
+    static cufftResult c2r(cufftHandle p, double2 *i, double *o) { return cufftExecZ2D(p, (cufftDoubleComplex *)i, o); }
+    static const cufftType C2C = CUFFT_Z2Z;
+    static cufftResult c2c(cufftHandle p, double2 *d, int dir)
+    {
+        return cufftExecZ2Z(p, (cufftDoubleComplex *)d, (cufftDoubleComplex *)d, dir);
+    }
+};
+
+// A cuFFT plan with the caller-owned work area (set later), bound to the
+// stream; work grows to what the plan needs.  The work area is sized by
+// cuFFT's size query (cufftGetSizeMany64 on a fresh handle: it plans and
+// allocates nothing), which is all pgpu_workspace_size asks (env.mem.counting:
+// no plan is made), so that the query and pgpu_create agree to the byte; the
+// made plan's own figure counts too, should it ever be larger.
+static pgpu_status make_plan(Env &env, std::vector<cufftHandle> &plans, cufftHandle &plan, size_t &work, int rank,
+                             long long *n, long long *inembed, long long istride, long long idist, long long *onembed,
+                             long long ostride, long long odist, cufftType type, long long batch)
+{
+    char *err = env.err;
+    {
+        cufftHandle q = 0;
+        PGPU_CUFFT(cufftCreate(&q));
+        size_t est = 0;
+        const cufftResult r =
+            cufftGetSizeMany64(q, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, &est);
+        cufftDestroy(q);
+        if (r != CUFFT_SUCCESS)
+            return record(err, r == CUFFT_ALLOC_FAILED ? PGPU_ERROR_OUT_OF_MEMORY : PGPU_ERROR_CUDA,
+                          "cufftGetSizeMany64 failed: %s [%s:%d]", cufft_name(r), PGPU_AT);
+        work = std::max(work, est);
+    }
+    if (env.mem.counting) return PGPU_SUCCESS;
+    const cudaStream_t st = env.st;
+    PGPU_CUFFT(cufftCreate(&plan));
+    plans.push_back(plan);
+    PGPU_CUFFT(cufftSetAutoAllocation(plan, 0));
+    size_t ws = 0;
+    PGPU_CUFFT(cufftMakePlanMany64(plan, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, &ws));
+    PGPU_CUFFT(cufftSetStream(plan, st));
+    work = std::max(work, ws);
+    return PGPU_SUCCESS;
+}
+
+// Eigenvalue of mode k of the 1D operator, per transform (FFT_RHC: of
+// slot k, which holds a part of mode (k + 1) / 2).
+static double fft_eigen(int kind, int64_t n, double h, int64_t k)
+{
+    double s;
+    if (kind == FFT_DST1 || kind == FFT_DST1X) s = std::sin(M_PI * (double)(k + 1) / (2.0 * (double)(n + 1)));
+    else if (kind == FFT_DCT2) s = std::sin(M_PI * (double)k / (2.0 * (double)n));
+    else if (kind == FFT_RHC) s = std::sin(M_PI * (double)((k + 1) / 2) / (double)n);
+    else s = std::sin(M_PI * (double)k / (double)n); // FFT_DFT
+    return 4.0 * s * s / (h * h);
+}
+
+// A real-to-real transform along one axis of a packed real array W: a
+// pre-processing pass into the scratch S, a cuFFT real transform into C, a
+// post-processing pass back into W (the first and last of a solve may read
+// f and write u instead: UserIO).
+struct FftAxis {
+    int kind; // FFT_DST1, FFT_DST1X, FFT_DCT2 or FFT_RHC
+    Lines L;
+    cufftHandle r2c = 0, c2r = 0;
+};
+// The plans of axis a of a packed array of extents d (plane stride P);
+// s_elems / c_elems grow to the real / complex scratch it needs, scale is
+// multiplied by its inverse's normalisation.
+template <class T>
+static pgpu_status fft_axis_plan(Env &env, std::vector<cufftHandle> &plans, FftAxis &fa, int a, int kind,
+                                 const int64_t d[3], int64_t P, size_t &work, int64_t &s_elems, int64_t &c_elems,
+                                 double &scale)
+{
+    const int64_t n = d[a];
+    fa.kind = kind;
+    fa.L.a = a;
+    fa.L.n = (int)n;
+    fa.L.nx = d[0];
+    fa.L.ny = d[1];
+    fa.L.nz = d[2];
+    fa.L.P = P;
+    fa.L.B = d[0] * d[1] * d[2] / n;
+    const long long len = kind == FFT_DST1 ? n + 1 : kind == FFT_DST1X ? 2 * (n + 1) : n;
+    fa.L.small = std::max<int64_t>(P * d[2], fa.L.B * len) < ((int64_t)1 << 32);
+    const long long half = len / 2 + 1, B = fa.L.B;
+    long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
+    const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
+    const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
+    PGPU_FORWARD(make_plan(env, plans, fa.r2c, work, 1, nn, ie, is, id, oe, os, od, FftTypes<T>::R2C, B));
+    if (kind == FFT_DCT2 || kind == FFT_RHC)
+        PGPU_FORWARD(make_plan(env, plans, fa.c2r, work, 1, nn, oe, os, od, ie, is, id, FftTypes<T>::C2R, B));
+    s_elems = std::max<int64_t>(s_elems, B * len);
+    c_elems = std::max<int64_t>(c_elems, B * half);
+    scale *= kind == FFT_DCT2 || kind == FFT_RHC ? 1.0 / (double)n : 2.0 / (double)(n + 1);
+    return PGPU_SUCCESS;
+}
+
+// Where W's lines lie as the plans read the scratch S -- x lines of a
+// packed W, or z lines (line b at b, stride the plane) -- a transform in
+// natural order (FFT_RHC) reads and writes W itself.
+template <class T> static bool fft_in_place(const Lines &L, const UserIO<T> &io)
+{
+    return !io.read && !io.write && L.P == L.nx * L.ny && (L.a == 0 || L.a == 2);
+}
+
+template <class T>
+static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const UserIO<T> &io, T *W, T *S,
+                                typename Cplx<T>::type *C)
+{
+    char *err = env.err;
+    const cudaStream_t st = env.st;
+    const int sms = env.sms;
+    const Lines &L = fa.L;
+    const int64_t len = fa.kind == FFT_DST1 ? L.n + 1 : fa.kind == FFT_DST1X ? 2 * (L.n + 1) : L.n;
+    if (fa.kind == FFT_DST1X) {
+        dst1x_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        dst1x_post_kernel<T><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, C, W);
+        PGPU_LAUNCHED();
+    } else if (fa.kind == FFT_DST1) {
+        dst1_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        if (L.a == 0) dst1_post_x_kernel<T><<<grid_for(L.B * 32, sms), 256, 0, st>>>(L, io, C, W);
+        else dst1_post_kernel<T><<<grid_for(L.B, sms), 256, 0, st>>>(L, io, C, W);
+        PGPU_LAUNCHED();
+    } else if (!inverse) {
+        const bool hc = fa.kind == FFT_RHC;
+        if (hc && fft_in_place(L, io)) {
+            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, W, C));
+        } else {
+            if (hc) dct2_pre_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+            else dct2_pre_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+            PGPU_LAUNCHED();
+            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        }
+        if (hc) rhc_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, C, W);
+        else dct2_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, C, W);
+        PGPU_LAUNCHED();
+    } else {
+        const bool hc = fa.kind == FFT_RHC;
+        if (hc) hcr_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1), sms), 256, 0, st>>>(L, W, C);
+        else dct3_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1), sms), 256, 0, st>>>(L, W, C);
+        PGPU_LAUNCHED();
+        if (hc && fft_in_place(L, io)) {
+            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, W));
+        } else {
+            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, S));
+            if (hc) dct3_post_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, S, W);
+            else dct3_post_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, S, W);
+            PGPU_LAUNCHED();
+        }
+    }
+    return PGPU_SUCCESS;
+}
+
+// The distributed solve's plan (dist.h builds and runs it): the layouts the
+// data passes through -- each split along one axis over the ranks, every
+// rank's range on it -- and the steps, in forward order: axis transforms
+// in the layout where the axis is whole, moves between layouts, and the
+// solve last.
+template <class T> struct FftDist {
+    struct Layout {
+        int s = 0;                  // the split axis
+        std::vector<int64_t> lo, n; // every rank's first node and count on it
+        int64_t d[3] = {1, 1, 1};   // this rank's extents (packed, x fastest)
+        int64_t vol = 0;
+    };
+    enum { STEP_AXIS, STEP_MOVE, STEP_SOLVE };
+    struct Step {
+        int what = STEP_AXIS;
+        int lay = 0, to = 0; // the layout it runs in (STEP_MOVE: from lay to `to`)
+        FftAxis ax{};
+    };
+    std::vector<Layout> lay;
+    std::vector<Step> steps;
+    Spectrum<T> spec{};
+    int tri = -1;                        // the axis solved by line solves (a mixed one), or -1
+    const T *cl = nullptr, *ch = nullptr; // its global coefficients
+    double *piv = nullptr;
+    T *W = nullptr, *S = nullptr; // the data; scratch and send buffer
+    typename Cplx<T>::type *C = nullptr; // complex scratch and receive buffer
+    int64_t wp = 0;               // W's plane stride in layout 0
+};
+
+template <class T> class FftSolver {
+  public:
+    ~FftSolver()
+    {
+        for (cufftHandle p : plans) cufftDestroy(p);
+    }
+    pgpu_status init(Env &env, const pgpu_config &cfg, const Level<T> &L0);
+    // u = the solution for f + boundary terms - *shift (a device pointer);
+    // every launch on env.st, none waited for.
+    pgpu_status run(T *u, const T *f, const T *shift);
+    // A tridiagonal axis with Neumann faces at both ends leaves the constant
+    // undetermined: the caller removes u's mean; and the shift must be the
+    // mean of a singular right-hand side (the other routes drop the zero mode).
+    bool line_solve() const { return tri >= 0; }
+    // The plans' stream (pgpu_set_stream).
+    pgpu_status set_stream(char *err, cudaStream_t st)
+    {
+        for (cufftHandle p : plans) PGPU_CUFFT(cufftSetStream(p, st));
+        return PGPU_SUCCESS;
+    }
+
+  private:
+    typedef typename Cplx<T>::type C2;
+    Env *env = nullptr;
+    pgpu_config cfg{};
+    const Level<T> *lv0 = nullptr; // the level-0 grid and launches
+    std::vector<FftAxis> fax; // real-to-real axes, in forward order
+    std::vector<cufftHandle> plans;
+    int tri = -1;             // axis solved by tridiagonal systems
+    bool tri_nn = false;      // ... with Neumann at both ends
+    int pmask = 0;            // periodic axes
+    cufftHandle p_r2c = 0, p_c2r = 0;
+    int p_loops = 1;          // executions of the periodic plans (one per z plane in one case)
+    int64_t wp = 0;           // W's plane stride
+    int64_t p_in_step = 0, p_out_step = 0;
+    bool rows_x = false;      // x by our row kernels, y and z by p_c2c (see lf_forward_kernel)
+    bool rows_z = false;      // ... and z by lf_zsolve_kernel, y alone by p_c2c
+    cufftHandle p_c2c = 0;
+    C2 *lf_tw = nullptr, *lf_twz = nullptr; // e^{-i pi q/N}, q < 2N = nx (for z: 2 nz)
+    size_t lf_smem = 0, lf_zsmem = 0;
+    T *W = nullptr, *S = nullptr;
+    double *piv = nullptr; // the tridiagonal lines' pivots
+    C2 *C = nullptr, *Z = nullptr;
+    Spectrum<T> spec{};
+    bool rows_d = false;            // all Dirichlet by dr_kernel (see there)
+    DrAxis<T> dra[3] = {};          // the row plans of x, y, z
+    T *T1 = nullptr, *T2 = nullptr; // its transposed spectra
+    const T *dr_ev[3] = {};         // eigenvalues per axis
+    T dr_scale = 1;
+    pgpu_status init_dr();
+    pgpu_status row_twiddles(int64_t m, C2 **d);
+    pgpu_status run_dr(T *u, const T *f);
+    // The distributed mode (dist.h): transforms on slabs and pencils of
+    // the global grid, transposed between them.
+    std::unique_ptr<FftDist<T>> dist;
+    pgpu_status init_dist();
+    pgpu_status run_dist(T *u, const T *f, const T *shift);
+    pgpu_status dist_move(int from, int to);
+};
+
+template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c, const Level<T> &l0)
+{
+    env = &en;
+    cfg = c;
+    lv0 = &l0;
+    if (en.dist && en.dist->ranks > 1) return init_dist(); // (one rank: the slab is the grid)
+    char *err = en.err;
+    const int optin = en.optin;
+    const bool is3d = cfg.nz > 1;
+    const int dims = is3d ? 3 : 2;
+    const int64_t n[3] = {cfg.nx, cfg.ny, is3d ? cfg.nz : 1};
+    const double h[3] = {cfg.hx, cfg.hy, cfg.hz};
+    const int64_t N = n[0] * n[1] * n[2];
+    int mixed = -1; // (at most one such axis: resolve_config refuses more)
+    for (int a = 0; a < dims; ++a) {
+        const int lo = cfg.bc[2 * a], hi = cfg.bc[2 * a + 1];
+        if (lo == PGPU_BC_PERIODIC) pmask |= 1 << a;
+        else if (lo != hi) mixed = a;
+    }
+    const int all = is3d ? 7 : 3;
+    // The row kernels, where the size fits them and their shared memory the device.
+    PGPU_FORWARD(init_dr());
+    if (rows_d) return PGPU_SUCCESS;
+    const size_t x_room = (size_t)optin - sizeof(int64_t) * LF_T; // less the static row starts
+    rows_x = pmask == all && cfg.nx >= LF_MIN && cfg.nx <= LF_MAX && (cfg.nx & (cfg.nx - 1)) == 0 &&
+             lf_smem_bytes<T>((int)cfg.nx, true) <= x_room;
+    rows_z = rows_x && is3d && cfg.nz >= LF_ZMIN && cfg.nz <= LF_ZMAX && (cfg.nz & (cfg.nz - 1)) == 0 &&
+             lf_smem_bytes<T>(2 * (int)cfg.nz, false) <= (size_t)optin;
+    if (pmask != all) {
+        tri = mixed;
+        for (int a = dims - 1; tri < 0 && a >= 0; --a)
+            if (!((pmask >> a) & 1)) tri = a;
+        tri_nn = cfg.bc[2 * tri] == PGPU_BC_NEUMANN && cfg.bc[2 * tri + 1] == PGPU_BC_NEUMANN;
+    }
+    // cuFFT reads W plane by plane when y is the only periodic axis of a 3D
+    // problem: keep every plane aligned to the complex type.
+    wp = n[0] * n[1];
+    if (is3d && pmask == 2 && (wp & 1)) ++wp;
+    const int64_t wsize = wp * n[2];
+    size_t work = 0;
+    int64_t s_elems = N, c_elems = 1;
+    double scale = 1;
+    const cufftType R2C = FftTypes<T>::R2C, C2R = FftTypes<T>::C2R;
+    // Real-to-real axes.
+    for (int a = 0; a < dims; ++a) {
+        if (a == tri || ((pmask >> a) & 1)) continue;
+        FftAxis fa;
+        const int kind = cfg.bc[2 * a] != PGPU_BC_DIRICHLET ? FFT_DCT2 : Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
+        PGPU_FORWARD(fft_axis_plan<T>(en, plans, fa, a, kind, n, wp, work, s_elems, c_elems, scale));
+        fax.push_back(fa);
+    }
+    // Periodic axes: one real-to-complex transform over all of them; the
+    // fastest of them is halved.
+    int64_t e[3] = {n[0], n[1], n[2]};
+    if (pmask) {
+        int hx = 0;
+        while (!((pmask >> hx) & 1)) ++hx;
+        e[hx] = n[hx] / 2 + 1;
+        for (int a = 0; a < dims; ++a)
+            if ((pmask >> a) & 1) scale /= (double)n[a];
+        const int64_t E = e[0] * e[1] * e[2];
+        c_elems = std::max<int64_t>(c_elems, E);
+        long long pn[3], ie[3], oe[3], is = 1, id = 1, os = 1, od = 1, batch = 1;
+        int rank = 0;
+        {
+            switch (pmask) {
+            case 1: // x
+                rank = 1; pn[0] = n[0]; ie[0] = n[0]; oe[0] = e[0]; id = n[0]; od = e[0]; batch = n[1] * n[2]; break;
+            case 2: // y: batches over x (stride 1); in 3D one execution per z plane
+                rank = 1; pn[0] = n[1]; ie[0] = n[1]; oe[0] = e[1]; is = n[0]; os = n[0]; batch = n[0];
+                p_loops = (int)n[2]; p_in_step = wp; p_out_step = n[0] * e[1]; break;
+            case 4: // z
+                rank = 1; pn[0] = n[2]; ie[0] = n[2]; oe[0] = e[2]; is = n[0] * n[1]; os = n[0] * e[1]; batch = n[0] * n[1]; break;
+            case 3: // x, y (batched over z)
+                rank = 2; pn[0] = n[1]; pn[1] = n[0]; ie[0] = n[1]; ie[1] = n[0]; oe[0] = n[1]; oe[1] = e[0];
+                id = n[0] * n[1]; od = e[0] * n[1]; batch = n[2]; break;
+            case 5: // x, z (batched over y)
+                rank = 2; pn[0] = n[2]; pn[1] = n[0]; ie[0] = n[2]; ie[1] = n[0] * n[1]; oe[0] = n[2]; oe[1] = e[0] * n[1];
+                id = n[0]; od = e[0]; batch = n[1]; break;
+            case 6: // y, z (batched over x)
+                rank = 2; pn[0] = n[2]; pn[1] = n[1]; ie[0] = n[2]; ie[1] = n[1]; oe[0] = n[2]; oe[1] = e[1];
+                is = n[0]; os = n[0]; id = 1; od = 1; batch = n[0]; break;
+            default: // all three, through W (strides cuFFT cannot express)
+                rank = 3; pn[0] = n[2]; pn[1] = n[1]; pn[2] = n[0]; ie[0] = n[2]; ie[1] = n[1]; ie[2] = n[0];
+                oe[0] = n[2]; oe[1] = n[1]; oe[2] = e[0]; id = N; od = E; batch = 1;
+            }
+        }
+        if (rows_z) { // y alone: contiguous lines of C[kx][z][y]
+            long long ny1[1] = {n[1]};
+            PGPU_FORWARD(make_plan(en, plans, p_c2c, work, 1, ny1, ny1, 1, n[1], ny1, 1, n[1], FftTypes<T>::C2C,
+                                   e[0] * n[2]));
+        } else if (rows_x) { // y (and z) complex, C[kx][z][y]: one contiguous transform per x mode
+            rank = is3d ? 2 : 1;
+            pn[0] = is3d ? n[2] : n[1];
+            pn[1] = n[1];
+            const long long d = n[1] * n[2];
+            PGPU_FORWARD(make_plan(en, plans, p_c2c, work, rank, pn, pn, 1, d, pn, 1, d, FftTypes<T>::C2C, e[0]));
+        } else {
+            PGPU_FORWARD(make_plan(en, plans, p_r2c, work, rank, pn, ie, is, id, oe, os, od, R2C, batch));
+            PGPU_FORWARD(make_plan(en, plans, p_c2r, work, rank, pn, oe, os, od, ie, is, id, C2R, batch));
+        }
+    }
+    // Eigenvalues per transformed axis (in the mode order of the spectral array).
+    std::vector<T> ev;
+    size_t eoff[3] = {0, 0, 0};
+    for (int a = 0; a < dims; ++a) {
+        eoff[a] = ev.size();
+        if (a == tri) continue;
+        const int kind = ((pmask >> a) & 1) ? FFT_DFT : (cfg.bc[2 * a] == PGPU_BC_DIRICHLET ? FFT_DST1 : FFT_DCT2);
+        for (int64_t k = 0; k < e[a]; ++k) ev.push_back((T)fft_eigen(kind, n[a], h[a], k));
+    }
+    T *d_ev = nullptr;
+    PGPU_FORWARD(env->upload(ev, &d_ev, "FFT eigenvalues"));
+    spec.e0 = e[0];
+    spec.e1 = e[1];
+    spec.e2 = e[2];
+    spec.ev0 = tri == 0 ? nullptr : d_ev + eoff[0];
+    spec.ev1 = tri == 1 ? nullptr : d_ev + eoff[1];
+    spec.ev2 = (!is3d || tri == 2) ? nullptr : d_ev + eoff[2];
+    spec.scale = (T)scale;
+    if (rows_x) { // C[kx][z][y]: y fastest, then z, then the x modes
+        spec.e0 = e[1];
+        spec.ev0 = d_ev + eoff[1];
+        spec.e1 = is3d ? e[2] : e[0];
+        spec.ev1 = d_ev + eoff[is3d ? 2 : 0];
+        spec.e2 = is3d ? e[0] : 1;
+        spec.ev2 = is3d ? d_ev + eoff[0] : nullptr;
+    }
+    // Buffers: W (real data), S (real scratch; in double also the tridiagonal pivots),
+    // C / Z (complex scratch and spectrum; one array serves both).
+    if (!rows_x) PGPU_FORWARD(env->mem.alloc(err, (void **)&W, (size_t)wsize * sizeof(T), "FFT data"));
+    if (!fax.empty() || tri >= 0)
+        PGPU_FORWARD(env->mem.alloc(err, (void **)&S, (size_t)std::max<int64_t>(s_elems, c_elems) * sizeof(T), "FFT scratch"));
+    // The line solves' pivots, in double (see tri_kernel): S itself in double.
+    if (tri >= 0) {
+        if (sizeof(T) == sizeof(double)) piv = (double *)S;
+        else PGPU_FORWARD(env->mem.alloc(err, (void **)&piv, (size_t)N * sizeof(double), "FFT line pivots"));
+    }
+    if (!fax.empty() || pmask)
+        PGPU_FORWARD(env->mem.alloc(err, (void **)&C, (size_t)c_elems * sizeof(C2), "FFT spectrum"));
+    Z = C;
+    // Twiddles of the row kernels (row_twiddles): m = nx for x; 2 nz for z.
+    if (rows_x) {
+        PGPU_FORWARD(row_twiddles(n[0], &lf_tw));
+        lf_smem = lf_smem_bytes<T>((int)n[0], true);
+        const int most = (int)std::min(lf_smem_most<T>(true), x_room);
+        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_forward_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_inverse_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    }
+    if (rows_z) {
+        PGPU_FORWARD(row_twiddles(2 * n[2], &lf_twz));
+        lf_zsmem = lf_smem_bytes<T>(2 * (int)n[2], false);
+        const int most = (int)std::min(lf_smem_most<T>(false), (size_t)optin);
+        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_zsolve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    }
+    void *wa = nullptr;
+    if (work) {
+        PGPU_FORWARD(env->mem.alloc(err, &wa, work, "cuFFT work area"));
+        for (cufftHandle p : plans) PGPU_CUFFT(cufftSetWorkArea(p, wa)); // (no plans while counting)
+    }
+    return PGPU_SUCCESS;
+}
+
+// Twiddles of the row kernels: e^{-2 pi i q/m}, q < m (for a row FFT of
+// length N, m = 2N: tw[q] = e^{-i pi q/N}).
+template <class T> pgpu_status FftSolver<T>::row_twiddles(int64_t m, C2 **d)
+{
+    std::vector<C2> tw((size_t)m);
+    for (int64_t q = 0; q < m; ++q) {
+        const double a = -2.0 * M_PI * (double)q / (double)m;
+        tw[(size_t)q].x = (T)std::cos(a);
+        tw[(size_t)q].y = (T)std::sin(a);
+    }
+    return env->upload(tw, d, "FFT row twiddles");
+}
+
+// All Dirichlet, every n+1 a product of primes up to 19 and its rows within
+// the device's shared memory: the row kernels of dr_kernel take the solve.
+template <class T> pgpu_status FftSolver<T>::init_dr()
+{
+    char *err = env->err;
+    const int optin = env->optin;
+    // 3D only: in 2D the rows are too few to fill the device (65 x 65 took
+    // 48 us this way against 20 us through cuFFT).
+    if (cfg.nz <= 1) return PGPU_SUCCESS;
+    const int dims = 3;
+    for (int f = 0; f < 6; ++f)
+        if (cfg.bc[f] != PGPU_BC_DIRICHLET) return PGPU_SUCCESS;
+    const int64_t n[3] = {cfg.nx, cfg.ny, cfg.nz};
+    const double h[3] = {cfg.hx, cfg.hy, cfg.hz};
+    const int64_t N = n[0] * n[1] * n[2];
+    for (int a = 0; a < dims; ++a) {
+        if (n[a] >= DR_NMAX || !dr_plan<T>((int)n[a], dra[a]) || dr_smem_bytes(dra[a]) > (size_t)optin)
+            return PGPU_SUCCESS;
+        if ((N / n[a] >> dra[a].rpb_log) >= INT_MAX) return PGPU_SUCCESS; // blocks of one launch
+    }
+    rows_d = true;
+    std::vector<T> ev;
+    size_t eoff[3];
+    double scale = 1;
+    for (int a = 0; a < dims; ++a) {
+        eoff[a] = ev.size();
+        for (int64_t k = 0; k < n[a]; ++k) ev.push_back((T)fft_eigen(FFT_DST1, n[a], h[a], k));
+        C2 *tw = nullptr;
+        PGPU_FORWARD(row_twiddles(2 * (int64_t)dra[a].N, &tw));
+        dra[a].tw = tw;
+        scale *= 2.0 / (double)dra[a].N;
+    }
+    T *d_ev = nullptr;
+    PGPU_FORWARD(env->upload(ev, &d_ev, "FFT eigenvalues"));
+    for (int a = 0; a < dims; ++a) dr_ev[a] = d_ev + eoff[a];
+    dr_scale = (T)scale;
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&T1, (size_t)N * sizeof(T), "FFT spectrum"));
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&T2, (size_t)N * sizeof(T), "FFT spectrum (second)"));
+    // The limit is a property of the kernel: every solver sets the same one.
+    void (*kernels[])(DrArgs<T>) = {dr_kernel<T, DR_USER, DR_TRANS, false>, dr_kernel<T, DR_ROWS, DR_TRANS, false>,
+                                    dr_kernel<T, DR_ROWS, DR_ROWS, true>,   dr_kernel<T, DR_ROWS, DR_ROWS, false>,
+                                    dr_kernel<T, DR_TRANS, DR_ROWS, false>, dr_kernel<T, DR_TRANS, DR_USER, false>};
+    for (auto k : kernels) PGPU_CUDA_SETUP(*env, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    return PGPU_SUCCESS;
+}
+
+// Six row passes; see dr_kernel.
+template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f)
+{
+    char *err = env->err;
+    const cudaStream_t st = env->st;
+    const Grid<T> &g = lv0->g;
+    const int64_t nx = g.nx, ny = g.ny, nz = g.nz;
+    DrArgs<T> A{};
+    A.g = g;
+    A.f = f;
+    A.u_in = u;
+    A.u_out = u;
+    A.scale = T(1);
+    auto pass = [&](void (*kern)(DrArgs<T>), int axis, const T *in, T *out, int64_t nrows) -> pgpu_status {
+        A.ax = dra[axis];
+        A.in = in;
+        A.out = out;
+        A.nrows = nrows;
+        const unsigned blocks = (unsigned)((nrows + (1 << A.ax.rpb_log) - 1) >> A.ax.rpb_log);
+        kern<<<blocks, DR_T, dr_smem_bytes(A.ax), st>>>(A);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    };
+    PGPU_FORWARD(pass(dr_kernel<T, DR_USER, DR_TRANS, false>, 0, nullptr, T1, ny * nz)); // T1[kx][z][y]
+    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_TRANS, false>, 1, T1, T2, nx * nz));      // T2[ky][kx][z]
+    A.scale = dr_scale; // in the division
+    A.evA = dr_ev[0];
+    A.nA = nx;
+    A.evB = dr_ev[1];
+    A.evK = dr_ev[2];
+    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, true>, 2, T2, T2, nx * ny));
+    A.scale = T(1);
+    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, false>, 2, T2, T2, nx * ny));
+    PGPU_FORWARD(pass(dr_kernel<T, DR_TRANS, DR_ROWS, false>, 1, T2, T1, nx * nz));
+    return pass(dr_kernel<T, DR_TRANS, DR_USER, false>, 0, T1, nullptr, ny * nz);
+}
+
+// Forward transforms, one solve per mode, inverse transforms: a fixed
+// sequence of launches on the stream (capturable in a CUDA graph).  cuFFT
+// needs its arrays aligned to the complex type, which the user's ghosted
+// layout is not, hence the copies in and out of W.
+template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_shift)
+{
+    char *err = env->err;
+    const cudaStream_t st = env->st;
+    const int sms = env->sms;
+    const Level<T> &L0 = *lv0;
+    const int64_t E = spec.e0 * spec.e1 * spec.e2;
+    const ColLaunch &c = L0.col;
+    if (dist) return run_dist(u, f, d_shift);
+    UserIO<T> none{L0.g, nullptr, nullptr, nullptr, nullptr, 0, 0};
+    if (rows_d) return run_dr(u, f);
+    UserIO<T> in = none, out = none;
+    in.u_in = u; in.f = f; in.shift = d_shift; in.read = 1;
+    out.u_out = u; out.write = 1;
+    if (rows_x) {
+        const LfShape sh = lf_shape(L0.g.nx, LF_T, Tune<T>::lf_vals);
+        const unsigned blocks = (unsigned)((L0.g.ny * (int64_t)L0.g.nz + sh.lpb - 1) / sh.lpb);
+        lf_forward_kernel<T><<<blocks, LF_T, lf_smem, st>>>(L0.g, f, d_shift, lf_tw, C);
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::c2c(p_c2c, C, CUFFT_FORWARD));
+        if (rows_z) {
+            const LfShape zs = lf_shape(2 * (int)spec.e1, LF_T, Tune<T>::lf_vals);
+            const dim3 zg((unsigned)((spec.e0 + zs.lpb - 1) / zs.lpb), (unsigned)spec.e2);
+            lf_zsolve_kernel<T><<<zg, LF_T, lf_zsmem, st>>>(spec, lf_twz, C);
+        } else {
+            spectral_divide_kernel<T, C2><<<grid_for(E, sms), 256, 0, st>>>(spec, C);
+        }
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::c2c(p_c2c, C, CUFFT_INVERSE));
+        lf_inverse_kernel<T><<<blocks, LF_T, lf_smem, st>>>(L0.g, C, lf_tw, u);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
+    const bool fused = !fax.empty(); // the outermost transforms read f and write u
+    if (!fused) {
+        fft_load_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, u, f, d_shift, W, wp, c.kchunk, c.nyb, c.nchunks);
+        PGPU_LAUNCHED();
+    }
+    for (size_t k = 0; k < fax.size(); ++k) PGPU_FORWARD(fft_axis_run<T>(*env, fax[k], false, k == 0 ? in : none, W, S, C));
+    if (pmask)
+        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::r2c(p_r2c, W + k * p_in_step, Z + k * p_out_step));
+    if (tri >= 0) {
+        const T *cl = tri == 0 ? L0.g.cxl : (tri == 1 ? L0.g.cyl : L0.g.czl);
+        const T *ch = tri == 0 ? L0.g.cxh : (tri == 1 ? L0.g.cyh : L0.g.czh);
+        const int64_t e[3] = {spec.e0, spec.e1, spec.e2};
+        const int64_t lines = E / e[tri];
+        if (e[tri] <= PCR_MAX && lines < PCR_MAX_LINES) { // few lines: a block per line
+            int P = 32;
+            while (P < e[tri]) P <<= 1;
+            if (pmask) pcr_kernel<T, C2><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, Z);
+            else pcr_kernel<T, T><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, W);
+        } else if (pmask) {
+            tri_kernel<T, C2><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, piv);
+        } else {
+            tri_kernel<T, T><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, piv);
+        }
+    } else if (pmask) {
+        spectral_divide_kernel<T, C2><<<grid_for(E, sms), 256, 0, st>>>(spec, Z);
+    } else {
+        spectral_divide_kernel<T, T><<<grid_for(E, sms), 256, 0, st>>>(spec, W);
+    }
+    PGPU_LAUNCHED();
+    if (pmask)
+        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::c2r(p_c2r, Z + k * p_out_step, W + k * p_in_step));
+    for (size_t k = fax.size(); k-- > 0;) PGPU_FORWARD(fft_axis_run<T>(*env, fax[k], true, k == 0 ? out : none, W, S, C));
+    if (!fused) {
+        fft_store_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, W, wp, u, c.kchunk, c.nyb, c.nchunks);
+        PGPU_LAUNCHED();
+    }
+    return PGPU_SUCCESS;
+}
+
+} // namespace pgpu

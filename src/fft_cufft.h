@@ -1,0 +1,336 @@
+// fft_cufft.h -- the cuFFT route: per-axis DST / DCT / DFT pre- and post-processing
+#pragma once
+#include "fft_rows.h"
+
+namespace pgpu {
+
+// The solver works on a packed copy W (nx*ny*nz, no ghosts).  Each axis is
+// diagonalised by its own transform (Dirichlet-Dirichlet: DST-I, Neumann-
+// Neumann: DCT-II, periodic: DFT), built on cuFFT real transforms of about
+// the same length (except the all-Dirichlet 3D row kernels, further down); at most one axis (a mixed Dirichlet/Neumann one, or
+// else the slowest non-periodic one) is solved by tridiagonal systems instead.
+// A transform along axis a reads W by lines along a and writes a scratch
+// array in which lines along a are cuFFT batches: for a = 0 the lines are
+// contiguous (c + len*b), otherwise line b's element c sits at b + B*c, so
+// consecutive threads always touch consecutive addresses.
+
+struct Lines {
+    int a;              // the axis
+    int n;              // its length in W
+    int64_t nx, ny, nz; // W's extents
+    int64_t P;          // W's plane stride (nx*ny, padded to even where cuFFT reads planes)
+    int64_t B;          // number of lines
+    int small;          // every index of W and the scratch below 2^32: 32-bit divisions
+};
+
+__device__ __forceinline__ int64_t w_at(const Lines &L, int64_t b, int64_t c)
+{
+    if (L.a == 2) return b + L.P * c;
+    if (L.small) {
+        const uint32_t u = (uint32_t)b, m = (uint32_t)(L.a == 0 ? L.ny : L.nx);
+        const int64_t lo = u % m, hi = u / m;
+        return L.a == 0 ? c + L.nx * lo + L.P * hi : lo + L.nx * c + L.P * hi;
+    }
+    if (L.a == 0) return c + L.nx * (b % L.ny) + L.P * (b / L.ny);
+    return (b % L.nx) + L.nx * c + L.P * (b / L.nx);
+}
+__device__ __forceinline__ int64_t s_at(const Lines &L, int64_t b, int64_t c, int64_t len)
+{
+    return L.a == 0 ? c + len * b : b + L.B * c;
+}
+// Element t of a (B lines x len) scratch array -> (b, c), in memory order.
+__device__ __forceinline__ void line_coords(const Lines &L, int64_t t, int64_t len, int64_t &b, int64_t &c)
+{
+    if (L.small) {
+        const uint32_t u = (uint32_t)t, m = (uint32_t)(L.a == 0 ? len : L.B);
+        const uint32_t q = u / m, r = u - q * m;
+        if (L.a == 0) { c = r; b = q; }
+        else { b = r; c = q; }
+        return;
+    }
+    if (L.a == 0) { c = t % len; b = t / len; }
+    else { b = t % L.B; c = t / L.B; }
+}
+
+// The first forward pass reads the right-hand side straight from the user's
+// arrays (f plus boundary terms minus the mean), and the last inverse pass
+// writes the solution straight into u: no separate copy passes.
+template <class T> struct UserIO {
+    Grid<T> g;
+    const T *u_in, *f, *shift; // read == 1: the right-hand side comes from here
+    T *u_out;                  // write == 1: the result goes here
+    int read, write;
+};
+
+__device__ __forceinline__ void line_ijk(const Lines &L, int64_t b, int64_t c, int &i, int &j, int &k)
+{
+    if (L.a == 0) { i = (int)c; j = (int)(b % L.ny); k = (int)(b / L.ny); }
+    else if (L.a == 1) { i = (int)(b % L.nx); j = (int)c; k = (int)(b / L.nx); }
+    else { i = (int)(b % L.nx); j = (int)(b / L.nx); k = (int)c; }
+}
+
+template <class T>
+__device__ __forceinline__ T load_w(const Lines &L, const UserIO<T> &io, const T *__restrict__ W, int64_t b, int64_t c)
+{
+    if (!io.read) return W[w_at(L, b, c)];
+    int i, j, k;
+    line_ijk(L, b, c, i, j, k);
+    const int64_t p = io.g.base + i + (int64_t)j * io.g.sy + (int64_t)k * io.g.sz;
+    return io.f[p] + boundary_terms(io.g, io.u_in, p, i, j, k) - *io.shift;
+}
+
+template <class T>
+__device__ __forceinline__ void store_w(const Lines &L, const UserIO<T> &io, T *__restrict__ W, int64_t b, int64_t c, T v)
+{
+    if (!io.write) { W[w_at(L, b, c)] = v; return; }
+    int i, j, k;
+    line_ijk(L, b, c, i, j, k);
+    io.u_out[io.g.base + i + (int64_t)j * io.g.sy + (int64_t)k * io.g.sz] = v;
+}
+
+
+// W = f - shift + boundary terms over the interior (packed, x fastest; the
+// shift first, so that a large mean does not round the boundary terms).
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    fft_load_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f, const T *__restrict__ shiftp,
+                    T *__restrict__ W, int64_t wp, int kchunk, int nyb, int nchunks)
+{
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return;
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    if (i >= g.nx || j >= g.ny) return;
+    const Shift<T> shift = load_shift(shiftp);
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+    for (int k = k0; k < k1; ++k) {
+        const int64_t p = g.base + i + j * g.sy + (int64_t)k * g.sz;
+        W[i + (int64_t)g.nx * j + wp * k] = shift.of(f[p]) + boundary_terms(g, u, p, i, j, k);
+    }
+}
+
+// u interior = W.
+template <class T>
+__global__ void __launch_bounds__(COL_BX *COL_BY)
+    fft_store_kernel(const Grid<T> g, const T *__restrict__ W, int64_t wp, T *__restrict__ u, int kchunk, int nyb,
+                     int nchunks)
+{
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return;
+    const int i = blockIdx.x * COL_BX + threadIdx.x, j = yb * COL_BY + threadIdx.y;
+    if (i >= g.nx || j >= g.ny) return;
+    const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
+    for (int k = k0; k < k1; ++k)
+        u[g.base + i + j * g.sy + (int64_t)k * g.sz] = W[i + (int64_t)g.nx * j + wp * k];
+}
+
+// DST-I of length n through a real FFT of length M = n+1 (the same length, no
+// odd extension): y_0 = 0, y_j = sin(pi j/M)(x_j + x_{M-j}) + (x_j - x_{M-j})/2
+// (1-based x, x_M = 0); then with Y = FFT(y) = A - iB the transform is
+// X_{2k} = B_k, X_{2k+1} = X_{2k-1} + A_k, X_1 = A_0/2.  DST-I is its own
+// inverse up to 2/(n+1), so the same three passes serve both directions.
+template <class T>
+__global__ void dst1_pre_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ W, T *__restrict__ S)
+{
+    const int64_t M = L.n + 1;
+    PGPU_GRID_STRIDE(t, L.B * M)
+    {
+        int64_t b, c;
+        line_coords(L, t, M, b, c);
+        T y = T(0);
+        if (c > 0) {
+            const T xj = load_w(L, io, W, b, c - 1);
+            const T xm = load_w(L, io, W, b, M - c - 1);
+            y = (T)sinpi((double)c / (double)M) * (xj + xm) + T(0.5) * (xj - xm);
+        }
+        S[s_at(L, b, c, M)] = y;
+    }
+}
+
+// Lines along y or z: one thread per line walks the half spectrum carrying
+// the running sum (consecutive threads read consecutive addresses).
+template <class T>
+__global__ void dst1_post_kernel(const Lines L, const UserIO<T> io, const typename Cplx<T>::type *__restrict__ C,
+                                 T *__restrict__ W)
+{
+    const int64_t M = L.n + 1, H = M / 2 + 1;
+    PGPU_GRID_STRIDE(b, L.B)
+    {
+        T odd = T(0);
+#pragma unroll 8
+        for (int64_t k = 0; k < H; ++k) {
+            const typename Cplx<T>::type y = C[s_at(L, b, k, H)];
+            if (k == 0) odd = T(0.5) * y.x;
+            else odd += y.x;
+            if (k > 0 && 2 * k <= L.n) store_w(L, io, W, b, 2 * k - 1, -y.y);
+            if (2 * k + 1 <= L.n) store_w(L, io, W, b, 2 * k, odd);
+        }
+    }
+}
+
+// Lines along x (contiguous): one warp per line, 32 modes at a time, the
+// running sum as a warp scan carried from chunk to chunk.
+template <class T>
+__global__ void dst1_post_x_kernel(const Lines L, const UserIO<T> io, const typename Cplx<T>::type *__restrict__ C,
+                                   T *__restrict__ W)
+{
+    const int64_t M = L.n + 1, H = M / 2 + 1;
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    for (int64_t b = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; b < L.B; b += warps) {
+        const typename Cplx<T>::type *line = C + b * H;
+        T carry = T(0);
+        for (int64_t base = 0; base < H; base += 32) {
+            const int64_t k = base + lane;
+            typename Cplx<T>::type y;
+            y.x = y.y = T(0);
+            if (k < H) y = line[k];
+            T s = k == 0 ? T(0.5) * y.x : y.x; // inclusive scan of A'_k
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const T t = __shfl_up_sync(0xffffffffu, s, o);
+                if (lane >= o) s += t;
+            }
+            s += carry;
+            if (k > 0 && 2 * k <= L.n) store_w(L, io, W, b, 2 * k - 1, -y.y);
+            if (k < H && 2 * k + 1 <= L.n) store_w(L, io, W, b, 2 * k, s);
+            carry = __shfl_sync(0xffffffffu, s, 31);
+        }
+    }
+}
+
+// DST-I of length n from the real FFT of the odd extension of length 2M
+// (z_j = x_j, z_{2M-j} = -x_j for 1 <= j <= n, z_0 = z_M = 0): X_k =
+// -Im(Z_k) / 2, the same transform as above.  Twice the transform length,
+// but every output comes straight from the FFT.  The running sum above adds
+// up the FFT's rounding of every A_k into the odd outputs: in float the high
+// modes of a smooth row, which a solve's residual weighs by k^2, came out
+// many times their size (at n = 1300, 26 times), so float takes this form
+// (Tune::dst_extension); in double the sum costs digits nobody sees.
+template <class T>
+__global__ void dst1x_pre_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ W, T *__restrict__ S)
+{
+    const int64_t M = L.n + 1, M2 = 2 * M;
+    PGPU_GRID_STRIDE(t, L.B * M2)
+    {
+        int64_t b, c;
+        line_coords(L, t, M2, b, c);
+        T z = T(0);
+        if (c > 0 && c < M) z = load_w(L, io, W, b, c - 1);
+        else if (c > M) z = -load_w(L, io, W, b, M2 - c - 1);
+        S[s_at(L, b, c, M2)] = z;
+    }
+}
+
+template <class T>
+__global__ void dst1x_post_kernel(const Lines L, const UserIO<T> io, const typename Cplx<T>::type *__restrict__ C,
+                                  T *__restrict__ W)
+{
+    const int64_t H = L.n + 2; // the half spectrum of length 2M
+    PGPU_GRID_STRIDE(t, L.B * L.n)
+    {
+        int64_t b, k;
+        line_coords(L, t, L.n, b, k);
+        store_w(L, io, W, b, k, T(-0.5) * C[s_at(L, b, k + 1, H)].y);
+    }
+}
+
+// DCT-II (X_k = sum_j x_j cos(pi k (2j+1) / 2n)) by Makhoul's reordering:
+// v = (x_0, x_2, x_4, ..., x_5, x_3, x_1), V = FFT(v), X_k = Re(e^{-i pi k/2n} V_k).
+// REORDER false: the lines as they are (FFT_RHC).
+template <class T, bool REORDER>
+__global__ void dct2_pre_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ W, T *__restrict__ S)
+{
+    const int64_t n = L.n;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, c;
+        line_coords(L, t, n, b, c);
+        const int64_t src = !REORDER ? c : c < (n + 1) / 2 ? 2 * c : 2 * n - 1 - 2 * c;
+        S[s_at(L, b, c, n)] = load_w(L, io, W, b, src);
+    }
+}
+
+template <class T>
+__global__ void dct2_post_kernel(const Lines L, const typename Cplx<T>::type *__restrict__ C, T *__restrict__ W)
+{
+    const int64_t n = L.n, H = n / 2 + 1;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, k;
+        line_coords(L, t, n, b, k);
+        typename Cplx<T>::type v = C[s_at(L, b, k <= n / 2 ? k : n - k, H)];
+        if (k > n / 2) v.y = -v.y; // V_k = conj(V_{n-k})
+        double s, c;
+        sincospi((double)k / (double)(2 * n), &s, &c);
+        W[w_at(L, b, k)] = (T)c * v.x + (T)s * v.y; // Re(e^{-i pi k/2n} V_k)
+    }
+}
+
+// Inverse DCT-II: V_k = e^{i pi k/2n} (X_k - i X_{n-k}) (X_n = 0) for k <= n/2,
+// an inverse real FFT (scaled by 1/n elsewhere), then undo the reordering.
+template <class T>
+__global__ void dct3_pre_kernel(const Lines L, const T *__restrict__ W, typename Cplx<T>::type *__restrict__ C)
+{
+    const int64_t n = L.n, H = n / 2 + 1;
+    PGPU_GRID_STRIDE(t, L.B * H)
+    {
+        int64_t b, k;
+        line_coords(L, t, H, b, k);
+        const T a = W[w_at(L, b, k)];
+        const T m = k > 0 ? W[w_at(L, b, n - k)] : T(0);
+        double s, c;
+        sincospi((double)k / (double)(2 * n), &s, &c);
+        typename Cplx<T>::type v;
+        v.x = (T)c * a + (T)s * m; // (c + i s)(a - i m)
+        v.y = (T)s * a - (T)c * m;
+        C[s_at(L, b, k, H)] = v;
+    }
+}
+
+template <class T, bool REORDER>
+__global__ void dct3_post_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ S, T *__restrict__ W)
+{
+    const int64_t n = L.n;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, c;
+        line_coords(L, t, n, b, c); // c: position in W
+        const int64_t src = !REORDER ? c : (c % 2 == 0) ? c / 2 : n - 1 - (c - 1) / 2;
+        store_w(L, io, W, b, c, S[s_at(L, b, src, n)]);
+    }
+}
+
+// The periodic DFT as a real transform (FFT_RHC): a line's half spectrum V
+// in halfcomplex order, slot 0 = Re V_0, slot 2k - 1 = Re V_k, slot 2k =
+// Im V_k (n even: slot n - 1 = Re V_{n/2}).  Each slot's basis function
+// (cos or sin of mode k) is an eigenvector of the periodic second
+// difference, so the slots of several axes multiply out as modes do.
+template <class T>
+__global__ void rhc_post_kernel(const Lines L, const typename Cplx<T>::type *__restrict__ C, T *__restrict__ W)
+{
+    const int64_t n = L.n, H = n / 2 + 1;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, j;
+        line_coords(L, t, n, b, j);
+        const typename Cplx<T>::type v = C[s_at(L, b, (j + 1) / 2, H)];
+        W[w_at(L, b, j)] = (j == 0 || (j & 1)) ? v.x : v.y;
+    }
+}
+// ... and back to the half spectrum (then cuFFT's C2R: n times the line).
+template <class T>
+__global__ void hcr_pre_kernel(const Lines L, const T *__restrict__ W, typename Cplx<T>::type *__restrict__ C)
+{
+    const int64_t n = L.n, H = n / 2 + 1;
+    PGPU_GRID_STRIDE(t, L.B * H)
+    {
+        int64_t b, k;
+        line_coords(L, t, H, b, k);
+        typename Cplx<T>::type v;
+        v.x = W[w_at(L, b, k == 0 ? 0 : 2 * k - 1)];
+        v.y = k > 0 && 2 * k < n ? W[w_at(L, b, 2 * k)] : T(0);
+        C[s_at(L, b, k, H)] = v;
+    }
+}
+
+} // namespace pgpu
