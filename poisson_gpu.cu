@@ -9877,9 +9877,11 @@ namespace pgpu {
 
 // The solver works on a packed copy W (nx*ny*nz, no ghosts).  Each axis is
 // diagonalised by its own transform (Dirichlet-Dirichlet: DST-I, Neumann-
-// Neumann: DCT-II, periodic: DFT), built on cuFFT real transforms of about
-// the same length (except the all-Dirichlet 3D row kernels, further down); at most one axis (a mixed Dirichlet/Neumann one, or
-// else the slowest non-periodic one) is solved by tridiagonal systems instead.
+// Neumann: DCT-II, Dirichlet-Neumann: a sine transform of odd length 2n+1,
+// periodic: DFT), built on cuFFT real transforms of about the same length
+// (except the all-Dirichlet 3D row kernels, fft_dirichlet.h); one axis (a
+// mixed Dirichlet/Neumann one, else the slowest non-periodic one) is solved
+// by tridiagonal systems instead.
 // A transform along axis a reads W by lines along a and writes a scratch
 // array in which lines along a are cuFFT batches: for a = 0 the lines are
 // contiguous (c + len*b), otherwise line b's element c sits at b + B*c, so
@@ -10102,6 +10104,73 @@ __global__ void dst1x_post_kernel(const Lines L, const UserIO<T> io, const typen
         int64_t b, k;
         line_coords(L, t, L.n, b, k);
         store_w(L, io, W, b, k, T(-0.5) * C[s_at(L, b, k + 1, H)].y);
+    }
+}
+
+// An axis with a Dirichlet face at one end and a Neumann face at the other
+// (FFT_DN: Dirichlet low; FFT_ND, REV: Dirichlet high).  Counting the nodes
+// j = 1..n from the Dirichlet face, its modes are sin(pi (2k+1) j / M),
+// M = 2n + 1 (the Neumann face, half a spacing past node n, mirrors them).
+// Forward: X_k = 2 sum_j x_j sin(pi (2k+1) j / M) = Im(Z_{n-k}), Z the real
+// FFT of length M of z_0 = 0, z_j = (-1)^j x_j, z_{M-j} = -z_j (j <= n).
+// Inverse: x_j = 2 sum_k X_k sin(pi (2k+1) j / M) = (-1)^j y_j, y the
+// inverse real FFT of Y_0 = 0, Y_m = i X_{n-m}.  The two give M x.
+template <class T, bool REV>
+__global__ void dn_pre_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ W, T *__restrict__ S)
+{
+    const int64_t n = L.n, M = 2 * n + 1;
+    PGPU_GRID_STRIDE(t, L.B * M)
+    {
+        int64_t b, c;
+        line_coords(L, t, M, b, c);
+        T z = T(0);
+        if (c > 0) {
+            const int64_t j = c <= n ? c : M - c;
+            const T x = load_w(L, io, W, b, REV ? n - j : j - 1);
+            z = ((j & 1) != 0) != (c > n) ? -x : x;
+        }
+        S[s_at(L, b, c, M)] = z;
+    }
+}
+
+template <class T>
+__global__ void dn_post_kernel(const Lines L, const typename Cplx<T>::type *__restrict__ C, T *__restrict__ W)
+{
+    const int64_t n = L.n, H = n + 1;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, k;
+        line_coords(L, t, n, b, k);
+        W[w_at(L, b, k)] = C[s_at(L, b, n - k, H)].y;
+    }
+}
+
+template <class T>
+__global__ void dn_inverse_pre_kernel(const Lines L, const T *__restrict__ W, typename Cplx<T>::type *__restrict__ C)
+{
+    const int64_t n = L.n, H = n + 1;
+    PGPU_GRID_STRIDE(t, L.B * H)
+    {
+        int64_t b, m;
+        line_coords(L, t, H, b, m);
+        typename Cplx<T>::type y;
+        y.x = T(0);
+        y.y = m > 0 ? W[w_at(L, b, n - m)] : T(0);
+        C[s_at(L, b, m, H)] = y;
+    }
+}
+
+template <class T, bool REV>
+__global__ void dn_inverse_post_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ S, T *__restrict__ W)
+{
+    const int64_t n = L.n, M = 2 * n + 1;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, c;
+        line_coords(L, t, n, b, c);
+        const int64_t j = REV ? n - c : c + 1;
+        const T y = S[s_at(L, b, j, M)];
+        store_w(L, io, W, b, c, (j & 1) ? -y : y);
     }
 }
 
@@ -10404,8 +10473,23 @@ namespace pgpu {
 // Per-axis transforms: DST-I by the running sum or by the odd extension
 // (dst1x_pre_kernel), DCT-II, the periodic DFT; FFT_RHC: the periodic DFT
 // as a real transform in halfcomplex order (rhc_post_kernel), for the
-// distributed solve, whose transposes move real data only.
-enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3, FFT_RHC = 4 };
+// distributed solve, whose transposes move real data only; FFT_DN / FFT_ND:
+// a Dirichlet and a Neumann face (dn_pre_kernel).
+enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3, FFT_RHC = 4, FFT_DN = 5, FFT_ND = 6 };
+
+// The transform of a non-periodic axis with faces lo and hi.
+template <class T> static int fft_axis_kind(int lo, int hi)
+{
+    if (lo != hi) return lo == PGPU_BC_DIRICHLET ? FFT_DN : FFT_ND;
+    if (lo == PGPU_BC_NEUMANN) return FFT_DCT2;
+    return Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
+}
+static bool fft_dn(int kind) { return kind == FFT_DN || kind == FFT_ND; }
+// The real transform's length for an axis of n nodes.
+static int64_t fft_axis_len(int kind, int64_t n)
+{
+    return kind == FFT_DST1 ? n + 1 : kind == FFT_DST1X ? 2 * (n + 1) : fft_dn(kind) ? 2 * n + 1 : n;
+}
 
 template <class T> struct FftTypes;
 template <> struct FftTypes<float> {
@@ -10472,6 +10556,7 @@ static double fft_eigen(int kind, int64_t n, double h, int64_t k)
     if (kind == FFT_DST1 || kind == FFT_DST1X) s = std::sin(M_PI * (double)(k + 1) / (2.0 * (double)(n + 1)));
     else if (kind == FFT_DCT2) s = std::sin(M_PI * (double)k / (2.0 * (double)n));
     else if (kind == FFT_RHC) s = std::sin(M_PI * (double)((k + 1) / 2) / (double)n);
+    else if (fft_dn(kind)) s = std::sin(M_PI * (double)(2 * k + 1) / (2.0 * (double)(2 * n + 1)));
     else s = std::sin(M_PI * (double)k / (double)n); // FFT_DFT
     return 4.0 * s * s / (h * h);
 }
@@ -10481,7 +10566,7 @@ static double fft_eigen(int kind, int64_t n, double h, int64_t k)
 // post-processing pass back into W (the first and last of a solve may read
 // f and write u instead: UserIO).
 struct FftAxis {
-    int kind; // FFT_DST1, FFT_DST1X, FFT_DCT2 or FFT_RHC
+    int kind; // FFT_DST1, FFT_DST1X, FFT_DCT2, FFT_RHC, FFT_DN or FFT_ND
     Lines L;
     cufftHandle r2c = 0, c2r = 0;
 };
@@ -10502,18 +10587,20 @@ static pgpu_status fft_axis_plan(Env &env, std::vector<cufftHandle> &plans, FftA
     fa.L.nz = d[2];
     fa.L.P = P;
     fa.L.B = d[0] * d[1] * d[2] / n;
-    const long long len = kind == FFT_DST1 ? n + 1 : kind == FFT_DST1X ? 2 * (n + 1) : n;
+    const long long len = fft_axis_len(kind, n);
     fa.L.small = std::max<int64_t>(P * d[2], fa.L.B * len) < ((int64_t)1 << 32);
     const long long half = len / 2 + 1, B = fa.L.B;
     long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
     const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
     const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
     PGPU_FORWARD(make_plan(env, plans, fa.r2c, work, 1, nn, ie, is, id, oe, os, od, FftTypes<T>::R2C, B));
-    if (kind == FFT_DCT2 || kind == FFT_RHC)
+    if (kind == FFT_DCT2 || kind == FFT_RHC || fft_dn(kind))
         PGPU_FORWARD(make_plan(env, plans, fa.c2r, work, 1, nn, oe, os, od, ie, is, id, FftTypes<T>::C2R, B));
     s_elems = std::max<int64_t>(s_elems, B * len);
     c_elems = std::max<int64_t>(c_elems, B * half);
-    scale *= kind == FFT_DCT2 || kind == FFT_RHC ? 1.0 / (double)n : 2.0 / (double)(n + 1);
+    scale *= kind == FFT_DCT2 || kind == FFT_RHC ? 1.0 / (double)n
+             : fft_dn(kind)                      ? 1.0 / (double)(2 * n + 1)
+                                                 : 2.0 / (double)(n + 1);
     return PGPU_SUCCESS;
 }
 
@@ -10533,8 +10620,25 @@ static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const
     const cudaStream_t st = env.st;
     const int sms = env.sms;
     const Lines &L = fa.L;
-    const int64_t len = fa.kind == FFT_DST1 ? L.n + 1 : fa.kind == FFT_DST1X ? 2 * (L.n + 1) : L.n;
-    if (fa.kind == FFT_DST1X) {
+    const int64_t len = fft_axis_len(fa.kind, L.n);
+    if (fft_dn(fa.kind)) {
+        const bool rev = fa.kind == FFT_ND;
+        if (!inverse) {
+            if (rev) dn_pre_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+            else dn_pre_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+            PGPU_LAUNCHED();
+            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+            dn_post_kernel<T><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, C, W);
+            PGPU_LAUNCHED();
+        } else {
+            dn_inverse_pre_kernel<T><<<grid_for(L.B * (L.n + 1), sms), 256, 0, st>>>(L, W, C);
+            PGPU_LAUNCHED();
+            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, S));
+            if (rev) dn_inverse_post_kernel<T, true><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, S, W);
+            else dn_inverse_post_kernel<T, false><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, S, W);
+            PGPU_LAUNCHED();
+        }
+    } else if (fa.kind == FFT_DST1X) {
         dst1x_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
         PGPU_LAUNCHED();
         PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
@@ -10679,7 +10783,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     const int64_t n[3] = {cfg.nx, cfg.ny, is3d ? cfg.nz : 1};
     const double h[3] = {cfg.hx, cfg.hy, cfg.hz};
     const int64_t N = n[0] * n[1] * n[2];
-    int mixed = -1; // (at most one such axis: resolve_config refuses more)
+    int mixed = -1; // the last axis with a Dirichlet and a Neumann face (the others: FFT_DN / FFT_ND)
     for (int a = 0; a < dims; ++a) {
         const int lo = cfg.bc[2 * a], hi = cfg.bc[2 * a + 1];
         if (lo == PGPU_BC_PERIODIC) pmask |= 1 << a;
@@ -10713,7 +10817,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     for (int a = 0; a < dims; ++a) {
         if (a == tri || ((pmask >> a) & 1)) continue;
         FftAxis fa;
-        const int kind = cfg.bc[2 * a] != PGPU_BC_DIRICHLET ? FFT_DCT2 : Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
+        const int kind = fft_axis_kind<T>(cfg.bc[2 * a], cfg.bc[2 * a + 1]);
         PGPU_FORWARD(fft_axis_plan<T>(en, plans, fa, a, kind, n, wp, work, s_elems, c_elems, scale));
         fax.push_back(fa);
     }
@@ -10774,7 +10878,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     for (int a = 0; a < dims; ++a) {
         eoff[a] = ev.size();
         if (a == tri) continue;
-        const int kind = ((pmask >> a) & 1) ? FFT_DFT : (cfg.bc[2 * a] == PGPU_BC_DIRICHLET ? FFT_DST1 : FFT_DCT2);
+        const int kind = ((pmask >> a) & 1) ? FFT_DFT : fft_axis_kind<T>(cfg.bc[2 * a], cfg.bc[2 * a + 1]);
         for (int64_t k = 0; k < e[a]; ++k) ev.push_back((T)fft_eigen(kind, n[a], h[a], k));
     }
     T *d_ev = nullptr;
@@ -12886,12 +12990,14 @@ template <class T> pgpu_status FftSolver<T>::init_dist()
     const int dims = is3d ? 3 : 2;
     const int64_t N[3] = {gc.nx, gc.ny, is3d ? gc.nz : 1};
     const double hh[3] = {gc.hx, gc.hy, gc.hz};
-    int kind[3] = {-1, -1, -1}, tri_ax = -1; // (one mixed axis at most: resolve_config refuses more)
+    // The last axis with a Dirichlet and a Neumann face by line solves, the others by transforms.
+    int kind[3] = {-1, -1, -1}, tri_ax = -1;
+    for (int a = 0; a < dims; ++a)
+        if (gc.bc[2 * a] != gc.bc[2 * a + 1]) tri_ax = a;
     for (int a = 0; a < dims; ++a) {
         const int lo = gc.bc[2 * a], hi = gc.bc[2 * a + 1];
         if (lo == PGPU_BC_PERIODIC) kind[a] = FFT_RHC;
-        else if (lo != hi) tri_ax = a;
-        else kind[a] = lo == PGPU_BC_NEUMANN ? FFT_DCT2 : Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
+        else if (a != tri_ax) kind[a] = fft_axis_kind<T>(lo, hi);
     }
     dist.reset(new FftDist<T>());
     FftDist<T> &D = *dist;
@@ -14169,16 +14275,6 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
         PGPU_RETURN_IF((c->bc[k] == PGPU_BC_PERIODIC) != (c->bc[k + 1] == PGPU_BC_PERIODIC),
                        PGPU_ERROR_INVALID_ARGUMENT, "periodic on face %s but not on face %s", face[k],
                        face[k + 1]);
-    // The face sets the FFT serves (PGPU_FFT, and the FFT preconditioner):
-    // at most one axis with a Dirichlet and a Neumann face.
-    if (method == PGPU_FFT || (krylov && c->preconditioner == PGPU_PRECOND_FFT)) {
-        int nmixed = 0;
-        for (int k = 0; k < nfaces; k += 2) nmixed += c->bc[k] != c->bc[k + 1];
-        PGPU_RETURN_IF(nmixed > 1, PGPU_ERROR_UNSUPPORTED,
-                       "%s: at most one axis may mix Dirichlet and Neumann faces (this config has %d); use "
-                       "PGPU_FMG or PGPU_VCYCLE%s", method == PGPU_FFT ? "PGPU_FFT" : "PGPU_PRECOND_FFT", nmixed,
-                       method == PGPU_FFT ? "" : ", or the PGPU_PRECOND_VCYCLE preconditioner");
-    }
     // Numbers.
     PGPU_RETURN_IF(!(c->tolerance >= 0) || !std::isfinite(c->tolerance), PGPU_ERROR_INVALID_ARGUMENT,
                    "tolerance = %g must be finite and >= 0", c->tolerance);

@@ -66,15 +66,15 @@
  *                         steady reduction per cycle (about 0.05 or better
  *                         on most boxes; slower where odd periodic axes
  *                         cross)
- *  PGPU_FFT (direct)      many solves of a box whose faces the FFT serves
- *                         (below), no mask, no beta: exact up to rounding,
+ *  PGPU_FFT (direct)      many solves of a box (any faces), no mask, no
+ *                         beta: exact up to rounding,
  *                         no iterations; the cheapest on periodic boxes
  *  PGPU_CG, PGPU_BICGSTAB beta jumps or inclusions, masks where V-cycles
  *  with the multigrid     are slow or diverge: the robust choice, which
  *  preconditioner (the    converges where V-cycles alone stall or diverge;
  *  default)               an iteration costs more than a V-cycle.  With the
  *                         FFT preconditioner: a checked tolerance on a box
- *                         the FFT serves (KRYLOV METHODS)
+ *                         (KRYLOV METHODS)
  *  PGPU_JACOBI,           smoothing, teaching, comparison: a sweep runs
  *  PGPU_RBGS (SOR:        near the copy bandwidth, but the count grows with
  *  omega > 1)             n^2: small grids only
@@ -91,13 +91,12 @@
  *  JACOBI, RBGS      every combination                    yes         float, double         1 or more (**)
  *  VCYCLE (W)        every combination                    yes (*)     float, double, mixed  1 or more (**)
  *  FMG               every combination                    yes (*)     float, double, mixed  1 or more (**)
- *  FFT               every combination with at most one   no          float, double, mixed  1 or more (**)
- *                    axis mixing Dirichlet and Neumann
- *  CG, BICGSTAB      every combination (***)              yes (*)     float, double, mixed  1 or more (**)
+ *  FFT               every combination                    no          float, double, mixed  1 or more (**)
+ *  CG, BICGSTAB      every combination                    yes (*)     float, double, mixed  1 or more (**)
  *  (*) not with PGPU_MIXED.  (**) several GPUs: float and double, no mask
  *  or beta; V-cycles and FMG not across an odd periodic split axis
- *  (SEVERAL GPUS below).  (***) with the FFT preconditioner, the faces the
- *  FFT serves; PGPU_MIXED takes only the VCYCLE and FFT preconditioners.
+ *  (SEVERAL GPUS below).  PGPU_MIXED takes only the VCYCLE and FFT
+ *  preconditioners.
  *  Every method: any size >= 1 per axis, 2D and 3D, anisotropic spacing
  *  (multigrid by semicoarsening), padded strides.
  *
@@ -420,8 +419,7 @@
  *    report holding what was reached), and masks of many small pockets or
  *    narrow channels need tens to hundreds of iterations.
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
- *    without mask or beta (the faces the FFT serves; else
- *    PGPU_ERROR_UNSUPPORTED at create).  The exact inverse on the empty
+ *    without mask or beta.  The exact inverse on the empty
  *    box: one iteration, one FFT solve (there faster to a tolerance than
  *    FMG then V-cycles); on masked domains it still helps where the mask
  *    is mostly fluid (a solid obstacle), not where Dirichlet cells or beta
@@ -484,11 +482,10 @@
  *    not pipelined (UNSUPPORTED: a preconditioner that rounds is not the
  *    same symmetric operator every iteration; classic CG takes flexible
  *    coefficients for it).
- *  - When to take which: the box without mask or beta: where the FFT
- *    serves the faces, PGPU_FFT itself (exact up to rounding) or, for a
- *    tolerance the solve checks, CG with the FFT preconditioner; else FMG
- *    (with a tolerance: FMG then V-cycles), faster there than
- *    MG-preconditioned CG; beta jumps, masks where V-cycles are slow or
+ *  - When to take which: the box without mask or beta: PGPU_FFT itself
+ *    (exact up to rounding) or, for a tolerance the solve checks, CG with
+ *    the FFT preconditioner (FMG, with a tolerance FMG then V-cycles, is
+ *    faster than MG-preconditioned CG there); beta jumps, masks where V-cycles are slow or
  *    diverge: CG (or BiCGStab) with the multigrid preconditioner.  The
  *    times of each: README.md, Performance (the bench's 'krylov' rows).
  *
@@ -517,9 +514,13 @@
  *  ... with MIXED    the float multigrid of the grid (half the double figure)
  *                    plus 2 E x 4 bytes (the correction's own u and f)
  *  FFT               our buffers: double N w (all periodic, nx a power of two
- *                    from 32 to 4096) to 3 N w; float N w to 7 N w (7: a
- *                    Dirichlet-Dirichlet axis through cuFFT, whose float sine
- *                    transform doubles its length); MIXED 2 to 5 N x 8 bytes;
+ *                    from 32 to 4096) to 3 N w, 5 N w with a transformed
+ *                    Dirichlet-Neumann axis (where another axis mixes the
+ *                    two as well: its sine transform doubles its length);
+ *                    float N w to 7 N w (7: a Dirichlet-Dirichlet axis
+ *                    through cuFFT, whose float sine transform doubles its
+ *                    length, or a transformed Dirichlet-Neumann one); MIXED 2
+ *                    to 5 N x 8 bytes;
  *                    all-Dirichlet 3D grids with each n+1 a product of primes
  *                    <= 19: 2 N w.  Plus cuFFT's work area wherever cuFFT is
  *                    used (sized by cuFFT; the query includes it)
@@ -742,10 +743,10 @@
  *    FMG answer PGPU_ERROR_UNSUPPORTED there, and a Krylov method's
  *    V-cycle preconditioner becomes each rank's own cycle on its slab
  *    (block Jacobi: several times the iterations).
- *  - FFT.  The faces' sets the single-GPU FFT takes (at most one axis
- *    mixing Dirichlet and Neumann), by real transforms along each axis
- *    (DST-I, DCT-II, and the periodic DFT in halfcomplex order) and line
- *    solves along a mixed axis: x and y on the slabs, one all-to-all of
+ *  - FFT.  Every face set, as on one GPU, by real transforms along each
+ *    axis (DST-I, DCT-II, the sine transform of a Dirichlet-Neumann axis,
+ *    and the periodic DFT in halfcomplex order) and line solves along the
+ *    last mixed axis: x and y on the slabs, one all-to-all of
  *    boxes (grouped ncclSend / ncclRecv) to slabs of y (or x), z and the
  *    solve there, and back; 2D likewise (x, then y), four all-to-alls with
  *    a mixed x axis.  The axis split after a transpose needs at least one

@@ -65,12 +65,14 @@ template <class T> pgpu_status FftSolver<T>::init_dist()
     const int dims = is3d ? 3 : 2;
     const int64_t N[3] = {gc.nx, gc.ny, is3d ? gc.nz : 1};
     const double hh[3] = {gc.hx, gc.hy, gc.hz};
-    int kind[3] = {-1, -1, -1}, tri_ax = -1; // (one mixed axis at most: resolve_config refuses more)
+    // The last axis with a Dirichlet and a Neumann face by line solves, the others by transforms.
+    int kind[3] = {-1, -1, -1}, tri_ax = -1;
+    for (int a = 0; a < dims; ++a)
+        if (gc.bc[2 * a] != gc.bc[2 * a + 1]) tri_ax = a;
     for (int a = 0; a < dims; ++a) {
         const int lo = gc.bc[2 * a], hi = gc.bc[2 * a + 1];
         if (lo == PGPU_BC_PERIODIC) kind[a] = FFT_RHC;
-        else if (lo != hi) tri_ax = a;
-        else kind[a] = lo == PGPU_BC_NEUMANN ? FFT_DCT2 : Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
+        else if (a != tri_ax) kind[a] = fft_axis_kind<T>(lo, hi);
     }
     dist.reset(new FftDist<T>());
     FftDist<T> &D = *dist;

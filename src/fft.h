@@ -11,8 +11,23 @@ namespace pgpu {
 // Per-axis transforms: DST-I by the running sum or by the odd extension
 // (dst1x_pre_kernel), DCT-II, the periodic DFT; FFT_RHC: the periodic DFT
 // as a real transform in halfcomplex order (rhc_post_kernel), for the
-// distributed solve, whose transposes move real data only.
-enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3, FFT_RHC = 4 };
+// distributed solve, whose transposes move real data only; FFT_DN / FFT_ND:
+// a Dirichlet and a Neumann face (dn_pre_kernel).
+enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3, FFT_RHC = 4, FFT_DN = 5, FFT_ND = 6 };
+
+// The transform of a non-periodic axis with faces lo and hi.
+template <class T> static int fft_axis_kind(int lo, int hi)
+{
+    if (lo != hi) return lo == PGPU_BC_DIRICHLET ? FFT_DN : FFT_ND;
+    if (lo == PGPU_BC_NEUMANN) return FFT_DCT2;
+    return Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
+}
+static bool fft_dn(int kind) { return kind == FFT_DN || kind == FFT_ND; }
+// The real transform's length for an axis of n nodes.
+static int64_t fft_axis_len(int kind, int64_t n)
+{
+    return kind == FFT_DST1 ? n + 1 : kind == FFT_DST1X ? 2 * (n + 1) : fft_dn(kind) ? 2 * n + 1 : n;
+}
 
 template <class T> struct FftTypes;
 template <> struct FftTypes<float> {
@@ -79,6 +94,7 @@ static double fft_eigen(int kind, int64_t n, double h, int64_t k)
     if (kind == FFT_DST1 || kind == FFT_DST1X) s = std::sin(M_PI * (double)(k + 1) / (2.0 * (double)(n + 1)));
     else if (kind == FFT_DCT2) s = std::sin(M_PI * (double)k / (2.0 * (double)n));
     else if (kind == FFT_RHC) s = std::sin(M_PI * (double)((k + 1) / 2) / (double)n);
+    else if (fft_dn(kind)) s = std::sin(M_PI * (double)(2 * k + 1) / (2.0 * (double)(2 * n + 1)));
     else s = std::sin(M_PI * (double)k / (double)n); // FFT_DFT
     return 4.0 * s * s / (h * h);
 }
@@ -88,7 +104,7 @@ static double fft_eigen(int kind, int64_t n, double h, int64_t k)
 // post-processing pass back into W (the first and last of a solve may read
 // f and write u instead: UserIO).
 struct FftAxis {
-    int kind; // FFT_DST1, FFT_DST1X, FFT_DCT2 or FFT_RHC
+    int kind; // FFT_DST1, FFT_DST1X, FFT_DCT2, FFT_RHC, FFT_DN or FFT_ND
     Lines L;
     cufftHandle r2c = 0, c2r = 0;
 };
@@ -109,18 +125,20 @@ static pgpu_status fft_axis_plan(Env &env, std::vector<cufftHandle> &plans, FftA
     fa.L.nz = d[2];
     fa.L.P = P;
     fa.L.B = d[0] * d[1] * d[2] / n;
-    const long long len = kind == FFT_DST1 ? n + 1 : kind == FFT_DST1X ? 2 * (n + 1) : n;
+    const long long len = fft_axis_len(kind, n);
     fa.L.small = std::max<int64_t>(P * d[2], fa.L.B * len) < ((int64_t)1 << 32);
     const long long half = len / 2 + 1, B = fa.L.B;
     long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
     const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
     const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
     PGPU_FORWARD(make_plan(env, plans, fa.r2c, work, 1, nn, ie, is, id, oe, os, od, FftTypes<T>::R2C, B));
-    if (kind == FFT_DCT2 || kind == FFT_RHC)
+    if (kind == FFT_DCT2 || kind == FFT_RHC || fft_dn(kind))
         PGPU_FORWARD(make_plan(env, plans, fa.c2r, work, 1, nn, oe, os, od, ie, is, id, FftTypes<T>::C2R, B));
     s_elems = std::max<int64_t>(s_elems, B * len);
     c_elems = std::max<int64_t>(c_elems, B * half);
-    scale *= kind == FFT_DCT2 || kind == FFT_RHC ? 1.0 / (double)n : 2.0 / (double)(n + 1);
+    scale *= kind == FFT_DCT2 || kind == FFT_RHC ? 1.0 / (double)n
+             : fft_dn(kind)                      ? 1.0 / (double)(2 * n + 1)
+                                                 : 2.0 / (double)(n + 1);
     return PGPU_SUCCESS;
 }
 
@@ -140,8 +158,25 @@ static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const
     const cudaStream_t st = env.st;
     const int sms = env.sms;
     const Lines &L = fa.L;
-    const int64_t len = fa.kind == FFT_DST1 ? L.n + 1 : fa.kind == FFT_DST1X ? 2 * (L.n + 1) : L.n;
-    if (fa.kind == FFT_DST1X) {
+    const int64_t len = fft_axis_len(fa.kind, L.n);
+    if (fft_dn(fa.kind)) {
+        const bool rev = fa.kind == FFT_ND;
+        if (!inverse) {
+            if (rev) dn_pre_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+            else dn_pre_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
+            PGPU_LAUNCHED();
+            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+            dn_post_kernel<T><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, C, W);
+            PGPU_LAUNCHED();
+        } else {
+            dn_inverse_pre_kernel<T><<<grid_for(L.B * (L.n + 1), sms), 256, 0, st>>>(L, W, C);
+            PGPU_LAUNCHED();
+            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, S));
+            if (rev) dn_inverse_post_kernel<T, true><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, S, W);
+            else dn_inverse_post_kernel<T, false><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, S, W);
+            PGPU_LAUNCHED();
+        }
+    } else if (fa.kind == FFT_DST1X) {
         dst1x_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
         PGPU_LAUNCHED();
         PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
@@ -286,7 +321,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     const int64_t n[3] = {cfg.nx, cfg.ny, is3d ? cfg.nz : 1};
     const double h[3] = {cfg.hx, cfg.hy, cfg.hz};
     const int64_t N = n[0] * n[1] * n[2];
-    int mixed = -1; // (at most one such axis: resolve_config refuses more)
+    int mixed = -1; // the last axis with a Dirichlet and a Neumann face (the others: FFT_DN / FFT_ND)
     for (int a = 0; a < dims; ++a) {
         const int lo = cfg.bc[2 * a], hi = cfg.bc[2 * a + 1];
         if (lo == PGPU_BC_PERIODIC) pmask |= 1 << a;
@@ -320,7 +355,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     for (int a = 0; a < dims; ++a) {
         if (a == tri || ((pmask >> a) & 1)) continue;
         FftAxis fa;
-        const int kind = cfg.bc[2 * a] != PGPU_BC_DIRICHLET ? FFT_DCT2 : Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
+        const int kind = fft_axis_kind<T>(cfg.bc[2 * a], cfg.bc[2 * a + 1]);
         PGPU_FORWARD(fft_axis_plan<T>(en, plans, fa, a, kind, n, wp, work, s_elems, c_elems, scale));
         fax.push_back(fa);
     }
@@ -381,7 +416,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     for (int a = 0; a < dims; ++a) {
         eoff[a] = ev.size();
         if (a == tri) continue;
-        const int kind = ((pmask >> a) & 1) ? FFT_DFT : (cfg.bc[2 * a] == PGPU_BC_DIRICHLET ? FFT_DST1 : FFT_DCT2);
+        const int kind = ((pmask >> a) & 1) ? FFT_DFT : fft_axis_kind<T>(cfg.bc[2 * a], cfg.bc[2 * a + 1]);
         for (int64_t k = 0; k < e[a]; ++k) ev.push_back((T)fft_eigen(kind, n[a], h[a], k));
     }
     T *d_ev = nullptr;

@@ -6,9 +6,11 @@ namespace pgpu {
 
 // The solver works on a packed copy W (nx*ny*nz, no ghosts).  Each axis is
 // diagonalised by its own transform (Dirichlet-Dirichlet: DST-I, Neumann-
-// Neumann: DCT-II, periodic: DFT), built on cuFFT real transforms of about
-// the same length (except the all-Dirichlet 3D row kernels, further down); at most one axis (a mixed Dirichlet/Neumann one, or
-// else the slowest non-periodic one) is solved by tridiagonal systems instead.
+// Neumann: DCT-II, Dirichlet-Neumann: a sine transform of odd length 2n+1,
+// periodic: DFT), built on cuFFT real transforms of about the same length
+// (except the all-Dirichlet 3D row kernels, fft_dirichlet.h); one axis (a
+// mixed Dirichlet/Neumann one, else the slowest non-periodic one) is solved
+// by tridiagonal systems instead.
 // A transform along axis a reads W by lines along a and writes a scratch
 // array in which lines along a are cuFFT batches: for a = 0 the lines are
 // contiguous (c + len*b), otherwise line b's element c sits at b + B*c, so
@@ -231,6 +233,73 @@ __global__ void dst1x_post_kernel(const Lines L, const UserIO<T> io, const typen
         int64_t b, k;
         line_coords(L, t, L.n, b, k);
         store_w(L, io, W, b, k, T(-0.5) * C[s_at(L, b, k + 1, H)].y);
+    }
+}
+
+// An axis with a Dirichlet face at one end and a Neumann face at the other
+// (FFT_DN: Dirichlet low; FFT_ND, REV: Dirichlet high).  Counting the nodes
+// j = 1..n from the Dirichlet face, its modes are sin(pi (2k+1) j / M),
+// M = 2n + 1 (the Neumann face, half a spacing past node n, mirrors them).
+// Forward: X_k = 2 sum_j x_j sin(pi (2k+1) j / M) = Im(Z_{n-k}), Z the real
+// FFT of length M of z_0 = 0, z_j = (-1)^j x_j, z_{M-j} = -z_j (j <= n).
+// Inverse: x_j = 2 sum_k X_k sin(pi (2k+1) j / M) = (-1)^j y_j, y the
+// inverse real FFT of Y_0 = 0, Y_m = i X_{n-m}.  The two give M x.
+template <class T, bool REV>
+__global__ void dn_pre_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ W, T *__restrict__ S)
+{
+    const int64_t n = L.n, M = 2 * n + 1;
+    PGPU_GRID_STRIDE(t, L.B * M)
+    {
+        int64_t b, c;
+        line_coords(L, t, M, b, c);
+        T z = T(0);
+        if (c > 0) {
+            const int64_t j = c <= n ? c : M - c;
+            const T x = load_w(L, io, W, b, REV ? n - j : j - 1);
+            z = ((j & 1) != 0) != (c > n) ? -x : x;
+        }
+        S[s_at(L, b, c, M)] = z;
+    }
+}
+
+template <class T>
+__global__ void dn_post_kernel(const Lines L, const typename Cplx<T>::type *__restrict__ C, T *__restrict__ W)
+{
+    const int64_t n = L.n, H = n + 1;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, k;
+        line_coords(L, t, n, b, k);
+        W[w_at(L, b, k)] = C[s_at(L, b, n - k, H)].y;
+    }
+}
+
+template <class T>
+__global__ void dn_inverse_pre_kernel(const Lines L, const T *__restrict__ W, typename Cplx<T>::type *__restrict__ C)
+{
+    const int64_t n = L.n, H = n + 1;
+    PGPU_GRID_STRIDE(t, L.B * H)
+    {
+        int64_t b, m;
+        line_coords(L, t, H, b, m);
+        typename Cplx<T>::type y;
+        y.x = T(0);
+        y.y = m > 0 ? W[w_at(L, b, n - m)] : T(0);
+        C[s_at(L, b, m, H)] = y;
+    }
+}
+
+template <class T, bool REV>
+__global__ void dn_inverse_post_kernel(const Lines L, const UserIO<T> io, const T *__restrict__ S, T *__restrict__ W)
+{
+    const int64_t n = L.n, M = 2 * n + 1;
+    PGPU_GRID_STRIDE(t, L.B * n)
+    {
+        int64_t b, c;
+        line_coords(L, t, n, b, c);
+        const int64_t j = REV ? n - c : c + 1;
+        const T y = S[s_at(L, b, j, M)];
+        store_w(L, io, W, b, c, (j & 1) ? -y : y);
     }
 }
 

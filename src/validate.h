@@ -124,16 +124,6 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
         PGPU_RETURN_IF((c->bc[k] == PGPU_BC_PERIODIC) != (c->bc[k + 1] == PGPU_BC_PERIODIC),
                        PGPU_ERROR_INVALID_ARGUMENT, "periodic on face %s but not on face %s", face[k],
                        face[k + 1]);
-    // The face sets the FFT serves (PGPU_FFT, and the FFT preconditioner):
-    // at most one axis with a Dirichlet and a Neumann face.
-    if (method == PGPU_FFT || (krylov && c->preconditioner == PGPU_PRECOND_FFT)) {
-        int nmixed = 0;
-        for (int k = 0; k < nfaces; k += 2) nmixed += c->bc[k] != c->bc[k + 1];
-        PGPU_RETURN_IF(nmixed > 1, PGPU_ERROR_UNSUPPORTED,
-                       "%s: at most one axis may mix Dirichlet and Neumann faces (this config has %d); use "
-                       "PGPU_FMG or PGPU_VCYCLE%s", method == PGPU_FFT ? "PGPU_FFT" : "PGPU_PRECOND_FFT", nmixed,
-                       method == PGPU_FFT ? "" : ", or the PGPU_PRECOND_VCYCLE preconditioner");
-    }
     // Numbers.
     PGPU_RETURN_IF(!(c->tolerance >= 0) || !std::isfinite(c->tolerance), PGPU_ERROR_INVALID_ARGUMENT,
                    "tolerance = %g must be finite and >= 0", c->tolerance);

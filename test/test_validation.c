@@ -239,24 +239,6 @@ static void invalid_configs(void)
     expect_unsupported("JACOBI | MIXED", &c);
     c.flags = PGPU_RBGS | PGPU_MIXED;
     expect_unsupported("RBGS | MIXED", &c);
-    /* The face sets the FFT does not serve: refused from the config alone,
-     * with or without a device (before any device query). */
-    c = base3();
-    c.flags = PGPU_FFT | PGPU_DOUBLE;
-    c.bc[PGPU_XMAX] = PGPU_BC_NEUMANN;
-    c.bc[PGPU_YMIN] = PGPU_BC_NEUMANN;
-    expect_unsupported("FFT, two mixed axes", &c);
-    c.flags = PGPU_FFT | PGPU_FLOAT;
-    c.bc[PGPU_ZMAX] = PGPU_BC_NEUMANN;
-    expect_unsupported("FFT float, three mixed axes", &c);
-    c.flags = PGPU_CG | PGPU_DOUBLE;
-    c.preconditioner = PGPU_PRECOND_FFT;
-    expect_unsupported("CG, FFT preconditioner, three mixed axes", &c);
-    c = base2();
-    c.flags = PGPU_FFT | PGPU_MIXED;
-    c.bc[PGPU_XMIN] = PGPU_BC_NEUMANN;
-    c.bc[PGPU_YMAX] = PGPU_BC_NEUMANN;
-    expect_unsupported("2D FFT | MIXED, two mixed axes", &c);
     /* The message names what MIXED does serve, as the header does. */
     c = base3();
     c.flags = PGPU_JACOBI | PGPU_MIXED;
@@ -313,6 +295,13 @@ static void valid_configs(void)
     VALID("FMG | MIXED | FIXED", base3, c.flags = PGPU_FMG | PGPU_MIXED | PGPU_FIXED);
     VALID("FFT | MIXED", base3, c.flags = PGPU_FFT | PGPU_MIXED);
     VALID("FFT, one mixed axis", base3, (c.flags = PGPU_FFT, c.bc[PGPU_YMAX] = PGPU_BC_NEUMANN));
+    VALID("FFT float, three mixed axes", base3,
+          (c.flags = PGPU_FFT | PGPU_FLOAT, c.bc[PGPU_XMAX] = c.bc[PGPU_YMIN] = c.bc[PGPU_ZMAX] = PGPU_BC_NEUMANN));
+    VALID("CG, FFT preconditioner, three mixed axes", base3,
+          (c.flags = PGPU_CG, c.preconditioner = PGPU_PRECOND_FFT,
+           c.bc[PGPU_XMAX] = c.bc[PGPU_YMIN] = c.bc[PGPU_ZMAX] = PGPU_BC_NEUMANN));
+    VALID("2D FFT | MIXED, two mixed axes", base2,
+          (c.flags = PGPU_FFT | PGPU_MIXED, c.bc[PGPU_XMIN] = c.bc[PGPU_YMAX] = PGPU_BC_NEUMANN));
     VALID("CG, VCYCLE preconditioner, three mixed axes", base3,
           (c.flags = PGPU_CG, c.bc[PGPU_XMAX] = c.bc[PGPU_YMAX] = c.bc[PGPU_ZMAX] = PGPU_BC_NEUMANN));
     VALID("precision only (MIXED)", base3, c.flags = PGPU_MIXED);

@@ -139,10 +139,14 @@ int main(void)
         c = make(255, 255, 255, "DDDDDD", PGPU_FMG | PGPU_FLOAT);
         compare("255^3 FMG float", &c);
     }
-    /* Refused by both: two axes mixing Dirichlet and Neumann for the FFT. */
+    /* Several axes mixing Dirichlet and Neumann (the FFT's sine transforms of odd length). */
     {
         pgpu_config c = make(16, 16, 16, "DNDNDD", PGPU_FFT | PGPU_DOUBLE);
-        compare("16^3 DNDNDD FFT (two mixed axes)", &c);
+        compare("16^3 DNDNDD FFT double (two mixed axes)", &c);
+        c = make(37, 22, 19, "NDDNDN", PGPU_FFT | PGPU_FLOAT);
+        compare("37x22x19 NDDNDN FFT float (three mixed axes)", &c);
+        c = make(45, 30, 1, "DNND", PGPU_FFT | PGPU_MIXED);
+        compare("45x30 DNND FFT mixed precision (two mixed axes)", &c);
     }
     return t_finish("test_workspace");
 }

@@ -118,9 +118,9 @@ int run(int, char **)
     {
         char msg[pgpu::ERR_LEN];
         pgpu_status st;
-        const size_t b = sized(make(16, 16, 16, "DNDNDD", PGPU_FFT | PGPU_DOUBLE), devices[0], &st, msg);
-        CHECK(st == PGPU_ERROR_UNSUPPORTED && b == 0 && strstr(msg, "at most one axis"),
-              "two mixed axes for the FFT: %s, \"%s\"", pgpu_status_string(st), msg);
+        const size_t b = sized(make(16, 16, 16, "DDDDDD", PGPU_JACOBI | PGPU_MIXED), devices[0], &st, msg);
+        CHECK(st == PGPU_ERROR_UNSUPPORTED && b == 0 && strstr(msg, "MIXED"),
+              "Jacobi in PGPU_MIXED: %s, \"%s\"", pgpu_status_string(st), msg);
         const size_t b2 = sized(make(0, 16, 16, "", PGPU_FMG), devices[0], &st, msg);
         CHECK(st == PGPU_ERROR_INVALID_ARGUMENT && b2 == 0, "nx = 0: %s, \"%s\"", pgpu_status_string(st), msg);
     }

@@ -93,6 +93,7 @@ double fref_eigen(fref_kind kind, int64_t n, double h, int64_t m)
     case FREF_DST1: s = sinpi_frac(m + 1, 2 * (n + 1)); break;
     case FREF_DCT2: s = sinpi_frac(m, 2 * n); break;
     case FREF_DFT: s = sinpi_frac(m, n); break;
+    case FREF_MIXED: s = sinpi_frac(2 * m + 1, 2 * (2 * n + 1)); break;
     default: return NAN;
     }
     return 4.0 / (h * h) * s * s;
@@ -142,8 +143,9 @@ void fref_tridiag(pgpu_bc lo, pgpu_bc hi, int64_t n, double h, double lambda, co
 
 /* Transform matrix, stored by input: out[m] = sum_j in[j] * M[j*n + m]
  * (the inner loop over m is a plain axpy).  Mi is the imaginary part (DFT
- * only).  inverse: the inverse transform, normalisation included. */
-static void build_matrix(fref_kind kind, int64_t n, int inverse, double *Mr, double *Mi)
+ * only).  inverse: the inverse transform, normalisation included.  rev (a
+ * mixed axis): the Dirichlet face is the high one. */
+static void build_matrix(fref_kind kind, int64_t n, int rev, int inverse, double *Mr, double *Mi)
 {
     for (int64_t j = 0; j < n; ++j)
         for (int64_t m = 0; m < n; ++m) {
@@ -157,6 +159,12 @@ static void build_matrix(fref_kind kind, int64_t n, int inverse, double *Mr, dou
                     *r = cospi_frac(m * (2 * j + 1), 2 * n);
                 else /* input j is X_j, output m is x_m: 2/n DCT-III */
                     *r = (j == 0 ? 1.0 : 2.0) / (double)n * cospi_frac(j * (2 * m + 1), 2 * n);
+                break;
+            case FREF_MIXED: /* node numbers from the Dirichlet face; inverse: 4/(2n+1) times the transpose */
+                if (!inverse)
+                    *r = sinpi_frac((2 * m + 1) * (rev ? n - j : j + 1), 2 * n + 1);
+                else
+                    *r = 4.0 / (double)(2 * n + 1) * sinpi_frac((2 * j + 1) * (rev ? n - m : m + 1), 2 * n + 1);
                 break;
             default: /* DFT: exp(-+ 2 pi i jm/n), inverse scaled by 1/n */
                 *r = cospi_frac(2 * j * m, n) / (inverse ? (double)n : 1.0);
@@ -185,7 +193,7 @@ static void box_coords(const box *b, int64_t q, int64_t c[3])
 
 /* Applies the matrix of kind along axis a to (re, im); im may be NULL
  * (real data and a real transform). */
-static int transform_axis(const box *b, int a, fref_kind kind, int inverse, double *re, double *im)
+static int transform_axis(const box *b, int a, fref_kind kind, int rev, int inverse, double *re, double *im)
 {
     const int64_t n = b->n[a], s = box_stride(b, a);
     double *Mr = malloc((size_t)(n * n) * sizeof(double));
@@ -197,7 +205,7 @@ static int transform_axis(const box *b, int a, fref_kind kind, int inverse, doub
         free(buf);
         return 0;
     }
-    build_matrix(kind, n, inverse, Mr, Mi);
+    build_matrix(kind, n, rev, inverse, Mr, Mi);
     double *xr = buf, *xi = buf + n, *yr = buf + 2 * n, *yi = buf + 3 * n;
     for (int64_t q = 0; q < b->N; ++q) {
         int64_t c[3];
@@ -293,26 +301,21 @@ int fref_solve_ex(const ref_grid *g, double *u, const double *f, int tri, fref_i
     b.N = b.n[0] * b.n[1] * b.n[2];
 
     fref_kind kind[3] = {FREF_DFT, FREF_DFT, FREF_DFT}; /* a missing third axis: n = 1, eigenvalue 0 */
-    int mixed = -1, nmixed = 0, any_dft = 0;
+    int mixed = -1, any_dft = 0, rev[3] = {0, 0, 0};
     for (int a = 0; a < dims; ++a) {
         kind[a] = fref_axis_kind(g, a);
         if (kind[a] == FREF_MIXED) {
             mixed = a;
-            ++nmixed;
+            rev[a] = g->bc[2 * a] == PGPU_BC_NEUMANN;
         }
         any_dft |= kind[a] == FREF_DFT;
     }
-    if (nmixed > 1)
-        return 0;
     if (tri == FREF_TRI_AUTO)
         tri = mixed;
-    else if (tri == FREF_TRI_NONE) {
-        if (mixed >= 0)
-            return 0;
+    else if (tri == FREF_TRI_NONE)
         tri = -1;
-    } else if (tri < 0 || tri >= dims || kind[tri] == FREF_DFT || (mixed >= 0 && tri != mixed)) {
+    else if (tri < 0 || tri >= dims || kind[tri] == FREF_DFT)
         return 0;
-    }
 
     double *re = calloc((size_t)b.N, sizeof(double));
     double *im = any_dft ? calloc((size_t)b.N, sizeof(double)) : NULL;
@@ -340,7 +343,7 @@ int fref_solve_ex(const ref_grid *g, double *u, const double *f, int tri, fref_i
             if (a == tri)
                 continue;
             complex_data |= kind[a] == FREF_DFT;
-            ok = transform_axis(&b, a, kind[a], 0, re, complex_data ? im : NULL);
+            ok = transform_axis(&b, a, kind[a], rev[a], 0, re, complex_data ? im : NULL);
         }
         if (ok && tri >= 0) {
             ok = solve_lines(g, &b, tri, ev, re, im);
@@ -364,7 +367,7 @@ int fref_solve_ex(const ref_grid *g, double *u, const double *f, int tri, fref_i
         }
         for (int a = dims - 1; ok && a >= 0; --a)
             if (a != tri)
-                ok = transform_axis(&b, a, kind[a], 1, re, im);
+                ok = transform_axis(&b, a, kind[a], rev[a], 1, re, im);
         if (ok) {
             double imax = 0.0, rmax = 0.0;
             REF_FOR_EACH_INTERIOR(g, i, j, k) {

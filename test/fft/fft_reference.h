@@ -21,7 +21,12 @@
  *   Dirichlet-Dirichlet  DST-I    eigenvalue of X[m]  4/h^2 sin^2(pi (m+1) / (2(n+1)))
  *   Neumann-Neumann      DCT-II   eigenvalue of X[m]  4/h^2 sin^2(pi m / (2n))
  *   periodic             DFT      eigenvalue of X[m]  4/h^2 sin^2(pi m / n)
- * An axis that mixes Dirichlet and Neumann is solved by tridiagonal systems.
+ *   Dirichlet-Neumann    X_m = sum_j x_j sin(pi (2m+1) j' / (2n+1)), j' = 1..n
+ *                        the node's number counted from the Dirichlet face
+ *                                 eigenvalue of X[m]  4/h^2 sin^2(pi (2m+1) / (2(2n+1)))
+ *                        inverse: 4/(2n+1) times the transpose
+ * An axis that mixes Dirichlet and Neumann is solved by tridiagonal systems
+ * or by that transform.
  */
 #ifndef PGPU_TEST_FFT_REFERENCE_H
 #define PGPU_TEST_FFT_REFERENCE_H
@@ -36,7 +41,7 @@ typedef enum fref_kind {
     FREF_DST1 = 0,   /* Dirichlet-Dirichlet */
     FREF_DCT2 = 1,   /* Neumann-Neumann */
     FREF_DFT = 2,    /* periodic */
-    FREF_MIXED = 3   /* Dirichlet-Neumann or Neumann-Dirichlet: tridiagonal */
+    FREF_MIXED = 3   /* Dirichlet-Neumann or Neumann-Dirichlet */
 } fref_kind;
 
 fref_kind fref_kind_of(pgpu_bc lo, pgpu_bc hi);
@@ -49,7 +54,7 @@ void fref_dct3(int64_t n, const double *X, double *x);
 void fref_dft(int64_t n, int sign, const double *re, const double *im, double *out_re, double *out_im);
 
 /* The eigenvalue that goes with output index m (0-based, as stored) of the
- * transform of kind (FREF_DST1, FREF_DCT2, FREF_DFT). */
+ * transform of kind (FREF_DST1, FREF_DCT2, FREF_DFT, FREF_MIXED). */
 double fref_eigen(fref_kind kind, int64_t n, double h, int64_t m);
 
 /* Solves (T + lambda I) x = r by the Thomas algorithm, T being the 1D
@@ -59,8 +64,8 @@ void fref_tridiag(pgpu_bc lo, pgpu_bc hi, int64_t n, double h, double lambda, co
 
 /* Which axis is solved by tridiagonal systems. */
 enum {
-    FREF_TRI_AUTO = -1, /* the mixed axis if there is one, else none (every axis transformed) */
-    FREF_TRI_NONE = -2  /* none: fails when an axis is mixed */
+    FREF_TRI_AUTO = -1, /* the last mixed axis if there is one, else none (every axis transformed) */
+    FREF_TRI_NONE = -2  /* none: every axis transformed */
 };
 
 typedef struct fref_info {
@@ -73,13 +78,13 @@ typedef struct fref_info {
  * defines it (u's ghost layer holds the boundary data), and writes u's
  * interior; nothing else of u is written.  Every axis but the tridiagonal
  * one (tri: FREF_TRI_AUTO, FREF_TRI_NONE, or an axis 0..dims-1 that is not
- * periodic, and is the mixed axis if there is one) is transformed, each
+ * periodic) is transformed, each
  * mode divided by the sum of the axes' eigenvalues, and transformed back.
  * Singular problems: the zero mode is set to 0 (a Neumann-Neumann
  * tridiagonal line with lambda == 0 is anchored and then given mean zero),
  * so u has mean zero.
- * Returns 1, or 0 when the request cannot be served (more than one mixed
- * axis, a bad tri) or memory runs out; info may be NULL. */
+ * Returns 1, or 0 when the request cannot be served (a bad tri) or memory
+ * runs out; info may be NULL. */
 int fref_solve_ex(const ref_grid *g, double *u, const double *f, int tri, fref_info *info);
 int fref_solve(const ref_grid *g, double *u, const double *f); /* FREF_TRI_AUTO */
 
