@@ -111,6 +111,15 @@ constexpr int DR_MAXP = 8;                  // passes at most
 constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
 constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
 constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this
+// The cuFFT route's per-axis scratch (the real copy of the lines and their
+// half spectra) and the line solves' pivots take at most this many elements
+// each: a larger axis goes in chunks of lines, so that beyond u and f the
+// solve needs the packed copy of the grid and a little more (in one chunk,
+// float's DST-I by the odd extension takes about two words a point for the
+// scratch, two for its spectra and two for the pivots).  A chunk is a few
+// launches on up to 2^26 elements: a 256^3 axis takes one, a 512^3 axis two
+// to four.
+constexpr int64_t FFT_CHUNK = (int64_t)1 << 26;
 
 // ---- PGPU_MIXED ----
 // Float V-cycles per refinement step after the first (an FMG pass): two.
@@ -722,12 +731,13 @@ namespace pgpu {
 //    face coefficients at the ghosts and the neighbour offsets (the ghost, or
 //    the opposite plane on a periodic axis): col_xy, col_z;
 //  - the uniform form (Grid::fast, planes 1..nz-2): the same numbers from a
-//    few constants, without table loads: uniform_axis, col_xy_uniform.
+//    few constants, without table loads: uniform_axis, uniform_xy.
 // Every kernel forms the neighbour sum through neighbours() (or
 // neighbours_cz() where the z couplings are one constant) and updates
 // through relax() / relax_scaled(); the host assembles the same operator in
-// assemble_dense.  A third form (face coefficients and a cell mask, per point
-// and not separable) plugs in at col_xy / col_z and boundary_terms.
+// assemble_dense.  The general form (face coefficients and a cell mask, per
+// point and not separable) is read through gen_couplings, stencil_off and
+// boundary_terms (below).
 
 struct Axis {
     int n = 1;
@@ -974,10 +984,10 @@ __device__ __forceinline__ A neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T 
 // ---- the general form ----
 // A point's type is the low two bits of its mask byte; bits 2..7 say which
 // of its six faces (x-, x+, y-, y+, z-, z+) are closed, the neighbour across
-// them being solid (the builder sets them, general.h; a byte is 0 at a fluid
+// them being solid (the builder sets them, general_coarse.h; a byte is 0 at a fluid
 // point with every face open).  Faces couple with the table form's values
 // times the face fraction -- beta's harmonic face mean, on coarse levels the
-// coarsened one (hierarchy.h) -- and closed faces not at all.  v: the
+// coarsened one (general_coarse.h) -- and closed faces not at all.  v: the
 // couplings to the neighbours at offsets o, d: the faces' parts of the
 // diagonal (they differ at Neumann box faces, whose ghost holds a flux: no
 // diagonal part; a closed face has a point across it, so there d = v).
@@ -1905,9 +1915,9 @@ namespace pgpu {
 // Smoothing passes over one level, src -> dst (never in place, so no block
 // depends on another and the result does not depend on scheduling):
 //  - jacobi_kernel: weighted Jacobi, the column walk of operator.h;
-//  - rbgs_tile_kernel: red-black Gauss-Seidel on uniform 3D levels without a
-//    periodic axis (the common case, the one that decides the smoother's
-//    speed), one or two iterations per pass;
+//  - rbgs_tile_kernel (smooth_tile.h): red-black Gauss-Seidel on uniform 3D
+//    levels without a periodic axis (the common case, the one that decides
+//    the smoother's speed), one or two iterations per pass;
 //  - rbgs_kernel: red-black on any level (periodic axes, odd periodic seams,
 //    non-uniform couplings).
 // Colours: the first colour of an iteration is red, (i+j+k) odd in 0-based
@@ -7325,10 +7335,10 @@ template <class T> class Hierarchy {
     // Grid::shut may be set: the cycles need not be symmetric (not a Krylov
     // method's preconditioner, whose restriction must stay P's transpose).
     bool shut_ok = true;
-    General<T> gen;            // the general form's data (general.h)
+    General<T> gen;            // the general form's data (regions.h)
     std::vector<int> fast_box; // each level's Grid::fast in the box form
     std::vector<char> rr_box;  // each transfer's rr_fused in the box form
-    // (general.h) allocate what the general form needs; build the coarse
+    // (general_levels.h) allocate what the general form needs; build the coarse
     // levels' types and fractions from level 0's; put the form into every
     // grid (true when a grid changed); b of the bound problem into out.
     pgpu_status general_alloc(Env &env, bool mask, bool beta);
@@ -9887,17 +9897,21 @@ namespace pgpu {
 // contiguous (c + len*b), otherwise line b's element c sits at b + B*c, so
 // consecutive threads always touch consecutive addresses.
 
+// A pass takes the lines b0 .. b0 + B - 1 of W (a chunk, FFT_CHUNK); the
+// scratch holds those lines alone, line b of the chunk at its own place.
 struct Lines {
     int a;              // the axis
     int n;              // its length in W
     int64_t nx, ny, nz; // W's extents
     int64_t P;          // W's plane stride (nx*ny, padded to even where cuFFT reads planes)
-    int64_t B;          // number of lines
+    int64_t B;          // number of lines (of this chunk)
+    int64_t b0;         // the chunk's first line
     int small;          // every index of W and the scratch below 2^32: 32-bit divisions
 };
 
 __device__ __forceinline__ int64_t w_at(const Lines &L, int64_t b, int64_t c)
 {
+    b += L.b0;
     if (L.a == 2) return b + L.P * c;
     if (L.small) {
         const uint32_t u = (uint32_t)b, m = (uint32_t)(L.a == 0 ? L.ny : L.nx);
@@ -9937,6 +9951,7 @@ template <class T> struct UserIO {
 
 __device__ __forceinline__ void line_ijk(const Lines &L, int64_t b, int64_t c, int &i, int &j, int &k)
 {
+    b += L.b0;
     if (L.a == 0) { i = (int)c; j = (int)(b % L.ny); k = (int)(b / L.ny); }
     else if (L.a == 1) { i = (int)(b % L.nx); j = (int)c; k = (int)(b / L.nx); }
     else { i = (int)(b % L.nx); j = (int)(b / L.nx); k = (int)c; }
@@ -10308,9 +10323,11 @@ template <class V> __device__ __forceinline__ V narrow(double2 v);
 template <> __device__ __forceinline__ float2 narrow<float2>(double2 v) { return make_float2((float)v.x, (float)v.y); }
 template <> __device__ __forceinline__ double2 narrow<double2>(double2 v) { return v; }
 
+// The lines b0 .. b0 + nb - 1 (a chunk, FFT_CHUNK); the pivot of line
+// b0 + t at node i in P[t + nb i].
 template <class T, class V>
 __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__ cl, const T *__restrict__ ch,
-                           int neumann_both, V *__restrict__ Z, double *__restrict__ P)
+                           int neumann_both, V *__restrict__ Z, double *__restrict__ P, int64_t b0, int64_t nb)
 {
     typedef typename Wide<V>::type X;
     const int64_t e[3] = {sp.e0, sp.e1, sp.e2};
@@ -10318,8 +10335,9 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
     const int64_t stride = axis == 0 ? 1 : (axis == 1 ? sp.e0 : sp.e0 * sp.e1);
     const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
     const T *ev[3] = {sp.ev0, sp.ev1, sp.ev2};
-    PGPU_GRID_STRIDE(b, e[a1] * e[a2])
+    PGPU_GRID_STRIDE(t, nb)
     {
+        const int64_t b = b0 + t;
         int64_t idx[3];
         idx[a1] = b % e[a1];
         idx[a2] = b / e[a1];
@@ -10340,7 +10358,7 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
             X rhs = widen(Z[p]);
             scale_by(rhs, double(sp.scale));
             if (anchor && i == n - 1) { // x_{n-1} = 0
-                P[p] = 0.0;
+                P[t + nb * i] = 0.0;
                 zero(rhs);
                 Z[p] = narrow<V>(rhs);
                 break;
@@ -10349,7 +10367,7 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
             axpy(rhs, -sub, dprev);
             scale_by(rhs, 1.0 / piv);
             cprev = sup / piv;
-            P[p] = cprev;
+            P[t + nb * i] = cprev;
             Z[p] = narrow<V>(rhs);
             dprev = rhs;
         }
@@ -10359,7 +10377,7 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
         for (int64_t i = n - 2; i >= 0; --i) {
             const int64_t p = p0 + i * stride;
             X x = widen(Z[p]);
-            axpy(x, -P[p], xnext);
+            axpy(x, -P[t + nb * i], xnext);
             Z[p] = narrow<V>(x);
             xnext = x;
         }
@@ -10567,9 +10585,19 @@ static double fft_eigen(int kind, int64_t n, double h, int64_t k)
 // f and write u instead: UserIO).
 struct FftAxis {
     int kind; // FFT_DST1, FFT_DST1X, FFT_DCT2, FFT_RHC, FFT_DN or FFT_ND
-    Lines L;
-    cufftHandle r2c = 0, c2r = 0;
+    Lines L;  // (L.B: the lines of a chunk)
+    int64_t lines = 0;            // all lines, taken in chunks of L.B (FFT_CHUNK)
+    cufftHandle r2c = 0, c2r = 0; // the plans of a chunk
+    cufftHandle r2c_rest = 0, c2r_rest = 0; // ... and of the last one, where it is shorter
 };
+
+// Lines per chunk when each takes `elems` elements of scratch (the
+// test hook fft_chunk_elems lowers the bound to exercise chunks on small grids).
+static int64_t fft_chunk_elems = FFT_CHUNK;
+static int64_t fft_chunk_lines(int64_t lines, int64_t elems)
+{
+    return lines * elems <= fft_chunk_elems ? lines : std::max<int64_t>(1, fft_chunk_elems / elems);
+}
 // The plans of axis a of a packed array of extents d (plane stride P);
 // s_elems / c_elems grow to the real / complex scratch it needs, scale is
 // multiplied by its inverse's normalisation.
@@ -10586,16 +10614,25 @@ static pgpu_status fft_axis_plan(Env &env, std::vector<cufftHandle> &plans, FftA
     fa.L.ny = d[1];
     fa.L.nz = d[2];
     fa.L.P = P;
-    fa.L.B = d[0] * d[1] * d[2] / n;
+    fa.L.b0 = 0;
+    fa.lines = d[0] * d[1] * d[2] / n;
     const long long len = fft_axis_len(kind, n);
+    const long long half = len / 2 + 1;
+    fa.L.B = fft_chunk_lines(fa.lines, len);
     fa.L.small = std::max<int64_t>(P * d[2], fa.L.B * len) < ((int64_t)1 << 32);
-    const long long half = len / 2 + 1, B = fa.L.B;
-    long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
-    const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
-    const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
-    PGPU_FORWARD(make_plan(env, plans, fa.r2c, work, 1, nn, ie, is, id, oe, os, od, FftTypes<T>::R2C, B));
-    if (kind == FFT_DCT2 || kind == FFT_RHC || fft_dn(kind))
-        PGPU_FORWARD(make_plan(env, plans, fa.c2r, work, 1, nn, oe, os, od, ie, is, id, FftTypes<T>::C2R, B));
+    // A chunk of B lines: contiguous along x, else line b at b, stride B.
+    auto chunk_plans = [&](long long B, cufftHandle &r2c, cufftHandle &c2r) -> pgpu_status {
+        long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
+        const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
+        const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
+        PGPU_FORWARD(make_plan(env, plans, r2c, work, 1, nn, ie, is, id, oe, os, od, FftTypes<T>::R2C, B));
+        if (kind == FFT_DCT2 || kind == FFT_RHC || fft_dn(kind))
+            PGPU_FORWARD(make_plan(env, plans, c2r, work, 1, nn, oe, os, od, ie, is, id, FftTypes<T>::C2R, B));
+        return PGPU_SUCCESS;
+    };
+    PGPU_FORWARD(chunk_plans(fa.L.B, fa.r2c, fa.c2r));
+    if (fa.lines % fa.L.B) PGPU_FORWARD(chunk_plans(fa.lines % fa.L.B, fa.r2c_rest, fa.c2r_rest));
+    const int64_t B = fa.L.B;
     s_elems = std::max<int64_t>(s_elems, B * len);
     c_elems = std::max<int64_t>(c_elems, B * half);
     scale *= kind == FFT_DCT2 || kind == FFT_RHC ? 1.0 / (double)n
@@ -10612,28 +10649,29 @@ template <class T> static bool fft_in_place(const Lines &L, const UserIO<T> &io)
     return !io.read && !io.write && L.P == L.nx * L.ny && (L.a == 0 || L.a == 2);
 }
 
+// One chunk of lines L of the axis fa, by the plans r2c / c2r.
 template <class T>
-static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const UserIO<T> &io, T *W, T *S,
-                                typename Cplx<T>::type *C)
+static pgpu_status fft_chunk_run(Env &env, const FftAxis &fa, const Lines &L, cufftHandle r2c, cufftHandle c2r,
+                                 bool inverse, const UserIO<T> &io, T *W, T *S, typename Cplx<T>::type *C)
 {
     char *err = env.err;
     const cudaStream_t st = env.st;
     const int sms = env.sms;
-    const Lines &L = fa.L;
     const int64_t len = fft_axis_len(fa.kind, L.n);
+    const bool whole = L.B == fa.lines; // in place needs the plans' layout of W: one chunk
     if (fft_dn(fa.kind)) {
         const bool rev = fa.kind == FFT_ND;
         if (!inverse) {
             if (rev) dn_pre_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
             else dn_pre_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
             PGPU_LAUNCHED();
-            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+            PGPU_CUFFT(FftTypes<T>::r2c(r2c, S, C));
             dn_post_kernel<T><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, C, W);
             PGPU_LAUNCHED();
         } else {
             dn_inverse_pre_kernel<T><<<grid_for(L.B * (L.n + 1), sms), 256, 0, st>>>(L, W, C);
             PGPU_LAUNCHED();
-            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, S));
+            PGPU_CUFFT(FftTypes<T>::c2r(c2r, C, S));
             if (rev) dn_inverse_post_kernel<T, true><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, S, W);
             else dn_inverse_post_kernel<T, false><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, S, W);
             PGPU_LAUNCHED();
@@ -10641,25 +10679,25 @@ static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const
     } else if (fa.kind == FFT_DST1X) {
         dst1x_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
         PGPU_LAUNCHED();
-        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        PGPU_CUFFT(FftTypes<T>::r2c(r2c, S, C));
         dst1x_post_kernel<T><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, C, W);
         PGPU_LAUNCHED();
     } else if (fa.kind == FFT_DST1) {
         dst1_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
         PGPU_LAUNCHED();
-        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        PGPU_CUFFT(FftTypes<T>::r2c(r2c, S, C));
         if (L.a == 0) dst1_post_x_kernel<T><<<grid_for(L.B * 32, sms), 256, 0, st>>>(L, io, C, W);
         else dst1_post_kernel<T><<<grid_for(L.B, sms), 256, 0, st>>>(L, io, C, W);
         PGPU_LAUNCHED();
     } else if (!inverse) {
         const bool hc = fa.kind == FFT_RHC;
-        if (hc && fft_in_place(L, io)) {
-            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, W, C));
+        if (hc && whole && fft_in_place(L, io)) {
+            PGPU_CUFFT(FftTypes<T>::r2c(r2c, W, C));
         } else {
             if (hc) dct2_pre_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
             else dct2_pre_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
             PGPU_LAUNCHED();
-            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+            PGPU_CUFFT(FftTypes<T>::r2c(r2c, S, C));
         }
         if (hc) rhc_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, C, W);
         else dct2_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, C, W);
@@ -10669,14 +10707,30 @@ static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const
         if (hc) hcr_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1), sms), 256, 0, st>>>(L, W, C);
         else dct3_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1), sms), 256, 0, st>>>(L, W, C);
         PGPU_LAUNCHED();
-        if (hc && fft_in_place(L, io)) {
-            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, W));
+        if (hc && whole && fft_in_place(L, io)) {
+            PGPU_CUFFT(FftTypes<T>::c2r(c2r, C, W));
         } else {
-            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, S));
+            PGPU_CUFFT(FftTypes<T>::c2r(c2r, C, S));
             if (hc) dct3_post_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, S, W);
             else dct3_post_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, S, W);
             PGPU_LAUNCHED();
         }
+    }
+    return PGPU_SUCCESS;
+}
+
+// Axis fa of W, every chunk of its lines.
+template <class T>
+static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const UserIO<T> &io, T *W, T *S,
+                                typename Cplx<T>::type *C)
+{
+    for (int64_t b0 = 0; b0 < fa.lines; b0 += fa.L.B) {
+        Lines L = fa.L;
+        L.b0 = b0;
+        L.B = std::min(fa.L.B, fa.lines - b0);
+        const bool rest = L.B < fa.L.B;
+        PGPU_FORWARD(fft_chunk_run<T>(env, fa, L, rest ? fa.r2c_rest : fa.r2c, rest ? fa.c2r_rest : fa.c2r, inverse,
+                                      io, W, S, C));
     }
     return PGPU_SUCCESS;
 }
@@ -10751,7 +10805,8 @@ template <class T> class FftSolver {
     C2 *lf_tw = nullptr, *lf_twz = nullptr; // e^{-i pi q/N}, q < 2N = nx (for z: 2 nz)
     size_t lf_smem = 0, lf_zsmem = 0;
     T *W = nullptr, *S = nullptr;
-    double *piv = nullptr; // the tridiagonal lines' pivots
+    double *piv = nullptr; // the tridiagonal lines' pivots, for a chunk of tri_chunk lines
+    int64_t tri_chunk = 0;
     C2 *C = nullptr, *Z = nullptr;
     Spectrum<T> spec{};
     bool rows_d = false;            // all Dirichlet by dr_kernel (see there)
@@ -10810,7 +10865,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     if (is3d && pmask == 2 && (wp & 1)) ++wp;
     const int64_t wsize = wp * n[2];
     size_t work = 0;
-    int64_t s_elems = N, c_elems = 1;
+    int64_t s_elems = 0, c_elems = 1;
     double scale = 1;
     const cufftType R2C = FftTypes<T>::R2C, C2R = FftTypes<T>::C2R;
     // Real-to-real axes.
@@ -10900,13 +10955,18 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     }
     // Buffers: W (real data), S (real scratch; in double also the tridiagonal pivots),
     // C / Z (complex scratch and spectrum; one array serves both).
+    if (tri >= 0) tri_chunk = fft_chunk_lines(e[0] * e[1] * e[2] / e[tri], e[tri]);
+    const int64_t piv_elems = tri >= 0 ? tri_chunk * e[tri] : 0;
     if (!rows_x) PGPU_FORWARD(env->mem.alloc(err, (void **)&W, (size_t)wsize * sizeof(T), "FFT data"));
-    if (!fax.empty() || tri >= 0)
-        PGPU_FORWARD(env->mem.alloc(err, (void **)&S, (size_t)std::max<int64_t>(s_elems, c_elems) * sizeof(T), "FFT scratch"));
+    if (!fax.empty() || tri >= 0) {
+        int64_t s_size = std::max<int64_t>(s_elems, c_elems);
+        if (sizeof(T) == sizeof(double)) s_size = std::max(s_size, piv_elems);
+        PGPU_FORWARD(env->mem.alloc(err, (void **)&S, (size_t)s_size * sizeof(T), "FFT scratch"));
+    }
     // The line solves' pivots, in double (see tri_kernel): S itself in double.
     if (tri >= 0) {
         if (sizeof(T) == sizeof(double)) piv = (double *)S;
-        else PGPU_FORWARD(env->mem.alloc(err, (void **)&piv, (size_t)N * sizeof(double), "FFT line pivots"));
+        else PGPU_FORWARD(env->mem.alloc(err, (void **)&piv, (size_t)piv_elems * sizeof(double), "FFT line pivots"));
     }
     if (!fax.empty() || pmask)
         PGPU_FORWARD(env->mem.alloc(err, (void **)&C, (size_t)c_elems * sizeof(C2), "FFT spectrum"));
@@ -11084,10 +11144,13 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
             while (P < e[tri]) P <<= 1;
             if (pmask) pcr_kernel<T, C2><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, Z);
             else pcr_kernel<T, T><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, W);
-        } else if (pmask) {
-            tri_kernel<T, C2><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, piv);
         } else {
-            tri_kernel<T, T><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, piv);
+            for (int64_t b0 = 0; b0 < lines; b0 += tri_chunk) {
+                const int64_t nb = std::min(tri_chunk, lines - b0);
+                if (pmask) tri_kernel<T, C2><<<grid_for(nb, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, piv, b0, nb);
+                else tri_kernel<T, T><<<grid_for(nb, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, piv, b0, nb);
+                if (b0 + nb < lines) PGPU_LAUNCHED();
+            }
         }
     } else if (pmask) {
         spectral_divide_kernel<T, C2><<<grid_for(E, sms), 256, 0, st>>>(spec, Z);
@@ -12935,8 +12998,8 @@ namespace pgpu {
 // transforms of one axis are independent of the others'.  The data start in
 // the handle's slabs; an axis is transformed in a layout where it is whole;
 // once only the split axis is left, a move (an all-to-all of boxes, grouped
-// ncclSend / ncclRecv) splits the data along another axis.  A mixed
-// Dirichlet/Neumann axis is solved last by the line solves (tri_kernel),
+// ncclSend / ncclRecv) splits the data along another axis.  The last
+// mixed Dirichlet/Neumann axis is solved last by the line solves (tri_kernel),
 // in a layout where it is whole; else the spectrum is divided.  The inverse
 // runs the steps backwards.  3D: x and y on the slabs, a move to slabs of y
 // (or x), z, the solve, back; 2D the same with x and y.
@@ -13224,7 +13287,8 @@ template <class T> pgpu_status FftSolver<T>::run_dist(T *u, const T *f, const T 
         } else if (D.tri >= 0) {
             const int64_t e[3] = {D.spec.e0, D.spec.e1, D.spec.e2};
             const int64_t lines = e[0] * e[1] * e[2] / e[D.tri];
-            tri_kernel<T, T><<<grid_for(lines, env->sms), 256, 0, st>>>(D.spec, D.tri, D.cl, D.ch, 0, D.W, D.piv);
+            tri_kernel<T, T><<<grid_for(lines, env->sms), 256, 0, st>>>(D.spec, D.tri, D.cl, D.ch, 0, D.W, D.piv, 0,
+                                                                         lines);
             PGPU_LAUNCHED();
         } else {
             spectral_divide_kernel<T, T><<<grid_for(D.spec.e0 * D.spec.e1 * D.spec.e2, env->sms), 256, 0, st>>>(

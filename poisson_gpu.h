@@ -523,7 +523,11 @@
  *                    to 5 N x 8 bytes;
  *                    all-Dirichlet 3D grids with each n+1 a product of primes
  *                    <= 19: 2 N w.  Plus cuFFT's work area wherever cuFFT is
- *                    used (sized by cuFFT; the query includes it)
+ *                    used (sized by cuFFT; the query includes it).  An axis
+ *                    whose scratch would pass 2^26 elements takes its lines
+ *                    in chunks: without a periodic axis a large grid then
+ *                    needs N w (the packed grid) and a few arrays of 2^26
+ *                    elements (float 1300^3: at most 1.3 N w, test_fft_big)
  *  CG, BICGSTAB      the preconditioner's (VCYCLE: as V-cycles, FFT: as FFT,
  *                    MIXED: the float ones) plus the Krylov vectors, k E w:
  *                    CG k = 4 (3 without a preconditioner), pipelined CG 8

@@ -96,6 +96,15 @@ constexpr int DR_MAXP = 8;                  // passes at most
 constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
 constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
 constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this
+// The cuFFT route's per-axis scratch (the real copy of the lines and their
+// half spectra) and the line solves' pivots take at most this many elements
+// each: a larger axis goes in chunks of lines, so that beyond u and f the
+// solve needs the packed copy of the grid and a little more (in one chunk,
+// float's DST-I by the odd extension takes about two words a point for the
+// scratch, two for its spectra and two for the pivots).  A chunk is a few
+// launches on up to 2^26 elements: a 256^3 axis takes one, a 512^3 axis two
+// to four.
+constexpr int64_t FFT_CHUNK = (int64_t)1 << 26;
 
 // ---- PGPU_MIXED ----
 // Float V-cycles per refinement step after the first (an FMG pass): two.

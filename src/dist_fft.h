@@ -10,8 +10,8 @@ namespace pgpu {
 // transforms of one axis are independent of the others'.  The data start in
 // the handle's slabs; an axis is transformed in a layout where it is whole;
 // once only the split axis is left, a move (an all-to-all of boxes, grouped
-// ncclSend / ncclRecv) splits the data along another axis.  A mixed
-// Dirichlet/Neumann axis is solved last by the line solves (tri_kernel),
+// ncclSend / ncclRecv) splits the data along another axis.  The last
+// mixed Dirichlet/Neumann axis is solved last by the line solves (tri_kernel),
 // in a layout where it is whole; else the spectrum is divided.  The inverse
 // runs the steps backwards.  3D: x and y on the slabs, a move to slabs of y
 // (or x), z, the solve, back; 2D the same with x and y.
@@ -299,7 +299,8 @@ template <class T> pgpu_status FftSolver<T>::run_dist(T *u, const T *f, const T 
         } else if (D.tri >= 0) {
             const int64_t e[3] = {D.spec.e0, D.spec.e1, D.spec.e2};
             const int64_t lines = e[0] * e[1] * e[2] / e[D.tri];
-            tri_kernel<T, T><<<grid_for(lines, env->sms), 256, 0, st>>>(D.spec, D.tri, D.cl, D.ch, 0, D.W, D.piv);
+            tri_kernel<T, T><<<grid_for(lines, env->sms), 256, 0, st>>>(D.spec, D.tri, D.cl, D.ch, 0, D.W, D.piv, 0,
+                                                                         lines);
             PGPU_LAUNCHED();
         } else {
             spectral_divide_kernel<T, T><<<grid_for(D.spec.e0 * D.spec.e1 * D.spec.e2, env->sms), 256, 0, st>>>(

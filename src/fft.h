@@ -105,9 +105,19 @@ static double fft_eigen(int kind, int64_t n, double h, int64_t k)
 // f and write u instead: UserIO).
 struct FftAxis {
     int kind; // FFT_DST1, FFT_DST1X, FFT_DCT2, FFT_RHC, FFT_DN or FFT_ND
-    Lines L;
-    cufftHandle r2c = 0, c2r = 0;
+    Lines L;  // (L.B: the lines of a chunk)
+    int64_t lines = 0;            // all lines, taken in chunks of L.B (FFT_CHUNK)
+    cufftHandle r2c = 0, c2r = 0; // the plans of a chunk
+    cufftHandle r2c_rest = 0, c2r_rest = 0; // ... and of the last one, where it is shorter
 };
+
+// Lines per chunk when each takes `elems` elements of scratch (the
+// test hook fft_chunk_elems lowers the bound to exercise chunks on small grids).
+static int64_t fft_chunk_elems = FFT_CHUNK;
+static int64_t fft_chunk_lines(int64_t lines, int64_t elems)
+{
+    return lines * elems <= fft_chunk_elems ? lines : std::max<int64_t>(1, fft_chunk_elems / elems);
+}
 // The plans of axis a of a packed array of extents d (plane stride P);
 // s_elems / c_elems grow to the real / complex scratch it needs, scale is
 // multiplied by its inverse's normalisation.
@@ -124,16 +134,25 @@ static pgpu_status fft_axis_plan(Env &env, std::vector<cufftHandle> &plans, FftA
     fa.L.ny = d[1];
     fa.L.nz = d[2];
     fa.L.P = P;
-    fa.L.B = d[0] * d[1] * d[2] / n;
+    fa.L.b0 = 0;
+    fa.lines = d[0] * d[1] * d[2] / n;
     const long long len = fft_axis_len(kind, n);
+    const long long half = len / 2 + 1;
+    fa.L.B = fft_chunk_lines(fa.lines, len);
     fa.L.small = std::max<int64_t>(P * d[2], fa.L.B * len) < ((int64_t)1 << 32);
-    const long long half = len / 2 + 1, B = fa.L.B;
-    long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
-    const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
-    const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
-    PGPU_FORWARD(make_plan(env, plans, fa.r2c, work, 1, nn, ie, is, id, oe, os, od, FftTypes<T>::R2C, B));
-    if (kind == FFT_DCT2 || kind == FFT_RHC || fft_dn(kind))
-        PGPU_FORWARD(make_plan(env, plans, fa.c2r, work, 1, nn, oe, os, od, ie, is, id, FftTypes<T>::C2R, B));
+    // A chunk of B lines: contiguous along x, else line b at b, stride B.
+    auto chunk_plans = [&](long long B, cufftHandle &r2c, cufftHandle &c2r) -> pgpu_status {
+        long long nn[1] = {len}, ie[1] = {len}, oe[1] = {half};
+        const long long is = a == 0 ? 1 : B, id = a == 0 ? len : 1;
+        const long long os = a == 0 ? 1 : B, od = a == 0 ? half : 1;
+        PGPU_FORWARD(make_plan(env, plans, r2c, work, 1, nn, ie, is, id, oe, os, od, FftTypes<T>::R2C, B));
+        if (kind == FFT_DCT2 || kind == FFT_RHC || fft_dn(kind))
+            PGPU_FORWARD(make_plan(env, plans, c2r, work, 1, nn, oe, os, od, ie, is, id, FftTypes<T>::C2R, B));
+        return PGPU_SUCCESS;
+    };
+    PGPU_FORWARD(chunk_plans(fa.L.B, fa.r2c, fa.c2r));
+    if (fa.lines % fa.L.B) PGPU_FORWARD(chunk_plans(fa.lines % fa.L.B, fa.r2c_rest, fa.c2r_rest));
+    const int64_t B = fa.L.B;
     s_elems = std::max<int64_t>(s_elems, B * len);
     c_elems = std::max<int64_t>(c_elems, B * half);
     scale *= kind == FFT_DCT2 || kind == FFT_RHC ? 1.0 / (double)n
@@ -150,28 +169,29 @@ template <class T> static bool fft_in_place(const Lines &L, const UserIO<T> &io)
     return !io.read && !io.write && L.P == L.nx * L.ny && (L.a == 0 || L.a == 2);
 }
 
+// One chunk of lines L of the axis fa, by the plans r2c / c2r.
 template <class T>
-static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const UserIO<T> &io, T *W, T *S,
-                                typename Cplx<T>::type *C)
+static pgpu_status fft_chunk_run(Env &env, const FftAxis &fa, const Lines &L, cufftHandle r2c, cufftHandle c2r,
+                                 bool inverse, const UserIO<T> &io, T *W, T *S, typename Cplx<T>::type *C)
 {
     char *err = env.err;
     const cudaStream_t st = env.st;
     const int sms = env.sms;
-    const Lines &L = fa.L;
     const int64_t len = fft_axis_len(fa.kind, L.n);
+    const bool whole = L.B == fa.lines; // in place needs the plans' layout of W: one chunk
     if (fft_dn(fa.kind)) {
         const bool rev = fa.kind == FFT_ND;
         if (!inverse) {
             if (rev) dn_pre_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
             else dn_pre_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
             PGPU_LAUNCHED();
-            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+            PGPU_CUFFT(FftTypes<T>::r2c(r2c, S, C));
             dn_post_kernel<T><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, C, W);
             PGPU_LAUNCHED();
         } else {
             dn_inverse_pre_kernel<T><<<grid_for(L.B * (L.n + 1), sms), 256, 0, st>>>(L, W, C);
             PGPU_LAUNCHED();
-            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, S));
+            PGPU_CUFFT(FftTypes<T>::c2r(c2r, C, S));
             if (rev) dn_inverse_post_kernel<T, true><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, S, W);
             else dn_inverse_post_kernel<T, false><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, S, W);
             PGPU_LAUNCHED();
@@ -179,25 +199,25 @@ static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const
     } else if (fa.kind == FFT_DST1X) {
         dst1x_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
         PGPU_LAUNCHED();
-        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        PGPU_CUFFT(FftTypes<T>::r2c(r2c, S, C));
         dst1x_post_kernel<T><<<grid_for(L.B * L.n, sms), 256, 0, st>>>(L, io, C, W);
         PGPU_LAUNCHED();
     } else if (fa.kind == FFT_DST1) {
         dst1_pre_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
         PGPU_LAUNCHED();
-        PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+        PGPU_CUFFT(FftTypes<T>::r2c(r2c, S, C));
         if (L.a == 0) dst1_post_x_kernel<T><<<grid_for(L.B * 32, sms), 256, 0, st>>>(L, io, C, W);
         else dst1_post_kernel<T><<<grid_for(L.B, sms), 256, 0, st>>>(L, io, C, W);
         PGPU_LAUNCHED();
     } else if (!inverse) {
         const bool hc = fa.kind == FFT_RHC;
-        if (hc && fft_in_place(L, io)) {
-            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, W, C));
+        if (hc && whole && fft_in_place(L, io)) {
+            PGPU_CUFFT(FftTypes<T>::r2c(r2c, W, C));
         } else {
             if (hc) dct2_pre_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
             else dct2_pre_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, W, S);
             PGPU_LAUNCHED();
-            PGPU_CUFFT(FftTypes<T>::r2c(fa.r2c, S, C));
+            PGPU_CUFFT(FftTypes<T>::r2c(r2c, S, C));
         }
         if (hc) rhc_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, C, W);
         else dct2_post_kernel<T><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, C, W);
@@ -207,14 +227,30 @@ static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const
         if (hc) hcr_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1), sms), 256, 0, st>>>(L, W, C);
         else dct3_pre_kernel<T><<<grid_for(L.B * (len / 2 + 1), sms), 256, 0, st>>>(L, W, C);
         PGPU_LAUNCHED();
-        if (hc && fft_in_place(L, io)) {
-            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, W));
+        if (hc && whole && fft_in_place(L, io)) {
+            PGPU_CUFFT(FftTypes<T>::c2r(c2r, C, W));
         } else {
-            PGPU_CUFFT(FftTypes<T>::c2r(fa.c2r, C, S));
+            PGPU_CUFFT(FftTypes<T>::c2r(c2r, C, S));
             if (hc) dct3_post_kernel<T, false><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, S, W);
             else dct3_post_kernel<T, true><<<grid_for(L.B * len, sms), 256, 0, st>>>(L, io, S, W);
             PGPU_LAUNCHED();
         }
+    }
+    return PGPU_SUCCESS;
+}
+
+// Axis fa of W, every chunk of its lines.
+template <class T>
+static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const UserIO<T> &io, T *W, T *S,
+                                typename Cplx<T>::type *C)
+{
+    for (int64_t b0 = 0; b0 < fa.lines; b0 += fa.L.B) {
+        Lines L = fa.L;
+        L.b0 = b0;
+        L.B = std::min(fa.L.B, fa.lines - b0);
+        const bool rest = L.B < fa.L.B;
+        PGPU_FORWARD(fft_chunk_run<T>(env, fa, L, rest ? fa.r2c_rest : fa.r2c, rest ? fa.c2r_rest : fa.c2r, inverse,
+                                      io, W, S, C));
     }
     return PGPU_SUCCESS;
 }
@@ -289,7 +325,8 @@ template <class T> class FftSolver {
     C2 *lf_tw = nullptr, *lf_twz = nullptr; // e^{-i pi q/N}, q < 2N = nx (for z: 2 nz)
     size_t lf_smem = 0, lf_zsmem = 0;
     T *W = nullptr, *S = nullptr;
-    double *piv = nullptr; // the tridiagonal lines' pivots
+    double *piv = nullptr; // the tridiagonal lines' pivots, for a chunk of tri_chunk lines
+    int64_t tri_chunk = 0;
     C2 *C = nullptr, *Z = nullptr;
     Spectrum<T> spec{};
     bool rows_d = false;            // all Dirichlet by dr_kernel (see there)
@@ -348,7 +385,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     if (is3d && pmask == 2 && (wp & 1)) ++wp;
     const int64_t wsize = wp * n[2];
     size_t work = 0;
-    int64_t s_elems = N, c_elems = 1;
+    int64_t s_elems = 0, c_elems = 1;
     double scale = 1;
     const cufftType R2C = FftTypes<T>::R2C, C2R = FftTypes<T>::C2R;
     // Real-to-real axes.
@@ -438,13 +475,18 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     }
     // Buffers: W (real data), S (real scratch; in double also the tridiagonal pivots),
     // C / Z (complex scratch and spectrum; one array serves both).
+    if (tri >= 0) tri_chunk = fft_chunk_lines(e[0] * e[1] * e[2] / e[tri], e[tri]);
+    const int64_t piv_elems = tri >= 0 ? tri_chunk * e[tri] : 0;
     if (!rows_x) PGPU_FORWARD(env->mem.alloc(err, (void **)&W, (size_t)wsize * sizeof(T), "FFT data"));
-    if (!fax.empty() || tri >= 0)
-        PGPU_FORWARD(env->mem.alloc(err, (void **)&S, (size_t)std::max<int64_t>(s_elems, c_elems) * sizeof(T), "FFT scratch"));
+    if (!fax.empty() || tri >= 0) {
+        int64_t s_size = std::max<int64_t>(s_elems, c_elems);
+        if (sizeof(T) == sizeof(double)) s_size = std::max(s_size, piv_elems);
+        PGPU_FORWARD(env->mem.alloc(err, (void **)&S, (size_t)s_size * sizeof(T), "FFT scratch"));
+    }
     // The line solves' pivots, in double (see tri_kernel): S itself in double.
     if (tri >= 0) {
         if (sizeof(T) == sizeof(double)) piv = (double *)S;
-        else PGPU_FORWARD(env->mem.alloc(err, (void **)&piv, (size_t)N * sizeof(double), "FFT line pivots"));
+        else PGPU_FORWARD(env->mem.alloc(err, (void **)&piv, (size_t)piv_elems * sizeof(double), "FFT line pivots"));
     }
     if (!fax.empty() || pmask)
         PGPU_FORWARD(env->mem.alloc(err, (void **)&C, (size_t)c_elems * sizeof(C2), "FFT spectrum"));
@@ -622,10 +664,13 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
             while (P < e[tri]) P <<= 1;
             if (pmask) pcr_kernel<T, C2><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, Z);
             else pcr_kernel<T, T><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, W);
-        } else if (pmask) {
-            tri_kernel<T, C2><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, piv);
         } else {
-            tri_kernel<T, T><<<grid_for(lines, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, piv);
+            for (int64_t b0 = 0; b0 < lines; b0 += tri_chunk) {
+                const int64_t nb = std::min(tri_chunk, lines - b0);
+                if (pmask) tri_kernel<T, C2><<<grid_for(nb, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, piv, b0, nb);
+                else tri_kernel<T, T><<<grid_for(nb, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, piv, b0, nb);
+                if (b0 + nb < lines) PGPU_LAUNCHED();
+            }
         }
     } else if (pmask) {
         spectral_divide_kernel<T, C2><<<grid_for(E, sms), 256, 0, st>>>(spec, Z);

@@ -16,17 +16,21 @@ namespace pgpu {
 // contiguous (c + len*b), otherwise line b's element c sits at b + B*c, so
 // consecutive threads always touch consecutive addresses.
 
+// A pass takes the lines b0 .. b0 + B - 1 of W (a chunk, FFT_CHUNK); the
+// scratch holds those lines alone, line b of the chunk at its own place.
 struct Lines {
     int a;              // the axis
     int n;              // its length in W
     int64_t nx, ny, nz; // W's extents
     int64_t P;          // W's plane stride (nx*ny, padded to even where cuFFT reads planes)
-    int64_t B;          // number of lines
+    int64_t B;          // number of lines (of this chunk)
+    int64_t b0;         // the chunk's first line
     int small;          // every index of W and the scratch below 2^32: 32-bit divisions
 };
 
 __device__ __forceinline__ int64_t w_at(const Lines &L, int64_t b, int64_t c)
 {
+    b += L.b0;
     if (L.a == 2) return b + L.P * c;
     if (L.small) {
         const uint32_t u = (uint32_t)b, m = (uint32_t)(L.a == 0 ? L.ny : L.nx);
@@ -66,6 +70,7 @@ template <class T> struct UserIO {
 
 __device__ __forceinline__ void line_ijk(const Lines &L, int64_t b, int64_t c, int &i, int &j, int &k)
 {
+    b += L.b0;
     if (L.a == 0) { i = (int)c; j = (int)(b % L.ny); k = (int)(b / L.ny); }
     else if (L.a == 1) { i = (int)(b % L.nx); j = (int)c; k = (int)(b / L.nx); }
     else { i = (int)(b % L.nx); j = (int)(b / L.nx); k = (int)c; }

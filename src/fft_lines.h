@@ -27,9 +27,11 @@ template <class V> __device__ __forceinline__ V narrow(double2 v);
 template <> __device__ __forceinline__ float2 narrow<float2>(double2 v) { return make_float2((float)v.x, (float)v.y); }
 template <> __device__ __forceinline__ double2 narrow<double2>(double2 v) { return v; }
 
+// The lines b0 .. b0 + nb - 1 (a chunk, FFT_CHUNK); the pivot of line
+// b0 + t at node i in P[t + nb i].
 template <class T, class V>
 __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__ cl, const T *__restrict__ ch,
-                           int neumann_both, V *__restrict__ Z, double *__restrict__ P)
+                           int neumann_both, V *__restrict__ Z, double *__restrict__ P, int64_t b0, int64_t nb)
 {
     typedef typename Wide<V>::type X;
     const int64_t e[3] = {sp.e0, sp.e1, sp.e2};
@@ -37,8 +39,9 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
     const int64_t stride = axis == 0 ? 1 : (axis == 1 ? sp.e0 : sp.e0 * sp.e1);
     const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
     const T *ev[3] = {sp.ev0, sp.ev1, sp.ev2};
-    PGPU_GRID_STRIDE(b, e[a1] * e[a2])
+    PGPU_GRID_STRIDE(t, nb)
     {
+        const int64_t b = b0 + t;
         int64_t idx[3];
         idx[a1] = b % e[a1];
         idx[a2] = b / e[a1];
@@ -59,7 +62,7 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
             X rhs = widen(Z[p]);
             scale_by(rhs, double(sp.scale));
             if (anchor && i == n - 1) { // x_{n-1} = 0
-                P[p] = 0.0;
+                P[t + nb * i] = 0.0;
                 zero(rhs);
                 Z[p] = narrow<V>(rhs);
                 break;
@@ -68,7 +71,7 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
             axpy(rhs, -sub, dprev);
             scale_by(rhs, 1.0 / piv);
             cprev = sup / piv;
-            P[p] = cprev;
+            P[t + nb * i] = cprev;
             Z[p] = narrow<V>(rhs);
             dprev = rhs;
         }
@@ -78,7 +81,7 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
         for (int64_t i = n - 2; i >= 0; --i) {
             const int64_t p = p0 + i * stride;
             X x = widen(Z[p]);
-            axpy(x, -P[p], xnext);
+            axpy(x, -P[t + nb * i], xnext);
             Z[p] = narrow<V>(x);
             xnext = x;
         }

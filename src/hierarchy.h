@@ -217,10 +217,10 @@ template <class T> class Hierarchy {
     // Grid::shut may be set: the cycles need not be symmetric (not a Krylov
     // method's preconditioner, whose restriction must stay P's transpose).
     bool shut_ok = true;
-    General<T> gen;            // the general form's data (general.h)
+    General<T> gen;            // the general form's data (regions.h)
     std::vector<int> fast_box; // each level's Grid::fast in the box form
     std::vector<char> rr_box;  // each transfer's rr_fused in the box form
-    // (general.h) allocate what the general form needs; build the coarse
+    // (general_levels.h) allocate what the general form needs; build the coarse
     // levels' types and fractions from level 0's; put the form into every
     // grid (true when a grid changed); b of the bound problem into out.
     pgpu_status general_alloc(Env &env, bool mask, bool beta);

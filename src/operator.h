@@ -24,12 +24,13 @@ namespace pgpu {
 //    face coefficients at the ghosts and the neighbour offsets (the ghost, or
 //    the opposite plane on a periodic axis): col_xy, col_z;
 //  - the uniform form (Grid::fast, planes 1..nz-2): the same numbers from a
-//    few constants, without table loads: uniform_axis, col_xy_uniform.
+//    few constants, without table loads: uniform_axis, uniform_xy.
 // Every kernel forms the neighbour sum through neighbours() (or
 // neighbours_cz() where the z couplings are one constant) and updates
 // through relax() / relax_scaled(); the host assembles the same operator in
-// assemble_dense.  A third form (face coefficients and a cell mask, per point
-// and not separable) plugs in at col_xy / col_z and boundary_terms.
+// assemble_dense.  The general form (face coefficients and a cell mask, per
+// point and not separable) is read through gen_couplings, stencil_off and
+// boundary_terms (below).
 
 struct Axis {
     int n = 1;
@@ -276,10 +277,10 @@ __device__ __forceinline__ A neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T 
 // ---- the general form ----
 // A point's type is the low two bits of its mask byte; bits 2..7 say which
 // of its six faces (x-, x+, y-, y+, z-, z+) are closed, the neighbour across
-// them being solid (the builder sets them, general.h; a byte is 0 at a fluid
+// them being solid (the builder sets them, general_coarse.h; a byte is 0 at a fluid
 // point with every face open).  Faces couple with the table form's values
 // times the face fraction -- beta's harmonic face mean, on coarse levels the
-// coarsened one (hierarchy.h) -- and closed faces not at all.  v: the
+// coarsened one (general_coarse.h) -- and closed faces not at all.  v: the
 // couplings to the neighbours at offsets o, d: the faces' parts of the
 // diagonal (they differ at Neumann box faces, whose ghost holds a flux: no
 // diagonal part; a closed face has a point across it, so there d = v).

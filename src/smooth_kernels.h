@@ -7,9 +7,9 @@ namespace pgpu {
 // Smoothing passes over one level, src -> dst (never in place, so no block
 // depends on another and the result does not depend on scheduling):
 //  - jacobi_kernel: weighted Jacobi, the column walk of operator.h;
-//  - rbgs_tile_kernel: red-black Gauss-Seidel on uniform 3D levels without a
-//    periodic axis (the common case, the one that decides the smoother's
-//    speed), one or two iterations per pass;
+//  - rbgs_tile_kernel (smooth_tile.h): red-black Gauss-Seidel on uniform 3D
+//    levels without a periodic axis (the common case, the one that decides
+//    the smoother's speed), one or two iterations per pass;
 //  - rbgs_kernel: red-black on any level (periodic axes, odd periodic seams,
 //    non-uniform couplings).
 // Colours: the first colour of an iteration is red, (i+j+k) odd in 0-based
