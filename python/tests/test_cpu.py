@@ -93,10 +93,13 @@ def test_unsupported():
     with pytest.raises(pg.UnsupportedError) as e:
         pg.workspace_size((8, 8, 8), method="jacobi", precision="mixed")
     assert "PGPU_MIXED" in e.value.detail
-    # a face set the FFT does not serve: refused from the config, device or not
-    with pytest.raises(pg.UnsupportedError) as e:
-        pg.workspace_size((8, 8, 8), method="fft", bc={"x-": "neumann", "y+": "neumann"})
-    assert "mix Dirichlet and Neumann" in e.value.detail
+    # every face set is the FFT's: two axes mixing Dirichlet and Neumann pass
+    # the config's checks (without a device cuFFT's sizing then says so)
+    try:
+        size = pg.workspace_size((8, 8, 8), method="fft", bc={"x-": "neumann", "y+": "neumann"})
+        assert size > 0
+    except pg.NoDeviceError:
+        pass
 
 
 @pytest.mark.parametrize("size, bc, length, want", [
