@@ -522,7 +522,8 @@
  *                    length, or a transformed Dirichlet-Neumann one); MIXED 2
  *                    to 5 N x 8 bytes;
  *                    all-Dirichlet 3D grids with each n+1 a product of primes
- *                    <= 19: 2 N w.  Plus cuFFT's work area wherever cuFFT is
+ *                    <= 19: 2 N w; all-Dirichlet 2D grids with each n+1 a
+ *                    power of two from 16 to 4096: N w.  Plus cuFFT's work area wherever cuFFT is
  *                    used (sized by cuFFT; the query includes it).  An axis
  *                    whose scratch would pass 2^26 elements takes its lines
  *                    in chunks: without a periodic axis a large grid then

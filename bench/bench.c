@@ -1254,6 +1254,46 @@ static void bench_fft2d(int64_t n)
     print_row(&r);
 }
 
+/* Time to answer: the host wall time of one plain pgpu_solve that returns
+ * when the solve is done (the call, then a stream synchronisation: a no-op
+ * on the default path, which reads its status back), median of
+ * WALL_CALLS back-to-back calls; 2D double Dirichlet, default path and
+ * PGPU_FIXED. */
+#define WALL_CALLS 1000
+static void bench_fft2d_wall(int64_t n, int fixed)
+{
+    static double t[WALL_CALLS];
+    grid_t g = grid2(n, 8);
+    row_t r = new_row("fft2d-wall", &g, "fft");
+    set_rhs(PROB_DIR, &g);
+    set_guess(INIT_RAND, &g);
+    pgpu_config c = prob_config(PROB_DIR, &g, PGPU_FFT | (fixed ? PGPU_FIXED : 0));
+    pgpu_status st = PGPU_SUCCESS;
+    pgpu_solver *s = create_or_mark(&c, &r);
+    if (!s) {
+        print_row(&r);
+        return;
+    }
+    for (int i = 0; i < 20 + WALL_CALLS && st == PGPU_SUCCESS; i++) {
+        const double t0 = now_s();
+        st = pgpu_solve(s, d_u, d_f, NULL);
+        CK(cudaStreamSynchronize(g_stream));
+        if (i >= 20)
+            t[i - 20] = now_s() - t0;
+    }
+    if (st != PGPU_SUCCESS) {
+        mark_fail(&r, st, pgpu_last_error(s));
+    } else {
+        r.ms = 1e3 * median(t, WALL_CALLS);
+        r.err = max_error(&g);
+        r.res = residual(s);
+        note_add(&r, "host wall time of one call, median of %d; %s", WALL_CALLS,
+                 fixed ? "PGPU_FIXED" : "default path");
+    }
+    pgpu_destroy(s);
+    print_row(&r);
+}
+
 /* ---- precision -------------------------------------------------------------- */
 
 /* An exact discrete solution: u = X1 Y1 Z1 + X2 Y2 Z2 on the unit cube with
@@ -1600,6 +1640,10 @@ int main(int argc, char **argv)
         bench_fft3d(sizes, nsizes);
         bench_fft2d(63);
         bench_fft2d(511);
+        static const int64_t wall_n[] = {31, 63, 127, 255, 511};
+        for (int i = 0; i < 5; i++)
+            for (int fixed = 0; fixed < 2; fixed++)
+                bench_fft2d_wall(wall_n[i], fixed);
     }
     if (!only || !strcmp(only, "masks"))
         bench_masks(nbig);

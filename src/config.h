@@ -87,6 +87,14 @@ constexpr int TINY_THREADS = 1024, TINY_LEVELS = 24;
 // inverse (formed in double at create) instead of cycling further down.
 constexpr int DENSE_MAX = 512;
 
+// The norms are sums of squares in double: where max |b| lies outside
+// RHS_MIN .. RHS_MAX they would underflow (a b of 1e-200 would read as 0,
+// and the solve would return u = 0) or overflow, so such data get a status
+// (Solver::check_range, and on the device dr_data_ok).  The low end leaves
+// room below it for the residuals a tolerance asks for (their squares stay
+// normal down to a relative 1e-12 or so).
+constexpr double RHS_MIN = 0x1p-400, RHS_MAX = 0x1p+480;
+
 // ---- FFT ----
 constexpr int LF_T = 256;                   // row kernels of the all-periodic route: threads per block
 constexpr int LF_MIN = 32, LF_MAX = 4096;   // x rows (reals) they take: powers of two

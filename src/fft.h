@@ -298,6 +298,12 @@ template <class T> class FftSolver {
     // undetermined: the caller removes u's mean; and the shift must be the
     // mean of a singular right-hand side (the other routes drop the zero mode).
     bool line_solve() const { return tri >= 0; }
+    // A solve whose default-path checks fold into its one launch (the 2D
+    // all-Dirichlet rows, dr2_kernel): run_checked leaves the scan's and the
+    // residual's totals in res[RES_SCAN ..] and res[RES_NORM ..] and u
+    // untouched unless the data pass dr_data_ok.
+    bool folds_checks() const { return rows_d && cfg.nz == 1 && dr_blocks > 0 && !dist; }
+    pgpu_status run_checked(T *u, const T *f, double *res) { return run_dr(u, f, res); }
     // The plans' stream (pgpu_set_stream).
     pgpu_status set_stream(char *err, cudaStream_t st)
     {
@@ -331,12 +337,15 @@ template <class T> class FftSolver {
     Spectrum<T> spec{};
     bool rows_d = false;            // all Dirichlet by dr_kernel (see there)
     DrAxis<T> dra[3] = {};          // the row plans of x, y, z
-    T *T1 = nullptr, *T2 = nullptr; // its transposed spectra
+    T *T1 = nullptr, *T2 = nullptr; // its transposed spectra (2D: T1 alone)
     const T *dr_ev[3] = {};         // eigenvalues per axis
     T dr_scale = 1;
+    int dr_blocks = 0;              // 2D: dr2_kernel's blocks (0: the device cannot launch it)
+    size_t dr_smem = 0;             // ... and its shared memory
+    double *dr_part = nullptr;      // ... and its partials
     pgpu_status init_dr();
     pgpu_status row_twiddles(int64_t m, C2 **d);
-    pgpu_status run_dr(T *u, const T *f);
+    pgpu_status run_dr(T *u, const T *f, double *res = nullptr);
     // The distributed mode (dist.h): transforms on slabs and pencils of
     // the global grid, transposed between them.
     std::unique_ptr<FftDist<T>> dist;
@@ -527,24 +536,28 @@ template <class T> pgpu_status FftSolver<T>::row_twiddles(int64_t m, C2 **d)
 }
 
 // All Dirichlet, every n+1 a product of primes up to 19 and its rows within
-// the device's shared memory: the row kernels of dr_kernel take the solve.
+// the device's shared memory: the row kernels of dr_kernel take the solve
+// (3D: five passes; 2D: dr2_kernel, one cooperative launch).
 template <class T> pgpu_status FftSolver<T>::init_dr()
 {
     char *err = env->err;
     const int optin = env->optin;
-    // 3D only: in 2D the rows are too few to fill the device (65 x 65 took
-    // 48 us this way against 20 us through cuFFT).
-    if (cfg.nz <= 1) return PGPU_SUCCESS;
-    const int dims = 3;
-    for (int f = 0; f < 6; ++f)
+    const bool is3d = cfg.nz > 1;
+    const int dims = is3d ? 3 : 2;
+    for (int f = 0; f < 2 * dims; ++f)
         if (cfg.bc[f] != PGPU_BC_DIRICHLET) return PGPU_SUCCESS;
-    const int64_t n[3] = {cfg.nx, cfg.ny, cfg.nz};
+    const int64_t n[3] = {cfg.nx, cfg.ny, is3d ? cfg.nz : 1};
     const double h[3] = {cfg.hx, cfg.hy, cfg.hz};
     const int64_t N = n[0] * n[1] * n[2];
+    // (2D: the rows are too few to fill the device as separate passes, 65 x
+    // 65 took 48 us that way against 20 us through cuFFT; in one launch a
+    // power of two's transform runs inlined, dr_pow2_fft.)
+    size_t smem = 0;
     for (int a = 0; a < dims; ++a) {
-        if (n[a] >= DR_NMAX || !dr_plan<T>((int)n[a], dra[a]) || dr_smem_bytes(dra[a]) > (size_t)optin)
-            return PGPU_SUCCESS;
+        const bool planned = is3d ? dr_plan<T>((int)n[a], dra[a]) : dr_plan_pow2<T>((int)n[a], dra[a]);
+        if (n[a] >= DR_NMAX || !planned || dr_smem_bytes(dra[a]) > (size_t)optin) return PGPU_SUCCESS;
         if ((N / n[a] >> dra[a].rpb_log) >= INT_MAX) return PGPU_SUCCESS; // blocks of one launch
+        smem = std::max(smem, dr_smem_bytes(dra[a]));
     }
     rows_d = true;
     std::vector<T> ev;
@@ -563,17 +576,56 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
     for (int a = 0; a < dims; ++a) dr_ev[a] = d_ev + eoff[a];
     dr_scale = (T)scale;
     PGPU_FORWARD(env->mem.alloc(err, (void **)&T1, (size_t)N * sizeof(T), "FFT spectrum"));
-    PGPU_FORWARD(env->mem.alloc(err, (void **)&T2, (size_t)N * sizeof(T), "FFT spectrum (second)"));
     // The limit is a property of the kernel: every solver sets the same one.
-    void (*kernels[])(DrArgs<T>) = {dr_kernel<T, DR_USER, DR_TRANS, false>, dr_kernel<T, DR_ROWS, DR_TRANS, false>,
-                                    dr_kernel<T, DR_ROWS, DR_ROWS, true>,   dr_kernel<T, DR_ROWS, DR_ROWS, false>,
-                                    dr_kernel<T, DR_TRANS, DR_ROWS, false>, dr_kernel<T, DR_TRANS, DR_USER, false>};
-    for (auto k : kernels) PGPU_CUDA_SETUP(*env, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    if (is3d) {
+        PGPU_FORWARD(env->mem.alloc(err, (void **)&T2, (size_t)N * sizeof(T), "FFT spectrum (second)"));
+        void (*kernels[])(DrArgs<T>) = {
+            dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE>,  dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE>,
+            dr_kernel<T, DR_ROWS, DR_ROWS, DR_DIVIDE>, dr_kernel<T, DR_ROWS, DR_ROWS, DR_SCALE>,
+            dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE>,  dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE>};
+        for (auto k : kernels)
+            PGPU_CUDA_SETUP(*env, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+        return PGPU_SUCCESS;
+    }
+    // 2D: groups of fewer rows than a block holds where the rows are too few
+    // to give every multiprocessor some (else one block would take them all
+    // in series); the blocks of the cooperative launch, at most one per group
+    // of its widest phase, and their partials (two reductions).
+    int64_t groups = 0;
+    for (int a = 0; a < 2; ++a) {
+        const int64_t rows = n[1 - a]; // x's rows are y's points and y's x's
+        while (dra[a].grp_log > 0 && (rows >> dra[a].grp_log) < env->sms) --dra[a].grp_log;
+        groups = std::max(groups, (rows + (1 << dra[a].grp_log) - 1) >> dra[a].grp_log);
+    }
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&dr_part, (size_t)groups * 6 * sizeof(double), "FFT partials"));
+    PGPU_CUDA_SETUP(*env, cudaFuncSetAttribute(dr2_phase_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    if (env->mem.counting) return PGPU_SUCCESS;
+    // The one launch, where the device offers cooperative launches and its
+    // rows fit beside the kernel's static shared memory (the reductions').
+    int coop = 0, per_sm = 0;
+    PGPU_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, env->device));
+    if (!coop) return PGPU_SUCCESS;
+    const void *k2[2] = {(const void *)dr2_kernel<T, true>, (const void *)dr2_kernel<T, false>};
+    for (int v = 0; v < 2; ++v) {
+        cudaFuncAttributes fa;
+        PGPU_CUDA(cudaFuncGetAttributes(&fa, k2[v]));
+        const int room = optin - (int)fa.sharedSizeBytes;
+        if (room < (int)smem) return PGPU_SUCCESS;
+        PGPU_CUDA(cudaFuncSetAttribute(k2[v], cudaFuncAttributeMaxDynamicSharedMemorySize, room));
+        int b = 0;
+        PGPU_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k2[v], DR_T, smem));
+        per_sm = v ? std::min(per_sm, b) : b;
+    }
+    if (per_sm > 0) dr_blocks = (int)std::min<int64_t>(groups, (int64_t)per_sm * env->sms);
+    dr_smem = smem;
     return PGPU_SUCCESS;
 }
 
-// Six row passes; see dr_kernel.
-template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f)
+// 3D: six row passes; 2D: one cooperative launch (dr2_kernel), or its
+// three phases as separate launches where the device cannot launch it.
+// CHECK (2D, cooperative): the default path's scan and residual folded in,
+// their totals in res (Reducer's slots RES_SCAN and RES_NORM).
+template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f, double *res)
 {
     char *err = env->err;
     const cudaStream_t st = env->st;
@@ -595,18 +647,53 @@ template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f)
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     };
-    PGPU_FORWARD(pass(dr_kernel<T, DR_USER, DR_TRANS, false>, 0, nullptr, T1, ny * nz)); // T1[kx][z][y]
-    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_TRANS, false>, 1, T1, T2, nx * nz));      // T2[ky][kx][z]
+    if (nz == 1) {
+        Dr2Args<T> D{};
+        D.fwd = D.mid = D.inv = A;
+        D.fwd.ax = dra[0];
+        D.fwd.out = T1;
+        D.fwd.nrows = ny;
+        D.mid.ax = dra[1];
+        D.mid.in = D.mid.out = T1;
+        D.mid.nrows = nx;
+        D.mid.scale = dr_scale;
+        D.mid.evA = dr_ev[0];
+        D.mid.nA = nx;
+        D.mid.evK = dr_ev[1];
+        D.inv.ax = dra[0];
+        D.inv.in = T1;
+        D.inv.nrows = ny;
+        D.part = dr_part;
+        D.res = res;
+        if (dr_blocks > 0) {
+            void *args[] = {&D};
+            const void *kern = res ? (const void *)dr2_kernel<T, true> : (const void *)dr2_kernel<T, false>;
+            PGPU_CUDA(cudaLaunchCooperativeKernel(kern, dr_blocks, DR_T, args, dr_smem, st));
+            PGPU_LAUNCHED();
+            return PGPU_SUCCESS;
+        }
+        PGPU_RETURN_IF(res, PGPU_ERROR_CUDA, "internal: the folded checks need the cooperative launch");
+        const int64_t rows[3] = {ny, nx, ny};
+        for (int ph = 0; ph < 3; ++ph) {
+            const int a = ph == 1 ? 1 : 0;
+            const unsigned blocks = (unsigned)((rows[ph] + (1 << dra[a].grp_log) - 1) >> dra[a].grp_log);
+            dr2_phase_kernel<T><<<blocks, DR_T, dr_smem_bytes(dra[a]), st>>>(D, ph);
+            PGPU_LAUNCHED();
+        }
+        return PGPU_SUCCESS;
+    }
+    PGPU_FORWARD(pass(dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE>, 0, nullptr, T1, ny * nz)); // T1[kx][z][y]
+    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE>, 1, T1, T2, nx * nz));      // T2[ky][kx][z]
     A.scale = dr_scale; // in the division
     A.evA = dr_ev[0];
     A.nA = nx;
     A.evB = dr_ev[1];
     A.evK = dr_ev[2];
-    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, true>, 2, T2, T2, nx * ny));
+    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, DR_DIVIDE>, 2, T2, T2, nx * ny));
     A.scale = T(1);
-    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, false>, 2, T2, T2, nx * ny));
-    PGPU_FORWARD(pass(dr_kernel<T, DR_TRANS, DR_ROWS, false>, 1, T2, T1, nx * nz));
-    return pass(dr_kernel<T, DR_TRANS, DR_USER, false>, 0, T1, nullptr, ny * nz);
+    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, DR_SCALE>, 2, T2, T2, nx * ny));
+    PGPU_FORWARD(pass(dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE>, 1, T2, T1, nx * nz));
+    return pass(dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE>, 0, T1, nullptr, ny * nz);
 }
 
 // Forward transforms, one solve per mode, inverse transforms: a fixed

@@ -1,21 +1,29 @@
 // fft_dirichlet.h -- the all-Dirichlet rows: DST-I by our own mixed-radix FFT
 #pragma once
 #include "fft_rows.h"
+#include "reduce.h"
+
+#include <cooperative_groups.h>
 
 namespace pgpu {
 
-//
-// When every face is Dirichlet (3D) and each n+1 factors into primes up to
-// 19 (n <= 4096; dr_plan says which rows fit), the solve is six passes over the data, each a row kernel (dr_kernel):
+// When every face is Dirichlet and each n+1 factors into primes up to 19
+// (n <= 4096; dr_plan says which rows fit), the solve is row passes over the
+// data, each transforming rows in shared memory.  3D, six passes
+// (dr_kernel):
 //   x forward  f's rows (plus boundary terms)  -> T1[kx][z][y]  (transposed)
 //   y forward  T1's rows                       -> T2[ky][kx][z]
 //   z forward  T2's rows, divided by the eigenvalues, in place
 //   z inverse  T2's rows, in place
 //   y inverse  T2 (transposed)                 -> T1's rows
 //   x inverse  T1 (transposed)                 -> u's rows
-// against about fourteen for the cuFFT route (pre-processing, transform and
-// post-processing per axis, copies).  A row of n values is transformed in
-// shared memory: DST-I of length n is the real FFT of its odd extension of
+// 2D with n+1 a power of two on both axes: x forward, y forward-divide-
+// inverse, x inverse in one cooperative launch (dr2_kernel), which can also
+// fold in the default path's checks.  The cuFFT route takes about fourteen
+// passes in 3D
+// (pre-processing, transform and post-processing per axis, copies).
+//
+// A row of n values is transformed in shared memory: DST-I of length n is the real FFT of its odd extension of
 // length 2N (N = n+1), computed as a complex FFT of length N of the packed
 // pairs w_m = z_2m + i z_2m+1 (the extension lives in shared memory only,
 // never in global memory) and the usual split; X_k = -Im(Z_k)/2.  The
@@ -39,6 +47,7 @@ namespace pgpu {
 // twiddles tw[q] = e^{-i pi q/N}, q < 2N.
 template <class T> struct DrAxis {
     int n, N, np, tpr_log, rpb_log, ls, lx;
+    int grp_log; // rows a group takes (at most rpb: dr2_kernel spreads few rows over more blocks)
     unsigned long long rad; // radix of pass p in bits 5p .. 5p+4
     const typename Cplx<T>::type *tw;
 };
@@ -110,6 +119,10 @@ template <class C> __device__ __forceinline__ auto dr_split(const C *s, int N, i
 }
 
 enum { DR_USER = 0, DR_ROWS = 1, DR_TRANS = 2 };
+// What a pass does between its transforms: scale the spectrum, divide it by
+// the eigenvalues, or divide and transform back in the same row (DR_SOLVE:
+// the last axis's forward and inverse transforms in one pass).
+enum { DR_SCALE = 0, DR_DIVIDE = 1, DR_SOLVE = 2 };
 
 // What one row pass reads and writes.  Rows are numbered in the order of
 // the input: for DR_USER row r is (y, z) = (r % ny, r / ny); DR_ROWS arrays
@@ -123,71 +136,366 @@ template <class T> struct DrArgs {
     Grid<T> g;          // DR_USER
     const T *f, *u_in;  // DR_USER input: f plus the boundary terms
     T *u_out;           // DR_USER output
-    T scale;            // applied to every output value
-    const T *evA, *evB, *evK; // solve: eigenvalue of row r: evA[r % nA] + evB[r / nA] (evB may be NULL),
-    int64_t nA;               // plus evK[k] for element k
+    T scale;            // applied to every output value (DR_DIVIDE, DR_SOLVE: in the division)
+    const T *evA, *evB, *evK; // DR_DIVIDE, DR_SOLVE: eigenvalue of row r: evA[r % nA] + evB[r / nA] (evB may be
+    int64_t nA;               // NULL), plus evK[k] for element k
 };
 
-template <class T, int IN, int OUT, bool DIVIDE>
-__global__ void __launch_bounds__(DR_T) dr_kernel(const DrArgs<T> A)
+// A value another block of the same launch may have written (the 2D
+// kernel's phases, after a grid barrier): a plain load, never through the
+// non-coherent cache (no __ldg, no const __restrict__ on these arrays).
+template <class T> __device__ __forceinline__ T dr_load(const T *p) { return *p; }
+
+// A group of rpb rows from row0, every thread of the block taking part, in
+// three steps: dr_rows_in (the odd extensions; SCAN: the right-hand side's
+// sums into acc), dr_rows_transform (the transform and what `mode` does)
+// and dr_rows_out (DR_USER output only where `write`); the caller
+// synchronises the block before the next group reuses smem.  A kernel calls
+// dr_fft from one place and outside any loop of its own: the passes are
+// functions (dr_pass), and a second call site made ptxas compile the whole
+// kernel to the calling convention's 32 registers with kilobytes of spills.
+template <class T> struct DrRow {
+    typename Cplx<T>::type *rows, *s; // the group's rows; this thread's row
+    T *xs, *x;                        // the results: the group's, this row's
+    int q, t, here;                   // row in the group, thread in the row, rows present
+    int64_t r;                        // this thread's row
+};
+template <class T> __device__ __forceinline__ DrRow<T> dr_row(const DrArgs<T> &A, int64_t row0, unsigned char *smem)
 {
-    typedef typename Cplx<T>::type C2;
-    extern __shared__ __align__(16) unsigned char dr_smem[];
     const DrAxis<T> &ax = A.ax;
-    const int n = ax.n, N = ax.N, tpr = 1 << ax.tpr_log, rpb = 1 << ax.rpb_log;
-    C2 *rows = (C2 *)dr_smem;
-    T *xs = (T *)(rows + rpb * ax.ls);
-    const int q = threadIdx.x >> ax.tpr_log, t = threadIdx.x & (tpr - 1);
-    const int64_t row0 = (int64_t)blockIdx.x * rpb, r = row0 + q;
-    const int here = (int)min((int64_t)rpb, A.nrows - row0);
-    C2 *s = rows + q * ax.ls;
-    T *sr = (T *)s, *x = xs + q * ax.lx;
-    const C2 *tw = ax.tw;
-    // The odd extension of each row.
-    if (IN == DR_TRANS) {
-        for (int e = threadIdx.x; e < rpb * n; e += DR_T) {
-            const int qq = e & (rpb - 1), i = e >> ax.rpb_log;
-            const T v = qq < here ? A.in[(int64_t)i * A.nrows + row0 + qq] : T(0);
-            dr_put((T *)(rows + qq * ax.ls), N, i + 1, v);
+    DrRow<T> w;
+    w.rows = (typename Cplx<T>::type *)smem;
+    w.xs = (T *)(w.rows + (ax.ls << ax.rpb_log));
+    w.q = threadIdx.x >> ax.tpr_log;
+    w.t = threadIdx.x & ((1 << ax.tpr_log) - 1);
+    w.r = row0 + w.q;
+    w.here = (int)min((int64_t)1 << ax.grp_log, A.nrows - row0);
+    w.s = w.rows + w.q * ax.ls;
+    w.x = w.xs + w.q * ax.lx;
+    return w;
+}
+
+// fn(qq, i) for element i of every row qq of the group: by the row's own
+// threads, or (SPREAD: dr2_kernel's few rows a group) by all the block's
+// threads, consecutive ones on consecutive elements, so that no thread
+// waits on a chain of loads alone.
+template <bool SPREAD, class T, class F>
+__device__ __forceinline__ void dr_each(const DrAxis<T> &ax, const DrRow<T> &w, F fn)
+{
+    const int n = ax.n;
+    if (SPREAD) {
+        for (int e = threadIdx.x; e < (n << ax.grp_log); e += DR_T) {
+            const int qq = e / n;
+            fn(qq, e - qq * n);
         }
+    } else {
+        for (int i = w.t; i < n; i += 1 << ax.tpr_log) fn(w.q, i);
+    }
+}
+// dr_zeros on every row of the group.
+template <bool SPREAD, class T> __device__ __forceinline__ void dr_each_zeros(const DrAxis<T> &ax, const DrRow<T> &w)
+{
+    if (SPREAD) {
+        for (int qq = threadIdx.x; qq < 1 << ax.grp_log; qq += DR_T) dr_zeros((T *)(w.rows + qq * ax.ls), ax.N);
+    } else if (w.t == 0) {
+        dr_zeros((T *)w.s, ax.N);
+    }
+}
+
+template <class T, int IN, bool SCAN, bool SPREAD>
+__device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, Red3 &acc)
+{
+    const DrAxis<T> &ax = A.ax;
+    const int n = ax.n, N = ax.N;
+    if (IN == DR_TRANS) {
+        for (int e = threadIdx.x; e < (n << ax.grp_log); e += DR_T) {
+            const int qq = e & ((1 << ax.grp_log) - 1), i = e >> ax.grp_log;
+            const T v = qq < w.here ? dr_load(A.in + (int64_t)i * A.nrows + row0 + qq) : T(0);
+            dr_put((T *)(w.rows + qq * ax.ls), N, i + 1, v);
+        }
+    } else if (IN == DR_ROWS && !SPREAD) {
+        const T *src = A.in + w.r * n;
+        for (int i = w.t; i < n; i += 1 << ax.tpr_log) dr_put((T *)w.s, N, i + 1, w.q < w.here ? dr_load(src + i) : T(0));
     } else if (IN == DR_ROWS) {
-        const T *src = A.in + r * n;
-        for (int i = t; i < n; i += tpr) dr_put(sr, N, i + 1, q < here ? src[i] : T(0));
+        dr_each<SPREAD>(ax, w, [&](int qq, int i) {
+            const T v = qq < w.here ? dr_load(A.in + (row0 + qq) * n + i) : T(0);
+            dr_put((T *)(w.rows + qq * ax.ls), N, i + 1, v);
+        });
+    } else if (!SPREAD) {
+        const Grid<T> &g = A.g;
+        const int jy = (int)(w.r % g.ny), kz = (int)(w.r / g.ny);
+        const int64_t b = g.base + jy * g.sy + (int64_t)kz * g.sz;
+        for (int i = w.t; i < n; i += 1 << ax.tpr_log)
+            dr_put((T *)w.s, N, i + 1, w.q < w.here ? A.f[b + i] + boundary_terms(g, A.u_in, b + i, i, jy, kz) : T(0));
     } else {
         const Grid<T> &g = A.g;
-        const int jy = (int)(r % g.ny), kz = (int)(r / g.ny);
-        const int64_t b = g.base + jy * g.sy + (int64_t)kz * g.sz;
-        for (int i = t; i < n; i += tpr)
-            dr_put(sr, N, i + 1, q < here ? A.f[b + i] + boundary_terms(g, A.u_in, b + i, i, jy, kz) : T(0));
+        dr_each<SPREAD>(ax, w, [&](int qq, int i) {
+            T v = T(0);
+            if (qq < w.here) {
+                const int64_t r = row0 + qq;
+                const int jy = (int)(r % g.ny), kz = (int)(r / g.ny);
+                const int64_t b = g.base + jy * g.sy + (int64_t)kz * g.sz;
+                const T fv = A.f[b + i], bt = boundary_terms(g, A.u_in, b + i, i, jy, kz);
+                if (SCAN) { // as scan_rhs_kernel sums it
+                    const double c = (double)fv + (double)bt;
+                    accumulate(acc, c, c * c, fabs(c));
+                }
+                v = fv + bt;
+            }
+            dr_put((T *)(w.rows + qq * ax.ls), N, i + 1, v);
+        });
     }
-    // The transform, scaled, or divided by the eigenvalues (DIVIDE).
-    if (t == 0) dr_zeros(sr, N);
+    dr_each_zeros<SPREAD>(ax, w);
     __syncthreads();
-    dr_fft<T>(s, ax, t, tw);
-    if (DIVIDE) {
-        // rows are (kx, ky) or kx: fewer than 2^24 (axes of at most DR_NMAX)
-        const unsigned rr = (unsigned)min(r, A.nrows - 1), na = (unsigned)A.nA;
-        const T lrow = A.evA[rr % na] + (A.evB ? A.evB[rr / na] : T(0));
-        for (int k = t + 1; k <= n; k += tpr) x[k - 1] = dr_split(s, N, k, tw) * (A.scale / (lrow + A.evK[k - 1]));
-    } else {
-        for (int k = t + 1; k <= n; k += tpr) x[k - 1] = dr_split(s, N, k, tw) * A.scale;
-    }
-    __syncthreads();
-    if (OUT == DR_TRANS) {
-        for (int e = threadIdx.x; e < rpb * n; e += DR_T) {
-            const int qq = e & (rpb - 1), i = e >> ax.rpb_log;
-            if (qq < here) A.out[(int64_t)i * A.nrows + row0 + qq] = xs[qq * ax.lx + i];
+}
+
+// dr2_kernel's transform, N a power of two (dr_plan_pow2): Stockham passes
+// of radix 16 and a smaller last one, every one inlined (no calls: see
+// DrRow).
+template <class T> __device__ __forceinline__ void dr_pow2_fft(typename Cplx<T>::type *s, const DrAxis<T> &a, int t)
+{
+    const int N = a.N, tpr = 1 << a.tpr_log;
+    int ns = 1;
+#pragma unroll 1
+    for (; ns * 16 <= N; ns *= 16) row_pass<16, 1, true>(s, N, ns, t, tpr, a.tw);
+    const int rest = N / ns;
+    if (rest == 8) row_pass<8, 2, true>(s, N, ns, t, tpr, a.tw);
+    else if (rest == 4) row_pass<4, 4, true>(s, N, ns, t, tpr, a.tw);
+    else if (rest == 2) row_pass<2, 8, true>(s, N, ns, t, tpr, a.tw);
+}
+
+// The transform (POW2: dr_pow2_fft, with the rows' element loops spread,
+// else dr_fft); then the spectrum scaled (DR_SCALE), divided by the
+// eigenvalues (DR_DIVIDE), or divided and transformed back in the same row
+// (DR_SOLVE, POW2 only: DST-I is its own inverse, its 2/N in the scale; a
+// loop around dr_fft's calls, too, made ptxas fall back to the calling
+// convention).
+template <class T, bool POW2>
+__device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode)
+{
+    const DrAxis<T> &ax = A.ax;
+    const int N = ax.N;
+    const int rounds = POW2 && mode == DR_SOLVE ? 2 : 1;
+#pragma unroll 1
+    for (int round = 0; round < rounds; ++round) {
+        if (round) { // the divided values' odd extension (the split read other threads' s)
+            __syncthreads();
+            dr_each<POW2>(ax, w, [&](int qq, int i) {
+                dr_put((T *)(w.rows + qq * ax.ls), N, i + 1, w.xs[qq * ax.lx + i]);
+            });
+            dr_each_zeros<POW2>(ax, w);
+            __syncthreads();
         }
-    } else if (q < here) {
-        if (OUT == DR_ROWS) {
-            T *dst = A.out + r * n;
-            for (int i = t; i < n; i += tpr) dst[i] = x[i];
+        if (!POW2) { // (the 3D passes' own form, each row by its threads)
+            dr_fft<T>(w.s, ax, w.t, ax.tw);
+            const int n = ax.n, tpr = 1 << ax.tpr_log;
+            if (mode == DR_SCALE) {
+                for (int k = w.t + 1; k <= n; k += tpr) w.x[k - 1] = dr_split(w.s, N, k, ax.tw) * A.scale;
+            } else {
+                // rows are (kx, ky) or kx: fewer than 2^24 (axes of at most DR_NMAX)
+                const unsigned rr = (unsigned)min(w.r, A.nrows - 1), na = (unsigned)A.nA;
+                const T lrow = A.evA[rr % na] + (A.evB ? A.evB[rr / na] : T(0));
+                for (int k = w.t + 1; k <= n; k += tpr)
+                    w.x[k - 1] = dr_split(w.s, N, k, ax.tw) * (A.scale / (lrow + A.evK[k - 1]));
+            }
+            continue;
+        }
+        dr_pow2_fft<T>(w.s, ax, w.t);
+        if (mode == DR_SCALE || round) {
+            const T sc = round ? T(1) : A.scale;
+            dr_each<POW2>(ax, w, [&](int qq, int i) {
+                w.xs[qq * ax.lx + i] = dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * sc;
+            });
         } else {
-            const Grid<T> &g = A.g;
-            const int64_t b = g.base + (r % g.ny) * g.sy + (r / g.ny) * g.sz;
-            for (int i = t; i < n; i += tpr) A.u_out[b + i] = x[i];
+            // rows are (kx, ky) or kx: fewer than 2^24 (axes of at most DR_NMAX)
+            const unsigned na = (unsigned)A.nA;
+            dr_each<POW2>(ax, w, [&](int qq, int i) {
+                const unsigned rr = (unsigned)min(row0 + qq, A.nrows - 1);
+                const T lrow = A.evA[rr % na] + (A.evB ? A.evB[rr / na] : T(0));
+                w.xs[qq * ax.lx + i] = dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * (A.scale / (lrow + A.evK[i]));
+            });
         }
     }
+    __syncthreads();
+}
+
+template <class T, int OUT, bool SPREAD>
+__device__ __forceinline__ void dr_rows_out(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, bool write)
+{
+    const DrAxis<T> &ax = A.ax;
+    const int n = ax.n;
+    if (OUT == DR_TRANS) {
+        for (int e = threadIdx.x; e < (n << ax.grp_log); e += DR_T) {
+            const int qq = e & ((1 << ax.grp_log) - 1), i = e >> ax.grp_log;
+            if (qq < w.here) A.out[(int64_t)i * A.nrows + row0 + qq] = w.xs[qq * ax.lx + i];
+        }
+    } else if (!SPREAD) {
+        if (w.q < w.here) {
+            const int tpr = 1 << ax.tpr_log;
+            if (OUT == DR_ROWS) {
+                T *dst = A.out + w.r * n;
+                for (int i = w.t; i < n; i += tpr) dst[i] = w.x[i];
+            } else if (write) {
+                const Grid<T> &g = A.g;
+                const int64_t b = g.base + (w.r % g.ny) * g.sy + (w.r / g.ny) * g.sz;
+                for (int i = w.t; i < n; i += tpr) A.u_out[b + i] = w.x[i];
+            }
+        }
+    } else if (OUT == DR_ROWS) {
+        dr_each<SPREAD>(ax, w, [&](int qq, int i) {
+            if (qq < w.here) A.out[(row0 + qq) * n + i] = w.xs[qq * ax.lx + i];
+        });
+    } else if (write) {
+        const Grid<T> &g = A.g;
+        dr_each<SPREAD>(ax, w, [&](int qq, int i) {
+            if (qq < w.here) {
+                const int64_t r = row0 + qq;
+                A.u_out[g.base + (r % g.ny) * g.sy + (r / g.ny) * g.sz + i] = w.xs[qq * ax.lx + i];
+            }
+        });
+    }
+}
+
+// One pass of the 3D route: a group of rows per block.
+template <class T, int IN, int OUT, int MODE>
+__global__ void __launch_bounds__(DR_T) dr_kernel(const DrArgs<T> A)
+{
+    extern __shared__ __align__(16) unsigned char dr_smem[];
+    Red3 none{0, 0, 0};
+    const int64_t row0 = (int64_t)blockIdx.x << A.ax.rpb_log;
+    const DrRow<T> w = dr_row(A, row0, dr_smem);
+    dr_rows_in<T, IN, false, false>(A, row0, w, none);
+    static_assert(MODE != DR_SOLVE, "dr_kernel: DR_SOLVE is dr2_kernel's");
+    dr_rows_transform<T, false>(A, row0, w, MODE);
+    dr_rows_out<T, OUT, false>(A, row0, w, true);
+}
+
+// Whether the right-hand side's sums (s0, s1, max) let a solve write u: all
+// finite, max |b| within RHS_MIN .. RHS_MAX (or 0) -- what pgpu_solve checks
+// on the host before any other route touches u (Solver::check_range and
+// the finite test).
+__device__ __forceinline__ bool dr_data_ok(const Red3 &t)
+{
+    const bool range = !(isfinite(t.m) && t.m > RHS_MAX) && !(t.m > 0 && t.m < RHS_MIN);
+    return range && isfinite(t.s0) && isfinite(t.s1);
+}
+
+// The 2D all-Dirichlet solve, n+1 a power of two on both axes
+// (dr_plan_pow2), as one cooperative launch (every block resident,
+// grid-wide barriers between the phases):
+//   0 x forward   f's rows plus boundary terms -> T1[kx][y]     (CHECK: the scan's partials)
+//   1 y solve     T1's rows: forward, divided, inverse, in place
+//   2 x inverse   T1 (transposed) -> u's rows                    (CHECK: only if the data pass)
+//   CHECK: the residual's partials, then block 0's totals into Reducer's
+//   slots: res[RES_SCAN ..] the scan's (sum b, sum b^2, max |b|; written
+//   before the x inverse), res[RES_NORM ..] the residual's.
+// So a small grid is one launch, and with CHECK the default path's scan,
+// its guard that non-finite data leave u untouched, and the report's
+// residual are folded into it.  Where the device cannot launch it, each
+// phase is a launch of its own (dr2_phase_kernel, no CHECK).
+template <class T> struct Dr2Args {
+    DrArgs<T> fwd, mid, inv; // the three phases
+    double *part;            // CHECK: 3 doubles per block for the scan, then as many for the residual
+    double *res;
+};
+
+// Phase ph over every group of rows, the grid's blocks G striding them.
+template <class T, bool CHECK>
+__device__ __forceinline__ void dr2_phase(const Dr2Args<T> &A, int ph, int64_t G, Red3 &acc, bool ok)
+{
+    extern __shared__ __align__(16) unsigned char dr_smem[];
+    const DrArgs<T> &P = ph == 0 ? A.fwd : ph == 1 ? A.mid : A.inv;
+    const int64_t gs = (int64_t)1 << P.ax.grp_log;
+    for (int64_t r0 = blockIdx.x * gs; r0 < P.nrows; r0 += G * gs) {
+        const DrRow<T> w = dr_row(P, r0, dr_smem);
+        if (ph == 0) dr_rows_in<T, DR_USER, CHECK, true>(P, r0, w, acc);
+        else if (ph == 1) dr_rows_in<T, DR_ROWS, false, true>(P, r0, w, acc);
+        else dr_rows_in<T, DR_TRANS, false, true>(P, r0, w, acc);
+        dr_rows_transform<T, true>(P, r0, w, ph == 1 ? DR_SOLVE : DR_SCALE);
+        if (ph == 0) dr_rows_out<T, DR_TRANS, true>(P, r0, w, true);
+        else if (ph == 1) dr_rows_out<T, DR_ROWS, true>(P, r0, w, true);
+        else dr_rows_out<T, DR_USER, true>(P, r0, w, ok);
+        __syncthreads();
+    }
+}
+
+template <class T> __global__ void __launch_bounds__(DR_T) dr2_phase_kernel(const Dr2Args<T> A, int ph)
+{
+    Red3 none{0, 0, 0};
+    dr2_phase<T, false>(A, ph, gridDim.x, none, true);
+}
+
+template <class T, bool CHECK>
+__global__ void __launch_bounds__(DR_T) dr2_kernel(const Dr2Args<T> A)
+{
+    __shared__ int ok_s;
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const int64_t G = gridDim.x;
+    Red3 acc{0, 0, 0};
+    bool ok = true;
+    dr2_phase<T, CHECK>(A, 0, G, acc, ok);
+    if (CHECK) write_partial(A.part, acc);
+    grid.sync();
+    dr2_phase<T, CHECK>(A, 1, G, acc, ok);
+    grid.sync();
+    if (CHECK) { // every block sums the same partials in the same order: one verdict
+        Red3 t{0, 0, 0};
+        for (int64_t b = threadIdx.x; b < G; b += DR_T)
+            t = red_combine(t, Red3{dr_load(A.part + 3 * b), dr_load(A.part + 3 * b + 1), dr_load(A.part + 3 * b + 2)});
+        t = block_reduce(t);
+        if (threadIdx.x == 0) {
+            ok_s = dr_data_ok(t);
+            if (blockIdx.x == 0) {
+                A.res[RES_SCAN] = t.s0;
+                A.res[RES_SCAN + 1] = t.s1;
+                A.res[RES_SCAN + 2] = t.m;
+            }
+        }
+        __syncthreads();
+        ok = ok_s != 0;
+    }
+    dr2_phase<T, CHECK>(A, 2, G, acc, ok);
+    if (!CHECK || !ok) return; // (the verdict is the grid's: no block waits below)
+    grid.sync();
+    // The residual b - A u of the new u, formed in double (residual_kernel's form).
+    const Grid<T> &g = A.inv.g;
+    const T *u = A.inv.u_out, *f = A.inv.f;
+    Red3 racc{0, 0, 0};
+    const int64_t npts = (int64_t)g.nx * g.ny;
+    for (int64_t e = blockIdx.x * (int64_t)DR_T + threadIdx.x; e < npts; e += G * DR_T) {
+        const int i = (int)(e % g.nx), j = (int)(e / g.nx);
+        const int64_t p = g.base + j * g.sy + i;
+        double diag = 0;
+        const double off = stencil_off<double>(g, u + p, p, i, j, 0, diag);
+        const double res = ((double)f[p] + off) - diag * (double)u[p];
+        accumulate(racc, res, res * res, fabs(res));
+    }
+    write_partial(A.part + 3 * G, racc);
+    grid.sync();
+    if (blockIdx.x != 0) return;
+    Red3 t{0, 0, 0};
+    for (int64_t b = threadIdx.x; b < G; b += DR_T)
+        t = red_combine(t, Red3{dr_load(A.part + 3 * (G + b)), dr_load(A.part + 3 * (G + b) + 1),
+                                dr_load(A.part + 3 * (G + b) + 2)});
+    t = block_reduce(t);
+    if (threadIdx.x == 0) {
+        A.res[RES_NORM] = t.s0;
+        A.res[RES_NORM + 1] = t.s1;
+        A.res[RES_NORM + 2] = t.m;
+    }
+}
+
+// Row strides in shared memory that put the rows of a warp's transposed
+// accesses on different banks: B elements of T per 128 bytes, W = B / rpb
+// each.
+template <class T> void dr_strides(DrAxis<T> &a)
+{
+    const int B = 128 / (int)sizeof(T), W = B >> a.rpb_log;
+    a.grp_log = a.rpb_log;
+    a.ls = a.N + (a.N >> 4) + 1;
+    while (W >= 2 && a.ls % W != W / 2) ++a.ls; // 2 ls = W times an odd number
+    a.lx = a.n;
+    while (W >= 1 && a.lx % (2 * W) != W) ++a.lx; // lx = W times an odd number
 }
 
 // The row plan for length n (N = n+1): radices (16s first, then 27, 9, 3 and
@@ -235,14 +543,20 @@ template <class T> bool dr_plan(int n, DrAxis<T> &a)
     }
     a.tpr_log = tl;
     a.rpb_log = 8 - tl;
-    const int rpb = 1 << a.rpb_log;
-    // Row strides that put the rows of a warp's transposed accesses on
-    // different banks: B elements of T per 128 bytes, W = B / rpb each.
-    const int B = 128 / (int)sizeof(T), W = B >> a.rpb_log;
-    a.ls = a.N + (a.N >> 4) + 1;
-    while (W >= 2 && a.ls % W != W / 2) ++a.ls; // 2 ls = W times an odd number
-    a.lx = n;
-    while (a.lx % (2 * W) != W) ++a.lx;         // lx = W times an odd number
+    dr_strides(a);
+    return true;
+}
+// The plan of dr2_kernel's transform (dr_pow2_fft): N a power of two from
+// 16 to 4096, N/16 threads per row, each holding one radix-16 butterfly.
+template <class T> bool dr_plan_pow2(int n, DrAxis<T> &a)
+{
+    a = DrAxis<T>{};
+    a.n = n;
+    a.N = n + 1;
+    if (a.N < 16 || a.N > 4096 || (a.N & (a.N - 1))) return false;
+    while ((16 << a.tpr_log) < a.N) ++a.tpr_log;
+    a.rpb_log = 8 - a.tpr_log;
+    dr_strides(a);
     return true;
 }
 template <class T> size_t dr_smem_bytes(const DrAxis<T> &a)

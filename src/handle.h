@@ -103,6 +103,7 @@ template <class T> struct Solver : SolverBase {
     pgpu_status check_range(double scale, bool low);
     pgpu_status scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite);
     pgpu_status solve_fmg_pass(T *u, const T *f, pgpu_report &r);
+    pgpu_status solve_folded(T *u, const T *f, pgpu_report &r);
     pgpu_status remove_mean(T *u);
     // What project_rhs leaves on the device, in one read: max |b| over the
     // singular regions' points (its double's bits) and region 0's mean of b
@@ -259,12 +260,11 @@ template <class T> pgpu_status Solver<T>::scan_launch(const T *u, const T *f)
     return PGPU_SUCCESS;
 }
 
-// The norms are sums of squares in double: where max |b| lies outside
-// RHS_MIN .. RHS_MAX they would underflow (a b of 1e-200 would read as 0,
-// and the solve would return u = 0) or overflow, so such data get a status.
-// The low end leaves room below it for the residuals a tolerance asks for
-// (their squares stay normal down to a relative 1e-12 or so).
-constexpr double RHS_MIN = 0x1p-400, RHS_MAX = 0x1p+480;
+static pgpu_status nonfinite_input(char *err)
+{
+    return record(err, PGPU_ERROR_NONFINITE_INPUT,
+                  "f or the boundary data in u's ghost layer hold NaN or Inf; u is unchanged");
+}
 
 // The range check on max |b| (scale); the low end only where `low`.
 template <class T> pgpu_status Solver<T>::check_range(double scale, bool low)
@@ -495,13 +495,13 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
             PGPU_FORWARD(finish(read_projection(vmax, r.rhs_mean)));
         return finish(st);
     }
+    if (method == PGPU_FFT && !mixed && fft.folds_checks()) return finish(solve_folded(u, f, r));
     // 1. The right-hand side: finite?  its norm, and its mean when singular.
     double rhs_norm = NAN;
     bool finite = true;
     PGPU_FORWARD(finish(scan(u, f, true, rhs_norm, finite)));
     if (!finite)
-        return finish(record(err, PGPU_ERROR_NONFINITE_INPUT,
-                             "f or the boundary data in u's ghost layer hold NaN or Inf; u is unchanged"));
+        return finish(nonfinite_input(err));
     r.rhs_norm = rhs_norm;
     r.rhs_mean = h.singular ? red.h_res[RES_SCAN] / h.lv[0].npts : 0.0;
     bool zero = rhs_norm == 0;
@@ -567,8 +567,7 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     PGPU_FORWARD(scan_read(rhs_norm, finite));
     if (!finite || rhs_norm == 0) PGPU_CUDA(cudaStreamSynchronize(env.st)); // the coarse levels' work is moot
     if (!finite)
-        return record(err, PGPU_ERROR_NONFINITE_INPUT,
-                      "f or the boundary data in u's ghost layer hold NaN or Inf; u is unchanged");
+        return nonfinite_input(err);
     r.rhs_norm = rhs_norm;
     r.rhs_mean = h.singular ? red.h_res[RES_SCAN] / L.npts : 0.0;
     if (rhs_norm == 0) { // b = 0: the solution is 0
@@ -618,6 +617,32 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     PGPU_CUDA(cudaEventElapsedTime(&ms, ev0, ev1));
     r.seconds = ms * 1e-3;
     return result;
+}
+
+// The FFT's one-launch route (FftSolver::folds_checks): the scan, the guard
+// that keeps u untouched on bad data and the report's residual run inside
+// the solve's launch; one read-back, then the same verdicts as the steps
+// of solve() in the same order (range, finite).
+template <class T> pgpu_status Solver<T>::solve_folded(T *u, const T *f, pgpu_report &r)
+{
+    char *err = env.err;
+    PGPU_FORWARD(fft.run_checked(u, f, red.d_res));
+    PGPU_CUDA(cudaMemcpyAsync(red.h_res, red.d_res, (RES_NORM + 3) * sizeof(double), cudaMemcpyDeviceToHost, env.st));
+    PGPU_CUDA(cudaEventRecord(ev1, env.st));
+    PGPU_CUDA(cudaEventSynchronize(ev1));
+    const double *sc = red.h_res + RES_SCAN, *rs = red.h_res + RES_NORM;
+    PGPU_FORWARD(check_range(sc[2], true));
+    if (!std::isfinite(sc[0]) || !std::isfinite(sc[1])) return nonfinite_input(err);
+    r.rhs_norm = std::sqrt(sc[1]);
+    Convergence cv;
+    cv.rhs_norm = r.rhs_norm;
+    cv.measured(std::sqrt(rs[1]), rs[2], r);
+    float ms = 0;
+    PGPU_CUDA(cudaEventElapsedTime(&ms, ev0, ev1));
+    r.seconds = r.rhs_norm == 0 ? 0 : ms * 1e-3; // (b = 0: u = 0, as solve() reports it)
+    if (!std::isfinite(r.residual_norm))
+        return record(err, PGPU_ERROR_BREAKDOWN, "FFT: the residual is %g", r.residual_norm);
+    return PGPU_SUCCESS;
 }
 
 // Later work goes to st, ordered after everything the handle queued on the

@@ -4,7 +4,8 @@
  *
  *  - NaN/Inf in f's interior, in a Dirichlet ghost, in a Neumann ghost:
  *    PGPU_ERROR_NONFINITE_INPUT and u bit for bit unchanged (interior and
- *    ghosts), from pgpu_solve, pgpu_solve_host and pgpu_residual;
+ *    ghosts), from pgpu_solve, pgpu_solve_host and pgpu_residual; also on a
+ *    2D all-Dirichlet FFT, whose checks run inside its one launch;
  *  - NaN in periodic ghosts, f's ghost layer, edge ghosts and padding: not
  *    data, the solve succeeds;
  *  - max_iterations 3 with a tight tolerance: PGPU_ERROR_NOT_CONVERGED with
@@ -13,7 +14,7 @@
  *  - u == f, overlapping u and f, host pointers, NULL pointers:
  *    PGPU_ERROR_INVALID_ARGUMENT (adjacent, non-overlapping arrays are fine);
  *  - data whose norm double cannot hold (1e-200, 1e200): PGPU_ERROR_UNSUPPORTED
- *    and u unchanged; 1e-120 and 1e120 solve;
+ *    and u unchanged; 1e-120 and 1e120 solve (multigrid and the 2D FFT);
  *  - pgpu_last_error(s) is "" on a new handle and non-empty after each failure;
  *  - pgpu_get_config resolves the documented defaults, among them the
  *    multigrid smoother's omega by the number of odd periodic rings.
@@ -33,6 +34,12 @@ static pgpu_config small_config(unsigned flags)
     return t_config(8, 6, 5, "DNPPDD", 0.1, 0.12, 0.09, flags);
 }
 
+/* 2D all-Dirichlet FFT: the route that folds its checks into one launch. */
+static pgpu_config fft2d_config(unsigned prec)
+{
+    return t_config(63, 31, 1, "DDDD", 0.02, 0.03, 0.0, PGPU_FFT | prec);
+}
+
 static int64_t random_interior(const ref_grid *g)
 {
     const int64_t i = 1 + (int64_t)(t_rand_u64() % (uint64_t)g->n[0]);
@@ -44,7 +51,7 @@ static int64_t random_interior(const ref_grid *g)
 static int64_t ghost_of_face(const ref_grid *g, int face)
 {
     const int64_t j = 1 + (int64_t)(t_rand_u64() % (uint64_t)g->n[1]);
-    const int64_t k = 1 + (int64_t)(t_rand_u64() % (uint64_t)g->n[2]);
+    const int64_t k = g->dims == 3 ? 1 + (int64_t)(t_rand_u64() % (uint64_t)g->n[2]) : 0;
     const int64_t i = 1 + (int64_t)(t_rand_u64() % (uint64_t)g->n[0]);
     switch (face) {
     case 0: return ref_idx(g, 0, j, k);
@@ -66,11 +73,11 @@ static int message_set(const pgpu_solver *s)
 
 enum { SPOIL_F, SPOIL_GHOST };
 
-static void check_nonfinite(const char *what, unsigned prec, int where, int face, double bad)
+static void check_nonfinite(const char *what, unsigned prec, int where, int face, double bad, int fft2d)
 {
-    const pgpu_config cfg = small_config(PGPU_RBGS | prec);
+    const pgpu_config cfg = fft2d ? fft2d_config(prec) : small_config(PGPU_RBGS | prec);
     char name[160];
-    snprintf(name, sizeof name, "%s (%s)", what, t_precision_name(prec));
+    snprintf(name, sizeof name, "%s (%s%s)", what, t_precision_name(prec), fft2d ? ", 2D FFT" : "");
     t_problem P;
     if (!t_problem_init(&P, &cfg))
         return;
@@ -132,12 +139,13 @@ done:
  * overflows: max |b| outside 2^-480 .. 2^480) get PGPU_ERROR_UNSUPPORTED and
  * u unchanged, also from pgpu_residual; data well inside solve.  Double only:
  * float's range lies inside. */
-static void check_range(double scale, int ok)
+static void check_range(double scale, int ok, int fft2d)
 {
-    pgpu_config cfg = small_config(PGPU_VCYCLE | PGPU_DOUBLE);
-    cfg.tolerance = 1e-10;
+    pgpu_config cfg = fft2d ? fft2d_config(PGPU_DOUBLE) : small_config(PGPU_VCYCLE | PGPU_DOUBLE);
+    if (!fft2d)
+        cfg.tolerance = 1e-10;
     char name[160];
-    snprintf(name, sizeof name, "data scaled by %g (double)", scale);
+    snprintf(name, sizeof name, "data scaled by %g (double%s)", scale, fft2d ? ", 2D FFT" : "");
     t_problem P;
     if (!t_problem_init(&P, &cfg))
         return;
@@ -489,11 +497,15 @@ int main(void)
     t_seed();
     for (int p = 0; p < 2; ++p) {
         const unsigned prec = p ? PGPU_FLOAT : PGPU_DOUBLE;
-        check_nonfinite("NaN in f", prec, SPOIL_F, 0, NAN);
-        check_nonfinite("+Inf in f", prec, SPOIL_F, 0, INFINITY);
-        check_nonfinite("Inf in a Dirichlet ghost (x-)", prec, SPOIL_GHOST, PGPU_XMIN, INFINITY);
-        check_nonfinite("-Inf in a Dirichlet ghost (z+)", prec, SPOIL_GHOST, PGPU_ZMAX, -INFINITY);
-        check_nonfinite("NaN in a Neumann ghost (x+)", prec, SPOIL_GHOST, PGPU_XMAX, NAN);
+        check_nonfinite("NaN in f", prec, SPOIL_F, 0, NAN, 0);
+        check_nonfinite("+Inf in f", prec, SPOIL_F, 0, INFINITY, 0);
+        check_nonfinite("Inf in a Dirichlet ghost (x-)", prec, SPOIL_GHOST, PGPU_XMIN, INFINITY, 0);
+        check_nonfinite("-Inf in a Dirichlet ghost (z+)", prec, SPOIL_GHOST, PGPU_ZMAX, -INFINITY, 0);
+        check_nonfinite("NaN in a Neumann ghost (x+)", prec, SPOIL_GHOST, PGPU_XMAX, NAN, 0);
+        check_nonfinite("NaN in f", prec, SPOIL_F, 0, NAN, 1);
+        check_nonfinite("-Inf in f", prec, SPOIL_F, 0, -INFINITY, 1);
+        check_nonfinite("NaN in a Dirichlet ghost (y+)", prec, SPOIL_GHOST, PGPU_YMAX, NAN, 1);
+        check_nonfinite("Inf in a Dirichlet ghost (x-)", prec, SPOIL_GHOST, PGPU_XMIN, INFINITY, 1);
         check_not_data(prec);
         check_not_converged(PGPU_RBGS, prec);
         check_not_converged(PGPU_JACOBI, prec);
@@ -502,10 +514,12 @@ int main(void)
         check_get_config(PGPU_RBGS, prec);
         check_get_config(PGPU_JACOBI, prec);
     }
-    check_range(1e-200, 0);
-    check_range(1e200, 0);
-    check_range(1e-120, 1);
-    check_range(1e120, 1);
+    for (int fft2d = 0; fft2d < 2; ++fft2d) {
+        check_range(1e-200, 0, fft2d);
+        check_range(1e200, 0, fft2d);
+        check_range(1e-120, 1, fft2d);
+        check_range(1e120, 1, fft2d);
+    }
     check_pointers();
     check_multigrid_defaults();
     return t_finish("test_errors");

@@ -18,10 +18,13 @@
  *  - CUDA graphs: 10 PGPU_FFT | PGPU_FIXED solves captured on a non-blocking
  *    stream, instantiated and launched (twice) give the bits of one direct
  *    solve (2D 65x65 Dirichlet double, 3D all-periodic, 3D singular with a
- *    Neumann-Neumann tridiagonal axis, a float one); the direct FIXED
+ *    Neumann-Neumann tridiagonal axis, a float one, 2D all-Dirichlet grids
+ *    of one cooperative launch); the direct FIXED
  *    solve's report has NaN norms; its result matches the host reference.
  * sizes:
- *  - prime and odd sizes (37x41x43), 2D 65x65 and 513x513, non-cubic grids,
+ *  - prime and odd sizes (37x41x43), 2D 65x65 and 513x513, 2D all-Dirichlet
+ *    grids the one-launch route takes (31^2 ... 1023^2, 4095x15, non-square,
+ *    anisotropic, padded and offset), non-cubic grids,
  *    strongly anisotropic spacing, strided arrays with padding (all-periodic
  *    with stride_z a multiple of stride_y, a layout cuFFT could address in
  *    place, and not), all-periodic grids with nx a power of two from 32 to
@@ -524,6 +527,22 @@ static const size_case size_cases[] = {
     {{513, 513, 1}, "PPPP", {0, 0, 0}, 0, 0, 1, 0},
     {{513, 513, 1}, "DNNN", {0, 0, 0}, 0, 0, 1, 0},
     {{513, 513, 1}, "PPDD", {0, 0, 0}, 0, 0, 2, 0},
+    /* 2D all-Dirichlet in one launch (n+1 a power of two from 16 on both
+     * axes): 2^k - 1 as in the time-to-answer bench, non-square, anisotropic,
+     * padded and offset arrays; beside them sizes that take other routes */
+    {{31, 31, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
+    {{63, 63, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
+    {{127, 127, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
+    {{255, 255, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
+    {{511, 511, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
+    {{1023, 1023, 1}, "DDDD", {0, 0, 0}, 0, 0, 1, 0},
+    {{4095, 15, 1}, "DDDD", {0.001, 0.05, 0}, 0, 0, 1, 0},
+    {{63, 15, 1}, "DDDD", {0.01, 0.05, 0}, 0, 0, 3, 0},
+    {{63, 26, 1}, "DDDD", {0.01, 0.05, 0}, 0, 0, 3, 0}, /* 27: the cuFFT route */
+    {{15, 4095, 1}, "DDDD", {0.05, 0.001, 0}, 0, 0, 1, 0},
+    {{2, 3, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
+    {{1, 20, 1}, "DDDD", {0, 0, 0}, 0, 0, 1, 0},
+    {{63, 31, 1}, "DDDD", {0, 0, 0}, 5, 0, 3, 1},
     /* non-cubic, strongly anisotropic spacing */
     {{64, 24, 9}, "DDPPNN", {0.01, 0.05, 0.2}, 0, 0, 3, 0},
     {{10, 50, 6}, "NDDDPP", {0.2, 0.01, 0.05}, 0, 0, 3, 0},
@@ -691,6 +710,7 @@ int main(int argc, char **argv)
             for (int p = 0; p < 2; ++p)
                 check_eigen(&eigen_cases[c], p ? PGPU_FLOAT : PGPU_DOUBLE);
         check_zero("DDDD", 17, 12, 1);
+        check_zero("DDDD", 31, 15, 1); /* one launch, its checks folded in */
         check_zero("PPPPPP", 8, 6, 5);
         check_zero("NNDNPP", 9, 7, 6);
         cudaStream_t stream = NULL;
@@ -701,6 +721,8 @@ int main(int argc, char **argv)
             check_graph(stream, 20, 16, 12, "NNNNPP", PGPU_DOUBLE); /* singular, NN tridiagonal axis */
             check_graph(stream, 17, 12, 10, "DNPPDD", PGPU_FLOAT);
             check_graph(stream, 18, 20, 12, "DDDDDD", PGPU_FLOAT); /* the DST-I row kernels */
+            check_graph(stream, 63, 63, 1, "DDDD", PGPU_DOUBLE);    /* one cooperative launch */
+            check_graph(stream, 31, 127, 1, "DDDD", PGPU_FLOAT);
             cudaStreamDestroy(stream);
         }
     }
@@ -708,6 +730,7 @@ int main(int argc, char **argv)
         check_sizes();
         check_two_handles();
         check_vs_multigrid(65, 65, 1, "DDDD");
+        check_vs_multigrid(63, 127, 1, "DDDD");
         check_vs_multigrid(33, 28, 30, "DDNNPP");
         check_vs_multigrid(24, 20, 16, "NNNNNN");
         check_vs_multigrid(64, 48, 1, "PPDN");
