@@ -9859,6 +9859,9 @@ __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, con
         for (int i = w.t; i < n; i += 1 << ax.tpr_log)
             dr_put((T *)w.s, N, i + 1, w.q < w.here ? A.f[b + i] + boundary_terms(g, A.u_in, b + i, i, jy, kz) : T(0));
     } else {
+        // (boundary_terms reads u's ghost layer only, which no phase writes:
+        // the x inverse writes the interior; so its non-coherent loads see
+        // data no block of this launch changes.)
         const Grid<T> &g = A.g;
         dr_each<SPREAD>(ax, w, [&](int qq, int i) {
             T v = T(0);
@@ -11104,6 +11107,8 @@ template <class T> class FftSolver {
     // all-Dirichlet rows, dr2_kernel): run_checked leaves the scan's and the
     // residual's totals in res[RES_SCAN ..] and res[RES_NORM ..] and u
     // untouched unless the data pass dr_data_ok.
+    // (A device that refuses the launch turns folds_checks() false and
+    // run_checked launches nothing.)
     bool folds_checks() const { return rows_d && cfg.nz == 1 && dr_blocks > 0 && !dist; }
     pgpu_status run_checked(T *u, const T *f, double *res) { return run_dr(u, f, res); }
     // The plans' stream (pgpu_set_stream).
@@ -11470,9 +11475,20 @@ template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f, double *re
         if (dr_blocks > 0) {
             void *args[] = {&D};
             const void *kern = res ? (const void *)dr2_kernel<T, true> : (const void *)dr2_kernel<T, false>;
-            PGPU_CUDA(cudaLaunchCooperativeKernel(kern, dr_blocks, DR_T, args, dr_smem, st));
-            PGPU_LAUNCHED();
-            return PGPU_SUCCESS;
+            const cudaError_t e = cudaLaunchCooperativeKernel(kern, dr_blocks, DR_T, args, dr_smem, st);
+            if (e == cudaSuccess) {
+                PGPU_LAUNCHED();
+                return PGPU_SUCCESS;
+            }
+            // Fewer multiprocessors than the device has (MPS limits, say):
+            // from now on the phases as launches of their own, and the
+            // default path's checks as steps of their own (folds_checks()
+            // turns false; with res nothing was launched).
+            if (e != cudaErrorCooperativeLaunchTooLarge && e != cudaErrorNotSupported)
+                return cuda_status(err, e, "cudaLaunchCooperativeKernel", PGPU_AT);
+            (void)cudaGetLastError();
+            dr_blocks = 0;
+            if (res) return PGPU_SUCCESS;
         }
         PGPU_RETURN_IF(res, PGPU_ERROR_CUDA, "internal: the folded checks need the cooperative launch");
         const int64_t rows[3] = {ny, nx, ny};
@@ -13840,7 +13856,7 @@ template <class T> struct Solver : SolverBase {
     pgpu_status check_range(double scale, bool low);
     pgpu_status scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite);
     pgpu_status solve_fmg_pass(T *u, const T *f, pgpu_report &r);
-    pgpu_status solve_folded(T *u, const T *f, pgpu_report &r);
+    pgpu_status solve_folded(T *u, const T *f, pgpu_report &r, bool &folded);
     pgpu_status remove_mean(T *u);
     // What project_rhs leaves on the device, in one read: max |b| over the
     // singular regions' points (its double's bits) and region 0's mean of b
@@ -14232,7 +14248,11 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
             PGPU_FORWARD(finish(read_projection(vmax, r.rhs_mean)));
         return finish(st);
     }
-    if (method == PGPU_FFT && !mixed && fft.folds_checks()) return finish(solve_folded(u, f, r));
+    if (method == PGPU_FFT && !mixed && fft.folds_checks()) {
+        bool folded = true;
+        const pgpu_status st = solve_folded(u, f, r, folded);
+        if (folded) return finish(st);
+    }
     // 1. The right-hand side: finite?  its norm, and its mean when singular.
     double rhs_norm = NAN;
     bool finite = true;
@@ -14360,10 +14380,12 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
 // that keeps u untouched on bad data and the report's residual run inside
 // the solve's launch; one read-back, then the same verdicts as the steps
 // of solve() in the same order (range, finite).
-template <class T> pgpu_status Solver<T>::solve_folded(T *u, const T *f, pgpu_report &r)
+template <class T> pgpu_status Solver<T>::solve_folded(T *u, const T *f, pgpu_report &r, bool &folded)
 {
     char *err = env.err;
     PGPU_FORWARD(fft.run_checked(u, f, red.d_res));
+    folded = fft.folds_checks();
+    if (!folded) return PGPU_SUCCESS; // the device refused the one launch: solve()'s steps instead
     PGPU_CUDA(cudaMemcpyAsync(red.h_res, red.d_res, (RES_NORM + 3) * sizeof(double), cudaMemcpyDeviceToHost, env.st));
     PGPU_CUDA(cudaEventRecord(ev1, env.st));
     PGPU_CUDA(cudaEventSynchronize(ev1));
@@ -14371,12 +14393,17 @@ template <class T> pgpu_status Solver<T>::solve_folded(T *u, const T *f, pgpu_re
     PGPU_FORWARD(check_range(sc[2], true));
     if (!std::isfinite(sc[0]) || !std::isfinite(sc[1])) return nonfinite_input(err);
     r.rhs_norm = std::sqrt(sc[1]);
+    if (sc[1] == 0) { // b = 0: u = 0, reported as solve() reports it
+        r.residual_norm = r.residual_max = r.relative_residual = 0;
+        r.seconds = 0;
+        return PGPU_SUCCESS;
+    }
     Convergence cv;
     cv.rhs_norm = r.rhs_norm;
     cv.measured(std::sqrt(rs[1]), rs[2], r);
     float ms = 0;
     PGPU_CUDA(cudaEventElapsedTime(&ms, ev0, ev1));
-    r.seconds = r.rhs_norm == 0 ? 0 : ms * 1e-3; // (b = 0: u = 0, as solve() reports it)
+    r.seconds = ms * 1e-3;
     if (!std::isfinite(r.residual_norm))
         return record(err, PGPU_ERROR_BREAKDOWN, "FFT: the residual is %g", r.residual_norm);
     return PGPU_SUCCESS;

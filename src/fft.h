@@ -302,6 +302,8 @@ template <class T> class FftSolver {
     // all-Dirichlet rows, dr2_kernel): run_checked leaves the scan's and the
     // residual's totals in res[RES_SCAN ..] and res[RES_NORM ..] and u
     // untouched unless the data pass dr_data_ok.
+    // (A device that refuses the launch turns folds_checks() false and
+    // run_checked launches nothing.)
     bool folds_checks() const { return rows_d && cfg.nz == 1 && dr_blocks > 0 && !dist; }
     pgpu_status run_checked(T *u, const T *f, double *res) { return run_dr(u, f, res); }
     // The plans' stream (pgpu_set_stream).
@@ -668,9 +670,20 @@ template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f, double *re
         if (dr_blocks > 0) {
             void *args[] = {&D};
             const void *kern = res ? (const void *)dr2_kernel<T, true> : (const void *)dr2_kernel<T, false>;
-            PGPU_CUDA(cudaLaunchCooperativeKernel(kern, dr_blocks, DR_T, args, dr_smem, st));
-            PGPU_LAUNCHED();
-            return PGPU_SUCCESS;
+            const cudaError_t e = cudaLaunchCooperativeKernel(kern, dr_blocks, DR_T, args, dr_smem, st);
+            if (e == cudaSuccess) {
+                PGPU_LAUNCHED();
+                return PGPU_SUCCESS;
+            }
+            // Fewer multiprocessors than the device has (MPS limits, say):
+            // from now on the phases as launches of their own, and the
+            // default path's checks as steps of their own (folds_checks()
+            // turns false; with res nothing was launched).
+            if (e != cudaErrorCooperativeLaunchTooLarge && e != cudaErrorNotSupported)
+                return cuda_status(err, e, "cudaLaunchCooperativeKernel", PGPU_AT);
+            (void)cudaGetLastError();
+            dr_blocks = 0;
+            if (res) return PGPU_SUCCESS;
         }
         PGPU_RETURN_IF(res, PGPU_ERROR_CUDA, "internal: the folded checks need the cooperative launch");
         const int64_t rows[3] = {ny, nx, ny};

@@ -228,6 +228,9 @@ __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, con
         for (int i = w.t; i < n; i += 1 << ax.tpr_log)
             dr_put((T *)w.s, N, i + 1, w.q < w.here ? A.f[b + i] + boundary_terms(g, A.u_in, b + i, i, jy, kz) : T(0));
     } else {
+        // (boundary_terms reads u's ghost layer only, which no phase writes:
+        // the x inverse writes the interior; so its non-coherent loads see
+        // data no block of this launch changes.)
         const Grid<T> &g = A.g;
         dr_each<SPREAD>(ax, w, [&](int qq, int i) {
             T v = T(0);

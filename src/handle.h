@@ -103,7 +103,7 @@ template <class T> struct Solver : SolverBase {
     pgpu_status check_range(double scale, bool low);
     pgpu_status scan(const T *u, const T *f, bool readback, double &rhs_norm, bool &finite);
     pgpu_status solve_fmg_pass(T *u, const T *f, pgpu_report &r);
-    pgpu_status solve_folded(T *u, const T *f, pgpu_report &r);
+    pgpu_status solve_folded(T *u, const T *f, pgpu_report &r, bool &folded);
     pgpu_status remove_mean(T *u);
     // What project_rhs leaves on the device, in one read: max |b| over the
     // singular regions' points (its double's bits) and region 0's mean of b
@@ -495,7 +495,11 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
             PGPU_FORWARD(finish(read_projection(vmax, r.rhs_mean)));
         return finish(st);
     }
-    if (method == PGPU_FFT && !mixed && fft.folds_checks()) return finish(solve_folded(u, f, r));
+    if (method == PGPU_FFT && !mixed && fft.folds_checks()) {
+        bool folded = true;
+        const pgpu_status st = solve_folded(u, f, r, folded);
+        if (folded) return finish(st);
+    }
     // 1. The right-hand side: finite?  its norm, and its mean when singular.
     double rhs_norm = NAN;
     bool finite = true;
@@ -623,10 +627,12 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
 // that keeps u untouched on bad data and the report's residual run inside
 // the solve's launch; one read-back, then the same verdicts as the steps
 // of solve() in the same order (range, finite).
-template <class T> pgpu_status Solver<T>::solve_folded(T *u, const T *f, pgpu_report &r)
+template <class T> pgpu_status Solver<T>::solve_folded(T *u, const T *f, pgpu_report &r, bool &folded)
 {
     char *err = env.err;
     PGPU_FORWARD(fft.run_checked(u, f, red.d_res));
+    folded = fft.folds_checks();
+    if (!folded) return PGPU_SUCCESS; // the device refused the one launch: solve()'s steps instead
     PGPU_CUDA(cudaMemcpyAsync(red.h_res, red.d_res, (RES_NORM + 3) * sizeof(double), cudaMemcpyDeviceToHost, env.st));
     PGPU_CUDA(cudaEventRecord(ev1, env.st));
     PGPU_CUDA(cudaEventSynchronize(ev1));
@@ -634,12 +640,17 @@ template <class T> pgpu_status Solver<T>::solve_folded(T *u, const T *f, pgpu_re
     PGPU_FORWARD(check_range(sc[2], true));
     if (!std::isfinite(sc[0]) || !std::isfinite(sc[1])) return nonfinite_input(err);
     r.rhs_norm = std::sqrt(sc[1]);
+    if (sc[1] == 0) { // b = 0: u = 0, reported as solve() reports it
+        r.residual_norm = r.residual_max = r.relative_residual = 0;
+        r.seconds = 0;
+        return PGPU_SUCCESS;
+    }
     Convergence cv;
     cv.rhs_norm = r.rhs_norm;
     cv.measured(std::sqrt(rs[1]), rs[2], r);
     float ms = 0;
     PGPU_CUDA(cudaEventElapsedTime(&ms, ev0, ev1));
-    r.seconds = r.rhs_norm == 0 ? 0 : ms * 1e-3; // (b = 0: u = 0, as solve() reports it)
+    r.seconds = ms * 1e-3;
     if (!std::isfinite(r.residual_norm))
         return record(err, PGPU_ERROR_BREAKDOWN, "FFT: the residual is %g", r.residual_norm);
     return PGPU_SUCCESS;
