@@ -11356,9 +11356,9 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
     const int64_t n[3] = {cfg.nx, cfg.ny, is3d ? cfg.nz : 1};
     const double h[3] = {cfg.hx, cfg.hy, cfg.hz};
     const int64_t N = n[0] * n[1] * n[2];
-    // (2D: the rows are too few to fill the device as separate passes, 65 x
-    // 65 took 48 us that way against 20 us through cuFFT; in one launch a
-    // power of two's transform runs inlined, dr_pow2_fft.)
+    // (2D: as separate passes the rows are too few to fill the device, and
+    // cuFFT's route is faster; in one launch, dr2_kernel, a power of two's
+    // transform runs inlined, dr_pow2_fft.)
     size_t smem = 0;
     for (int a = 0; a < dims; ++a) {
         const bool planned = is3d ? dr_plan<T>((int)n[a], dra[a]) : dr_plan_pow2<T>((int)n[a], dra[a]);
