@@ -36,7 +36,8 @@
  *              the sweeps its sweep-equivalents need), fft, masks (a solid
  *              sphere, setting a mask, smooth beta), krylov (CG and
  *              BiCGStab on the box, per iteration, two-phase beta, the
- *              sphere) or precision
+ *              sphere), precision, or fft2d (the small 2D FFT solves of
+ *              fft alone)
  *              (default: all)
  *
  * Exit status: 0 done, 77 no CUDA device, 1 a CUDA call failed, 2 usage.
@@ -1534,7 +1535,7 @@ static void bench_precision(int64_t nbig)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--results FILE] "
-                    "[--only sweeps|multigrid|fft|masks|krylov|precision]\n");
+                    "[--only sweeps|multigrid|fft|fft2d|masks|krylov|precision]\n");
 }
 
 int main(int argc, char **argv)
@@ -1550,7 +1551,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
                    (!strcmp(argv[i + 1], "sweeps") || !strcmp(argv[i + 1], "multigrid") ||
                     !strcmp(argv[i + 1], "fft") || !strcmp(argv[i + 1], "masks") || !strcmp(argv[i + 1], "krylov") ||
-                    !strcmp(argv[i + 1], "precision"))) {
+                    !strcmp(argv[i + 1], "precision") || !strcmp(argv[i + 1], "fft2d"))) {
             only = argv[++i];
         } else {
             usage();
@@ -1636,8 +1637,9 @@ int main(int argc, char **argv)
         bench_seed000(nbig);
     if (!only || !strcmp(only, "multigrid"))
         bench_multigrid(sizes, nsizes, nbig);
-    if (!only || !strcmp(only, "fft")) {
-        bench_fft3d(sizes, nsizes);
+    if (!only || !strcmp(only, "fft") || !strcmp(only, "fft2d")) {
+        if (!only || strcmp(only, "fft2d"))
+            bench_fft3d(sizes, nsizes);
         bench_fft2d(63);
         bench_fft2d(511);
         static const int64_t wall_n[] = {31, 63, 127, 255, 511};
