@@ -117,6 +117,16 @@ constexpr int LF_ZMIN = 16, LF_ZMAX = 2048; // z lines the z kernel takes
 constexpr int DR_T = 256;                   // all-Dirichlet row kernels: threads per block
 constexpr int DR_MAXP = 8;                  // passes at most
 constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
+// 2D grids of at most FDM_NMAX nodes a side take the dense transforms of
+// fft_fdm.h, unless the all-Dirichlet rows (dr2_kernel) take them and they
+// pass FDM_ROWS_MIN a side.  Both are latency-bound at these sizes; the
+// dense products read the whole grid once per row from L2, and their time
+// grows with n^3: measured (bench fft2d-wall, H100) faster than the rows up
+// to 63^2, slower from 127^2, and 255^2 took 3.6x the rows' time.
+// FDM_T threads a block, FDM_KB loads in flight a thread.
+constexpr int FDM_T = 256, FDM_KB = 16;
+constexpr int FDM_NMAX = 128;    // at most FDM_T (a product's columns fit one block's threads)
+constexpr int FDM_ROWS_MIN = 64;
 constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
 constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this
 // The cuFFT route's per-axis scratch (the real copy of the lines and their
@@ -1755,6 +1765,7 @@ enum { RES_SCAN = 0, RES_CENTRED = 3, RES_NORM = 6, RES_SUM = 9, RES_CORR = 12, 
 // The reductions' buffers: block partials, the totals, their host copy.
 struct Reducer {
     double *d_part = nullptr, *d_res = nullptr, *h_res = nullptr;
+    double *h_res_dev = nullptr; // h_res as the device addresses it (pinned memory; NULL: copy through d_res)
     size_t nparts = 0;
     pgpu_status init(Env &env, size_t most_blocks)
     {
@@ -1764,6 +1775,10 @@ struct Reducer {
                                    "reduction partials"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&d_res, RES_COUNT * sizeof(double), "reduction results"));
         PGPU_CUDA_SETUP(env, cudaMallocHost((void **)&h_res, RES_COUNT * sizeof(double)));
+        if (h_res && cudaHostGetDevicePointer((void **)&h_res_dev, h_res, 0) != cudaSuccess) {
+            (void)cudaGetLastError();
+            h_res_dev = nullptr;
+        }
         return PGPU_SUCCESS;
     }
     ~Reducer()
@@ -9536,6 +9551,27 @@ __global__ void __launch_bounds__(LF_T)
     }
 }
 
+// Per-axis transforms: DST-I by the running sum or by the odd extension
+// (dst1x_pre_kernel), DCT-II, the periodic DFT; FFT_RHC: the periodic DFT
+// as a real transform in halfcomplex order (rhc_post_kernel), for the
+// distributed solve, whose transposes move real data only; FFT_DN / FFT_ND:
+// a Dirichlet and a Neumann face (dn_pre_kernel).
+enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3, FFT_RHC = 4, FFT_DN = 5, FFT_ND = 6 };
+static bool fft_dn(int kind) { return kind == FFT_DN || kind == FFT_ND; }
+
+// Eigenvalue of mode k of the 1D operator, per transform (FFT_RHC: of
+// slot k, which holds a part of mode (k + 1) / 2).
+static double fft_eigen(int kind, int64_t n, double h, int64_t k)
+{
+    double s;
+    if (kind == FFT_DST1 || kind == FFT_DST1X) s = std::sin(M_PI * (double)(k + 1) / (2.0 * (double)(n + 1)));
+    else if (kind == FFT_DCT2) s = std::sin(M_PI * (double)k / (2.0 * (double)n));
+    else if (kind == FFT_RHC) s = std::sin(M_PI * (double)((k + 1) / 2) / (double)n);
+    else if (fft_dn(kind)) s = std::sin(M_PI * (double)(2 * k + 1) / (2.0 * (double)(2 * n + 1)));
+    else s = std::sin(M_PI * (double)k / (double)n); // FFT_DFT
+    return 4.0 * s * s / (h * h);
+}
+
 // Eigenvalues of the transformed axes, per mode index (see fft_eigen).
 template <class T> struct Spectrum {
     int64_t e0, e1, e2;  // extents of the spectral array (natural layout)
@@ -10059,10 +10095,65 @@ template <class T> __global__ void __launch_bounds__(DR_T) dr2_phase_kernel(cons
     dr2_phase<T, false>(A, ph, gridDim.x, none, true);
 }
 
+// The default path's checks folded into a one-launch solve (dr2_kernel,
+// fdm2_kernel): every block sums the scan's partials (3 doubles per block
+// at part) in the same order, so that all reach one verdict, dr_data_ok;
+// block 0 puts the totals into res[RES_SCAN ..].
+template <int NT> __device__ __forceinline__ bool fold_verdict(const double *part, int64_t G, double *res)
+{
+    __shared__ int ok_s;
+    Red3 t{0, 0, 0};
+    for (int64_t b = threadIdx.x; b < G; b += NT)
+        t = red_combine(t, Red3{dr_load(part + 3 * b), dr_load(part + 3 * b + 1), dr_load(part + 3 * b + 2)});
+    t = block_reduce(t);
+    if (threadIdx.x == 0) {
+        ok_s = dr_data_ok(t);
+        if (blockIdx.x == 0) {
+            res[RES_SCAN] = t.s0;
+            res[RES_SCAN + 1] = t.s1;
+            res[RES_SCAN + 2] = t.m;
+        }
+    }
+    __syncthreads();
+    return ok_s != 0;
+}
+
+// ... and, once u is written (every block, after the verdict passed), the
+// report's residual b - A u, formed in double (residual_kernel's form): its
+// partials after the scan's, block 0's totals into res[RES_NORM ..].
+template <class T, int NT>
+__device__ __forceinline__ void fold_residual(cooperative_groups::grid_group &grid, const Grid<T> &g, const T *u,
+                                              const T *f, double *part, int64_t G, double *res)
+{
+    grid.sync();
+    Red3 racc{0, 0, 0};
+    const int64_t npts = (int64_t)g.nx * g.ny;
+    for (int64_t e = blockIdx.x * (int64_t)NT + threadIdx.x; e < npts; e += G * NT) {
+        const int i = (int)(e % g.nx), j = (int)(e / g.nx);
+        const int64_t p = g.base + j * g.sy + i;
+        double diag = 0;
+        const double off = stencil_off<double>(g, u + p, p, i, j, 0, diag);
+        const double res = ((double)f[p] + off) - diag * (double)u[p];
+        accumulate(racc, res, res * res, fabs(res));
+    }
+    write_partial(part + 3 * G, racc);
+    grid.sync();
+    if (blockIdx.x != 0) return;
+    Red3 t{0, 0, 0};
+    for (int64_t b = threadIdx.x; b < G; b += NT)
+        t = red_combine(t, Red3{dr_load(part + 3 * (G + b)), dr_load(part + 3 * (G + b) + 1),
+                                dr_load(part + 3 * (G + b) + 2)});
+    t = block_reduce(t);
+    if (threadIdx.x == 0) {
+        res[RES_NORM] = t.s0;
+        res[RES_NORM + 1] = t.s1;
+        res[RES_NORM + 2] = t.m;
+    }
+}
+
 template <class T, bool CHECK>
 __global__ void __launch_bounds__(DR_T) dr2_kernel(const Dr2Args<T> A)
 {
-    __shared__ int ok_s;
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int64_t G = gridDim.x;
     Red3 acc{0, 0, 0};
@@ -10072,51 +10163,10 @@ __global__ void __launch_bounds__(DR_T) dr2_kernel(const Dr2Args<T> A)
     grid.sync();
     dr2_phase<T, CHECK>(A, 1, G, acc, ok);
     grid.sync();
-    if (CHECK) { // every block sums the same partials in the same order: one verdict
-        Red3 t{0, 0, 0};
-        for (int64_t b = threadIdx.x; b < G; b += DR_T)
-            t = red_combine(t, Red3{dr_load(A.part + 3 * b), dr_load(A.part + 3 * b + 1), dr_load(A.part + 3 * b + 2)});
-        t = block_reduce(t);
-        if (threadIdx.x == 0) {
-            ok_s = dr_data_ok(t);
-            if (blockIdx.x == 0) {
-                A.res[RES_SCAN] = t.s0;
-                A.res[RES_SCAN + 1] = t.s1;
-                A.res[RES_SCAN + 2] = t.m;
-            }
-        }
-        __syncthreads();
-        ok = ok_s != 0;
-    }
+    if (CHECK) ok = fold_verdict<DR_T>(A.part, G, A.res);
     dr2_phase<T, CHECK>(A, 2, G, acc, ok);
-    if (!CHECK || !ok) return; // (the verdict is the grid's: no block waits below)
-    grid.sync();
-    // The residual b - A u of the new u, formed in double (residual_kernel's form).
-    const Grid<T> &g = A.inv.g;
-    const T *u = A.inv.u_out, *f = A.inv.f;
-    Red3 racc{0, 0, 0};
-    const int64_t npts = (int64_t)g.nx * g.ny;
-    for (int64_t e = blockIdx.x * (int64_t)DR_T + threadIdx.x; e < npts; e += G * DR_T) {
-        const int i = (int)(e % g.nx), j = (int)(e / g.nx);
-        const int64_t p = g.base + j * g.sy + i;
-        double diag = 0;
-        const double off = stencil_off<double>(g, u + p, p, i, j, 0, diag);
-        const double res = ((double)f[p] + off) - diag * (double)u[p];
-        accumulate(racc, res, res * res, fabs(res));
-    }
-    write_partial(A.part + 3 * G, racc);
-    grid.sync();
-    if (blockIdx.x != 0) return;
-    Red3 t{0, 0, 0};
-    for (int64_t b = threadIdx.x; b < G; b += DR_T)
-        t = red_combine(t, Red3{dr_load(A.part + 3 * (G + b)), dr_load(A.part + 3 * (G + b) + 1),
-                                dr_load(A.part + 3 * (G + b) + 2)});
-    t = block_reduce(t);
-    if (threadIdx.x == 0) {
-        A.res[RES_NORM] = t.s0;
-        A.res[RES_NORM + 1] = t.s1;
-        A.res[RES_NORM + 2] = t.m;
-    }
+    // (the verdict is the grid's: every block or none waits in fold_residual)
+    if (CHECK && ok) fold_residual<T, DR_T>(grid, A.inv.g, A.inv.u_out, A.inv.f, A.part, G, A.res);
 }
 
 // Row strides in shared memory that put the rows of a warp's transposed
@@ -10201,6 +10251,213 @@ template <class T> size_t dr_smem_bytes(const DrAxis<T> &a)
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
 #line 29 "src/poisson_gpu.cu"
+#endif
+// fft_fdm.h -- small 2D grids by fast diagonalisation: dense transforms in one launch
+#ifdef PGPU_SRC_LINES
+#line 2 "src/fft_fdm.h"
+#endif
+
+
+namespace pgpu {
+
+// A 2D grid of at most FDM_NMAX nodes a side, any faces: the operator is
+// Ax (x) I + I (x) Ay, and each 1D operator is Q diag(lam) Q^T with Q
+// orthonormal (sines, cosines or the real Fourier basis: fdm_basis), so the
+// solution of A u = b, with u and b as ny x nx arrays U and B, is
+//   U = Qy [ (Qy^T B Qx) / (lam_y[j] + lam_x[k]) ] Qx^T
+// (the fast diagonalisation method of Lynch, Rice and Thomas, 1964) -- four
+// dense products, as two phases of one cooperative launch (fdm2_kernel),
+// each block taking rows j (strips of one row):
+//   0  T1[j, :] = (Qy^T[j, :] B) Qx, divided by lam_y[j] + lam_x
+//   1  u[j, :]  = (Qy[j, :] T1) Qx^T
+// A row needs all of B (of T1): one grid barrier between the phases and none
+// inside them.  At these sizes a solve is a handful of memory latencies, not
+// arithmetic (2 (nx + ny) multiply-adds a point): every thread loads its
+// FDM_KB values of both products of a row at once, and where the columns are
+// fewer than the threads the sum over k is split into slices (fdm_mm).  A zero
+// eigenvalue (both axes Neumann or periodic) drops its mode: u of mean zero,
+// as the other routes leave it.  Sums run in double, in a fixed order.
+
+template <class T> struct FdmArgs {
+    Grid<T> g;          // the caller's layout of u and f
+    const T *f, *u_in;  // b = f + the boundary terms (u's ghosts)
+    T *u_out;           // written in phase 1 (with CHECK: only if the data pass)
+    T *T1;              // ny x nx: the divided spectrum
+    const T *P[2][2];   // phase ph: left factor (ny x ny) and right factor (nx x nx), row-major
+    const T *lx, *ly;   // eigenvalues per axis
+    int nx, ny;
+    double *part, *res; // CHECK: fold_verdict's and fold_residual's
+};
+
+// A thread's part of a product out(c) = sum_k a(k) b(k, c), c < nc <= FDM_T:
+// column c = t % nc, slice s = t / nc of the S slices of k, its range
+// kb .. ke; its first FDM_KB values of a and b are loaded ahead (fdm_load),
+// so that a row's loads from global memory all wait together.
+struct FdmPart {
+    int c, s, S, kb, ke;
+};
+__device__ __forceinline__ FdmPart fdm_part(int K, int nc)
+{
+    FdmPart p;
+    p.S = max(1, min(FDM_T / nc, K));
+    p.c = threadIdx.x % nc;
+    p.s = threadIdx.x / nc;
+    const int KS = (K + p.S - 1) / p.S;
+    p.kb = p.s * KS;
+    p.ke = p.s < p.S ? min(K, p.kb + KS) : p.kb;
+    return p;
+}
+template <class GA, class GB>
+__device__ __forceinline__ void fdm_load(const FdmPart &p, int k0, GA ga, GB gb, double (&a)[FDM_KB],
+                                         double (&b)[FDM_KB])
+{
+#pragma unroll
+    for (int i = 0; i < FDM_KB; ++i) {
+        const bool in = k0 + i < p.ke;
+        b[i] = in ? gb(k0 + i, p.c) : 0.0;
+        a[i] = in ? ga(k0 + i) : 0.0;
+    }
+}
+// out(c, the sum) for every column, a and b holding the first batch; the
+// slices' sums added through sred (FDM_T doubles) in slice order.
+template <class GA, class GB, class O>
+__device__ __forceinline__ void fdm_mm(const FdmPart &p, int nc, double *sred, double (&a)[FDM_KB],
+                                       double (&b)[FDM_KB], GA ga, GB gb, O out)
+{
+    double acc = 0;
+    for (int k0 = p.kb; k0 < p.ke; k0 += FDM_KB) {
+        if (k0 != p.kb) fdm_load(p, k0, ga, gb, a, b);
+#pragma unroll
+        for (int i = 0; i < FDM_KB; ++i) acc = fma(a[i], b[i], acc);
+    }
+    if (p.S == 1) {
+        if (p.s == 0) out(p.c, acc);
+        __syncthreads();
+        return;
+    }
+    if (p.s < p.S) sred[p.s * nc + p.c] = acc;
+    __syncthreads();
+    if (threadIdx.x < nc) {
+        double v = 0;
+        for (int q = 0; q < p.S; ++q) v += sred[q * nc + threadIdx.x];
+        out(threadIdx.x, v);
+    }
+    __syncthreads();
+}
+
+// Row j of phase ph: (P[ph][0] row j times X) times P[ph][1], X = b or T1.
+// CHECK, phase 0: the scan's sums of b over row j (each block reads all of
+// b; it sums its own rows).
+template <class T, bool CHECK>
+__device__ __forceinline__ void fdm_row(const FdmArgs<T> &A, int ph, int j, double *sC, double *sR, Red3 &acc,
+                                        bool write)
+{
+    const int nx = A.nx, ny = A.ny;
+    const Grid<T> &g = A.g;
+    const T *Py = A.P[ph][0] + (int64_t)j * ny, *Px = A.P[ph][1];
+    auto ga1 = [&](int k) { return (double)Py[k]; };
+    auto gb1 = [&](int y, int x) -> double {
+        if (ph) return (double)dr_load(A.T1 + (int64_t)y * nx + x);
+        const int64_t p = g.base + (int64_t)y * g.sy + x;
+        const T fv = A.f[p], bt = boundary_terms(g, A.u_in, p, x, y, 0);
+        if (CHECK && y == j) { // as scan_rhs_kernel sums it
+            const double c = (double)fv + (double)bt;
+            accumulate(acc, c, c * c, fabs(c));
+        }
+        return (double)(fv + bt);
+    };
+    auto ga2 = [&](int k) { return sC[k]; };
+    auto gb2 = [&](int x, int c) { return (double)Px[(int64_t)x * nx + c]; };
+    const FdmPart p1 = fdm_part(ny, nx), p2 = fdm_part(nx, nx);
+    double a1[FDM_KB], b1[FDM_KB], a2[FDM_KB], b2[FDM_KB];
+    fdm_load(p1, p1.kb, ga1, gb1, a1, b1);
+    fdm_load(p2, p2.kb, [](int) { return 0.0; }, gb2, a2, b2); // (a2: sC, once the first product is there)
+    fdm_mm(p1, nx, sR, a1, b1, ga1, gb1, [&](int c, double v) { sC[c] = v; });
+#pragma unroll
+    for (int i = 0; i < FDM_KB; ++i) a2[i] = p2.kb + i < p2.ke ? sC[p2.kb + i] : 0.0;
+    fdm_mm(p2, nx, sR, a2, b2, ga2, gb2, [&](int c, double v) {
+        if (ph == 0) {
+            const double d = (double)A.ly[j] + (double)A.lx[c];
+            A.T1[(int64_t)j * nx + c] = d != 0 ? (T)(v / d) : T(0);
+        } else if (write) {
+            A.u_out[g.base + (int64_t)j * g.sy + c] = (T)v;
+        }
+    });
+}
+
+// Phase ph over every row, the grid's G blocks striding them.
+template <class T, bool CHECK>
+__device__ __forceinline__ void fdm_phase(const FdmArgs<T> &A, int ph, Red3 &acc, bool write)
+{
+    __shared__ double sC[FDM_NMAX], sR[FDM_T];
+    for (int j = blockIdx.x; j < A.ny; j += gridDim.x) fdm_row<T, CHECK>(A, ph, j, sC, sR, acc, write);
+}
+
+// The solve in one cooperative launch; CHECK: the default path's checks
+// folded in, as in dr2_kernel (fold_verdict, fold_residual).
+template <class T, bool CHECK> __global__ void __launch_bounds__(FDM_T) fdm2_kernel(const FdmArgs<T> A)
+{
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const int64_t G = gridDim.x;
+    Red3 acc{0, 0, 0};
+    fdm_phase<T, CHECK>(A, 0, acc, true);
+    if (CHECK) write_partial(A.part, acc);
+    grid.sync();
+    const bool ok = CHECK ? fold_verdict<FDM_T>(A.part, G, A.res) : true;
+    fdm_phase<T, CHECK>(A, 1, acc, ok);
+    if (CHECK && ok) fold_residual<T, FDM_T>(grid, A.g, A.u_out, A.f, A.part, G, A.res);
+}
+
+// Where the device refuses the cooperative launch: each phase a launch.
+template <class T> __global__ void __launch_bounds__(FDM_T) fdm2_phase_kernel(const FdmArgs<T> A, int ph)
+{
+    Red3 none{0, 0, 0};
+    fdm_phase<T, false>(A, ph, none, true);
+}
+
+// The 1D operator of n nodes with faces lo and hi as Q diag(lam) Q^T: Q's
+// columns (q[i * n + k], orthonormal) and lam, the eigenvalues of the
+// transforms of the same faces (fft_eigen), hence the same discretisation:
+//   Dirichlet-Dirichlet  sin(pi (i+1)(k+1) / (n+1))
+//   Neumann-Neumann      cos(pi k (i+1/2) / n)
+//   Dirichlet-Neumann    sin(pi (2k+1)(i+1) / (2n+1)); Neumann-Dirichlet mirrored
+//   periodic             1, then cos and sin of 2 pi m i / n for m = (k+1)/2
+// (a node's Dirichlet ghost one spacing away, a Neumann face half a spacing).
+static void fdm_basis(int lo, int hi, int64_t n, double h, std::vector<double> &q, std::vector<double> &lam)
+{
+    const double pi = M_PI;
+    q.assign((size_t)(n * n), 0.0);
+    lam.assign((size_t)n, 0.0);
+    int kind = FFT_RHC;
+    if (lo != PGPU_BC_PERIODIC) {
+        kind = lo != hi ? (lo == PGPU_BC_DIRICHLET ? FFT_DN : FFT_ND) : lo == PGPU_BC_NEUMANN ? FFT_DCT2 : FFT_DST1;
+    }
+    for (int64_t k = 0; k < n; ++k) {
+        lam[(size_t)k] = fft_eigen(kind, n, h, k);
+        double norm = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            const double di = (double)i, dk = (double)k, dn = (double)n;
+            double v;
+            if (kind == FFT_DST1) v = std::sin(pi * (di + 1) * (dk + 1) / (dn + 1));
+            else if (kind == FFT_DCT2) v = std::cos(pi * dk * (di + 0.5) / dn);
+            else if (kind == FFT_DN) v = std::sin(pi * (2 * dk + 1) * (di + 1) / (2 * dn + 1));
+            else if (kind == FFT_ND) v = std::sin(pi * (2 * dk + 1) * (dn - di) / (2 * dn + 1));
+            else if (k == 0) v = 1;
+            else {
+                const double m = (double)((k + 1) / 2), x = 2 * pi * std::fmod(m * di, dn) / dn;
+                v = k & 1 ? std::cos(x) : std::sin(x);
+            }
+            q[(size_t)(i * n + k)] = v;
+            norm += v * v;
+        }
+        const double s = 1 / std::sqrt(norm);
+        for (int64_t i = 0; i < n; ++i) q[(size_t)(i * n + k)] *= s;
+    }
+}
+
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 30 "src/poisson_gpu.cu"
 #endif
 // fft_cufft.h -- the cuFFT route: per-axis DST / DCT / DFT pre- and post-processing
 #ifdef PGPU_SRC_LINES
@@ -10615,7 +10872,7 @@ __global__ void hcr_pre_kernel(const Lines L, const T *__restrict__ W, typename 
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 30 "src/poisson_gpu.cu"
+#line 31 "src/poisson_gpu.cu"
 #endif
 // fft_lines.h -- line solves of the FFT solver's last axis (Thomas, cyclic reduction)
 #ifdef PGPU_SRC_LINES
@@ -10799,7 +11056,7 @@ __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int 
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 31 "src/poisson_gpu.cu"
+#line 32 "src/poisson_gpu.cu"
 #endif
 // fft.h -- the FFT direct solver: its plans, routes and FftSolver<T>
 #ifdef PGPU_SRC_LINES
@@ -10811,14 +11068,40 @@ __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int 
 
 
 
+
 namespace pgpu {
 
-// Per-axis transforms: DST-I by the running sum or by the odd extension
-// (dst1x_pre_kernel), DCT-II, the periodic DFT; FFT_RHC: the periodic DFT
-// as a real transform in halfcomplex order (rhc_post_kernel), for the
-// distributed solve, whose transposes move real data only; FFT_DN / FFT_ND:
-// a Dirichlet and a Neumann face (dn_pre_kernel).
-enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3, FFT_RHC = 4, FFT_DN = 5, FFT_ND = 6 };
+// The one cooperative launch of a 2D route (dr2_kernel, fdm2_kernel) with
+// `blocks` blocks; done where it ran.  Where the device refuses it for its
+// size (fewer multiprocessors than it has, under MPS limits, say), blocks
+// becomes 0: from now on the route runs its phases as launches of their
+// own, and the default path its checks as steps of their own
+// (folds_checks() turns false; a checked launch -- `checked` -- leaves the
+// phases to that path).
+static pgpu_status coop_launch(Env &env, const void *kern, int &blocks, int threads, void **args, size_t smem,
+                               bool checked, bool &done)
+{
+    char *err = env.err;
+    done = false;
+    if (blocks > 0) {
+        const cudaError_t e = cudaLaunchCooperativeKernel(kern, blocks, threads, args, smem, env.st);
+        if (e == cudaSuccess) {
+            PGPU_LAUNCHED();
+            done = true;
+            return PGPU_SUCCESS;
+        }
+        if (e != cudaErrorCooperativeLaunchTooLarge && e != cudaErrorNotSupported)
+            return cuda_status(err, e, "cudaLaunchCooperativeKernel", PGPU_AT);
+        (void)cudaGetLastError();
+        blocks = 0;
+        if (checked) {
+            done = true; // nothing launched: the caller sees folds_checks() false
+            return PGPU_SUCCESS;
+        }
+    }
+    PGPU_RETURN_IF(checked, PGPU_ERROR_CUDA, "internal: the folded checks need the cooperative launch");
+    return PGPU_SUCCESS;
+}
 
 // The transform of a non-periodic axis with faces lo and hi.
 template <class T> static int fft_axis_kind(int lo, int hi)
@@ -10827,7 +11110,6 @@ template <class T> static int fft_axis_kind(int lo, int hi)
     if (lo == PGPU_BC_NEUMANN) return FFT_DCT2;
     return Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
 }
-static bool fft_dn(int kind) { return kind == FFT_DN || kind == FFT_ND; }
 // The real transform's length for an axis of n nodes.
 static int64_t fft_axis_len(int kind, int64_t n)
 {
@@ -10889,19 +11171,6 @@ static pgpu_status make_plan(Env &env, std::vector<cufftHandle> &plans, cufftHan
     PGPU_CUFFT(cufftSetStream(plan, st));
     work = std::max(work, ws);
     return PGPU_SUCCESS;
-}
-
-// Eigenvalue of mode k of the 1D operator, per transform (FFT_RHC: of
-// slot k, which holds a part of mode (k + 1) / 2).
-static double fft_eigen(int kind, int64_t n, double h, int64_t k)
-{
-    double s;
-    if (kind == FFT_DST1 || kind == FFT_DST1X) s = std::sin(M_PI * (double)(k + 1) / (2.0 * (double)(n + 1)));
-    else if (kind == FFT_DCT2) s = std::sin(M_PI * (double)k / (2.0 * (double)n));
-    else if (kind == FFT_RHC) s = std::sin(M_PI * (double)((k + 1) / 2) / (double)n);
-    else if (fft_dn(kind)) s = std::sin(M_PI * (double)(2 * k + 1) / (2.0 * (double)(2 * n + 1)));
-    else s = std::sin(M_PI * (double)k / (double)n); // FFT_DFT
-    return 4.0 * s * s / (h * h);
 }
 
 // A real-to-real transform along one axis of a packed real array W: a
@@ -11103,14 +11372,18 @@ template <class T> class FftSolver {
     // undetermined: the caller removes u's mean; and the shift must be the
     // mean of a singular right-hand side (the other routes drop the zero mode).
     bool line_solve() const { return tri >= 0; }
-    // A solve whose default-path checks fold into its one launch (the 2D
+    // A solve whose default-path checks fold into its one launch (2D: the
+    // dense transforms, fdm2_kernel, where the problem is not singular; the
     // all-Dirichlet rows, dr2_kernel): run_checked leaves the scan's and the
     // residual's totals in res[RES_SCAN ..] and res[RES_NORM ..] and u
     // untouched unless the data pass dr_data_ok.
     // (A device that refuses the launch turns folds_checks() false and
     // run_checked launches nothing.)
-    bool folds_checks() const { return rows_d && cfg.nz == 1 && dr_blocks > 0 && !dist; }
-    pgpu_status run_checked(T *u, const T *f, double *res) { return run_dr(u, f, res); }
+    bool folds_checks() const
+    {
+        return !dist && (rows_f ? fdm_blocks > 0 && !fdm_singular : rows_d && cfg.nz == 1 && dr_blocks > 0);
+    }
+    pgpu_status run_checked(T *u, const T *f, double *res) { return rows_f ? run_fdm(u, f, res) : run_dr(u, f, res); }
     // The plans' stream (pgpu_set_stream).
     pgpu_status set_stream(char *err, cudaStream_t st)
     {
@@ -11153,6 +11426,12 @@ template <class T> class FftSolver {
     pgpu_status init_dr();
     pgpu_status row_twiddles(int64_t m, C2 **d);
     pgpu_status run_dr(T *u, const T *f, double *res = nullptr);
+    bool rows_f = false;      // 2D by dense transforms, fdm2_kernel (see there)
+    bool fdm_singular = false; // ... with a zero eigenvalue (no Dirichlet face)
+    FdmArgs<T> fdm{};         // ... its data
+    int fdm_blocks = 0;       // ... and its blocks (0: the device cannot launch it)
+    pgpu_status init_fdm();
+    pgpu_status run_fdm(T *u, const T *f, double *res = nullptr);
     // The distributed mode (dist.h): transforms on slabs and pencils of
     // the global grid, transposed between them.
     std::unique_ptr<FftDist<T>> dist;
@@ -11181,9 +11460,14 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         else if (lo != hi) mixed = a;
     }
     const int all = is3d ? 7 : 3;
-    // The row kernels, where the size fits them and their shared memory the device.
-    PGPU_FORWARD(init_dr());
-    if (rows_d) return PGPU_SUCCESS;
+    // The row kernels, where the size fits them and their shared memory the
+    // device; before them the dense transforms of a small 2D grid, unless the
+    // rows take it and it passes FDM_ROWS_MIN a side.
+    const bool rows_first = is3d || std::max(cfg.nx, cfg.ny) > FDM_ROWS_MIN;
+    if (rows_first) PGPU_FORWARD(init_dr());
+    if (!rows_d) PGPU_FORWARD(init_fdm());
+    if (!rows_first && !rows_f) PGPU_FORWARD(init_dr());
+    if (rows_d || rows_f) return PGPU_SUCCESS;
     const size_t x_room = (size_t)optin - sizeof(int64_t) * LF_T; // less the static row starts
     rows_x = pmask == all && cfg.nx >= LF_MIN && cfg.nx <= LF_MAX && (cfg.nx & (cfg.nx - 1)) == 0 &&
              lf_smem_bytes<T>((int)cfg.nx, true) <= x_room;
@@ -11342,6 +11626,85 @@ template <class T> pgpu_status FftSolver<T>::row_twiddles(int64_t m, C2 **d)
     return env->upload(tw, d, "FFT row twiddles");
 }
 
+// A 2D grid of at most FDM_NMAX nodes a side, any faces: fdm2_kernel.  Its
+// data: the four factors (fdm_basis's Q and Q^T per axis, rounded to T),
+// the eigenvalues, the spectrum T1 (N words) and the partials of one
+// block per row.
+template <class T> pgpu_status FftSolver<T>::init_fdm()
+{
+    char *err = env->err;
+    if (cfg.nz != 1 || cfg.nx > FDM_NMAX || cfg.ny > FDM_NMAX) return PGPU_SUCCESS;
+    const int64_t nx = cfg.nx, ny = cfg.ny;
+    std::vector<double> q[2], lam[2];
+    fdm_basis(cfg.bc[0], cfg.bc[1], nx, cfg.hx, q[0], lam[0]);
+    fdm_basis(cfg.bc[2], cfg.bc[3], ny, cfg.hy, q[1], lam[1]);
+    std::vector<T> d;
+    size_t off[6];
+    auto put = [&](int k, const std::vector<double> &m, int64_t n, bool tr) {
+        off[k] = d.size();
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) d.push_back((T)(tr ? m[(size_t)(j * n + i)] : m[(size_t)(i * n + j)]));
+    };
+    put(0, q[1], ny, true);  // phase 0: Qy^T on the left,
+    put(1, q[0], nx, false); // Qx on the right;
+    put(2, q[1], ny, false); // phase 1: Qy on the left,
+    put(3, q[0], nx, true);  // Qx^T on the right
+    for (int a = 0; a < 2; ++a) {
+        off[4 + a] = d.size();
+        for (double v : lam[a]) d.push_back((T)v);
+    }
+    T *dd = nullptr;
+    PGPU_FORWARD(env->upload(d, &dd, "FFT dense transforms"));
+    rows_f = true;
+    fdm_singular = lam[0][0] + lam[1][0] == 0;
+    FdmArgs<T> &A = fdm;
+    A.g = lv0->g;
+    A.P[0][0] = dd + off[0];
+    A.P[0][1] = dd + off[1];
+    A.P[1][0] = dd + off[2];
+    A.P[1][1] = dd + off[3];
+    A.lx = dd + off[4];
+    A.ly = dd + off[5];
+    A.nx = (int)nx;
+    A.ny = (int)ny;
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&A.T1, (size_t)(nx * ny) * sizeof(T), "FFT spectrum"));
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&A.part, (size_t)ny * 6 * sizeof(double), "FFT partials"));
+    if (env->mem.counting) return PGPU_SUCCESS;
+    int coop = 0, per_sm = 0;
+    PGPU_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, env->device));
+    if (!coop) return PGPU_SUCCESS;
+    const void *k2[2] = {(const void *)fdm2_kernel<T, true>, (const void *)fdm2_kernel<T, false>};
+    for (int v = 0; v < 2; ++v) {
+        int b = 0;
+        PGPU_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k2[v], FDM_T, 0));
+        per_sm = v ? std::min(per_sm, b) : b;
+    }
+    fdm_blocks = (int)std::min<int64_t>(ny, (int64_t)per_sm * env->sms);
+    return PGPU_SUCCESS;
+}
+
+// One cooperative launch (with res: the default path's checks in it), or
+// its two phases as launches of their own where the device cannot.
+template <class T> pgpu_status FftSolver<T>::run_fdm(T *u, const T *f, double *res)
+{
+    char *err = env->err;
+    const cudaStream_t st = env->st;
+    FdmArgs<T> A = fdm;
+    A.f = f;
+    A.u_in = A.u_out = u;
+    A.res = res;
+    void *args[] = {&A};
+    const void *kern = res ? (const void *)fdm2_kernel<T, true> : (const void *)fdm2_kernel<T, false>;
+    bool done = false;
+    PGPU_FORWARD(coop_launch(*env, kern, fdm_blocks, FDM_T, args, 0, res != nullptr, done));
+    if (done) return PGPU_SUCCESS;
+    for (int ph = 0; ph < 2; ++ph) {
+        fdm2_phase_kernel<T><<<(unsigned)A.ny, FDM_T, 0, st>>>(A, ph);
+        PGPU_LAUNCHED();
+    }
+    return PGPU_SUCCESS;
+}
+
 // All Dirichlet, every n+1 a product of primes up to 19 and its rows within
 // the device's shared memory: the row kernels of dr_kernel take the solve
 // (3D: five passes; 2D: dr2_kernel, one cooperative launch).
@@ -11395,13 +11758,16 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
         return PGPU_SUCCESS;
     }
     // 2D: groups of fewer rows than a block holds where the rows are too few
-    // to give every multiprocessor some (else one block would take them all
-    // in series); the blocks of the cooperative launch, at most one per group
-    // of its widest phase, and their partials (two reductions).
+    // to give a quarter of the multiprocessors some (else one block would
+    // take them all in series; more, smaller groups ran slower at 255^2 and
+    // 511^2: each phase then waits for more blocks); the blocks of the
+    // cooperative launch, at most one per group of its widest phase, and
+    // their partials (two reductions).
     int64_t groups = 0;
     for (int a = 0; a < 2; ++a) {
         const int64_t rows = n[1 - a]; // x's rows are y's points and y's x's
-        while (dra[a].grp_log > 0 && (rows >> dra[a].grp_log) < env->sms) --dra[a].grp_log;
+        auto count = [&] { return (rows + (1 << dra[a].grp_log) - 1) >> dra[a].grp_log; };
+        while (dra[a].grp_log > 0 && count() < std::max(1, env->sms / 4)) --dra[a].grp_log;
         groups = std::max(groups, (rows + (1 << dra[a].grp_log) - 1) >> dra[a].grp_log);
     }
     PGPU_FORWARD(env->mem.alloc(err, (void **)&dr_part, (size_t)groups * 6 * sizeof(double), "FFT partials"));
@@ -11472,25 +11838,11 @@ template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f, double *re
         D.inv.nrows = ny;
         D.part = dr_part;
         D.res = res;
-        if (dr_blocks > 0) {
-            void *args[] = {&D};
-            const void *kern = res ? (const void *)dr2_kernel<T, true> : (const void *)dr2_kernel<T, false>;
-            const cudaError_t e = cudaLaunchCooperativeKernel(kern, dr_blocks, DR_T, args, dr_smem, st);
-            if (e == cudaSuccess) {
-                PGPU_LAUNCHED();
-                return PGPU_SUCCESS;
-            }
-            // Fewer multiprocessors than the device has (MPS limits, say):
-            // from now on the phases as launches of their own, and the
-            // default path's checks as steps of their own (folds_checks()
-            // turns false; with res nothing was launched).
-            if (e != cudaErrorCooperativeLaunchTooLarge && e != cudaErrorNotSupported)
-                return cuda_status(err, e, "cudaLaunchCooperativeKernel", PGPU_AT);
-            (void)cudaGetLastError();
-            dr_blocks = 0;
-            if (res) return PGPU_SUCCESS;
-        }
-        PGPU_RETURN_IF(res, PGPU_ERROR_CUDA, "internal: the folded checks need the cooperative launch");
+        void *args[] = {&D};
+        const void *kern = res ? (const void *)dr2_kernel<T, true> : (const void *)dr2_kernel<T, false>;
+        bool done = false;
+        PGPU_FORWARD(coop_launch(*env, kern, dr_blocks, DR_T, args, dr_smem, res != nullptr, done));
+        if (done) return PGPU_SUCCESS;
         const int64_t rows[3] = {ny, nx, ny};
         for (int ph = 0; ph < 3; ++ph) {
             const int a = ph == 1 ? 1 : 0;
@@ -11528,6 +11880,7 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
     const ColLaunch &c = L0.col;
     if (dist) return run_dist(u, f, d_shift);
     UserIO<T> none{L0.g, nullptr, nullptr, nullptr, nullptr, 0, 0};
+    if (rows_f) return run_fdm(u, f);
     if (rows_d) return run_dr(u, f);
     UserIO<T> in = none, out = none;
     in.u_in = u; in.f = f; in.shift = d_shift; in.read = 1;
@@ -11595,7 +11948,7 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 32 "src/poisson_gpu.cu"
+#line 33 "src/poisson_gpu.cu"
 #endif
 // graph.h -- replay of fixed launch sequences from CUDA graphs
 #ifdef PGPU_SRC_LINES
@@ -11701,7 +12054,7 @@ class Replay {
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 33 "src/poisson_gpu.cu"
+#line 34 "src/poisson_gpu.cu"
 #endif
 // krylov.h -- CG (classic, pipelined) and BiCGStab
 #ifdef PGPU_SRC_LINES
@@ -12611,7 +12964,7 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 34 "src/poisson_gpu.cu"
+#line 35 "src/poisson_gpu.cu"
 #endif
 // dist.h -- several GPUs: halo exchange, all-reductions, the band kernels
 #ifdef PGPU_SRC_LINES
@@ -13055,7 +13408,7 @@ template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T 
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 35 "src/poisson_gpu.cu"
+#line 36 "src/poisson_gpu.cu"
 #endif
 // dist_plan.h -- several GPUs: the slab split of a hierarchy and the local configs
 #ifdef PGPU_SRC_LINES
@@ -13407,7 +13760,7 @@ static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Di
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 36 "src/poisson_gpu.cu"
+#line 37 "src/poisson_gpu.cu"
 #endif
 // dist_fft.h -- several GPUs: the FFT over slabs
 #ifdef PGPU_SRC_LINES
@@ -13747,7 +14100,7 @@ template <class T> pgpu_status FftSolver<T>::dist_move(int, int)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 37 "src/poisson_gpu.cu"
+#line 38 "src/poisson_gpu.cu"
 #endif
 // handle.h -- the solver behind a handle: create, workspace, one solve
 #ifdef PGPU_SRC_LINES
@@ -14383,10 +14736,14 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
 template <class T> pgpu_status Solver<T>::solve_folded(T *u, const T *f, pgpu_report &r, bool &folded)
 {
     char *err = env.err;
-    PGPU_FORWARD(fft.run_checked(u, f, red.d_res));
+    // (the totals straight into the pinned host buffer where the device
+    // can address it: no copy to wait for)
+    PGPU_FORWARD(fft.run_checked(u, f, red.h_res_dev ? red.h_res_dev : red.d_res));
     folded = fft.folds_checks();
     if (!folded) return PGPU_SUCCESS; // the device refused the one launch: solve()'s steps instead
-    PGPU_CUDA(cudaMemcpyAsync(red.h_res, red.d_res, (RES_NORM + 3) * sizeof(double), cudaMemcpyDeviceToHost, env.st));
+    if (!red.h_res_dev)
+        PGPU_CUDA(cudaMemcpyAsync(red.h_res, red.d_res, (RES_NORM + 3) * sizeof(double), cudaMemcpyDeviceToHost,
+                                  env.st));
     PGPU_CUDA(cudaEventRecord(ev1, env.st));
     PGPU_CUDA(cudaEventSynchronize(ev1));
     const double *sc = red.h_res + RES_SCAN, *rs = red.h_res + RES_NORM;
@@ -14670,7 +15027,7 @@ template <class T> pgpu_status Solver<T>::residual(const void *uv, const void *f
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 38 "src/poisson_gpu.cu"
+#line 39 "src/poisson_gpu.cu"
 #endif
 // validate.h -- the config: validation and defaults, in one place
 #ifdef PGPU_SRC_LINES
@@ -14895,7 +15252,7 @@ static const char *status_text(pgpu_status st)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 39 "src/poisson_gpu.cu"
+#line 40 "src/poisson_gpu.cu"
 #endif
 // api.h -- the C API
 #ifdef PGPU_SRC_LINES
@@ -15328,5 +15685,5 @@ const char *pgpu_last_error(const pgpu_solver *s) { return s ? s->impl->env.err 
 
 } // extern "C"
 #ifdef PGPU_SRC_LINES
-#line 40 "src/poisson_gpu.cu"
+#line 41 "src/poisson_gpu.cu"
 #endif

@@ -523,7 +523,10 @@
  *                    to 5 N x 8 bytes;
  *                    all-Dirichlet 3D grids with each n+1 a product of primes
  *                    <= 19: 2 N w; all-Dirichlet 2D grids with each n+1 a
- *                    power of two from 16 to 4096: N w.  Plus cuFFT's work area wherever cuFFT is
+ *                    power of two from 16 to 4096 and a side past 64: N w;
+ *                    other 2D grids of at most 128 a side, any faces: N w
+ *                    plus 2 (nx^2 + ny^2) w (dense transforms).  Plus
+ *                    cuFFT's work area wherever cuFFT is
  *                    used (sized by cuFFT; the query includes it).  An axis
  *                    whose scratch would pass 2^26 elements takes its lines
  *                    in chunks: without a periodic axis a large grid then

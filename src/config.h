@@ -102,6 +102,16 @@ constexpr int LF_ZMIN = 16, LF_ZMAX = 2048; // z lines the z kernel takes
 constexpr int DR_T = 256;                   // all-Dirichlet row kernels: threads per block
 constexpr int DR_MAXP = 8;                  // passes at most
 constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
+// 2D grids of at most FDM_NMAX nodes a side take the dense transforms of
+// fft_fdm.h, unless the all-Dirichlet rows (dr2_kernel) take them and they
+// pass FDM_ROWS_MIN a side.  Both are latency-bound at these sizes; the
+// dense products read the whole grid once per row from L2, and their time
+// grows with n^3: measured (bench fft2d-wall, H100) faster than the rows up
+// to 63^2, slower from 127^2, and 255^2 took 3.6x the rows' time.
+// FDM_T threads a block, FDM_KB loads in flight a thread.
+constexpr int FDM_T = 256, FDM_KB = 16;
+constexpr int FDM_NMAX = 128;    // at most FDM_T (a product's columns fit one block's threads)
+constexpr int FDM_ROWS_MIN = 64;
 constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
 constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this
 // The cuFFT route's per-axis scratch (the real copy of the lines and their

@@ -3,17 +3,43 @@
 #include "hierarchy.h"
 #include "coarse_solve.h"
 #include "fft_dirichlet.h"
+#include "fft_fdm.h"
 #include "fft_cufft.h"
 #include "fft_lines.h"
 
 namespace pgpu {
 
-// Per-axis transforms: DST-I by the running sum or by the odd extension
-// (dst1x_pre_kernel), DCT-II, the periodic DFT; FFT_RHC: the periodic DFT
-// as a real transform in halfcomplex order (rhc_post_kernel), for the
-// distributed solve, whose transposes move real data only; FFT_DN / FFT_ND:
-// a Dirichlet and a Neumann face (dn_pre_kernel).
-enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3, FFT_RHC = 4, FFT_DN = 5, FFT_ND = 6 };
+// The one cooperative launch of a 2D route (dr2_kernel, fdm2_kernel) with
+// `blocks` blocks; done where it ran.  Where the device refuses it for its
+// size (fewer multiprocessors than it has, under MPS limits, say), blocks
+// becomes 0: from now on the route runs its phases as launches of their
+// own, and the default path its checks as steps of their own
+// (folds_checks() turns false; a checked launch -- `checked` -- leaves the
+// phases to that path).
+static pgpu_status coop_launch(Env &env, const void *kern, int &blocks, int threads, void **args, size_t smem,
+                               bool checked, bool &done)
+{
+    char *err = env.err;
+    done = false;
+    if (blocks > 0) {
+        const cudaError_t e = cudaLaunchCooperativeKernel(kern, blocks, threads, args, smem, env.st);
+        if (e == cudaSuccess) {
+            PGPU_LAUNCHED();
+            done = true;
+            return PGPU_SUCCESS;
+        }
+        if (e != cudaErrorCooperativeLaunchTooLarge && e != cudaErrorNotSupported)
+            return cuda_status(err, e, "cudaLaunchCooperativeKernel", PGPU_AT);
+        (void)cudaGetLastError();
+        blocks = 0;
+        if (checked) {
+            done = true; // nothing launched: the caller sees folds_checks() false
+            return PGPU_SUCCESS;
+        }
+    }
+    PGPU_RETURN_IF(checked, PGPU_ERROR_CUDA, "internal: the folded checks need the cooperative launch");
+    return PGPU_SUCCESS;
+}
 
 // The transform of a non-periodic axis with faces lo and hi.
 template <class T> static int fft_axis_kind(int lo, int hi)
@@ -22,7 +48,6 @@ template <class T> static int fft_axis_kind(int lo, int hi)
     if (lo == PGPU_BC_NEUMANN) return FFT_DCT2;
     return Tune<T>::dst_extension ? FFT_DST1X : FFT_DST1;
 }
-static bool fft_dn(int kind) { return kind == FFT_DN || kind == FFT_ND; }
 // The real transform's length for an axis of n nodes.
 static int64_t fft_axis_len(int kind, int64_t n)
 {
@@ -84,19 +109,6 @@ static pgpu_status make_plan(Env &env, std::vector<cufftHandle> &plans, cufftHan
     PGPU_CUFFT(cufftSetStream(plan, st));
     work = std::max(work, ws);
     return PGPU_SUCCESS;
-}
-
-// Eigenvalue of mode k of the 1D operator, per transform (FFT_RHC: of
-// slot k, which holds a part of mode (k + 1) / 2).
-static double fft_eigen(int kind, int64_t n, double h, int64_t k)
-{
-    double s;
-    if (kind == FFT_DST1 || kind == FFT_DST1X) s = std::sin(M_PI * (double)(k + 1) / (2.0 * (double)(n + 1)));
-    else if (kind == FFT_DCT2) s = std::sin(M_PI * (double)k / (2.0 * (double)n));
-    else if (kind == FFT_RHC) s = std::sin(M_PI * (double)((k + 1) / 2) / (double)n);
-    else if (fft_dn(kind)) s = std::sin(M_PI * (double)(2 * k + 1) / (2.0 * (double)(2 * n + 1)));
-    else s = std::sin(M_PI * (double)k / (double)n); // FFT_DFT
-    return 4.0 * s * s / (h * h);
 }
 
 // A real-to-real transform along one axis of a packed real array W: a
@@ -298,14 +310,18 @@ template <class T> class FftSolver {
     // undetermined: the caller removes u's mean; and the shift must be the
     // mean of a singular right-hand side (the other routes drop the zero mode).
     bool line_solve() const { return tri >= 0; }
-    // A solve whose default-path checks fold into its one launch (the 2D
+    // A solve whose default-path checks fold into its one launch (2D: the
+    // dense transforms, fdm2_kernel, where the problem is not singular; the
     // all-Dirichlet rows, dr2_kernel): run_checked leaves the scan's and the
     // residual's totals in res[RES_SCAN ..] and res[RES_NORM ..] and u
     // untouched unless the data pass dr_data_ok.
     // (A device that refuses the launch turns folds_checks() false and
     // run_checked launches nothing.)
-    bool folds_checks() const { return rows_d && cfg.nz == 1 && dr_blocks > 0 && !dist; }
-    pgpu_status run_checked(T *u, const T *f, double *res) { return run_dr(u, f, res); }
+    bool folds_checks() const
+    {
+        return !dist && (rows_f ? fdm_blocks > 0 && !fdm_singular : rows_d && cfg.nz == 1 && dr_blocks > 0);
+    }
+    pgpu_status run_checked(T *u, const T *f, double *res) { return rows_f ? run_fdm(u, f, res) : run_dr(u, f, res); }
     // The plans' stream (pgpu_set_stream).
     pgpu_status set_stream(char *err, cudaStream_t st)
     {
@@ -348,6 +364,12 @@ template <class T> class FftSolver {
     pgpu_status init_dr();
     pgpu_status row_twiddles(int64_t m, C2 **d);
     pgpu_status run_dr(T *u, const T *f, double *res = nullptr);
+    bool rows_f = false;      // 2D by dense transforms, fdm2_kernel (see there)
+    bool fdm_singular = false; // ... with a zero eigenvalue (no Dirichlet face)
+    FdmArgs<T> fdm{};         // ... its data
+    int fdm_blocks = 0;       // ... and its blocks (0: the device cannot launch it)
+    pgpu_status init_fdm();
+    pgpu_status run_fdm(T *u, const T *f, double *res = nullptr);
     // The distributed mode (dist.h): transforms on slabs and pencils of
     // the global grid, transposed between them.
     std::unique_ptr<FftDist<T>> dist;
@@ -376,9 +398,14 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         else if (lo != hi) mixed = a;
     }
     const int all = is3d ? 7 : 3;
-    // The row kernels, where the size fits them and their shared memory the device.
-    PGPU_FORWARD(init_dr());
-    if (rows_d) return PGPU_SUCCESS;
+    // The row kernels, where the size fits them and their shared memory the
+    // device; before them the dense transforms of a small 2D grid, unless the
+    // rows take it and it passes FDM_ROWS_MIN a side.
+    const bool rows_first = is3d || std::max(cfg.nx, cfg.ny) > FDM_ROWS_MIN;
+    if (rows_first) PGPU_FORWARD(init_dr());
+    if (!rows_d) PGPU_FORWARD(init_fdm());
+    if (!rows_first && !rows_f) PGPU_FORWARD(init_dr());
+    if (rows_d || rows_f) return PGPU_SUCCESS;
     const size_t x_room = (size_t)optin - sizeof(int64_t) * LF_T; // less the static row starts
     rows_x = pmask == all && cfg.nx >= LF_MIN && cfg.nx <= LF_MAX && (cfg.nx & (cfg.nx - 1)) == 0 &&
              lf_smem_bytes<T>((int)cfg.nx, true) <= x_room;
@@ -537,6 +564,85 @@ template <class T> pgpu_status FftSolver<T>::row_twiddles(int64_t m, C2 **d)
     return env->upload(tw, d, "FFT row twiddles");
 }
 
+// A 2D grid of at most FDM_NMAX nodes a side, any faces: fdm2_kernel.  Its
+// data: the four factors (fdm_basis's Q and Q^T per axis, rounded to T),
+// the eigenvalues, the spectrum T1 (N words) and the partials of one
+// block per row.
+template <class T> pgpu_status FftSolver<T>::init_fdm()
+{
+    char *err = env->err;
+    if (cfg.nz != 1 || cfg.nx > FDM_NMAX || cfg.ny > FDM_NMAX) return PGPU_SUCCESS;
+    const int64_t nx = cfg.nx, ny = cfg.ny;
+    std::vector<double> q[2], lam[2];
+    fdm_basis(cfg.bc[0], cfg.bc[1], nx, cfg.hx, q[0], lam[0]);
+    fdm_basis(cfg.bc[2], cfg.bc[3], ny, cfg.hy, q[1], lam[1]);
+    std::vector<T> d;
+    size_t off[6];
+    auto put = [&](int k, const std::vector<double> &m, int64_t n, bool tr) {
+        off[k] = d.size();
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) d.push_back((T)(tr ? m[(size_t)(j * n + i)] : m[(size_t)(i * n + j)]));
+    };
+    put(0, q[1], ny, true);  // phase 0: Qy^T on the left,
+    put(1, q[0], nx, false); // Qx on the right;
+    put(2, q[1], ny, false); // phase 1: Qy on the left,
+    put(3, q[0], nx, true);  // Qx^T on the right
+    for (int a = 0; a < 2; ++a) {
+        off[4 + a] = d.size();
+        for (double v : lam[a]) d.push_back((T)v);
+    }
+    T *dd = nullptr;
+    PGPU_FORWARD(env->upload(d, &dd, "FFT dense transforms"));
+    rows_f = true;
+    fdm_singular = lam[0][0] + lam[1][0] == 0;
+    FdmArgs<T> &A = fdm;
+    A.g = lv0->g;
+    A.P[0][0] = dd + off[0];
+    A.P[0][1] = dd + off[1];
+    A.P[1][0] = dd + off[2];
+    A.P[1][1] = dd + off[3];
+    A.lx = dd + off[4];
+    A.ly = dd + off[5];
+    A.nx = (int)nx;
+    A.ny = (int)ny;
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&A.T1, (size_t)(nx * ny) * sizeof(T), "FFT spectrum"));
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&A.part, (size_t)ny * 6 * sizeof(double), "FFT partials"));
+    if (env->mem.counting) return PGPU_SUCCESS;
+    int coop = 0, per_sm = 0;
+    PGPU_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, env->device));
+    if (!coop) return PGPU_SUCCESS;
+    const void *k2[2] = {(const void *)fdm2_kernel<T, true>, (const void *)fdm2_kernel<T, false>};
+    for (int v = 0; v < 2; ++v) {
+        int b = 0;
+        PGPU_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k2[v], FDM_T, 0));
+        per_sm = v ? std::min(per_sm, b) : b;
+    }
+    fdm_blocks = (int)std::min<int64_t>(ny, (int64_t)per_sm * env->sms);
+    return PGPU_SUCCESS;
+}
+
+// One cooperative launch (with res: the default path's checks in it), or
+// its two phases as launches of their own where the device cannot.
+template <class T> pgpu_status FftSolver<T>::run_fdm(T *u, const T *f, double *res)
+{
+    char *err = env->err;
+    const cudaStream_t st = env->st;
+    FdmArgs<T> A = fdm;
+    A.f = f;
+    A.u_in = A.u_out = u;
+    A.res = res;
+    void *args[] = {&A};
+    const void *kern = res ? (const void *)fdm2_kernel<T, true> : (const void *)fdm2_kernel<T, false>;
+    bool done = false;
+    PGPU_FORWARD(coop_launch(*env, kern, fdm_blocks, FDM_T, args, 0, res != nullptr, done));
+    if (done) return PGPU_SUCCESS;
+    for (int ph = 0; ph < 2; ++ph) {
+        fdm2_phase_kernel<T><<<(unsigned)A.ny, FDM_T, 0, st>>>(A, ph);
+        PGPU_LAUNCHED();
+    }
+    return PGPU_SUCCESS;
+}
+
 // All Dirichlet, every n+1 a product of primes up to 19 and its rows within
 // the device's shared memory: the row kernels of dr_kernel take the solve
 // (3D: five passes; 2D: dr2_kernel, one cooperative launch).
@@ -590,13 +696,16 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
         return PGPU_SUCCESS;
     }
     // 2D: groups of fewer rows than a block holds where the rows are too few
-    // to give every multiprocessor some (else one block would take them all
-    // in series); the blocks of the cooperative launch, at most one per group
-    // of its widest phase, and their partials (two reductions).
+    // to give a quarter of the multiprocessors some (else one block would
+    // take them all in series; more, smaller groups ran slower at 255^2 and
+    // 511^2: each phase then waits for more blocks); the blocks of the
+    // cooperative launch, at most one per group of its widest phase, and
+    // their partials (two reductions).
     int64_t groups = 0;
     for (int a = 0; a < 2; ++a) {
         const int64_t rows = n[1 - a]; // x's rows are y's points and y's x's
-        while (dra[a].grp_log > 0 && (rows >> dra[a].grp_log) < env->sms) --dra[a].grp_log;
+        auto count = [&] { return (rows + (1 << dra[a].grp_log) - 1) >> dra[a].grp_log; };
+        while (dra[a].grp_log > 0 && count() < std::max(1, env->sms / 4)) --dra[a].grp_log;
         groups = std::max(groups, (rows + (1 << dra[a].grp_log) - 1) >> dra[a].grp_log);
     }
     PGPU_FORWARD(env->mem.alloc(err, (void **)&dr_part, (size_t)groups * 6 * sizeof(double), "FFT partials"));
@@ -667,25 +776,11 @@ template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f, double *re
         D.inv.nrows = ny;
         D.part = dr_part;
         D.res = res;
-        if (dr_blocks > 0) {
-            void *args[] = {&D};
-            const void *kern = res ? (const void *)dr2_kernel<T, true> : (const void *)dr2_kernel<T, false>;
-            const cudaError_t e = cudaLaunchCooperativeKernel(kern, dr_blocks, DR_T, args, dr_smem, st);
-            if (e == cudaSuccess) {
-                PGPU_LAUNCHED();
-                return PGPU_SUCCESS;
-            }
-            // Fewer multiprocessors than the device has (MPS limits, say):
-            // from now on the phases as launches of their own, and the
-            // default path's checks as steps of their own (folds_checks()
-            // turns false; with res nothing was launched).
-            if (e != cudaErrorCooperativeLaunchTooLarge && e != cudaErrorNotSupported)
-                return cuda_status(err, e, "cudaLaunchCooperativeKernel", PGPU_AT);
-            (void)cudaGetLastError();
-            dr_blocks = 0;
-            if (res) return PGPU_SUCCESS;
-        }
-        PGPU_RETURN_IF(res, PGPU_ERROR_CUDA, "internal: the folded checks need the cooperative launch");
+        void *args[] = {&D};
+        const void *kern = res ? (const void *)dr2_kernel<T, true> : (const void *)dr2_kernel<T, false>;
+        bool done = false;
+        PGPU_FORWARD(coop_launch(*env, kern, dr_blocks, DR_T, args, dr_smem, res != nullptr, done));
+        if (done) return PGPU_SUCCESS;
         const int64_t rows[3] = {ny, nx, ny};
         for (int ph = 0; ph < 3; ++ph) {
             const int a = ph == 1 ? 1 : 0;
@@ -723,6 +818,7 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
     const ColLaunch &c = L0.col;
     if (dist) return run_dist(u, f, d_shift);
     UserIO<T> none{L0.g, nullptr, nullptr, nullptr, nullptr, 0, 0};
+    if (rows_f) return run_fdm(u, f);
     if (rows_d) return run_dr(u, f);
     UserIO<T> in = none, out = none;
     in.u_in = u; in.f = f; in.shift = d_shift; in.read = 1;

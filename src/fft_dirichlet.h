@@ -428,10 +428,65 @@ template <class T> __global__ void __launch_bounds__(DR_T) dr2_phase_kernel(cons
     dr2_phase<T, false>(A, ph, gridDim.x, none, true);
 }
 
+// The default path's checks folded into a one-launch solve (dr2_kernel,
+// fdm2_kernel): every block sums the scan's partials (3 doubles per block
+// at part) in the same order, so that all reach one verdict, dr_data_ok;
+// block 0 puts the totals into res[RES_SCAN ..].
+template <int NT> __device__ __forceinline__ bool fold_verdict(const double *part, int64_t G, double *res)
+{
+    __shared__ int ok_s;
+    Red3 t{0, 0, 0};
+    for (int64_t b = threadIdx.x; b < G; b += NT)
+        t = red_combine(t, Red3{dr_load(part + 3 * b), dr_load(part + 3 * b + 1), dr_load(part + 3 * b + 2)});
+    t = block_reduce(t);
+    if (threadIdx.x == 0) {
+        ok_s = dr_data_ok(t);
+        if (blockIdx.x == 0) {
+            res[RES_SCAN] = t.s0;
+            res[RES_SCAN + 1] = t.s1;
+            res[RES_SCAN + 2] = t.m;
+        }
+    }
+    __syncthreads();
+    return ok_s != 0;
+}
+
+// ... and, once u is written (every block, after the verdict passed), the
+// report's residual b - A u, formed in double (residual_kernel's form): its
+// partials after the scan's, block 0's totals into res[RES_NORM ..].
+template <class T, int NT>
+__device__ __forceinline__ void fold_residual(cooperative_groups::grid_group &grid, const Grid<T> &g, const T *u,
+                                              const T *f, double *part, int64_t G, double *res)
+{
+    grid.sync();
+    Red3 racc{0, 0, 0};
+    const int64_t npts = (int64_t)g.nx * g.ny;
+    for (int64_t e = blockIdx.x * (int64_t)NT + threadIdx.x; e < npts; e += G * NT) {
+        const int i = (int)(e % g.nx), j = (int)(e / g.nx);
+        const int64_t p = g.base + j * g.sy + i;
+        double diag = 0;
+        const double off = stencil_off<double>(g, u + p, p, i, j, 0, diag);
+        const double res = ((double)f[p] + off) - diag * (double)u[p];
+        accumulate(racc, res, res * res, fabs(res));
+    }
+    write_partial(part + 3 * G, racc);
+    grid.sync();
+    if (blockIdx.x != 0) return;
+    Red3 t{0, 0, 0};
+    for (int64_t b = threadIdx.x; b < G; b += NT)
+        t = red_combine(t, Red3{dr_load(part + 3 * (G + b)), dr_load(part + 3 * (G + b) + 1),
+                                dr_load(part + 3 * (G + b) + 2)});
+    t = block_reduce(t);
+    if (threadIdx.x == 0) {
+        res[RES_NORM] = t.s0;
+        res[RES_NORM + 1] = t.s1;
+        res[RES_NORM + 2] = t.m;
+    }
+}
+
 template <class T, bool CHECK>
 __global__ void __launch_bounds__(DR_T) dr2_kernel(const Dr2Args<T> A)
 {
-    __shared__ int ok_s;
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int64_t G = gridDim.x;
     Red3 acc{0, 0, 0};
@@ -441,51 +496,10 @@ __global__ void __launch_bounds__(DR_T) dr2_kernel(const Dr2Args<T> A)
     grid.sync();
     dr2_phase<T, CHECK>(A, 1, G, acc, ok);
     grid.sync();
-    if (CHECK) { // every block sums the same partials in the same order: one verdict
-        Red3 t{0, 0, 0};
-        for (int64_t b = threadIdx.x; b < G; b += DR_T)
-            t = red_combine(t, Red3{dr_load(A.part + 3 * b), dr_load(A.part + 3 * b + 1), dr_load(A.part + 3 * b + 2)});
-        t = block_reduce(t);
-        if (threadIdx.x == 0) {
-            ok_s = dr_data_ok(t);
-            if (blockIdx.x == 0) {
-                A.res[RES_SCAN] = t.s0;
-                A.res[RES_SCAN + 1] = t.s1;
-                A.res[RES_SCAN + 2] = t.m;
-            }
-        }
-        __syncthreads();
-        ok = ok_s != 0;
-    }
+    if (CHECK) ok = fold_verdict<DR_T>(A.part, G, A.res);
     dr2_phase<T, CHECK>(A, 2, G, acc, ok);
-    if (!CHECK || !ok) return; // (the verdict is the grid's: no block waits below)
-    grid.sync();
-    // The residual b - A u of the new u, formed in double (residual_kernel's form).
-    const Grid<T> &g = A.inv.g;
-    const T *u = A.inv.u_out, *f = A.inv.f;
-    Red3 racc{0, 0, 0};
-    const int64_t npts = (int64_t)g.nx * g.ny;
-    for (int64_t e = blockIdx.x * (int64_t)DR_T + threadIdx.x; e < npts; e += G * DR_T) {
-        const int i = (int)(e % g.nx), j = (int)(e / g.nx);
-        const int64_t p = g.base + j * g.sy + i;
-        double diag = 0;
-        const double off = stencil_off<double>(g, u + p, p, i, j, 0, diag);
-        const double res = ((double)f[p] + off) - diag * (double)u[p];
-        accumulate(racc, res, res * res, fabs(res));
-    }
-    write_partial(A.part + 3 * G, racc);
-    grid.sync();
-    if (blockIdx.x != 0) return;
-    Red3 t{0, 0, 0};
-    for (int64_t b = threadIdx.x; b < G; b += DR_T)
-        t = red_combine(t, Red3{dr_load(A.part + 3 * (G + b)), dr_load(A.part + 3 * (G + b) + 1),
-                                dr_load(A.part + 3 * (G + b) + 2)});
-    t = block_reduce(t);
-    if (threadIdx.x == 0) {
-        A.res[RES_NORM] = t.s0;
-        A.res[RES_NORM + 1] = t.s1;
-        A.res[RES_NORM + 2] = t.m;
-    }
+    // (the verdict is the grid's: every block or none waits in fold_residual)
+    if (CHECK && ok) fold_residual<T, DR_T>(grid, A.inv.g, A.inv.u_out, A.inv.f, A.part, G, A.res);
 }
 
 // Row strides in shared memory that put the rows of a warp's transposed

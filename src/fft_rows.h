@@ -530,6 +530,27 @@ __global__ void __launch_bounds__(LF_T)
     }
 }
 
+// Per-axis transforms: DST-I by the running sum or by the odd extension
+// (dst1x_pre_kernel), DCT-II, the periodic DFT; FFT_RHC: the periodic DFT
+// as a real transform in halfcomplex order (rhc_post_kernel), for the
+// distributed solve, whose transposes move real data only; FFT_DN / FFT_ND:
+// a Dirichlet and a Neumann face (dn_pre_kernel).
+enum { FFT_DST1 = 0, FFT_DCT2 = 1, FFT_DFT = 2, FFT_DST1X = 3, FFT_RHC = 4, FFT_DN = 5, FFT_ND = 6 };
+static bool fft_dn(int kind) { return kind == FFT_DN || kind == FFT_ND; }
+
+// Eigenvalue of mode k of the 1D operator, per transform (FFT_RHC: of
+// slot k, which holds a part of mode (k + 1) / 2).
+static double fft_eigen(int kind, int64_t n, double h, int64_t k)
+{
+    double s;
+    if (kind == FFT_DST1 || kind == FFT_DST1X) s = std::sin(M_PI * (double)(k + 1) / (2.0 * (double)(n + 1)));
+    else if (kind == FFT_DCT2) s = std::sin(M_PI * (double)k / (2.0 * (double)n));
+    else if (kind == FFT_RHC) s = std::sin(M_PI * (double)((k + 1) / 2) / (double)n);
+    else if (fft_dn(kind)) s = std::sin(M_PI * (double)(2 * k + 1) / (2.0 * (double)(2 * n + 1)));
+    else s = std::sin(M_PI * (double)k / (double)n); // FFT_DFT
+    return 4.0 * s * s / (h * h);
+}
+
 // Eigenvalues of the transformed axes, per mode index (see fft_eigen).
 template <class T> struct Spectrum {
     int64_t e0, e1, e2;  // extents of the spectral array (natural layout)

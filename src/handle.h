@@ -630,10 +630,14 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
 template <class T> pgpu_status Solver<T>::solve_folded(T *u, const T *f, pgpu_report &r, bool &folded)
 {
     char *err = env.err;
-    PGPU_FORWARD(fft.run_checked(u, f, red.d_res));
+    // (the totals straight into the pinned host buffer where the device
+    // can address it: no copy to wait for)
+    PGPU_FORWARD(fft.run_checked(u, f, red.h_res_dev ? red.h_res_dev : red.d_res));
     folded = fft.folds_checks();
     if (!folded) return PGPU_SUCCESS; // the device refused the one launch: solve()'s steps instead
-    PGPU_CUDA(cudaMemcpyAsync(red.h_res, red.d_res, (RES_NORM + 3) * sizeof(double), cudaMemcpyDeviceToHost, env.st));
+    if (!red.h_res_dev)
+        PGPU_CUDA(cudaMemcpyAsync(red.h_res, red.d_res, (RES_NORM + 3) * sizeof(double), cudaMemcpyDeviceToHost,
+                                  env.st));
     PGPU_CUDA(cudaEventRecord(ev1, env.st));
     PGPU_CUDA(cudaEventSynchronize(ev1));
     const double *sc = red.h_res + RES_SCAN, *rs = red.h_res + RES_NORM;

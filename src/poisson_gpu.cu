@@ -27,6 +27,7 @@
 #include "stationary.h"     // Jacobi and red-black methods
 #include "fft_rows.h"       // row-FFT core, all-periodic rows
 #include "fft_dirichlet.h"  // all-Dirichlet rows (DST-I)
+#include "fft_fdm.h"        // small 2D grids: dense transforms
 #include "fft_cufft.h"      // the cuFFT route's pre- and post-processing
 #include "fft_lines.h"      // line solves along the last axis
 #include "fft.h"            // FftSolver<T>

@@ -222,6 +222,7 @@ enum { RES_SCAN = 0, RES_CENTRED = 3, RES_NORM = 6, RES_SUM = 9, RES_CORR = 12, 
 // The reductions' buffers: block partials, the totals, their host copy.
 struct Reducer {
     double *d_part = nullptr, *d_res = nullptr, *h_res = nullptr;
+    double *h_res_dev = nullptr; // h_res as the device addresses it (pinned memory; NULL: copy through d_res)
     size_t nparts = 0;
     pgpu_status init(Env &env, size_t most_blocks)
     {
@@ -231,6 +232,10 @@ struct Reducer {
                                    "reduction partials"));
         PGPU_FORWARD(env.mem.alloc(err, (void **)&d_res, RES_COUNT * sizeof(double), "reduction results"));
         PGPU_CUDA_SETUP(env, cudaMallocHost((void **)&h_res, RES_COUNT * sizeof(double)));
+        if (h_res && cudaHostGetDevicePointer((void **)&h_res_dev, h_res, 0) != cudaSuccess) {
+            (void)cudaGetLastError();
+            h_res_dev = nullptr;
+        }
         return PGPU_SUCCESS;
     }
     ~Reducer()

@@ -5,7 +5,9 @@
  *  - NaN/Inf in f's interior, in a Dirichlet ghost, in a Neumann ghost:
  *    PGPU_ERROR_NONFINITE_INPUT and u bit for bit unchanged (interior and
  *    ghosts), from pgpu_solve, pgpu_solve_host and pgpu_residual; also on a
- *    2D all-Dirichlet FFT, whose checks run inside its one launch;
+ *    2D FFT whose checks run inside its one launch (both such routes: the
+ *    dense transforms of a small grid, 63x31 with a Neumann face, and the
+ *    all-Dirichlet rows, 511x15);
  *  - NaN in periodic ghosts, f's ghost layer, edge ghosts and padding: not
  *    data, the solve succeeds;
  *  - max_iterations 3 with a tight tolerance: PGPU_ERROR_NOT_CONVERGED with
@@ -14,7 +16,7 @@
  *  - u == f, overlapping u and f, host pointers, NULL pointers:
  *    PGPU_ERROR_INVALID_ARGUMENT (adjacent, non-overlapping arrays are fine);
  *  - data whose norm double cannot hold (1e-200, 1e200): PGPU_ERROR_UNSUPPORTED
- *    and u unchanged; 1e-120 and 1e120 solve (multigrid and the 2D FFT);
+ *    and u unchanged; 1e-120 and 1e120 solve (multigrid and both 2D FFT routes);
  *  - pgpu_last_error(s) is "" on a new handle and non-empty after each failure;
  *  - pgpu_get_config resolves the documented defaults, among them the
  *    multigrid smoother's omega by the number of odd periodic rings.
@@ -34,10 +36,14 @@ static pgpu_config small_config(unsigned flags)
     return t_config(8, 6, 5, "DNPPDD", 0.1, 0.12, 0.09, flags);
 }
 
-/* 2D all-Dirichlet FFT: the route that folds its checks into one launch. */
-static pgpu_config fft2d_config(unsigned prec)
+/* 2D FFT routes that fold their checks into one launch: 1 the dense
+ * transforms of small grids (any faces), 2 the all-Dirichlet rows (n+1 a
+ * power of two, larger grids). */
+static pgpu_config fft2d_config(unsigned prec, int route)
 {
-    return t_config(63, 31, 1, "DDDD", 0.02, 0.03, 0.0, PGPU_FFT | prec);
+    if (route == 2)
+        return t_config(511, 15, 1, "DDDD", 0.002, 0.06, 0.0, PGPU_FFT | prec);
+    return t_config(63, 31, 1, "DNDD", 0.02, 0.03, 0.0, PGPU_FFT | prec);
 }
 
 static int64_t random_interior(const ref_grid *g)
@@ -75,9 +81,10 @@ enum { SPOIL_F, SPOIL_GHOST };
 
 static void check_nonfinite(const char *what, unsigned prec, int where, int face, double bad, int fft2d)
 {
-    const pgpu_config cfg = fft2d ? fft2d_config(prec) : small_config(PGPU_RBGS | prec);
+    const pgpu_config cfg = fft2d ? fft2d_config(prec, fft2d) : small_config(PGPU_RBGS | prec);
     char name[160];
-    snprintf(name, sizeof name, "%s (%s%s)", what, t_precision_name(prec), fft2d ? ", 2D FFT" : "");
+    snprintf(name, sizeof name, "%s (%s%s)", what, t_precision_name(prec),
+             fft2d == 1 ? ", 2D FFT dense" : fft2d == 2 ? ", 2D FFT rows" : "");
     t_problem P;
     if (!t_problem_init(&P, &cfg))
         return;
@@ -141,11 +148,12 @@ done:
  * float's range lies inside. */
 static void check_range(double scale, int ok, int fft2d)
 {
-    pgpu_config cfg = fft2d ? fft2d_config(PGPU_DOUBLE) : small_config(PGPU_VCYCLE | PGPU_DOUBLE);
+    pgpu_config cfg = fft2d ? fft2d_config(PGPU_DOUBLE, fft2d) : small_config(PGPU_VCYCLE | PGPU_DOUBLE);
     if (!fft2d)
         cfg.tolerance = 1e-10;
     char name[160];
-    snprintf(name, sizeof name, "data scaled by %g (double%s)", scale, fft2d ? ", 2D FFT" : "");
+    snprintf(name, sizeof name, "data scaled by %g (double%s)", scale,
+             fft2d == 1 ? ", 2D FFT dense" : fft2d == 2 ? ", 2D FFT rows" : "");
     t_problem P;
     if (!t_problem_init(&P, &cfg))
         return;
@@ -502,10 +510,13 @@ int main(void)
         check_nonfinite("Inf in a Dirichlet ghost (x-)", prec, SPOIL_GHOST, PGPU_XMIN, INFINITY, 0);
         check_nonfinite("-Inf in a Dirichlet ghost (z+)", prec, SPOIL_GHOST, PGPU_ZMAX, -INFINITY, 0);
         check_nonfinite("NaN in a Neumann ghost (x+)", prec, SPOIL_GHOST, PGPU_XMAX, NAN, 0);
-        check_nonfinite("NaN in f", prec, SPOIL_F, 0, NAN, 1);
-        check_nonfinite("-Inf in f", prec, SPOIL_F, 0, -INFINITY, 1);
-        check_nonfinite("NaN in a Dirichlet ghost (y+)", prec, SPOIL_GHOST, PGPU_YMAX, NAN, 1);
-        check_nonfinite("Inf in a Dirichlet ghost (x-)", prec, SPOIL_GHOST, PGPU_XMIN, INFINITY, 1);
+        for (int route = 1; route <= 2; ++route) {
+            check_nonfinite("NaN in f", prec, SPOIL_F, 0, NAN, route);
+            check_nonfinite("-Inf in f", prec, SPOIL_F, 0, -INFINITY, route);
+            check_nonfinite("NaN in a Dirichlet ghost (y+)", prec, SPOIL_GHOST, PGPU_YMAX, NAN, route);
+            check_nonfinite("Inf in a Dirichlet ghost (x-)", prec, SPOIL_GHOST, PGPU_XMIN, INFINITY, route);
+        }
+        check_nonfinite("NaN in a Neumann ghost (x+)", prec, SPOIL_GHOST, PGPU_XMAX, NAN, 1);
         check_not_data(prec);
         check_not_converged(PGPU_RBGS, prec);
         check_not_converged(PGPU_JACOBI, prec);
@@ -514,7 +525,7 @@ int main(void)
         check_get_config(PGPU_RBGS, prec);
         check_get_config(PGPU_JACOBI, prec);
     }
-    for (int fft2d = 0; fft2d < 2; ++fft2d) {
+    for (int fft2d = 0; fft2d <= 2; ++fft2d) {
         check_range(1e-200, 0, fft2d);
         check_range(1e200, 0, fft2d);
         check_range(1e-120, 1, fft2d);

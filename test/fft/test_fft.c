@@ -18,13 +18,15 @@
  *  - CUDA graphs: 10 PGPU_FFT | PGPU_FIXED solves captured on a non-blocking
  *    stream, instantiated and launched (twice) give the bits of one direct
  *    solve (2D 65x65 Dirichlet double, 3D all-periodic, 3D singular with a
- *    Neumann-Neumann tridiagonal axis, a float one, 2D all-Dirichlet grids
- *    of one cooperative launch); the direct FIXED
+ *    Neumann-Neumann tridiagonal axis, a float one, 2D grids of one
+ *    cooperative launch: the dense transforms and the all-Dirichlet rows);
+ *    the direct FIXED
  *    solve's report has NaN norms; its result matches the host reference.
  * sizes:
  *  - prime and odd sizes (37x41x43), 2D 65x65 and 513x513, 2D all-Dirichlet
- *    grids the one-launch route takes (31^2 ... 1023^2, 4095x15, non-square,
- *    anisotropic, padded and offset), non-cubic grids,
+ *    grids the one-launch routes take (31^2 ... 1023^2, 4095x15, non-square,
+ *    anisotropic, padded and offset), 2D grids of the dense transforms with
+ *    every kind of face up to 128x128 and just past it, non-cubic grids,
  *    strongly anisotropic spacing, strided arrays with padding (all-periodic
  *    with stride_z a multiple of stride_y, a layout cuFFT could address in
  *    place, and not), all-periodic grids with nx a power of two from 32 to
@@ -543,6 +545,17 @@ static const size_case size_cases[] = {
     {{2, 3, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
     {{1, 20, 1}, "DDDD", {0, 0, 0}, 0, 0, 1, 0},
     {{63, 31, 1}, "DDDD", {0, 0, 0}, 5, 0, 3, 1},
+    /* 2D, at most 128 a side: the dense transforms (every face set; the
+     * small combinations above too; all-Dirichlet grids the rows take only
+     * past 64 a side); 129 a side: the other routes */
+    {{128, 128, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
+    {{128, 100, 1}, "DNND", {0.008, 0.01, 0}, 0, 0, 3, 0},
+    {{127, 128, 1}, "PPNN", {0, 0, 0}, 0, 0, 3, 0},
+    {{97, 128, 1}, "NDPP", {0.01, 0.004, 0}, 3, 0, 3, 1},
+    {{128, 3, 1}, "PPDN", {0.007, 0.3, 0}, 0, 0, 3, 0},
+    {{127, 63, 1}, "DDND", {0, 0, 0}, 0, 0, 3, 0},
+    {{129, 31, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
+    {{31, 129, 1}, "DNPP", {0, 0, 0}, 0, 0, 1, 0},
     /* non-cubic, strongly anisotropic spacing */
     {{64, 24, 9}, "DDPPNN", {0.01, 0.05, 0.2}, 0, 0, 3, 0},
     {{10, 50, 6}, "NDDDPP", {0.2, 0.01, 0.05}, 0, 0, 3, 0},
@@ -710,7 +723,9 @@ int main(int argc, char **argv)
             for (int p = 0; p < 2; ++p)
                 check_eigen(&eigen_cases[c], p ? PGPU_FLOAT : PGPU_DOUBLE);
         check_zero("DDDD", 17, 12, 1);
-        check_zero("DDDD", 31, 15, 1); /* one launch, its checks folded in */
+        check_zero("DDDD", 31, 15, 1); /* one launch, its checks folded in: dense */
+        check_zero("DNDD", 31, 15, 1);
+        check_zero("DDDD", 511, 15, 1); /* ... the all-Dirichlet rows */
         check_zero("PPPPPP", 8, 6, 5);
         check_zero("NNDNPP", 9, 7, 6);
         cudaStream_t stream = NULL;
@@ -721,8 +736,9 @@ int main(int argc, char **argv)
             check_graph(stream, 20, 16, 12, "NNNNPP", PGPU_DOUBLE); /* singular, NN tridiagonal axis */
             check_graph(stream, 17, 12, 10, "DNPPDD", PGPU_FLOAT);
             check_graph(stream, 18, 20, 12, "DDDDDD", PGPU_FLOAT); /* the DST-I row kernels */
-            check_graph(stream, 63, 63, 1, "DDDD", PGPU_DOUBLE);    /* one cooperative launch */
-            check_graph(stream, 31, 127, 1, "DDDD", PGPU_FLOAT);
+            check_graph(stream, 63, 63, 1, "DDDD", PGPU_DOUBLE);    /* one cooperative launch: dense */
+            check_graph(stream, 31, 127, 1, "NDPP", PGPU_FLOAT);
+            check_graph(stream, 511, 63, 1, "DDDD", PGPU_DOUBLE);   /* ... the all-Dirichlet rows */
             cudaStreamDestroy(stream);
         }
     }
@@ -731,6 +747,7 @@ int main(int argc, char **argv)
         check_two_handles();
         check_vs_multigrid(65, 65, 1, "DDDD");
         check_vs_multigrid(63, 127, 1, "DDDD");
+        check_vs_multigrid(100, 37, 1, "DNND");
         check_vs_multigrid(33, 28, 30, "DDNNPP");
         check_vs_multigrid(24, 20, 16, "NNNNNN");
         check_vs_multigrid(64, 48, 1, "PPDN");
