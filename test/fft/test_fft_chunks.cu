@@ -90,11 +90,13 @@ static void check(const chunk_case &c, unsigned prec)
 int run(int, char **)
 {
     t_require_device("test_fft_chunks");
+    static_assert(pgpu::FDM_NMAX < 136, "the 2D cases must pass the dense transforms' size");
     t_seed();
-    // n + 1 prime on the Dirichlet axes: the cuFFT route, not the row kernels.
+    // n + 1 prime on the Dirichlet axes: the cuFFT route, not the row kernels;
+    // 2D past FDM_NMAX a side: not the dense transforms.
     const chunk_case cases[] = {
         {{36, 22, 18}, "DDDDDD", 0, 0}, {{29, 17, 23}, "NNNNNN", 1, 0}, {{21, 18, 16}, "DNNDDN", 0, 0},
-        {{25, 30, 12}, "PPDDNN", 1, 0}, {{40, 28, 1}, "DDND", 0, 0},    {{30, 41, 1}, "PPDD", 0, 1},
+        {{25, 30, 12}, "PPDDNN", 1, 0}, {{138, 28, 1}, "DDND", 0, 0},   {{30, 136, 1}, "PPDD", 0, 1},
         {{128, 40, 24}, "DNNDDD", 0, 0}, // x transformed at the prime length 2n+1 = 257
     };
     for (const chunk_case &c : cases)
