@@ -122,10 +122,14 @@ constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
 // pass FDM_ROWS_MIN a side.  Both are latency-bound at these sizes; the
 // dense products read the whole grid once per row from L2, and their time
 // grows with n^3: measured (bench fft2d-wall, H100) faster than the rows up
-// to 63^2, slower from 127^2, and 255^2 took 3.6x the rows' time.
+// to 63^2, slower from 127^2, and 255^2 took 3.6x the rows' time.  Against
+// the all-periodic rows and the cuFFT route (other faces) the limit is not
+// measured: there the one launch replaces four or more launches and the
+// default path's separate scan and residual.
 // FDM_T threads a block, FDM_KB loads in flight a thread.
 constexpr int FDM_T = 256, FDM_KB = 16;
-constexpr int FDM_NMAX = 128;    // at most FDM_T (a product's columns fit one block's threads)
+constexpr int FDM_NMAX = 128;
+static_assert(FDM_NMAX <= FDM_T, "fdm_mm: a product's columns fit one block's threads");
 constexpr int FDM_ROWS_MIN = 64;
 constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
 constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this
@@ -11460,13 +11464,12 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         else if (lo != hi) mixed = a;
     }
     const int all = is3d ? 7 : 3;
-    // The row kernels, where the size fits them and their shared memory the
-    // device; before them the dense transforms of a small 2D grid, unless the
-    // rows take it and it passes FDM_ROWS_MIN a side.
-    const bool rows_first = is3d || std::max(cfg.nx, cfg.ny) > FDM_ROWS_MIN;
-    if (rows_first) PGPU_FORWARD(init_dr());
+    // The all-Dirichlet row kernels, where the size fits them and their
+    // shared memory the device, on 2D grids only past FDM_ROWS_MIN a side;
+    // else on a 2D grid of at most FDM_NMAX a side the dense transforms
+    // (before the all-periodic rows and cuFFT too: see config.h).
+    if (is3d || std::max(cfg.nx, cfg.ny) > FDM_ROWS_MIN) PGPU_FORWARD(init_dr());
     if (!rows_d) PGPU_FORWARD(init_fdm());
-    if (!rows_first && !rows_f) PGPU_FORWARD(init_dr());
     if (rows_d || rows_f) return PGPU_SUCCESS;
     const size_t x_room = (size_t)optin - sizeof(int64_t) * LF_T; // less the static row starts
     rows_x = pmask == all && cfg.nx >= LF_MIN && cfg.nx <= LF_MAX && (cfg.nx & (cfg.nx - 1)) == 0 &&

@@ -525,7 +525,8 @@
  *                    <= 19: 2 N w; all-Dirichlet 2D grids with each n+1 a
  *                    power of two from 16 to 4096 and a side past 64: N w;
  *                    other 2D grids of at most 128 a side, any faces: N w
- *                    plus 2 (nx^2 + ny^2) w (dense transforms).  Plus
+ *                    plus (2 nx^2 + 2 ny^2 + nx + ny) w and 48 ny bytes
+ *                    (dense transforms).  Plus
  *                    cuFFT's work area wherever cuFFT is
  *                    used (sized by cuFFT; the query includes it).  An axis
  *                    whose scratch would pass 2^26 elements takes its lines

@@ -107,10 +107,14 @@ constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
 // pass FDM_ROWS_MIN a side.  Both are latency-bound at these sizes; the
 // dense products read the whole grid once per row from L2, and their time
 // grows with n^3: measured (bench fft2d-wall, H100) faster than the rows up
-// to 63^2, slower from 127^2, and 255^2 took 3.6x the rows' time.
+// to 63^2, slower from 127^2, and 255^2 took 3.6x the rows' time.  Against
+// the all-periodic rows and the cuFFT route (other faces) the limit is not
+// measured: there the one launch replaces four or more launches and the
+// default path's separate scan and residual.
 // FDM_T threads a block, FDM_KB loads in flight a thread.
 constexpr int FDM_T = 256, FDM_KB = 16;
-constexpr int FDM_NMAX = 128;    // at most FDM_T (a product's columns fit one block's threads)
+constexpr int FDM_NMAX = 128;
+static_assert(FDM_NMAX <= FDM_T, "fdm_mm: a product's columns fit one block's threads");
 constexpr int FDM_ROWS_MIN = 64;
 constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
 constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this

@@ -398,13 +398,12 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         else if (lo != hi) mixed = a;
     }
     const int all = is3d ? 7 : 3;
-    // The row kernels, where the size fits them and their shared memory the
-    // device; before them the dense transforms of a small 2D grid, unless the
-    // rows take it and it passes FDM_ROWS_MIN a side.
-    const bool rows_first = is3d || std::max(cfg.nx, cfg.ny) > FDM_ROWS_MIN;
-    if (rows_first) PGPU_FORWARD(init_dr());
+    // The all-Dirichlet row kernels, where the size fits them and their
+    // shared memory the device, on 2D grids only past FDM_ROWS_MIN a side;
+    // else on a 2D grid of at most FDM_NMAX a side the dense transforms
+    // (before the all-periodic rows and cuFFT too: see config.h).
+    if (is3d || std::max(cfg.nx, cfg.ny) > FDM_ROWS_MIN) PGPU_FORWARD(init_dr());
     if (!rows_d) PGPU_FORWARD(init_fdm());
-    if (!rows_first && !rows_f) PGPU_FORWARD(init_dr());
     if (rows_d || rows_f) return PGPU_SUCCESS;
     const size_t x_room = (size_t)optin - sizeof(int64_t) * LF_T; // less the static row starts
     rows_x = pmask == all && cfg.nx >= LF_MIN && cfg.nx <= LF_MAX && (cfg.nx & (cfg.nx - 1)) == 0 &&

@@ -26,7 +26,8 @@
  *  - prime and odd sizes (37x41x43), 2D 65x65 and 513x513, 2D all-Dirichlet
  *    grids the one-launch routes take (31^2 ... 1023^2, 4095x15, non-square,
  *    anisotropic, padded and offset), 2D grids of the dense transforms with
- *    every kind of face up to 128x128 and just past it, non-cubic grids,
+ *    every kind of face up to 128x128 and just past it (padded grids of the
+ *    cuFFT route and the all-periodic rows among them), non-cubic grids,
  *    strongly anisotropic spacing, strided arrays with padding (all-periodic
  *    with stride_z a multiple of stride_y, a layout cuFFT could address in
  *    place, and not), all-periodic grids with nx a power of two from 32 to
@@ -540,11 +541,12 @@ static const size_case size_cases[] = {
     {{1023, 1023, 1}, "DDDD", {0, 0, 0}, 0, 0, 1, 0},
     {{4095, 15, 1}, "DDDD", {0.001, 0.05, 0}, 0, 0, 1, 0},
     {{63, 15, 1}, "DDDD", {0.01, 0.05, 0}, 0, 0, 3, 0},
-    {{63, 26, 1}, "DDDD", {0.01, 0.05, 0}, 0, 0, 3, 0}, /* 27: the cuFFT route */
+    {{140, 26, 1}, "DDDD", {0.005, 0.05, 0}, 0, 0, 3, 0}, /* 141, 27: the cuFFT route */
     {{15, 4095, 1}, "DDDD", {0.05, 0.001, 0}, 0, 0, 1, 0},
     {{2, 3, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
     {{1, 20, 1}, "DDDD", {0, 0, 0}, 0, 0, 1, 0},
     {{63, 31, 1}, "DDDD", {0, 0, 0}, 5, 0, 3, 1},
+    {{511, 31, 1}, "DDDD", {0, 0, 0}, 5, 0, 3, 1}, /* the rows, padded and offset */
     /* 2D, at most 128 a side: the dense transforms (every face set; the
      * small combinations above too; all-Dirichlet grids the rows take only
      * past 64 a side); 129 a side: the other routes */
@@ -570,6 +572,8 @@ static const size_case size_cases[] = {
     {{33, 17, 1}, "PPPP", {0, 0, 0}, 7, 0, 3, 0},
     {{33, 17, 1}, "DDNN", {0, 0, 0}, 8, 0, 3, 0},
     {{29, 31, 1}, "NDPP", {0, 0, 0}, 3, 0, 1, 0},
+    {{133, 17, 1}, "PPPP", {0, 0, 0}, 7, 0, 3, 0}, /* ... past the dense transforms: cuFFT */
+    {{150, 17, 1}, "DDNN", {0, 0, 0}, 8, 0, 3, 0},
     /* axes of one point */
     {{1, 20, 1}, "PPDD", {0, 0, 0}, 0, 0, 1, 0},
     {{20, 1, 1}, "DDNN", {0, 0, 0}, 0, 0, 1, 0},
@@ -593,7 +597,7 @@ static const size_case size_cases[] = {
      * one above), y and z by cuFFT */
     {{32, 16, 8}, "PPPPPP", {0, 0, 0}, 0, 0, 3, 1},
     {{64, 37, 20}, "PPPPPP", {0.02, 0.03, 0.05}, 5, 9, 3, 0},
-    {{128, 65, 1}, "PPPP", {0, 0, 0}, 3, 0, 3, 1},
+    {{256, 65, 1}, "PPPP", {0, 0, 0}, 3, 0, 3, 1},
     {{256, 24, 17}, "PPPPPP", {0, 0, 0}, 2, -1, 3, 0},
     {{512, 9, 7}, "PPPPPP", {0.001, 0.2, 0.1}, 0, 0, 3, 0},
     {{2048, 5, 1}, "PPPP", {0, 0, 0}, 0, 0, 3, 0},
@@ -612,7 +616,7 @@ static const size_case size_cases[] = {
     {{31, 1, 3}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 0},           /* 16 2, 2, 4 */
     {{4095, 3, 2}, "DDDDDD", {0, 0, 0}, 1, 0, 3, 0},         /* 16^3: 256 threads per row */
     {{255, 20, 1}, "DDDD", {0.004, 0.05, 0}, 0, 0, 3, 1},    /* 2D: the cuFFT path */
-    {{96, 65, 1}, "DDDD", {0, 0, 0}, 5, 0, 3, 0},            /* 97 is prime: the cuFFT path */
+    {{196, 65, 1}, "DDDD", {0, 0, 0}, 5, 0, 3, 0},           /* 197 is prime: the cuFFT path */
     {{22, 30, 12}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 0},         /* 23 is prime: the cuFFT path */
 };
 
@@ -739,6 +743,7 @@ int main(int argc, char **argv)
             check_graph(stream, 63, 63, 1, "DDDD", PGPU_DOUBLE);    /* one cooperative launch: dense */
             check_graph(stream, 31, 127, 1, "NDPP", PGPU_FLOAT);
             check_graph(stream, 511, 63, 1, "DDDD", PGPU_DOUBLE);   /* ... the all-Dirichlet rows */
+            check_graph(stream, 140, 65, 1, "DNDD", PGPU_DOUBLE);   /* 2D past both: cuFFT */
             cudaStreamDestroy(stream);
         }
     }
