@@ -705,7 +705,7 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
         const int64_t rows = n[1 - a]; // x's rows are y's points and y's x's
         auto count = [&] { return (rows + (1 << dra[a].grp_log) - 1) >> dra[a].grp_log; };
         while (dra[a].grp_log > 0 && count() < std::max(1, env->sms / 4)) --dra[a].grp_log;
-        groups = std::max(groups, (rows + (1 << dra[a].grp_log) - 1) >> dra[a].grp_log);
+        groups = std::max(groups, count());
     }
     PGPU_FORWARD(env->mem.alloc(err, (void **)&dr_part, (size_t)groups * 6 * sizeof(double), "FFT partials"));
     PGPU_CUDA_SETUP(*env, cudaFuncSetAttribute(dr2_phase_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
