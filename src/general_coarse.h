@@ -798,6 +798,66 @@ template <class T> __global__ void __launch_bounds__(256) gen_shut_kernel(const 
     }
 }
 
+// One fine row of a coarse face's walk (gen_distance_kernel's, below),
+// from the fluid side: the row's coupling, the coarse spacing H over the
+// distance to its first Dirichlet point (0 where a closed face or a solid
+// point comes first), and that point's element in `held` (-1: none).  e0:
+// the row's element at walk node 0 (unshifted), kk / xx the face's walk
+// (nodes, distances), fd the element stride along the axis d, frd the fine
+// fractions across that axis (NULL: none), scale as GenCoarse::scale.
+template <class T>
+__device__ __forceinline__ double walk_row(const Grid<T> &F, const T *frd, int d, int64_t fd, int64_t e0,
+                                           const int *kk, const double *xx, bool fwd, bool scale, int64_t &held)
+{
+    const int cnt = kk[0];
+    const double H = xx[0];
+    // the walk's end pieces, off the fine nodes (cell pairs, a periodic
+    // ring): from the fluid point's position to the first node, from the
+    // last node to the far end
+    const double lead = fwd ? xx[1] : H - xx[cnt], tail = fwd ? H - xx[cnt] : xx[1];
+    // node q of the walk from the fluid side: its element and distance
+    auto node = [&](int q) { return e0 + (int64_t)kk[1 + (fwd ? q : cnt - 1 - q)] * fd; };
+    auto at = [&](int q) { return fwd ? xx[1 + q] : H - xx[cnt - q]; };
+    // the face between nodes q - 1 and q: its fraction, 0 where closed or
+    // its higher point is solid (as gen_coarse_kernel's window counts it)
+    auto face = [&](int q) {
+        const int64_t hi = node(fwd ? q : q - 1);
+        const unsigned b = F.mk[hi];
+        if (((b >> (CLOSED_SHIFT + 2 * d)) & 1u) || (b & CELL_BITS) == PGPU_CELL_SOLID) return 0.0;
+        return frd ? (double)frd[hi] : 1.0;
+    };
+    // an end piece's length over its fraction: 1 for a mask alone, with
+    // beta the fine face's it lies on (hi: that face's higher node);
+    // infinite where that is not positive
+    auto piece = [&](double len, int64_t hi) {
+        if (!(len > 1e-9 * H) || !scale || !frd) return len;
+        const double fr = (double)frd[hi];
+        return fr > 0 ? len / fr : INFINITY;
+    };
+    held = -1;
+    const unsigned ts = F.mk[node(0)] & CELL_BITS;
+    double v = 0;
+    if (ts == PGPU_CELL_DIRICHLET) { // held next to the fluid point: the faces' mean
+        for (int q = 1; q < cnt; ++q) v += face(q);
+        v = cnt > 1 ? v / (cnt - 1) : 1.0;
+        held = node(0);
+    } else if (ts == PGPU_CELL_FLUID) {
+        double dist = piece(lead, node(0) + (fwd ? 0 : fd));
+        bool cut = false;
+        for (int q = 1; q < cnt && !cut && held < 0; ++q) {
+            const double fr = face(q);
+            const unsigned tq = F.mk[node(q)] & CELL_BITS;
+            cut = fr == 0.0 || tq == PGPU_CELL_SOLID;
+            if (!cut) dist += (at(q) - at(q - 1)) / fr;
+            if (tq == PGPU_CELL_DIRICHLET) held = node(q);
+        }
+        if (held < 0) dist += piece(tail, node(cnt - 1) + (fwd ? fd : 0));
+        v = cut || !(dist > 0) ? 0.0 : H / dist;
+        if (v == 0.0) held = -1;
+    }
+    return v;
+}
+
 // The faces between a coarse fluid and a coarse Dirichlet point, once
 // gen_coarse_kernel has written the level: the stages' mean of the fine
 // faces on the path puts the held value a coarse spacing away, where the
@@ -851,16 +911,11 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
             const int cnt = kk[0];
             if (!cnt) continue;
             const double *xx = a.wk[d].x + (size_t)I * (MAX_WALK + 1);
-            const double H = xx[0];
             const T *frd = d == 0 ? F.fx : d == 1 ? F.fy : F.fz;
             const int64_t fd = d == 0 ? 1 : d == 1 ? F.sy : F.sz;
             const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
             const int64_t f1 = d1 == 0 ? 1 : d1 == 1 ? F.sy : F.sz, f2 = d2 == 0 ? 1 : d2 == 1 ? F.sy : F.is3d ? F.sz : 0;
             const CoarseAxis &A1 = a.ax[d1], &A2 = a.ax[d2];
-            // the walk's end pieces, off the fine nodes (cell pairs, a
-            // periodic ring): from the fluid point's position to the first
-            // node, from the last node to the far end
-            const double lead = fwd ? xx[1] : H - xx[cnt], tail = fwd ? H - xx[cnt] : xx[1];
             const int m1 = A1.row[P[d1]].x & 0xff, m2 = A2.row[P[d2]].x & 0xff;
             double num = 0, W1 = 0, W2 = 0;
             for (int c2 = 0; c2 < m2; ++c2) W2 += A2.w[(size_t)P[d2] * MAX_CHILDREN + c2];
@@ -871,45 +926,8 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
                     const double w = w1 * A2.w[(size_t)P[d2] * MAX_CHILDREN + c2];
                     const int64_t e0 = F.base + (int64_t)row_child(A1, P[d1], c1) * f1 +
                                        (int64_t)row_child(A2, P[d2], c2) * f2;
-                    // node q of the walk from the fluid side: its element and distance
-                    auto node = [&](int q) { return e0 + (int64_t)kk[1 + (fwd ? q : cnt - 1 - q)] * fd; };
-                    auto at = [&](int q) { return fwd ? xx[1 + q] : H - xx[cnt - q]; };
-                    // the face between nodes q - 1 and q: its fraction, 0 where
-                    // closed or its higher point is solid (as gen_coarse_kernel's
-                    // window counts it)
-                    auto face = [&](int q) {
-                        const int64_t hi = node(fwd ? q : q - 1);
-                        const unsigned b = F.mk[hi];
-                        if (((b >> (CLOSED_SHIFT + 2 * d)) & 1u) || (b & CELL_BITS) == PGPU_CELL_SOLID) return 0.0;
-                        return frd ? (double)frd[hi] : 1.0;
-                    };
-                    // an end piece's length over its fraction: 1 for a mask
-                    // alone, with beta the fine face's it lies on (hi: that
-                    // face's higher node); infinite where that is not positive
-                    auto piece = [&](double len, int64_t hi) {
-                        if (!(len > 1e-9 * H) || !a.scale || !frd) return len;
-                        const double fr = (double)frd[hi];
-                        return fr > 0 ? len / fr : INFINITY;
-                    };
-                    const unsigned ts = F.mk[node(0)] & CELL_BITS;
-                    double v = 0;
-                    if (ts == PGPU_CELL_DIRICHLET) { // held next to the fluid point: the faces' mean
-                        for (int q = 1; q < cnt; ++q) v += face(q);
-                        v = cnt > 1 ? v / (cnt - 1) : 1.0;
-                    } else if (ts == PGPU_CELL_FLUID) {
-                        double dist = piece(lead, node(0) + (fwd ? 0 : fd));
-                        bool cut = false, held = false;
-                        for (int q = 1; q < cnt && !cut && !held; ++q) {
-                            const double fr = face(q);
-                            const unsigned tq = F.mk[node(q)] & CELL_BITS;
-                            cut = fr == 0.0 || tq == PGPU_CELL_SOLID;
-                            if (!cut) dist += (at(q) - at(q - 1)) / fr;
-                            held = tq == PGPU_CELL_DIRICHLET;
-                        }
-                        if (!held) dist += piece(tail, node(cnt - 1) + (fwd ? fd : 0));
-                        v = cut || !(dist > 0) ? 0.0 : H / dist;
-                    }
-                    num += w * v;
+                    int64_t held;
+                    num += w * walk_row(F, frd, d, fd, e0, kk, xx, fwd, a.scale, held);
                 }
             }
             const double ws = W1 * W2;
@@ -920,6 +938,149 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
             out = fr == T(0) ? out | bit : out & ~bit;
         }
         if (out != own) a.cmk[pc] = (uint8_t)out;
+    }
+}
+
+// FMG's values of a coarse level's Dirichlet points.  The coarse problems
+// hold zero there (their right-hand sides carry the held values: fmg_coarse),
+// so the coarse solution jumps from u to 0 at the mask's boundary; FMG's
+// cubic interpolation reading those zeros left an error of a few percent of
+// |u| beside Dirichlet points that no later cycle removes at any h.  Before
+// it interpolates a level, each Dirichlet point there takes the caller's
+// value at the level-0 point beneath it: down the levels, a Dirichlet core
+// child (gen_coarse_kernel's rule made the parent Dirichlet from one), else
+// any Dirichlet child (gen_iso_kernel's rule), else 0.  steps[k] is the
+// pair of levels k+1 and k (its rows, level k's mask and strides).
+constexpr int HELD_STEPS = 16; // the most levels below level 0 (deeper hierarchies: FMG as before)
+struct HeldStep {
+    CoarseAxis ax[3];
+    const uint8_t *fmk;
+    int64_t base, sy, sz;
+};
+struct HeldChain { // a kernel parameter, read in place (__grid_constant__: no copy per thread)
+    HeldStep s[HELD_STEPS];
+};
+// The level-0 element beneath point Q of level `level` (a Dirichlet point
+// there): down the levels, a Dirichlet core child, else any Dirichlet
+// child; -1 where a level has neither.
+__device__ __forceinline__ int64_t held_below(const HeldChain &ch, int level, int Q[3])
+{
+    int64_t at = -1;
+    for (int k = level - 1; k >= 0; --k) {
+        const HeldStep &st = ch.s[k];
+        int m[3], core[3];
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+            const int x = st.ax[d].row[Q[d]].x;
+            m[d] = x & 0xff;
+            core[d] = (x >> 16) & 0xff;
+        }
+        at = -1;
+        for (int pass = 0; pass < 2 && at < 0; ++pass)
+            for (int c2 = 0; c2 < m[2] && at < 0; ++c2)
+                for (int c1 = 0; c1 < m[1] && at < 0; ++c1)
+                    for (int c0 = 0; c0 < m[0] && at < 0; ++c0) {
+                        if (pass == 0 && !((core[0] >> c0) & (core[1] >> c1) & (core[2] >> c2) & 1)) continue;
+                        const int i = row_child(st.ax[0], Q[0], c0), j = row_child(st.ax[1], Q[1], c1),
+                                  kk = row_child(st.ax[2], Q[2], c2);
+                        const int64_t p = st.base + i + j * st.sy + kk * st.sz;
+                        if ((st.fmk[p] & CELL_BITS) != PGPU_CELL_DIRICHLET) continue;
+                        Q[0] = i;
+                        Q[1] = j;
+                        Q[2] = kk;
+                        at = p;
+                    }
+        if (at < 0) return -1;
+    }
+    return at;
+}
+
+template <class T>
+__global__ void held_values_kernel(const Grid<T> C, const uint8_t *__restrict__ cmk, const __grid_constant__ HeldChain ch,
+                                   int level,
+                                   const T *__restrict__ u0, T *cu)
+{
+    const int64_t n = (int64_t)C.nx * C.ny * C.nz;
+    PGPU_GRID_STRIDE(s, n)
+    {
+        int Q[3];
+        const int64_t pc = point_of(C, s, Q[0], Q[1], Q[2]);
+        if ((cmk[pc] & CELL_BITS) != PGPU_CELL_DIRICHLET) continue;
+        const int64_t at = held_below(ch, level, Q);
+        cu[pc] = at >= 0 ? u0[at] : T(0);
+    }
+}
+
+// FMG's coarse right-hand sides with held points: the restriction of f alone
+// (fmg_restrict), and here, on level `level` (a.c; a.f the level above it),
+// each face between a fluid and a Dirichlet point adds its coupling times
+// the held value its coupling was measured to: per fine row across the
+// face, gen_distance_kernel's walk to the row's first Dirichlet point, whose
+// value is the caller's at the level-0 point beneath it (held_below), the
+// rows' values averaged with the weights that made the coupling.  (The
+// restricted boundary terms that the correction levels take instead put a
+// held value's pull where the fine staircase has it, which the coarse
+// staircase does not: FMG's pass left 3e-2 of max |u| near the boundary of
+// a sphere of Dirichlet cells, at every h.)
+template <class T>
+__global__ void held_terms_kernel(const __grid_constant__ GenCoarse<T> a, const __grid_constant__ HeldChain ch, int level,
+                                  const T *__restrict__ u0, T *rhs)
+{
+    const Grid<T> &F = a.f, &C = a.c;
+    PGPU_GRID_STRIDE(t, (int64_t)C.nx * C.ny * C.nz)
+    {
+        int P[3];
+        const int64_t pc = point_of(C, t, P[0], P[1], P[2]);
+        if (!gen_fluid(C, pc)) continue;
+        const GenPoint<T> q = gen_couplings(C, pc, P[0], P[1], P[2]);
+        double s = 0;
+        for (int f = 0; f < (C.is3d ? 6 : 4); ++f) {
+            if (q.v[f] == T(0) || (C.mk[pc + q.o[f]] & CELL_BITS) != PGPU_CELL_DIRICHLET) continue;
+            const int d = f >> 1;
+            const bool fwd = f & 1; // the fluid point is the face's low one
+            // the Dirichlet neighbour's own value: rows that meet no held
+            // point end there, and a face without a walk takes it whole
+            const int64_t rel = pc + q.o[f] - C.base; // (a periodic neighbour: wrapped)
+            const int64_t zs = C.is3d ? C.sz : (int64_t)C.sy * (C.ny + 2);
+            int Qn[3] = {(int)(rel % zs % C.sy), (int)(rel % zs / C.sy), (int)(rel / zs)};
+            const int64_t an = held_below(ch, level, Qn);
+            const double un = an >= 0 ? (double)u0[an] : 0.0;
+            const int I = P[d] + (fwd ? 1 : 0);
+            const int *kk = a.wk[d].k + (size_t)I * (MAX_WALK + 1);
+            if (!kk[0]) {
+                s += (double)q.v[f] * un;
+                continue;
+            }
+            const double *xx = a.wk[d].x + (size_t)I * (MAX_WALK + 1);
+            const T *frd = d == 0 ? F.fx : d == 1 ? F.fy : F.fz;
+            const int64_t fs[3] = {1, F.sy, F.is3d ? F.sz : 0};
+            const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
+            const CoarseAxis &A1 = a.ax[d1], &A2 = a.ax[d2];
+            const int m1 = A1.row[P[d1]].x & 0xff, m2 = A2.row[P[d2]].x & 0xff;
+            double num = 0, val = 0;
+            for (int c1 = 0; c1 < m1; ++c1)
+                for (int c2 = 0; c2 < m2; ++c2) {
+                    const int i1 = row_child(A1, P[d1], c1), i2 = row_child(A2, P[d2], c2);
+                    const double w = A1.w[(size_t)P[d1] * MAX_CHILDREN + c1] * A2.w[(size_t)P[d2] * MAX_CHILDREN + c2];
+                    const int64_t e0 = F.base + (int64_t)i1 * fs[d1] + (int64_t)i2 * fs[d2];
+                    int64_t held;
+                    const double v = walk_row(F, frd, d, fs[d], e0, kk, xx, fwd, a.scale, held);
+                    if (!(v > 0)) continue;
+                    double uh = un;
+                    if (held >= 0) { // the held point's indices on level - 1, then below
+                        int Q[3];
+                        Q[d] = (int)((held - e0) / fs[d]);
+                        Q[d1] = i1;
+                        Q[d2] = i2;
+                        const int64_t at = level - 1 == 0 ? held : held_below(ch, level - 1, Q);
+                        if (at >= 0) uh = (double)u0[at];
+                    }
+                    num += w * v;
+                    val += w * v * uh;
+                }
+            s += (double)q.v[f] * (num > 0 ? val / num : un);
+        }
+        if (s != 0) rhs[pc] += T(s);
     }
 }
 

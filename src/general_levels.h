@@ -295,12 +295,12 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
     return PGPU_SUCCESS;
 }
 
-template <class T> pgpu_status Hierarchy<T>::general_rhs(Env &env, T *out)
+template <class T> pgpu_status Hierarchy<T>::general_rhs(Env &env, T *out, bool held)
 {
     char *err = env.err;
     const Level<T> &L = lv[0];
     gen_rhs_kernel<T><<<grid_for((int64_t)L.npts, env.sms), 256, 0, env.st>>>(L.g, (const T *)L.u, (const T *)L.f,
-                                                                               L.shift, out);
+                                                                               L.shift, out, held);
     PGPU_LAUNCHED();
     return PGPU_SUCCESS;
 }

@@ -583,8 +583,11 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     }
     // With a mask the pass alone leaves an error of about 3e-3 of max |u|
     // near solid cells (a sphere at 256^3, double: 3.2e-3 against V-cycles
-    // to 1e-12; the box's pass 6e-7): FMG_MASK_CYCLES V-cycles follow it
-    // there (1.3e-4 after one, 3.5e-6 after two).  In float the cycles
+    // to 1e-12; the box's pass 6e-7), and 1e-4 to 2e-4 near held points (a
+    // sphere of Dirichlet cells, 63^3 to 512^3, against 2e-5 to 3e-7
+    // converged): FMG_MASK_CYCLES V-cycles follow it there (solid cells:
+    // 1.3e-4 after one, 3.5e-6 after two; held points: the converged error,
+    // to 1.0 times at 63^3 to 256^3 and 1.36 at 512^3).  In float the cycles
     // after it run under float's own stop instead (the V-cycles' rule, the
     // true residual confirming it): two fixed cycles left 1e-2 to 1e-1 of
     // max |u| on small masks where float V-cycles reach 1e-6.

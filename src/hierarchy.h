@@ -226,7 +226,7 @@ template <class T> class Hierarchy {
     pgpu_status general_alloc(Env &env, bool mask, bool beta);
     pgpu_status general_build(Env &env);
     bool general_apply(Env &env);
-    pgpu_status general_rhs(Env &env, T *out);
+    pgpu_status general_rhs(Env &env, T *out, bool held = true);
     // out = src (+ u's boundary terms where `terms`) minus the mean of each
     // singular region of level 0 (out may be src).
     pgpu_status project(Env &env, const T *src, const T *u, int terms, T *out);

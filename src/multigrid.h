@@ -43,6 +43,15 @@ template <class T> class Multigrid {
     // tricubic interpolant of level l+1's solution.
     pgpu_status fmg_restrict(int l);
     pgpu_status fmg_interpolate(int l);
+    // FMG with held points (a mask with Dirichlet points): the coarse
+    // problems take the held values where their own couplings put them
+    // (held_terms_kernel), and the interpolation reads them
+    // (held_values_kernel).  levels: the chain's steps from level 0.
+    bool held_fmg() const
+    {
+        return gen && h->gen.mask && h->gen.held && (int)h->lv.size() - 1 <= HELD_STEPS;
+    }
+    HeldChain held_chain(int levels) const;
     // Level l's points in the global problem (a slab level's npts are the rank's).
     double global_points(int l) const;
     // The general operator (a mask or coefficients) has no dense level: its
@@ -356,10 +365,28 @@ template <class T> pgpu_status Multigrid<T>::fmg_coarse()
     // form restricts b (f and every boundary term, Dirichlet points' values
     // included) instead, with zero data on the coarse levels: u's fluid values
     // solve A u = b with zero data, which is what the coarse levels
-    // approximate.
+    // approximate.  With held points (held_fmg) it restricts f and the box's
+    // boundary terms, then adds each coarse level's own held terms
+    // (held_terms_kernel).
     char *err = e.err;
     PGPU_RETURN_IF(e.dist && top < h->dist_levels, PGPU_ERROR_CUDA, "internal: FMG's coarsest level is a slab");
     for (int l = 1; l <= top; ++l) PGPU_FORWARD(fmg_restrict(l - 1));
+    if (held_fmg()) {
+        const HeldChain ch = held_chain(top);
+        for (int l = 1; l <= top; ++l) {
+            const auto &cl = h->gen.coarse[(size_t)l - 1];
+            GenCoarse<T> a{};
+            a.f = lv[l - 1].g;
+            a.c = lv[l].g;
+            a.scale = h->gen.beta;
+            for (int d = 0; d < 3; ++d) {
+                a.ax[d] = cl.ax[d];
+                a.wk[d] = cl.wk[d];
+            }
+            held_terms_kernel<T><<<grid_for((int64_t)lv[l].npts, e.sms), 256, 0, e.st>>>(a, ch, l, lv[0].u, lv[l].f);
+            PGPU_LAUNCHED();
+        }
+    }
     // The coarsest interior starts from zero; its ghosts hold the data.
     Level<T> &B = lv[top];
     B.cur = 0;
@@ -405,7 +432,7 @@ template <class T> pgpu_status Multigrid<T>::fmg_restrict(int l)
     Level<T> &F = h->lv[l], &C = h->lv[l + 1];
     const bool data = h->data_faces && !gen;
     if (gen && l == 0) {
-        PGPU_FORWARD(h->general_rhs(e, F.other()));
+        PGPU_FORWARD(h->general_rhs(e, F.other(), !held_fmg()));
         return F.down.restrict_(e, F.other(), nullptr, C.f, true);
     }
     if (!e.dist || l >= h->dist_levels) {
@@ -441,7 +468,34 @@ template <class T> pgpu_status Multigrid<T>::fmg_interpolate(int l)
     L.cur = 0;
     if (g.dirichlet) PGPU_FORWARD(edge_ghosts(e, g, C.iter()));
     if (slab) PGPU_FORWARD(dist_halo(e, C.g, C.iter(), true));
-    return L.down.interpolate(e, C.iter(), L.u);
+    // With held points: the caller's values at C's Dirichlet points
+    // (held_values_kernel) for the interpolation to read, then 0 there
+    // again (C becomes a correction level, zero data).
+    const bool held = held_fmg();
+    char *err = e.err;
+    if (held) {
+        held_values_kernel<T><<<grid_for((int64_t)C.npts, e.sms), 256, 0, e.st>>>(C.g, C.g.mk, held_chain(l + 1),
+                                                                                   l + 1, h->lv[0].u, C.iter());
+        PGPU_LAUNCHED();
+    }
+    PGPU_FORWARD(L.down.interpolate(e, C.iter(), L.u));
+    if (held) PGPU_CUDA(cudaMemsetAsync(C.iter(), 0, (size_t)C.elems * sizeof(T), e.st));
+    return PGPU_SUCCESS;
+}
+
+template <class T> HeldChain Multigrid<T>::held_chain(int levels) const
+{
+    HeldChain ch{};
+    for (int k = 0; k < levels; ++k) {
+        const Grid<T> &F = h->lv[k].g;
+        HeldStep &st = ch.s[k];
+        for (int d = 0; d < 3; ++d) st.ax[d] = h->gen.coarse[(size_t)k].ax[d];
+        st.fmk = F.mk;
+        st.base = F.base;
+        st.sy = F.sy;
+        st.sz = F.is3d ? F.sz : 0;
+    }
+    return ch;
 }
 
 template <class T> double Multigrid<T>::global_points(int l) const

@@ -525,10 +525,11 @@ template <class T> static T interior_scale(const Grid<T> &g, T omega)
 // of its Dirichlet and Neumann faces (what the neighbour sum would be if the
 // interior were 0).
 // In the general form these are the faces towards a box ghost with data and
-// towards a Dirichlet point (the held value), with their fractions; 0 at a
-// point that is not fluid.
+// (where `held`) towards a Dirichlet point (the held value), with their
+// fractions; 0 at a point that is not fluid.
 template <class T>
-__device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restrict__ u, int64_t p, int i, int j, int k)
+__device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restrict__ u, int64_t p, int i, int j, int k,
+                                            bool held = true)
 {
     if (g.gen) {
         if (!gen_fluid(g, p)) return T(0);
@@ -541,7 +542,7 @@ __device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restric
             if (q.v[f] == T(0)) continue;
             const int64_t o = p + q.o[f];
             const bool in_box = !ghost[f] && (f < 4 || g.is3d);
-            if (ghost[f] || (in_box && g.mk && (g.mk[o] & CELL_BITS) == PGPU_CELL_DIRICHLET)) s += q.v[f] * u[o];
+            if (ghost[f] || (held && in_box && g.mk && (g.mk[o] & CELL_BITS) == PGPU_CELL_DIRICHLET)) s += q.v[f] * u[o];
         }
         return s;
     }

@@ -522,17 +522,18 @@ __global__ void gen_project_kernel(const Grid<T> g, const uint32_t *__restrict__
 }
 
 // b of a level's bound problem where it is fluid (f - shift + the boundary
-// terms), 0 elsewhere: the general form's FMG restricts it.
+// terms; the held points' only where `held`), 0 elsewhere: the general
+// form's FMG restricts it.
 template <class T>
 __global__ void gen_rhs_kernel(const Grid<T> g, const T *__restrict__ u, const T *__restrict__ f,
-                               const T *__restrict__ shiftp, T *out)
+                               const T *__restrict__ shiftp, T *out, bool held)
 {
     const Shift<T> shift = load_shift(shiftp);
     PGPU_GRID_STRIDE(t, (int64_t)g.nx * g.ny * g.nz)
     {
         int i, j, k;
         const int64_t p = point_of(g, t, i, j, k);
-        out[p] = gen_fluid(g, p) ? shift.of(f[p]) + boundary_terms(g, u, p, i, j, k) : T(0);
+        out[p] = gen_fluid(g, p) ? shift.of(f[p]) + boundary_terms(g, u, p, i, j, k, held) : T(0);
     }
 }
 
