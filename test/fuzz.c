@@ -228,7 +228,6 @@ typedef struct fcase {
     double noise_amp;
     double tol_drawn;  /* before floors */
     int tol_kind;      /* 0: method default (cfg.tolerance = 0), 1: explicit */
-    int nmixed;        /* axes mixing Dirichlet and Neumann */
     strbuf desc;
 } fcase;
 
@@ -309,23 +308,16 @@ static void draw_case(rng *r, fcase *c)
     pgpu_config cfg = pgpu_config_default(nx, ny, nz);
     /* faces: per axis DD, DN, ND, NN or PP */
     const int axes = is3d ? 3 : 2;
-    for (int tries = 0; tries < 20; ++tries) {
-        int nmixed = 0;
-        for (int a = 0; a < axes; ++a) {
-            const double q = runi(r, 0.0, 1.0);
-            pgpu_bc lo, hi;
-            if (q < 0.30) lo = hi = PGPU_BC_DIRICHLET;
-            else if (q < 0.42) lo = PGPU_BC_DIRICHLET, hi = PGPU_BC_NEUMANN;
-            else if (q < 0.54) lo = PGPU_BC_NEUMANN, hi = PGPU_BC_DIRICHLET;
-            else if (q < 0.75) lo = hi = PGPU_BC_NEUMANN;
-            else lo = hi = PGPU_BC_PERIODIC;
-            cfg.bc[2 * a] = lo;
-            cfg.bc[2 * a + 1] = hi;
-            nmixed += lo != hi && lo != PGPU_BC_PERIODIC;
-        }
-        c->nmixed = nmixed;
-        const int fft_faces = m == PGPU_FFT || (is_krylov(m) && c->pre == PGPU_PRECOND_FFT);
-        if (!fft_faces || nmixed <= 1 || chance(r, 0.15)) break; /* FFT: mostly faces it serves */
+    for (int a = 0; a < axes; ++a) {
+        const double q = runi(r, 0.0, 1.0);
+        pgpu_bc lo, hi;
+        if (q < 0.30) lo = hi = PGPU_BC_DIRICHLET;
+        else if (q < 0.42) lo = PGPU_BC_DIRICHLET, hi = PGPU_BC_NEUMANN;
+        else if (q < 0.54) lo = PGPU_BC_NEUMANN, hi = PGPU_BC_DIRICHLET;
+        else if (q < 0.75) lo = hi = PGPU_BC_NEUMANN;
+        else lo = hi = PGPU_BC_PERIODIC;
+        cfg.bc[2 * a] = lo;
+        cfg.bc[2 * a + 1] = hi;
     }
     if (!is3d && chance(r, 0.3)) { /* z faces are ignored in 2D: anything */
         cfg.bc[4] = (pgpu_bc)rint_in(r, 0, 2);
@@ -869,9 +861,7 @@ static int run_case(uint64_t seed, long K, int verbose)
     sb_add(d, " regions=%lld/%lld-singular", (long long)RG.count, (long long)RG.singular);
 
     /* documented refusals */
-    const int fft_faces = m == PGPU_FFT || (is_krylov(m) && C.pre == PGPU_PRECOND_FFT);
     int create_unsup = 0;
-    if (fft_faces && C.nmixed > 1) create_unsup = 1;
     if (prec == PGPU_MIXED) {
         if (m == PGPU_JACOBI || m == PGPU_RBGS) create_unsup = 1;
         if (is_krylov(m) && (C.pre == PGPU_PRECOND_NONE || C.pre == PGPU_PRECOND_JACOBI)) create_unsup = 1;
