@@ -6562,88 +6562,61 @@ template <class T> __global__ void gen_distance_kernel(const GenCoarse<T> a)
 // hold zero there (their right-hand sides carry the held values: fmg_coarse),
 // so the coarse solution jumps from u to 0 at the mask's boundary; FMG's
 // cubic interpolation reading those zeros left an error of a few percent of
-// |u| beside Dirichlet points that no later cycle removes at any h.  Before
-// it interpolates a level, each Dirichlet point there takes the caller's
-// value at the level-0 point beneath it: down the levels, a Dirichlet core
-// child (gen_coarse_kernel's rule made the parent Dirichlet from one), else
-// any Dirichlet child (gen_iso_kernel's rule), else 0.  steps[k] is the
-// pair of levels k+1 and k (its rows, level k's mask and strides).
-constexpr int HELD_STEPS = 16; // the most levels below level 0 (deeper hierarchies: FMG as before)
-struct HeldStep {
-    CoarseAxis ax[3];
-    const uint8_t *fmk;
-    int64_t base, sy, sz;
-};
-struct HeldChain { // a kernel parameter, read in place (__grid_constant__: no copy per thread)
-    HeldStep s[HELD_STEPS];
-};
-// The level-0 element beneath point Q of level `level` (a Dirichlet point
-// there): down the levels, a Dirichlet core child, else any Dirichlet
-// child; -1 where a level has neither.
-__device__ __forceinline__ int64_t held_below(const HeldChain &ch, int level, int Q[3])
+// |u| beside Dirichlet points that no later cycle removes at any h.  Each
+// Dirichlet point of the coarse level a.c takes the value (src, level a.f's
+// values) of a Dirichlet core child (gen_coarse_kernel's rule made it
+// Dirichlet from one), else of any Dirichlet child (gen_iso_kernel's rule),
+// else 0: level by level, the caller's values beneath.  Only Dirichlet
+// points of dst are written.
+template <class T>
+__global__ void held_values_kernel(const __grid_constant__ GenCoarse<T> a, const T *__restrict__ src, T *dst)
 {
-    int64_t at = -1;
-    for (int k = level - 1; k >= 0; --k) {
-        const HeldStep &st = ch.s[k];
+    const Grid<T> &F = a.f, &C = a.c;
+    const int64_t fs[3] = {1, F.sy, F.is3d ? F.sz : 0};
+    PGPU_GRID_STRIDE(s, (int64_t)C.nx * C.ny * C.nz)
+    {
+        int P[3];
+        const int64_t pc = point_of(C, s, P[0], P[1], P[2]);
+        if ((C.mk[pc] & CELL_BITS) != PGPU_CELL_DIRICHLET) continue;
         int m[3], core[3];
 #pragma unroll
         for (int d = 0; d < 3; ++d) {
-            const int x = st.ax[d].row[Q[d]].x;
+            const int x = a.ax[d].row[P[d]].x;
             m[d] = x & 0xff;
             core[d] = (x >> 16) & 0xff;
         }
-        at = -1;
+        int64_t at = -1;
         for (int pass = 0; pass < 2 && at < 0; ++pass)
             for (int c2 = 0; c2 < m[2] && at < 0; ++c2)
                 for (int c1 = 0; c1 < m[1] && at < 0; ++c1)
                     for (int c0 = 0; c0 < m[0] && at < 0; ++c0) {
                         if (pass == 0 && !((core[0] >> c0) & (core[1] >> c1) & (core[2] >> c2) & 1)) continue;
-                        const int i = row_child(st.ax[0], Q[0], c0), j = row_child(st.ax[1], Q[1], c1),
-                                  kk = row_child(st.ax[2], Q[2], c2);
-                        const int64_t p = st.base + i + j * st.sy + kk * st.sz;
-                        if ((st.fmk[p] & CELL_BITS) != PGPU_CELL_DIRICHLET) continue;
-                        Q[0] = i;
-                        Q[1] = j;
-                        Q[2] = kk;
-                        at = p;
+                        const int64_t p = F.base + row_child(a.ax[0], P[0], c0) * fs[0] +
+                                          row_child(a.ax[1], P[1], c1) * fs[1] + row_child(a.ax[2], P[2], c2) * fs[2];
+                        if ((F.mk[p] & CELL_BITS) == PGPU_CELL_DIRICHLET) at = p;
                     }
-        if (at < 0) return -1;
-    }
-    return at;
-}
-
-template <class T>
-__global__ void held_values_kernel(const Grid<T> C, const uint8_t *__restrict__ cmk, const __grid_constant__ HeldChain ch,
-                                   int level,
-                                   const T *__restrict__ u0, T *cu)
-{
-    const int64_t n = (int64_t)C.nx * C.ny * C.nz;
-    PGPU_GRID_STRIDE(s, n)
-    {
-        int Q[3];
-        const int64_t pc = point_of(C, s, Q[0], Q[1], Q[2]);
-        if ((cmk[pc] & CELL_BITS) != PGPU_CELL_DIRICHLET) continue;
-        const int64_t at = held_below(ch, level, Q);
-        cu[pc] = at >= 0 ? u0[at] : T(0);
+        dst[pc] = at >= 0 ? src[at] : T(0);
     }
 }
 
 // FMG's coarse right-hand sides with held points: the restriction of f alone
-// (fmg_restrict), and here, on level `level` (a.c; a.f the level above it),
-// each face between a fluid and a Dirichlet point adds its coupling times
-// the held value its coupling was measured to: per fine row across the
-// face, gen_distance_kernel's walk to the row's first Dirichlet point, whose
-// value is the caller's at the level-0 point beneath it (held_below), the
-// rows' values averaged with the weights that made the coupling.  (The
-// restricted boundary terms that the correction levels take instead put a
-// held value's pull where the fine staircase has it, which the coarse
-// staircase does not: FMG's pass left 3e-2 of max |u| near the boundary of
-// a sphere of Dirichlet cells, at every h.)
+// (fmg_restrict), and here, on the coarse level a.c, each face between a
+// fluid and a Dirichlet point adds its coupling times the held value its
+// coupling was measured to: per fine row across the face,
+// gen_distance_kernel's walk to the row's first Dirichlet point, its value
+// from src (level a.f's values: held_values_kernel's), the rows' values
+// averaged with the weights that made the coupling; a row that meets no
+// Dirichlet point ends at the coarse neighbour (its value in cval, the
+// coarse level's).  (The restricted boundary terms that the correction
+// levels take instead put a held value's pull where the fine staircase has
+// it, which the coarse staircase does not: FMG's pass left 3e-2 of max |u|
+// near the boundary of a sphere of Dirichlet cells, at every h.)
 template <class T>
-__global__ void held_terms_kernel(const __grid_constant__ GenCoarse<T> a, const __grid_constant__ HeldChain ch, int level,
-                                  const T *__restrict__ u0, T *rhs)
+__global__ void held_terms_kernel(const __grid_constant__ GenCoarse<T> a, const T *__restrict__ src,
+                                  const T *__restrict__ cval, T *rhs)
 {
     const Grid<T> &F = a.f, &C = a.c;
+    const int64_t fs[3] = {1, F.sy, F.is3d ? F.sz : 0};
     PGPU_GRID_STRIDE(t, (int64_t)C.nx * C.ny * C.nz)
     {
         int P[3];
@@ -6652,48 +6625,33 @@ __global__ void held_terms_kernel(const __grid_constant__ GenCoarse<T> a, const 
         const GenPoint<T> q = gen_couplings(C, pc, P[0], P[1], P[2]);
         double s = 0;
         for (int f = 0; f < (C.is3d ? 6 : 4); ++f) {
-            if (q.v[f] == T(0) || (C.mk[pc + q.o[f]] & CELL_BITS) != PGPU_CELL_DIRICHLET) continue;
+            const int64_t pn = pc + q.o[f];
+            if (q.v[f] == T(0) || (C.mk[pn] & CELL_BITS) != PGPU_CELL_DIRICHLET) continue;
+            const double un = (double)cval[pn];
             const int d = f >> 1;
             const bool fwd = f & 1; // the fluid point is the face's low one
-            // the Dirichlet neighbour's own value: rows that meet no held
-            // point end there, and a face without a walk takes it whole
-            const int64_t rel = pc + q.o[f] - C.base; // (a periodic neighbour: wrapped)
-            const int64_t zs = C.is3d ? C.sz : (int64_t)C.sy * (C.ny + 2);
-            int Qn[3] = {(int)(rel % zs % C.sy), (int)(rel % zs / C.sy), (int)(rel / zs)};
-            const int64_t an = held_below(ch, level, Qn);
-            const double un = an >= 0 ? (double)u0[an] : 0.0;
             const int I = P[d] + (fwd ? 1 : 0);
             const int *kk = a.wk[d].k + (size_t)I * (MAX_WALK + 1);
-            if (!kk[0]) {
+            if (!kk[0]) { // no walk (a periodic wrap): the neighbour's value
                 s += (double)q.v[f] * un;
                 continue;
             }
             const double *xx = a.wk[d].x + (size_t)I * (MAX_WALK + 1);
             const T *frd = d == 0 ? F.fx : d == 1 ? F.fy : F.fz;
-            const int64_t fs[3] = {1, F.sy, F.is3d ? F.sz : 0};
             const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
             const CoarseAxis &A1 = a.ax[d1], &A2 = a.ax[d2];
             const int m1 = A1.row[P[d1]].x & 0xff, m2 = A2.row[P[d2]].x & 0xff;
             double num = 0, val = 0;
             for (int c1 = 0; c1 < m1; ++c1)
                 for (int c2 = 0; c2 < m2; ++c2) {
-                    const int i1 = row_child(A1, P[d1], c1), i2 = row_child(A2, P[d2], c2);
                     const double w = A1.w[(size_t)P[d1] * MAX_CHILDREN + c1] * A2.w[(size_t)P[d2] * MAX_CHILDREN + c2];
-                    const int64_t e0 = F.base + (int64_t)i1 * fs[d1] + (int64_t)i2 * fs[d2];
+                    const int64_t e0 = F.base + (int64_t)row_child(A1, P[d1], c1) * fs[d1] +
+                                       (int64_t)row_child(A2, P[d2], c2) * fs[d2];
                     int64_t held;
                     const double v = walk_row(F, frd, d, fs[d], e0, kk, xx, fwd, a.scale, held);
                     if (!(v > 0)) continue;
-                    double uh = un;
-                    if (held >= 0) { // the held point's indices on level - 1, then below
-                        int Q[3];
-                        Q[d] = (int)((held - e0) / fs[d]);
-                        Q[d1] = i1;
-                        Q[d2] = i2;
-                        const int64_t at = level - 1 == 0 ? held : held_below(ch, level - 1, Q);
-                        if (at >= 0) uh = (double)u0[at];
-                    }
                     num += w * v;
-                    val += w * v * uh;
+                    val += w * v * (held >= 0 ? (double)src[held] : un);
                 }
             s += (double)q.v[f] * (num > 0 ? val / num : un);
         }
@@ -8458,12 +8416,10 @@ template <class T> class Multigrid {
     // FMG with held points (a mask with Dirichlet points): the coarse
     // problems take the held values where their own couplings put them
     // (held_terms_kernel), and the interpolation reads them
-    // (held_values_kernel).  levels: the chain's steps from level 0.
-    bool held_fmg() const
-    {
-        return gen && h->gen.mask && h->gen.held && (int)h->lv.size() - 1 <= HELD_STEPS;
-    }
-    HeldChain held_chain(int levels) const;
+    // (held_values_kernel).  A coarse level's values wait in its t from
+    // fmg_coarse's start until that level is interpolated.
+    bool held_fmg() const { return gen && h->gen.mask && h->gen.held; }
+    GenCoarse<T> held_pair(int l) const; // levels l and l + 1, as the held kernels read them
     // Level l's points in the global problem (a slab level's npts are the rank's).
     double global_points(int l) const;
     // The general operator (a mask or coefficients) has no dense level: its
@@ -8783,26 +8739,21 @@ template <class T> pgpu_status Multigrid<T>::fmg_coarse()
     char *err = e.err;
     PGPU_RETURN_IF(e.dist && top < h->dist_levels, PGPU_ERROR_CUDA, "internal: FMG's coarsest level is a slab");
     for (int l = 1; l <= top; ++l) PGPU_FORWARD(fmg_restrict(l - 1));
-    if (held_fmg()) {
-        const HeldChain ch = held_chain(top);
+    if (held_fmg())
         for (int l = 1; l <= top; ++l) {
-            const auto &cl = h->gen.coarse[(size_t)l - 1];
-            GenCoarse<T> a{};
-            a.f = lv[l - 1].g;
-            a.c = lv[l].g;
-            a.scale = h->gen.beta;
-            for (int d = 0; d < 3; ++d) {
-                a.ax[d] = cl.ax[d];
-                a.wk[d] = cl.wk[d];
-            }
-            held_terms_kernel<T><<<grid_for((int64_t)lv[l].npts, e.sms), 256, 0, e.st>>>(a, ch, l, lv[0].u, lv[l].f);
+            const GenCoarse<T> a = held_pair(l - 1);
+            const T *src = l == 1 ? lv[0].u : lv[l - 1].t;
+            const unsigned blocks = grid_for((int64_t)lv[l].npts, e.sms);
+            held_values_kernel<T><<<blocks, 256, 0, e.st>>>(a, src, lv[l].t);
+            PGPU_LAUNCHED();
+            held_terms_kernel<T><<<blocks, 256, 0, e.st>>>(a, src, lv[l].t, lv[l].f);
             PGPU_LAUNCHED();
         }
-    }
     // The coarsest interior starts from zero; its ghosts hold the data.
     Level<T> &B = lv[top];
     B.cur = 0;
     PGPU_FORWARD(axpby(e, B.g, B.col, T(0), T(0), (const T *)nullptr, T(0), (const T *)nullptr, B.u));
+    if (held_fmg()) PGPU_CUDA(cudaMemsetAsync(B.t, 0, (size_t)B.elems * sizeof(T), e.st)); // (its values: unused)
     PGPU_FORWARD(cycle(top));
     for (int l = top - 1; l >= 1; --l) {
         Level<T> &C = lv[l + 1];
@@ -8880,34 +8831,36 @@ template <class T> pgpu_status Multigrid<T>::fmg_interpolate(int l)
     L.cur = 0;
     if (g.dirichlet) PGPU_FORWARD(edge_ghosts(e, g, C.iter()));
     if (slab) PGPU_FORWARD(dist_halo(e, C.g, C.iter(), true));
-    // With held points: the caller's values at C's Dirichlet points
-    // (held_values_kernel) for the interpolation to read, then 0 there
-    // again (C becomes a correction level, zero data).
+    // With held points: the caller's values at C's Dirichlet points, from
+    // level l's (its t, or the caller's u), for the interpolation to read;
+    // then 0 in C's iterate and in l's t (C becomes a correction level, and
+    // l's cycle comes next: zero data).
     const bool held = held_fmg();
     char *err = e.err;
     if (held) {
-        held_values_kernel<T><<<grid_for((int64_t)C.npts, e.sms), 256, 0, e.st>>>(C.g, C.g.mk, held_chain(l + 1),
-                                                                                   l + 1, h->lv[0].u, C.iter());
+        held_values_kernel<T><<<grid_for((int64_t)C.npts, e.sms), 256, 0, e.st>>>(held_pair(l), l ? L.t : L.u,
+                                                                                   C.iter());
         PGPU_LAUNCHED();
     }
     PGPU_FORWARD(L.down.interpolate(e, C.iter(), L.u));
-    if (held) PGPU_CUDA(cudaMemsetAsync(C.iter(), 0, (size_t)C.elems * sizeof(T), e.st));
+    if (held) {
+        PGPU_CUDA(cudaMemsetAsync(C.iter(), 0, (size_t)C.elems * sizeof(T), e.st));
+        if (l) PGPU_CUDA(cudaMemsetAsync(L.t, 0, (size_t)L.elems * sizeof(T), e.st));
+    }
     return PGPU_SUCCESS;
 }
 
-template <class T> HeldChain Multigrid<T>::held_chain(int levels) const
+template <class T> GenCoarse<T> Multigrid<T>::held_pair(int l) const
 {
-    HeldChain ch{};
-    for (int k = 0; k < levels; ++k) {
-        const Grid<T> &F = h->lv[k].g;
-        HeldStep &st = ch.s[k];
-        for (int d = 0; d < 3; ++d) st.ax[d] = h->gen.coarse[(size_t)k].ax[d];
-        st.fmk = F.mk;
-        st.base = F.base;
-        st.sy = F.sy;
-        st.sz = F.is3d ? F.sz : 0;
+    GenCoarse<T> a{};
+    a.f = h->lv[l].g;
+    a.c = h->lv[l + 1].g;
+    a.scale = h->gen.beta;
+    for (int d = 0; d < 3; ++d) {
+        a.ax[d] = h->gen.coarse[(size_t)l].ax[d];
+        a.wk[d] = h->gen.coarse[(size_t)l].wk[d];
     }
-    return ch;
+    return a;
 }
 
 template <class T> double Multigrid<T>::global_points(int l) const

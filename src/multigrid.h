@@ -46,12 +46,10 @@ template <class T> class Multigrid {
     // FMG with held points (a mask with Dirichlet points): the coarse
     // problems take the held values where their own couplings put them
     // (held_terms_kernel), and the interpolation reads them
-    // (held_values_kernel).  levels: the chain's steps from level 0.
-    bool held_fmg() const
-    {
-        return gen && h->gen.mask && h->gen.held && (int)h->lv.size() - 1 <= HELD_STEPS;
-    }
-    HeldChain held_chain(int levels) const;
+    // (held_values_kernel).  A coarse level's values wait in its t from
+    // fmg_coarse's start until that level is interpolated.
+    bool held_fmg() const { return gen && h->gen.mask && h->gen.held; }
+    GenCoarse<T> held_pair(int l) const; // levels l and l + 1, as the held kernels read them
     // Level l's points in the global problem (a slab level's npts are the rank's).
     double global_points(int l) const;
     // The general operator (a mask or coefficients) has no dense level: its
@@ -371,26 +369,21 @@ template <class T> pgpu_status Multigrid<T>::fmg_coarse()
     char *err = e.err;
     PGPU_RETURN_IF(e.dist && top < h->dist_levels, PGPU_ERROR_CUDA, "internal: FMG's coarsest level is a slab");
     for (int l = 1; l <= top; ++l) PGPU_FORWARD(fmg_restrict(l - 1));
-    if (held_fmg()) {
-        const HeldChain ch = held_chain(top);
+    if (held_fmg())
         for (int l = 1; l <= top; ++l) {
-            const auto &cl = h->gen.coarse[(size_t)l - 1];
-            GenCoarse<T> a{};
-            a.f = lv[l - 1].g;
-            a.c = lv[l].g;
-            a.scale = h->gen.beta;
-            for (int d = 0; d < 3; ++d) {
-                a.ax[d] = cl.ax[d];
-                a.wk[d] = cl.wk[d];
-            }
-            held_terms_kernel<T><<<grid_for((int64_t)lv[l].npts, e.sms), 256, 0, e.st>>>(a, ch, l, lv[0].u, lv[l].f);
+            const GenCoarse<T> a = held_pair(l - 1);
+            const T *src = l == 1 ? lv[0].u : lv[l - 1].t;
+            const unsigned blocks = grid_for((int64_t)lv[l].npts, e.sms);
+            held_values_kernel<T><<<blocks, 256, 0, e.st>>>(a, src, lv[l].t);
+            PGPU_LAUNCHED();
+            held_terms_kernel<T><<<blocks, 256, 0, e.st>>>(a, src, lv[l].t, lv[l].f);
             PGPU_LAUNCHED();
         }
-    }
     // The coarsest interior starts from zero; its ghosts hold the data.
     Level<T> &B = lv[top];
     B.cur = 0;
     PGPU_FORWARD(axpby(e, B.g, B.col, T(0), T(0), (const T *)nullptr, T(0), (const T *)nullptr, B.u));
+    if (held_fmg()) PGPU_CUDA(cudaMemsetAsync(B.t, 0, (size_t)B.elems * sizeof(T), e.st)); // (its values: unused)
     PGPU_FORWARD(cycle(top));
     for (int l = top - 1; l >= 1; --l) {
         Level<T> &C = lv[l + 1];
@@ -468,34 +461,36 @@ template <class T> pgpu_status Multigrid<T>::fmg_interpolate(int l)
     L.cur = 0;
     if (g.dirichlet) PGPU_FORWARD(edge_ghosts(e, g, C.iter()));
     if (slab) PGPU_FORWARD(dist_halo(e, C.g, C.iter(), true));
-    // With held points: the caller's values at C's Dirichlet points
-    // (held_values_kernel) for the interpolation to read, then 0 there
-    // again (C becomes a correction level, zero data).
+    // With held points: the caller's values at C's Dirichlet points, from
+    // level l's (its t, or the caller's u), for the interpolation to read;
+    // then 0 in C's iterate and in l's t (C becomes a correction level, and
+    // l's cycle comes next: zero data).
     const bool held = held_fmg();
     char *err = e.err;
     if (held) {
-        held_values_kernel<T><<<grid_for((int64_t)C.npts, e.sms), 256, 0, e.st>>>(C.g, C.g.mk, held_chain(l + 1),
-                                                                                   l + 1, h->lv[0].u, C.iter());
+        held_values_kernel<T><<<grid_for((int64_t)C.npts, e.sms), 256, 0, e.st>>>(held_pair(l), l ? L.t : L.u,
+                                                                                   C.iter());
         PGPU_LAUNCHED();
     }
     PGPU_FORWARD(L.down.interpolate(e, C.iter(), L.u));
-    if (held) PGPU_CUDA(cudaMemsetAsync(C.iter(), 0, (size_t)C.elems * sizeof(T), e.st));
+    if (held) {
+        PGPU_CUDA(cudaMemsetAsync(C.iter(), 0, (size_t)C.elems * sizeof(T), e.st));
+        if (l) PGPU_CUDA(cudaMemsetAsync(L.t, 0, (size_t)L.elems * sizeof(T), e.st));
+    }
     return PGPU_SUCCESS;
 }
 
-template <class T> HeldChain Multigrid<T>::held_chain(int levels) const
+template <class T> GenCoarse<T> Multigrid<T>::held_pair(int l) const
 {
-    HeldChain ch{};
-    for (int k = 0; k < levels; ++k) {
-        const Grid<T> &F = h->lv[k].g;
-        HeldStep &st = ch.s[k];
-        for (int d = 0; d < 3; ++d) st.ax[d] = h->gen.coarse[(size_t)k].ax[d];
-        st.fmk = F.mk;
-        st.base = F.base;
-        st.sy = F.sy;
-        st.sz = F.is3d ? F.sz : 0;
+    GenCoarse<T> a{};
+    a.f = h->lv[l].g;
+    a.c = h->lv[l + 1].g;
+    a.scale = h->gen.beta;
+    for (int d = 0; d < 3; ++d) {
+        a.ax[d] = h->gen.coarse[(size_t)l].ax[d];
+        a.wk[d] = h->gen.coarse[(size_t)l].wk[d];
     }
-    return ch;
+    return a;
 }
 
 template <class T> double Multigrid<T>::global_points(int l) const
