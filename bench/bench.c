@@ -22,8 +22,10 @@
  * precision: float FMG, float V-cycles to the default tolerance and the
  * float FFT against an exact discrete solution at 511^3 and 1023^3 (1030^3
  * for the FFT's cuFFT route), PGPU_MIXED against PGPU_DOUBLE to 1e-10 at
- * 512^3, and the default (checked) path against PGPU_FIXED.  Methods the
- * library cannot serve print 'unsupported'.
+ * 512^3, and the default (checked) path against PGPU_FIXED; jumps: FMG on
+ * a sphere of held (Dirichlet) values against converged V-cycles and the
+ * box, a ball of beta 1e3 and 1e6 by V-cycles and CG, and a random beta on
+ * anisotropic grids.  Methods the library cannot serve print 'unsupported'.
  *
  *   bench [--quick] [--csv FILE] [--results FILE] [--only GROUP]
  *     --quick  small sizes only (128^3 for the 3D scenarios, 127^3 and 255^3
@@ -36,8 +38,9 @@
  *              the sweeps its sweep-equivalents need), fft, masks (a solid
  *              sphere, setting a mask, smooth beta), krylov (CG and
  *              BiCGStab on the box, per iteration, two-phase beta, the
- *              sphere), precision, or fft2d (the small 2D FFT solves of
- *              fft alone)
+ *              sphere), precision, fft2d (the small 2D FFT solves of
+ *              fft alone), or jumps (held values on a sphere, a beta
+ *              inclusion and setting it, random beta on anisotropic grids)
  *              (default: all)
  *
  * Exit status: 0 done, 77 no CUDA device, 1 a CUDA call failed, 2 usage.
@@ -1088,6 +1091,315 @@ static void bench_krylov(int64_t n)
     }
 }
 
+/* ---- jumps: held values, inclusions, random beta ------------------------ */
+
+/* A device copy of the first `bytes` of h_buf. */
+static void *to_device(size_t bytes)
+{
+    void *d = NULL;
+    CK(cudaMalloc(&d, bytes));
+    CK(cudaMemcpy(d, h_buf, bytes, cudaMemcpyHostToDevice));
+    return d;
+}
+
+/* The held sphere: u = sin(x + 2y + 3z) + x^2 y z on the unit cube (nodes at
+ * x = i h, h = 1/(n+1)), f = -Laplace(u) = 14 sin(x + 2y + 3z) - 2yz; the
+ * interior points farther than 0.4 from the centre are Dirichlet cells that
+ * hold u, so that FMG's coarse problems must carry held values that vary
+ * along a curved wall, not the constant ghosts of a box. */
+static double held_u(double x, double y, double z) { return sin(x + 2 * y + 3 * z) + x * x * y * z; }
+
+static int held_at(const grid_t *g, int64_t i, int64_t j, int64_t k)
+{
+    const double x = (double)i / (g->nx + 1) - 0.5, y = (double)j / (g->ny + 1) - 0.5,
+                 z = (double)k / (g->nz + 1) - 0.5;
+    return i >= 1 && i <= g->nx && j >= 1 && j <= g->ny && k >= 1 && k <= g->nz &&
+           x * x + y * y + z * z > 0.16;
+}
+
+/* f into d_f and the initial u into d_u0 (0 at fluid points, u at held points
+ * and ghosts); with sphere also the mask, as a device array of g's layout
+ * (else NULL: the plain box, every interior point fluid).  h_buf holds each
+ * array in turn, so that 512^3 needs no other host array of that size. */
+static uint8_t *held_setup(const grid_t *g, int sphere)
+{
+    const int64_t sy = g->nx + 2, sz = sy * (g->ny + 2);
+    uint8_t *mask = NULL;
+    if (sphere) {
+        for (int64_t k = 0; k <= g->nz + 1; k++)
+            for (int64_t j = 0; j <= g->ny + 1; j++)
+                for (int64_t i = 0; i <= g->nx + 1; i++)
+                    ((uint8_t *)h_buf)[i + j * sy + k * sz] =
+                        held_at(g, i, j, k) ? PGPU_CELL_DIRICHLET : PGPU_CELL_FLUID;
+        mask = (uint8_t *)to_device((size_t)nelems(g));
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t k = 0; k <= g->nz + 1; k++)
+            for (int64_t j = 0; j <= g->ny + 1; j++)
+                for (int64_t i = 0; i <= g->nx + 1; i++) {
+                    const double x = (double)i / (g->nx + 1), y = (double)j / (g->ny + 1),
+                                 z = (double)k / (g->nz + 1);
+                    const int fluid = i >= 1 && i <= g->nx && j >= 1 && j <= g->ny && k >= 1 &&
+                                      k <= g->nz && !(sphere && held_at(g, i, j, k));
+                    h_store(g->esz, i + j * sy + k * sz,
+                            pass == 0 ? 14.0 * sin(x + 2 * y + 3 * z) - 2 * y * z
+                            : fluid   ? 0.0
+                                      : held_u(x, y, z));
+                }
+        upload(pass == 0 ? d_f : d_u0, nbytes(g));
+    }
+    g_fprob = g_uinit = -1; /* neither holds a manufactured problem now */
+    return mask;
+}
+
+/* max |u - u_exact| over the fluid points of d_u (the held ones left out with
+ * sphere): the discretisation error plus what the solve left. */
+static double held_error(const grid_t *g, int sphere)
+{
+    CK(cudaStreamSynchronize(g_stream));
+    CK(cudaMemcpyAsync(h_buf, d_u, nbytes(g), cudaMemcpyDeviceToHost, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    const int64_t sy = g->nx + 2, sz = sy * (g->ny + 2);
+    double e = 0.0;
+    for (int64_t k = 1; k <= g->nz; k++)
+        for (int64_t j = 1; j <= g->ny; j++)
+            for (int64_t i = 1; i <= g->nx; i++) {
+                if (sphere && held_at(g, i, j, k))
+                    continue;
+                const double d = fabs(h_load(g->esz, i + j * sy + k * sz) -
+                                      held_u((double)i / (g->nx + 1), (double)j / (g->ny + 1),
+                                             (double)k / (g->nz + 1)));
+                if (!(d <= e)) /* NaN propagates */
+                    e = d;
+            }
+    return e;
+}
+
+/* f = sin(3x) cos(2y) + z at the nodes x = i hx, y = j hy, z = k hz into d_f
+ * (ghosts 0): smooth, without an exact solution, for rows that measure
+ * convergence. */
+static void smooth_rhs(const grid_t *g, double hx, double hy, double hz)
+{
+    const int64_t sy = g->nx + 2, sz = sy * (g->ny + 2);
+    memset(h_buf, 0, nbytes(g));
+    for (int64_t k = 1; k <= g->nz; k++)
+        for (int64_t j = 1; j <= g->ny; j++)
+            for (int64_t i = 1; i <= g->nx; i++)
+                h_store(g->esz, i + j * sy + k * sz, sin(3.0 * i * hx) * cos(2.0 * j * hy) + k * hz);
+    upload(d_f, nbytes(g));
+    g_fprob = -1;
+}
+
+/* beta = J in the ball of radius 1/4 at the centre of the unit cube, 1
+ * elsewhere (ghosts included), as a device array of g's layout. */
+static void *ball_beta(const grid_t *g, double J)
+{
+    const int64_t sy = g->nx + 2, sz = sy * (g->ny + 2);
+    for (int64_t k = 0; k <= g->nz + 1; k++)
+        for (int64_t j = 0; j <= g->ny + 1; j++)
+            for (int64_t i = 0; i <= g->nx + 1; i++) {
+                const double x = (double)i / (g->nx + 1) - 0.5, y = (double)j / (g->ny + 1) - 0.5,
+                             z = (double)k / (g->nz + 1) - 0.5;
+                h_store(g->esz, i + j * sy + k * sz, x * x + y * y + z * z < 0.0625 ? J : 1.0);
+            }
+    return to_device(nbytes(g));
+}
+
+/* beta uniform in [0.1, 10], drawn point by point (ghosts included) from a
+ * fixed seed, so that every run solves the same problem. */
+static void *random_beta(const grid_t *g)
+{
+    uint64_t x = 0x243f6a8885a308d3ull;
+    for (int64_t p = 0; p < nelems(g); p++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17; /* xorshift64 */
+        h_store(g->esz, p, 0.1 + 9.9 * (double)(x >> 11) * 0x1p-53);
+    }
+    return to_device(nbytes(g));
+}
+
+/* A solve of c with (mask, beta) on a fresh handle, u from d_u0 and f in d_f:
+ * the median time after warm warm-ups (time_solve), the report's iterations
+ * (FMG: one solve, the cycles after its pass in the note) and relative
+ * residual, the status in the note where it is not PGPU_SUCCESS.  d_u holds
+ * the last solution.  0 where the row failed (marked; the iterations reached
+ * in the note). */
+static int jumps_solve(row_t *r, const grid_t *g, pgpu_config c, const uint8_t *mask, const void *beta,
+                       int warm, int reps, pgpu_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    pgpu_solver *s = create_or_mark(&c, r);
+    if (!s)
+        return 0;
+    pgpu_status st = mask ? pgpu_set_mask(s, mask) : PGPU_SUCCESS;
+    if (st == PGPU_SUCCESS && beta)
+        st = pgpu_set_coefficients(s, beta);
+    double ms = NAN;
+    if (st == PGPU_SUCCESS)
+        st = time_solve(s, g, warm, reps, 1, &ms, rep);
+    if (st != PGPU_SUCCESS) {
+        mark_fail(r, st, pgpu_last_error(s));
+        if (rep->iterations > 0)
+            note_add(r, "after %d iterations", rep->iterations);
+        pgpu_destroy(s);
+        return 0;
+    }
+    pgpu_destroy(s);
+    r->ms = ms;
+    r->res = rep->relative_residual;
+    r->iters = (c.flags & PGPU_FMG) ? 1 : rep->iterations;
+    if ((c.flags & PGPU_FMG) && rep->iterations > 0)
+        note_add(r, "pass + %d V-cycles", rep->iterations);
+    if (rep->status != PGPU_SUCCESS)
+        note_add(r, "%s", pgpu_status_string(rep->status));
+    return 1;
+}
+
+/* Host time of pgpu_set_coefficients(beta), as mask-set times pgpu_set_mask;
+ * `what` (the beta) opens the note. */
+static void coef_set_row(const char *scen, const grid_t *g, const void *beta, const char *what)
+{
+    row_t r = new_row(scen, g, "set_coef");
+    note_add(&r, "%s", what);
+    pgpu_config c = prob_config(PROB_DIR, g, PGPU_VCYCLE);
+    pgpu_solver *s = create_or_mark(&c, &r);
+    if (s) {
+        double t[MAXREP];
+        const int reps = g_quick ? 3 : 7;
+        pgpu_status st = pgpu_set_coefficients(s, beta); /* allocates: not timed */
+        CK(cudaStreamSynchronize(g_stream));
+        for (int k = 0; k < reps && st == PGPU_SUCCESS; k++) {
+            const double t0 = now_s();
+            st = pgpu_set_coefficients(s, beta);
+            t[k] = (now_s() - t0) * 1e3;
+        }
+        if (st != PGPU_SUCCESS) {
+            mark_fail(&r, st, pgpu_last_error(s));
+        } else {
+            r.ms = median(t, reps);
+            note_add(&r, "host time of pgpu_set_coefficients (checks, copy, coarse levels)");
+            note_sweep_eq(&r, g, r.ms);
+        }
+        pgpu_destroy(s);
+    }
+    print_row(&r);
+}
+
+static void bench_jumps(int64_t nbig)
+{
+    /* FMG on held values: the default solve against V-cycles converged to
+     * 1e-12, both measured against the exact u; the default should stay
+     * within 1.3 times the converged (discretisation) error. */
+    static const int64_t held_n[] = {128, 256};
+    for (int si = 0; si < (g_quick ? 1 : 2); si++) {
+        grid_t g = grid3(held_n[si], 8);
+        uint8_t *mask = held_setup(&g, 1);
+        row_t r = new_row("fmg-held", &g, "fmg");
+        pgpu_report rep;
+        if (jumps_solve(&r, &g, prob_config(PROB_DIR, &g, PGPU_FMG), mask, NULL, 1, g_quick ? 2 : 5, &rep)) {
+            r.err = held_error(&g, 1);
+            row_t v = new_row("", &g, "vcycle"); /* not printed: its figures go to r's note */
+            pgpu_config c = prob_config(PROB_DIR, &g, PGPU_VCYCLE);
+            c.tolerance = 1e-12;
+            if (jumps_solve(&v, &g, c, mask, NULL, 0, 1, &rep)) {
+                const double e = held_error(&g, 1);
+                note_add(&r, "converged error %.3e, ratio %.3f (bar 1.3)", e, r.err / e);
+            }
+            if (v.note[0])
+                note_add(&r, "V-cycles to 1e-12: %s", v.note);
+        }
+        print_row(&r);
+        CK(cudaFree(mask));
+    }
+    /* Its time against the box's default FMG (no mask, the same f and
+     * ghosts): held values should cost at most 1.5 times the box. */
+    {
+        grid_t g = grid3(nbig, 8);
+        double box = NAN;
+        for (int sphere = 0; sphere < 2; sphere++) {
+            uint8_t *mask = held_setup(&g, sphere);
+            row_t r = new_row(sphere ? "fmg-held" : "fmg-box", &g, "fmg");
+            pgpu_report rep;
+            if (jumps_solve(&r, &g, prob_config(PROB_DIR, &g, PGPU_FMG), mask, NULL, g_warm, g_reps, &rep)) {
+                r.err = held_error(&g, sphere);
+                note_sweep_eq(&r, &g, r.ms);
+                if (!sphere)
+                    box = r.ms;
+                else if (!isnan(box) && box > 0)
+                    note_add(&r, "x%.2f the box's default FMG (bar 1.5)", r.ms / box);
+            }
+            print_row(&r);
+            if (mask)
+                CK(cudaFree(mask));
+        }
+    }
+    /* A ball inclusion of beta 1e3 and 1e6 in beta = 1: V-cycles stall or
+     * crawl on its near-constant mode, which the face-averaged coarse
+     * coefficients miss; CG around them is the documented remedy. */
+    {
+        grid_t g = grid3(g_quick ? 128 : 256, 8);
+        const double h = 1.0 / (double)(g.nx + 1);
+        static const double jump[2] = {1e3, 1e6};
+        static const char *const jname[2] = {"1e3", "1e6"};
+        smooth_rhs(&g, h, h, h);
+        set_guess(INIT_ZERO, &g);
+        for (int ji = 0; ji < 2; ji++) {
+            void *beta = ball_beta(&g, jump[ji]);
+            char what[48];
+            snprintf(what, sizeof what, "beta %s in a ball of radius 1/4", jname[ji]);
+            double vc = NAN;
+            for (int cg = 0; cg < 2; cg++) {
+                row_t r = new_row("ball", &g, cg ? "cg" : "vcycle");
+                set_words(&r, &g, 3.0);
+                pgpu_config c = prob_config(PROB_DIR, &g, cg ? PGPU_CG : PGPU_VCYCLE);
+                c.tolerance = 1e-8;
+                if (cg)
+                    c.preconditioner = PGPU_PRECOND_VCYCLE;
+                else
+                    c.max_iterations = 100;
+                note_add(&r, "%s, tol 1e-8%s", what, cg ? ", MG-precond" : "");
+                pgpu_report rep;
+                if (jumps_solve(&r, &g, c, NULL, beta, 1, g_quick ? 2 : 5, &rep)) {
+                    note_sweep_eq(&r, &g, r.ms);
+                    if (!cg)
+                        vc = r.ms;
+                    else if (!isnan(vc) && vc > 0)
+                        note_add(&r, "%.2fx the V-cycles", r.ms / vc);
+                }
+                print_row(&r);
+            }
+            coef_set_row("ball", &g, beta, what);
+            CK(cudaFree(beta));
+        }
+    }
+    /* A beta drawn at random point by point on strongly anisotropic grids,
+     * where V-cycles may diverge: cycles to 1e-10 from u = 0 and the mean
+     * reduction per cycle (the relative residual starts at 1). */
+    {
+        static const int64_t dims[2][3] = {{96, 96, 96}, {128, 64, 32}};
+        static const int ratio[2] = {9, 22};
+        for (int ai = 0; ai < 2; ai++) {
+            grid_t g = {dims[ai][0], dims[ai][1], dims[ai][2], 8};
+            const double h = 1.0 / (double)(g.ny + 1); /* hy = hz = h, hx = ratio h */
+            smooth_rhs(&g, ratio[ai] * h, h, h);
+            set_guess(INIT_ZERO, &g);
+            void *beta = random_beta(&g);
+            row_t r = new_row("beta-aniso", &g, "vcycle");
+            set_words(&r, &g, 3.0);
+            pgpu_config c = prob_config(PROB_DIR, &g, PGPU_VCYCLE);
+            c.hx = ratio[ai] * h;
+            c.hy = c.hz = h;
+            c.tolerance = 1e-10;
+            c.max_iterations = 100;
+            note_add(&r, "hx:hy:hz %d:1:1, random beta 0.1..10, tol 1e-10", ratio[ai]);
+            pgpu_report rep;
+            if (jumps_solve(&r, &g, c, NULL, beta, 1, g_quick ? 2 : 5, &rep) && rep.iterations > 0)
+                note_add(&r, "rate %.3f per cycle (bar 0.2)", pow(rep.relative_residual, 1.0 / rep.iterations));
+            print_row(&r);
+            CK(cudaFree(beta));
+        }
+    }
+}
+
 /* ---- issue 4: FFT ------------------------------------------------------- */
 
 /* Median time (ms) of a cuFFT R2C + C2R pair (D2Z + Z2D in double) of n^3,
@@ -1535,7 +1847,7 @@ static void bench_precision(int64_t nbig)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--results FILE] "
-                    "[--only sweeps|multigrid|fft|fft2d|masks|krylov|precision]\n");
+                    "[--only sweeps|multigrid|fft|fft2d|masks|krylov|precision|jumps]\n");
 }
 
 int main(int argc, char **argv)
@@ -1551,7 +1863,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
                    (!strcmp(argv[i + 1], "sweeps") || !strcmp(argv[i + 1], "multigrid") ||
                     !strcmp(argv[i + 1], "fft") || !strcmp(argv[i + 1], "masks") || !strcmp(argv[i + 1], "krylov") ||
-                    !strcmp(argv[i + 1], "precision") || !strcmp(argv[i + 1], "fft2d"))) {
+                    !strcmp(argv[i + 1], "precision") || !strcmp(argv[i + 1], "fft2d") ||
+                    !strcmp(argv[i + 1], "jumps"))) {
             only = argv[++i];
         } else {
             usage();
@@ -1630,8 +1943,8 @@ int main(int argc, char **argv)
 
     bench_copy(copy_bytes);
     if (!only || !strcmp(only, "sweeps") || !strcmp(only, "multigrid") || !strcmp(only, "masks") ||
-        !strcmp(only, "krylov"))
-        /* multigrid and masks count in sweeps */
+        !strcmp(only, "krylov") || !strcmp(only, "jumps"))
+        /* multigrid, masks and jumps count in sweeps */
         bench_sweeps(sizes, nsizes);
     if (!only || !strcmp(only, "sweeps"))
         bench_seed000(nbig);
@@ -1651,6 +1964,8 @@ int main(int argc, char **argv)
         bench_masks(nbig);
     if (!only || !strcmp(only, "krylov"))
         bench_krylov(nbig);
+    if (!only || !strcmp(only, "jumps"))
+        bench_jumps(nbig);
     if (!only || !strcmp(only, "precision"))
         bench_precision(nbig); /* last: it grows the arrays */
 
