@@ -8373,6 +8373,7 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
 
 
 
+
 namespace pgpu {
 
 template <class T> class Multigrid {

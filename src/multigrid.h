@@ -2,6 +2,7 @@
 #pragma once
 #include "hierarchy.h"
 #include "coarse_solve.h"
+#include "general_coarse.h"
 
 namespace pgpu {
 
