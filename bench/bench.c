@@ -889,6 +889,41 @@ static void mask_row(const char *scen, const grid_t *g, const uint8_t *mask, con
     solve_row(scen, g, PROB_DIR, PGPU_VCYCLE, 0, mask, beta, tol, box_ms, "the box", ms_out);
 }
 
+/* Host time of pgpu_set_mask(mask), or of pgpu_set_coefficients(beta) where
+ * mask is NULL, on a fresh handle: the first call allocates and is not
+ * timed, then the median of repeats; `what` (may be NULL) opens the note. */
+static void set_data_row(const char *scen, const grid_t *g, const uint8_t *mask, const void *beta, const char *what)
+{
+    row_t r = new_row(scen, g, mask ? "set_mask" : "set_coef");
+    if (what)
+        note_add(&r, "%s", what);
+    pgpu_config c = prob_config(PROB_DIR, g, PGPU_VCYCLE);
+    pgpu_solver *s = create_or_mark(&c, &r);
+    if (s) {
+        double t[MAXREP];
+        const int reps = g_quick ? 3 : 7;
+        pgpu_status st = PGPU_SUCCESS;
+        for (int k = -1; k < reps && st == PGPU_SUCCESS; k++) {
+            const double t0 = now_s();
+            st = mask ? pgpu_set_mask(s, mask) : pgpu_set_coefficients(s, beta);
+            if (k < 0)
+                CK(cudaStreamSynchronize(g_stream));
+            else
+                t[k] = (now_s() - t0) * 1e3;
+        }
+        if (st != PGPU_SUCCESS) {
+            mark_fail(&r, st, pgpu_last_error(s));
+        } else {
+            r.ms = median(t, reps);
+            note_add(&r, mask ? "host time of pgpu_set_mask (checks, copy, coarse levels, regions)"
+                              : "host time of pgpu_set_coefficients (checks, copy, coarse levels)");
+            note_sweep_eq(&r, g, r.ms);
+        }
+        pgpu_destroy(s);
+    }
+    print_row(&r);
+}
+
 static void bench_masks(int64_t n)
 {
     for (int pi = 0; pi < 2; pi++) {
@@ -909,31 +944,7 @@ static void bench_masks(int64_t n)
             solve_row("mask-tank", &g, PROB_PER, PGPU_VCYCLE, 0, mask, NULL, tols[0], pbox, "the periodic box", &tank);
         }
         /* Setting a new mask (a moved sphere and back): host time of the call. */
-        {
-            row_t r = new_row("mask-set", &g, "set_mask");
-            pgpu_config c = prob_config(PROB_DIR, &g, PGPU_VCYCLE);
-            pgpu_solver *s = create_or_mark(&c, &r);
-            if (s) {
-                double t[MAXREP];
-                int reps = g_quick ? 3 : 7;
-                pgpu_status st = pgpu_set_mask(s, mask); /* allocates: not timed */
-                CK(cudaStreamSynchronize(g_stream));
-                for (int k = 0; k < reps && st == PGPU_SUCCESS; k++) {
-                    double t0 = now_s();
-                    st = pgpu_set_mask(s, mask);
-                    t[k] = (now_s() - t0) * 1e3;
-                }
-                if (st != PGPU_SUCCESS) {
-                    mark_fail(&r, st, pgpu_last_error(s));
-                } else {
-                    r.ms = median(t, reps);
-                    note_add(&r, "host time of pgpu_set_mask (checks, copy, coarse levels, regions)");
-                    note_sweep_eq(&r, &g, r.ms);
-                }
-                pgpu_destroy(s);
-            }
-            print_row(&r);
-        }
+        set_data_row("mask-set", &g, mask, NULL, NULL);
         /* Smooth beta: time per V-cycle against the box's. */
         {
             void *beta = NULL;
@@ -1254,36 +1265,6 @@ static int jumps_solve(row_t *r, const grid_t *g, pgpu_config c, const uint8_t *
     return 1;
 }
 
-/* Host time of pgpu_set_coefficients(beta), as mask-set times pgpu_set_mask;
- * `what` (the beta) opens the note. */
-static void coef_set_row(const char *scen, const grid_t *g, const void *beta, const char *what)
-{
-    row_t r = new_row(scen, g, "set_coef");
-    note_add(&r, "%s", what);
-    pgpu_config c = prob_config(PROB_DIR, g, PGPU_VCYCLE);
-    pgpu_solver *s = create_or_mark(&c, &r);
-    if (s) {
-        double t[MAXREP];
-        const int reps = g_quick ? 3 : 7;
-        pgpu_status st = pgpu_set_coefficients(s, beta); /* allocates: not timed */
-        CK(cudaStreamSynchronize(g_stream));
-        for (int k = 0; k < reps && st == PGPU_SUCCESS; k++) {
-            const double t0 = now_s();
-            st = pgpu_set_coefficients(s, beta);
-            t[k] = (now_s() - t0) * 1e3;
-        }
-        if (st != PGPU_SUCCESS) {
-            mark_fail(&r, st, pgpu_last_error(s));
-        } else {
-            r.ms = median(t, reps);
-            note_add(&r, "host time of pgpu_set_coefficients (checks, copy, coarse levels)");
-            note_sweep_eq(&r, g, r.ms);
-        }
-        pgpu_destroy(s);
-    }
-    print_row(&r);
-}
-
 static void bench_jumps(int64_t nbig)
 {
     /* FMG on held values: the default solve against V-cycles converged to
@@ -1367,7 +1348,7 @@ static void bench_jumps(int64_t nbig)
                 }
                 print_row(&r);
             }
-            coef_set_row("ball", &g, beta, what);
+            set_data_row("ball", &g, NULL, beta, what);
             CK(cudaFree(beta));
         }
     }
