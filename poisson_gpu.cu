@@ -1615,6 +1615,17 @@ template <class V> __device__ V block_reduce(V v)
     return v;
 }
 
+// What the prolongation can measure on its way (REDUCE): the size of the
+// correction it adds, sum (P e)^2, of the corrected values, sum out^2, and
+// max |P e|, per block; a float V-cycle's convergence test.
+__device__ __forceinline__ void note_correction(Red3 &acc, double v, double out)
+{
+    acc.s0 += v * v;
+    acc.s1 += out * out;
+    const double a = fabs(v);
+    acc.m = (a >= acc.m || a != a) ? a : acc.m;
+}
+
 __device__ __forceinline__ void write_partial(double *partials, Red3 v)
 {
     v = block_reduce(v);
@@ -4359,6 +4370,182 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, 2)
 #ifdef PGPU_SRC_LINES
 #line 18 "src/poisson_gpu.cu"
 #endif
+// odi.h -- operator-dependent transfers: the prolongation that follows beta's jumps, and its adjoint
+#ifdef PGPU_SRC_LINES
+#line 2 "src/odi.h"
+#endif
+
+
+namespace pgpu {
+
+// Where beta jumps, the geometric prolongation (linear in position) puts a
+// coarse correction across the jump as if the two sides were one medium:
+// a fine point inside a ball of beta 1e3 whose coarse neighbour along an
+// axis lies outside takes half of that neighbour's value, where the
+// operator, which couples it a thousand times more strongly to the inside,
+// wants nearly none.  The ball's near-constant mode then comes back from
+// the coarse levels with a dent at its rim that costs 1e3 times its
+// energy, and the face-averaged coarse coefficients (mean along a coarse
+// face's path) price that mode so high that the cycles barely move it:
+// V-cycles stalled near 0.99 a cycle on such a ball.  Coarse coefficients
+// in series along the path (gen_coarse_kernel with GenCoarse::series) price
+// it right, but with the linear prolongation the coarse correction then
+// overshoots and the cycles diverge.  So on a level pair whose coarse build
+// takes the series, the prolongation takes the fine operator's weights
+// (Alcouffe, Brandt, Dendy and Painter; de Zeeuw; BoxMG, for a 7-point
+// operator), in stages by the number of axes along which a fine node lies
+// between two coarse nodes:
+//   0: the node is a coarse node: its value;
+//   1..3: sum over those axes d of (c_lo,d v(p - e_d) + c_hi,d v(p + e_d)),
+//         over the sum of those couplings, v the values of the stage before
+//         (0 across a Dirichlet wall, not read across a Neumann one: c = 0).
+// In 1D this is exact for the operator's own null space and the series
+// coefficient is the Galerkin one.  The restriction is the adjoint weighted
+// by cell volumes, R = Wc^-1 P^T W, as the geometric one is, so the cycle
+// stays symmetric for CG.  It needs vertex coarsening on every coarsened
+// axis (each fine node on a coarse node, or between two of them or a wall:
+// OdiAxes::cn), no mask, and one GPU (Transfer::odi_ok, Hierarchy's rule).
+
+// Per axis of a level pair: cn[i] the coarse interior index of fine node i
+// where it is a coarse node, else -1; wf / wc the fine and coarse cell
+// widths (the restriction's weights).
+template <class T> struct OdiAxes {
+    const int *cn[3];
+    const T *wf[3], *wc[3];
+};
+
+// Node (i, j, k)'s coarse indices c (where it is a coarse node along an
+// axis) and its stage: the axes along which it lies between coarse nodes.
+template <class T>
+__device__ __forceinline__ int odi_stage(const OdiAxes<T> &a, bool is3d, int i, int j, int k, int (&c)[3])
+{
+    c[0] = __ldg(a.cn[0] + i);
+    c[1] = __ldg(a.cn[1] + j);
+    c[2] = is3d ? __ldg(a.cn[2] + k) : 0;
+    return (c[0] < 0) + (c[1] < 0) + (c[2] < 0);
+}
+
+// The fine couplings across the faces of the between-axes of a node (c),
+// their sum (the stage's divisor).
+template <class T> __device__ __forceinline__ double odi_den(const GenPoint<T> &q, const int (&c)[3])
+{
+    double s = 0;
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+        if (c[d] < 0) s += (double)q.v[2 * d] + (double)q.v[2 * d + 1];
+    return s;
+}
+
+// s = P e on the nodes of one stage (s of the stages before read).  A walk
+// launch over the fine level.
+template <class T>
+__global__ void __launch_bounds__(WALK_THREADS)
+    odi_prolong_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, const T *__restrict__ e, T *s,
+                       int stage, int kchunk, int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    const int n[3] = {fine.nx, fine.ny, fine.nz};
+    const int64_t st[3] = {1, fine.sy, fine.sz};
+    for (int k = k0; k < k1; ++k) {
+        int c[3];
+        if (odi_stage(a, fine.is3d, i, j, k, c) != stage) continue;
+        const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
+        if (stage == 0) {
+            s[p] = e[coarse.base + c[0] + (int64_t)c[1] * coarse.sy + (fine.is3d ? (int64_t)c[2] * coarse.sz : 0)];
+            continue;
+        }
+        const GenPoint<T> q = gen_couplings(fine, p, i, j, k);
+        const int at[3] = {i, j, k};
+        double num = 0;
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+            if (c[d] >= 0) continue;
+            if (q.v[2 * d] != T(0) && at[d] > 0) num += (double)q.v[2 * d] * (double)s[p - st[d]];
+            if (q.v[2 * d + 1] != T(0) && at[d] < n[d] - 1) num += (double)q.v[2 * d + 1] * (double)s[p + st[d]];
+        }
+        const double den = odi_den(q, c);
+        s[p] = den > 0 ? T(num / den) : T(0);
+    }
+}
+
+// out = in + s on the fluid points (in == out, s == out allowed); REDUCE
+// measures the correction as interp_kernel's does.
+template <class T, bool REDUCE>
+__global__ void __launch_bounds__(WALK_THREADS)
+    odi_add_kernel(const Grid<T> fine, const T *s, const T *in, T *out, double *partials, int kchunk, int nyb,
+                   int nchunks)
+{
+    Red3 acc{0, 0, 0};
+    int i, j, k0, k1;
+    if (walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
+        for (int k = k0; k < k1; ++k) {
+            const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
+            const T old = in[p], v = s[p];
+            out[p] = old + v;
+            if (REDUCE) note_correction(acc, v, old + v);
+        }
+    }
+    if (REDUCE) write_partial(partials, acc);
+}
+
+// One stage of R r = Wc^-1 P^T W r, from the highest stage down: each node
+// of `stage` gathers W r of its own and, from its neighbours of stage + 1
+// along its coarse-node axes, their sums times their prolongation weights
+// towards it; below `top` those sums were stored over r.  Stage 0 writes
+// the coarse right-hand side.
+template <class T>
+__global__ void __launch_bounds__(WALK_THREADS)
+    odi_restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, T *r, T *fc, int stage, int top,
+                        int kchunk, int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    const int n[3] = {fine.nx, fine.ny, fine.nz};
+    const int64_t st[3] = {1, fine.sy, fine.sz};
+    const int nd = fine.is3d ? 3 : 2;
+    for (int k = k0; k < k1; ++k) {
+        int c[3];
+        if (odi_stage(a, fine.is3d, i, j, k, c) != stage) continue;
+        const int at[3] = {i, j, k};
+        const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
+        auto vol = [&](const int(&x)[3]) {
+            double w = (double)__ldg(a.wf[0] + x[0]) * (double)__ldg(a.wf[1] + x[1]);
+            return fine.is3d ? w * (double)__ldg(a.wf[2] + x[2]) : w;
+        };
+        double sum = vol(at) * (double)r[p];
+        for (int d = 0; d < nd; ++d) {
+            if (c[d] < 0) continue;
+#pragma unroll
+            for (int side = 0; side < 2; ++side) {
+                int x[3] = {i, j, k};
+                x[d] += side ? 1 : -1;
+                if (x[d] < 0 || x[d] >= n[d] || __ldg(a.cn[d] + x[d]) >= 0) continue; // a wall, or d not coarsened
+                int cq[3];
+                odi_stage(a, fine.is3d, x[0], x[1], x[2], cq);
+                const int64_t pq = p + (side ? st[d] : -st[d]);
+                const GenPoint<T> q = gen_couplings(fine, pq, x[0], x[1], x[2]);
+                const double den = odi_den(q, cq), w = (double)q.v[2 * d + (side ? 0 : 1)];
+                if (!(den > 0) || w == 0.0) continue;
+                const double sq = stage + 1 == top ? vol(x) * (double)r[pq] : (double)r[pq];
+                sum += w / den * sq;
+            }
+        }
+        if (stage > 0) {
+            r[p] = T(sum);
+        } else {
+            double wc = (double)__ldg(a.wc[0] + c[0]) * (double)__ldg(a.wc[1] + c[1]);
+            if (fine.is3d) wc *= (double)__ldg(a.wc[2] + c[2]);
+            fc[coarse.base + c[0] + (int64_t)c[1] * coarse.sy + (fine.is3d ? (int64_t)c[2] * coarse.sz : 0)] =
+                T(sum / wc);
+        }
+    }
+}
+
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 19 "src/poisson_gpu.cu"
+#endif
 // interpolate.h -- interpolation of corrections; Transfer<T>
 #ifdef PGPU_SRC_LINES
 #line 2 "src/interpolate.h"
@@ -4486,17 +4673,6 @@ __device__ __forceinline__ T ip_shut_or(const Grid<T> &fine, const Taps<T> &tp, 
     const int64_t csz = coarse.is3d ? coarse.sz : 0, co = ghost_origin(coarse);
     if (CALL) return ip_point_shut_call(tp.ix, tp.iy, tp.iz, tp.wx, tp.wy, tp.wz, coarse.sy, csz, co, e, i, j, k, s);
     return ip_point_shut(tp.ix, tp.iy, tp.iz, tp.wx, tp.wy, tp.wz, coarse.sy, csz, co, e, i, j, k, s);
-}
-
-// What the prolongation can measure on its way (REDUCE): the size of the
-// correction it adds, sum (P e)^2, of the corrected values, sum out^2, and
-// max |P e|, per block (reduce.h); a float V-cycle's convergence test.
-__device__ __forceinline__ void note_correction(Red3 &acc, double v, double out)
-{
-    acc.s0 += v * v;
-    acc.s1 += out * out;
-    const double a = fabs(v);
-    acc.m = (a >= acc.m || a != a) ? a : acc.m;
 }
 
 // out = (ADD: in +) P e with NW taps per axis (2: the trilinear
@@ -4830,6 +5006,11 @@ template <class T> struct Transfer {
     // ... and folded into a beta_tile_kernel smoothing pass (PRO): the
     // windows w2 fit its coarse tiles, z's move by at most one plane a plane
     bool bt_pro = false;
+    // Operator-dependent transfers (odi.h): odi_ok where every coarsened
+    // axis keeps nodes (a single GPU), odi where the hierarchy takes them
+    // (beta that jumps, no mask: Hierarchy::general_apply).
+    OdiAxes<T> oa{};
+    bool odi_ok = false, odi = false;
 
     enum Route { AUTO = 0, DIRECT = 1, TILED = 2 }; // AUTO: the tiles where eligible
     static bool tiled(int route, bool eligible) { return route == AUTO ? eligible : route == TILED; }
@@ -4897,6 +5078,34 @@ template <class T> struct Transfer {
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
+    // fc = R r by the operator-dependent weights (odi); r is overwritten.
+    pgpu_status odi_restrict(Env &env, T *r, T *fc) const
+    {
+        char *err = env.err;
+        const int top = 2 + (fg.is3d ? 1 : 0);
+        for (int s = top - 1; s >= 0; --s) {
+            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s, top);
+            PGPU_LAUNCHED();
+        }
+        return PGPU_SUCCESS;
+    }
+    // out = in + P e by the operator-dependent weights, through scratch
+    // (scratch may be out, not in unless in == out); partials as prolong's.
+    pgpu_status odi_prolong(Env &env, const T *e, const T *in, T *out, T *scratch, double *partials = nullptr,
+                            size_t *blocks = nullptr) const
+    {
+        char *err = env.err;
+        const int top = 2 + (fg.is3d ? 1 : 0);
+        for (int s = 0; s <= top; ++s) {
+            launch(fwalk, 0, env.st, odi_prolong_kernel<T>, fg, cg, oa, e, scratch, s);
+            PGPU_LAUNCHED();
+        }
+        if (blocks) *blocks = blocks_of(fwalk);
+        if (partials) launch(fwalk, 0, env.st, odi_add_kernel<T, true>, fg, (const T *)scratch, in, out, partials);
+        else launch(fwalk, 0, env.st, odi_add_kernel<T, false>, fg, (const T *)scratch, in, out, (double *)nullptr);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
     // u = the tricubic interpolant of e (FMG).
     pgpu_status interpolate(Env &env, const T *e, T *u, int route = AUTO) const
     {
@@ -4950,7 +5159,7 @@ template <class T> static pgpu_status transfer_setup(Env &env)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 19 "src/poisson_gpu.cu"
+#line 20 "src/poisson_gpu.cu"
 #endif
 // general.h -- masks and beta: the general form's tables, checks and face fractions
 #ifdef PGPU_SRC_LINES
@@ -4990,7 +5199,8 @@ namespace pgpu {
 //    averages err on the strong side (a wall inside a coarse cell does not
 //    show), which slows a cycle at worst; the series (harmonic) average
 //    along the face's axis, tried first, errs on the weak side and made
-//    V-cycles diverge on thin walls next to Neumann faces.  At a box face
+//    V-cycles diverge on thin walls next to Neumann faces (with the linear
+//    prolongation; where beta jumps the series goes with odi.h's).  At a box face
 //    the strong side costs more: an open coarse wall face couples the
 //    coarse fluid to the face's value where the fine fluid has a zero-flux
 //    wall (a solid layer along a Dirichlet face converged at 0.5 to 0.97
@@ -5023,6 +5233,10 @@ constexpr uint32_t LAB_SINGULAR = 0x80000000u; // | id: fluid, in singular regio
 constexpr uint32_t LAB_INDEX = 0x7fffffffu;
 constexpr unsigned GEN_BAD_TYPE = 1, GEN_FLUID = 2, GEN_BAD_BETA = 4, GEN_TOO_MANY = 8, GEN_HELD = 16,
                    GEN_WIDE_BETA = 32;
+// beta's largest over its smallest value above which it jumps: the coarse
+// levels then follow the operator (odi.h); below, V-cycles keep the box's
+// rate with the averaged coarse coefficients and the geometric transfers.
+constexpr double JUMP_RATIO = 10.0;
 
 // The fine faces of one axis of a level pair that coarse face I (0..nc,
 // between nodes I-1 and I; 0 and nc the walls, or the wrap) averages:
@@ -5392,8 +5606,10 @@ __device__ __forceinline__ uint32_t solid_bytes(uint32_t v, uint32_t ones) { ret
 // points with a closed face get their bits (gen_near_kernel's tiles).
 template <class T, bool CHECK>
 __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__restrict__ beta,
-                                                           unsigned *flags, uint8_t *mk, uint32_t *near)
+                                                           unsigned *flags, uint8_t *mk, uint32_t *near,
+                                                           unsigned long long *range = nullptr)
 {
+    double bmin = DBL_MAX, bmax = 0; // (beta, where range: its smallest and largest value)
     const int lane = threadIdx.x & 31;
     const int64_t rows = (int64_t)g.ny * g.nz, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
     unsigned bits = 0;
@@ -5537,6 +5753,8 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                 const double b = (double)beta[row + i];
                 if (!(b > 0) || !(b <= DBL_MAX)) bits |= GEN_BAD_BETA;
                 else if (!(b >= beta_recip_min<T>() && b <= beta_recip_max<T>())) bits |= GEN_WIDE_BETA;
+                bmin = b < bmin ? b : bmin; // (NaN: refused above)
+                bmax = b > bmax ? b : bmax;
             }
     }
     if (CHECK) {
@@ -5544,6 +5762,17 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
         bits |= (fl_b ? GEN_FLUID : 0u) | (dr_b ? GEN_HELD : 0u);
         bits = __reduce_or_sync(0xffffffffu, bits);
         if (bits && lane == 0) atomicOr(flags, bits);
+        if (range) { // positive doubles order as their bits do
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) {
+                bmin = fmin(bmin, __shfl_xor_sync(0xffffffffu, bmin, o));
+                bmax = fmax(bmax, __shfl_xor_sync(0xffffffffu, bmax, o));
+            }
+            if (lane == 0 && bmax > 0) {
+                atomicMin(range, (unsigned long long)__double_as_longlong(bmin));
+                atomicMax(range + 1, (unsigned long long)__double_as_longlong(bmax));
+            }
+        }
     }
 }
 
@@ -5607,11 +5836,12 @@ template <class T> struct GenCoarse {
     uint32_t *count;  // their number
     unsigned tiles;   // the level's tiles
     bool scale;       // the fine fractions carry beta's scale (gen_distance_kernel's end pieces)
+    bool series;      // faces along a coarse face's path in series (the pair's transfers are odi.h's)
 };
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 20 "src/poisson_gpu.cu"
+#line 21 "src/poisson_gpu.cu"
 #endif
 // general_coarse.h -- masks and beta: coarse cell types and face fractions, built on the device
 #ifdef PGPU_SRC_LINES
@@ -5923,18 +6153,28 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, unsign
     };
     // A coarse face's sum over its path (np fine faces, face(slot) each); a
     // wall face (bit 24 of its row) closed by any closed face on the path;
-    // zm: the path faces of 0 (bit e).
+    // zm: the path faces of 0 (bit e).  Where the pair's transfers follow
+    // the operator (a.series, odi.h) the open faces count in series: their
+    // harmonic mean times their count, so that over the path's np it is the
+    // open share of the series conductance (a ball's faces 1e3 and 2 weigh
+    // 4, as the fine faces do, against the plain mean's 500).
     auto path = [&](const int4 &r, int np, auto face, unsigned &zm) {
-        double sum = 0;
+        double sum = 0, inv = 0;
+        int open = 0;
         zm = 0;
 #pragma unroll
         for (int e = 0; e < MAX_PATH; ++e)
             if (e < np) {
                 const double f = face(row_slot(r, MAX_CHILDREN + e));
                 sum += f;
+                if (f != 0.0) {
+                    inv += 1.0 / f;
+                    ++open;
+                }
                 zm |= (f == 0.0 ? 1u : 0u) << e;
             }
-        return zm && r.x >> 24 ? 0.0 : sum;
+        if (zm && r.x >> 24) return 0.0;
+        return FR && a.series && open ? open * (open / inv) : sum;
     };
     auto put = [](double *st, unsigned char *bt, int q, double x, double y, double z, unsigned bits) {
         st[3 * q] = x; // a stage's item: the faces' sums along x, y, z and its type bits
@@ -6661,7 +6901,7 @@ __global__ void held_terms_kernel(const __grid_constant__ GenCoarse<T> a, const 
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 21 "src/poisson_gpu.cu"
+#line 22 "src/poisson_gpu.cu"
 #endif
 // regions.h -- connected fluid regions and the projection of singular ones; General<T>
 #ifdef PGPU_SRC_LINES
@@ -7216,6 +7456,7 @@ template <class T> struct General {
     std::vector<T *> fr[3];          // per level, face fractions; level 0: from beta
     T *bw = nullptr;                 // level 0 of a 3D grid: 1 / beta (Grid::bw), used where narrow
     bool narrow = false;             // beta lies inside beta_recip_min .. max
+    bool jump = false;               // beta's largest value is more than JUMP_RATIO times its smallest
     struct CoarseLevel {
         CoarseAxis ax[3];
         WalkAxis wk[3];
@@ -7234,6 +7475,7 @@ template <class T> struct General {
     uint32_t bit_words = 0, tile_words = 0;
     unsigned *flags = nullptr;
     unsigned long long *maxbits = nullptr;
+    unsigned long long *range = nullptr; // beta's smallest and largest value's bits (the check's)
     long long *sums = nullptr;
     double *first = nullptr; // region 0's mean of b
     T *fp = nullptr;         // f with the singular regions' means removed; while the levels are built,
@@ -7260,7 +7502,7 @@ template <class T> struct General {
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 22 "src/poisson_gpu.cu"
+#line 23 "src/poisson_gpu.cu"
 #endif
 // hierarchy.h -- the levels of a multigrid solve: Level<T>, the ghost frame, Hierarchy<T>
 #ifdef PGPU_SRC_LINES
@@ -7570,9 +7812,10 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
     std::vector<int> iv;
     auto putT = [&](const std::vector<double> &v) { size_t o = tv.size(); for (double d : v) tv.push_back((T)d); return o; };
     auto putI = [&](const std::vector<int> &v) { size_t o = iv.size(); iv.insert(iv.end(), v.begin(), v.end()); return o; };
-    struct AxisOff { size_t cl, ch, rw, fw, cnt, idx, i2, w2, i4, w4, s2, ws2, s4, ws4; };
+    struct AxisOff { size_t cl, ch, rw, fw, cnt, idx, i2, w2, i4, w4, s2, ws2, s4, ws4, cn, wf, wc; };
     struct LevelOff { AxisOff a[3]; size_t tz0, wz0, wz1, fz0, fz1; };
     std::vector<LevelOff> off(nl);
+    std::vector<char> odi_ok(nl, 0);
     std::vector<AxisCoef> coefs((size_t)nl * 3);
     std::vector<char> rs_tile(nl, 0), pl_tile(nl, 0), fi_tile(nl, 0), bt_rr(nl, 0), bt_pro(nl, 0);
     for (int l = 0; l < nl; ++l) {
@@ -7620,6 +7863,37 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
             o.s4 = putI(sw);
             o.ws4 = putT(ww);
         }
+        // The operator-dependent transfers' node map (odi.h): every
+        // coarsened axis keeps nodes (vertex coarsening, no periodic wrap).
+        bool vertex = true;
+        for (int d = 0; d < 3; ++d) {
+            const Axis &a = hl[l].ax[d], &ca = hl[l + 1].ax[d];
+            const int n = a.n;
+            std::vector<int> cn(n, -1);
+            if (!t[d].coarsened || !a.active) {
+                for (int i = 0; i < n; ++i) cn[i] = i < ca.n ? i : -1;
+                vertex = vertex && ca.n == n;
+            } else {
+                vertex = vertex && a.lo != PGPU_BC_PERIODIC;
+                int I = 0;
+                for (int i = 0; i < n && vertex; ++i) {
+                    const double tol = 1e-9 * a.h;
+                    while (I < ca.n && ca.x[I] < a.x[i] - tol) ++I;
+                    if (I < ca.n && std::fabs(ca.x[I] - a.x[i]) <= tol) cn[i] = I;
+                }
+                int seen = 0;
+                for (int i = 0; i < n && vertex; ++i) {
+                    seen += cn[i] >= 0;
+                    // between: both neighbours coarse nodes or walls
+                    if (cn[i] < 0) vertex = (i == 0 || cn[i - 1] >= 0) && (i == n - 1 || cn[i + 1] >= 0);
+                }
+                vertex = vertex && seen == ca.n;
+            }
+            off[l].a[d].cn = putI(cn);
+            off[l].a[d].wf = putT(a.w);
+            off[l].a[d].wc = putT(ca.w);
+        }
+        odi_ok[l] = vertex;
         std::vector<int> t0, f0;
         std::vector<double> w0, w1, fz0, fz1;
         const bool z = plane_owners(t[2], t[2].rw, hl[l].ax[2].n, t0, w0, w1) &&
@@ -7772,6 +8046,11 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         x.pl_tile = pl_tile[l] != 0;
         x.bt_pro = bt_pro[l] && !(plan && l < dist_levels);
         x.fi_tile = fi_tile[l] != 0;
+        x.oa = OdiAxes<T>{{di + o[0].cn, di + o[1].cn, di + o[2].cn},
+                          {dt + o[0].wf, dt + o[1].wf, dt + o[2].wf},
+                          {dt + o[0].wc, dt + o[1].wc, dt + o[2].wc}};
+        x.odi_ok = odi_ok[l] && !plan;
+        x.odi = false;
         x.it = col_launch(F.g.nx, F.g.ny, F.g.nz, is3d, IT_FX, IT_FY, IT_FX, IT_FY, env.sms);
         x.rs = col_launch(C.g.nx, C.g.ny, C.g.nz, is3d, RS_TX, RS_TY, RS_TX, RS_TY, env.sms);
         x.bt_rr = plan && l < dist_levels ? 0 : bt_rr[l];
@@ -7790,7 +8069,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 23 "src/poisson_gpu.cu"
+#line 24 "src/poisson_gpu.cu"
 #endif
 // general_levels.h -- the general form on every level of a hierarchy
 #ifdef PGPU_SRC_LINES
@@ -7935,6 +8214,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         gen.near_count = (uint32_t *)(sc + 12); // read back with count
         gen.maxbits = (unsigned long long *)(sc + 16);
         gen.first = (double *)(sc + 24);
+        gen.range = (unsigned long long *)(sc + 32);
         gen.built = true;
     }
     if (want_mask && !gen.mk[0]) {
@@ -8021,6 +8301,9 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         x.fg = lv[l].g;
         x.cg = lv[l + 1].g;
         x.rr_fused = rr_box[l] && !on;
+        // operator-dependent transfers where beta jumps (odi.h); the coarse
+        // build then takes the series along its paths (GenCoarse::series)
+        x.odi = on && gen.beta && gen.jump && !gen.mask && x.odi_ok;
     }
     singular = singular_box && !gen.mask;
     return changed;
@@ -8060,6 +8343,7 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         a.count = gen.tile_count + l;
         a.tiles = cl.tiles;
         a.scale = gen.beta;
+        a.series = lv[l].down.odi;
         const dim3 block((unsigned)cl.ax[0].tb, (unsigned)cl.ax[1].tb, (unsigned)cl.ax[2].tb);
         const bool fr = a.f.fx || a.f.fy || a.f.fz;
         if (a.list) {
@@ -8120,7 +8404,7 @@ template <class T> pgpu_status Hierarchy<T>::project(Env &env, const T *src, con
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 24 "src/poisson_gpu.cu"
+#line 25 "src/poisson_gpu.cu"
 #endif
 // coarse_solve.h -- the cycle schedule and its coarse end: dense inverse, single-block executor
 #ifdef PGPU_SRC_LINES
@@ -8364,7 +8648,7 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 25 "src/poisson_gpu.cu"
+#line 26 "src/poisson_gpu.cu"
 #endif
 // multigrid.h -- Multigrid<T>: V / W cycles, FMG, the stop rules of a multigrid solve
 #ifdef PGPU_SRC_LINES
@@ -8427,6 +8711,10 @@ template <class T> class Multigrid {
     // cycles go down to the single node.
     int last_level() const { return dense_level >= 0 && !gen ? dense_level : (int)h->lv.size() - 1; }
     int tiny_first = 0;   // levels from here on run in tiny_cycle_kernel (never level 0)
+    // A pair of levels takes the operator-dependent transfers (odi.h), which
+    // the tiny levels' kernel has not: every level's steps are launched.
+    bool odi = false;
+    int tiny_from() const { return odi ? (int)h->lv.size() : tiny_first; }
     // (dist.h) fresh[l]: slab level l's iterate has the neighbours' current
     // values in its ghost planes (its last smoothing ended in a band pass),
     // so the next residual or prolongation needs no exchange.
@@ -8525,6 +8813,8 @@ template <class T> std::vector<TinyLevel<T>> Multigrid<T>::tiny_table() const
 template <class T> pgpu_status Multigrid<T>::refresh(bool general)
 {
     gen = general;
+    odi = false;
+    for (const Level<T> &L : h->lv) odi = odi || L.down.odi;
     sched = sched_form[gen ? 1 : 0];
     dsched = dsched_form[gen ? 1 : 0];
     return d_tiny ? env->put(tiny_table(), d_tiny) : PGPU_SUCCESS;
@@ -8554,6 +8844,9 @@ template <class T> pgpu_status Multigrid<T>::down(int l, bool zero)
         PGPU_FORWARD(dist_halo(e, L.g, L.other()));
         PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
         if (l + 1 == h->dist_levels) PGPU_FORWARD(dist_gather(e, C.g, C.f));
+    } else if (L.down.odi) {
+        PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
+        PGPU_FORWARD(L.down.odi_restrict(e, L.other(), C.f));
     } else if (l == 0 && resid0) {
         const T *r = resid0;
         resid0 = nullptr;
@@ -8585,7 +8878,7 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
     case STEP_PRE:
         // (the post-smoothing's first pass reads x and writes u: an odd
         // count ends there)
-        if (!slab && l == 0 && L.x && pre > 0 && post % 2 == 1 && beta_resid(e, L.g, L.sm)) {
+        if (!slab && l == 0 && L.x && pre > 0 && post % 2 == 1 && !L.down.odi && beta_resid(e, L.g, L.sm)) {
             PGPU_FORWARD(smooth(e, L, false, pre, omega, 0, (const T *)nullptr, true));
             resid0 = L.cur ? L.u : L.t;
             return PGPU_SUCCESS;
@@ -8610,7 +8903,8 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         Level<T> &C = h->lv[l + 1];
         const bool in_place = L.in_x || (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
         const bool sum = measure && l == 0 && red;
-        if (l == 0 && (flip0 || L.in_x) && !sum && post > 0 && L.down.bt_pro && beta_tiled(e, L.g, L.sm)) {
+        if (l == 0 && (flip0 || L.in_x) && !sum && post > 0 && L.down.bt_pro && !L.down.odi &&
+            beta_tiled(e, L.g, L.sm)) {
             folded = C.iter(); // (the post-smoothing's first pass adds it)
             return PGPU_SUCCESS;
         }
@@ -8626,8 +8920,13 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
             // Dirichlet wall, no ghost taps).
             PGPU_FORWARD(subtract_mean(e, *red, C.g, C.col, C.iter(), C.npts));
         }
-        PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other(), Transfer<T>::AUTO,
-                                    sum ? red->d_part : nullptr, &blocks));
+        T *out = in_place ? L.iter() : L.other();
+        if (L.down.odi) // (in place through the other array, free since the restriction)
+            PGPU_FORWARD(L.down.odi_prolong(e, C.iter(), L.iter(), out, in_place ? L.other() : out,
+                                            sum ? red->d_part : nullptr, &blocks));
+        else
+            PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), out, Transfer<T>::AUTO, sum ? red->d_part : nullptr,
+                                        &blocks));
         if (sum) PGPU_FORWARD(red->total<T>(e, blocks, RES_CORR));
         if (!in_place) L.cur ^= 1;
         return PGPU_SUCCESS;
@@ -8671,11 +8970,11 @@ template <class T> pgpu_status Multigrid<T>::near_relax(Level<T> &L)
 template <class T> pgpu_status Multigrid<T>::cycle(int l, int gamma_top)
 {
     std::vector<Level<T>> &lv = h->lv;
-    if (l >= tiny_first) return tiny(l);
+    if (l >= tiny_from()) return tiny(l);
     if (gamma_top == 0) {
         const std::vector<Step> &s = sched[l];
         for (size_t q = 0; q < s.size();) {
-            if (s[q].level >= tiny_first) { // a cycle of the tiny levels
+            if (s[q].level >= tiny_from()) { // a cycle of the tiny levels
                 PGPU_FORWARD(tiny(s[q].level));
                 q += sched[s[q].level].size();
             } else {
@@ -9116,7 +9415,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 26 "src/poisson_gpu.cu"
+#line 27 "src/poisson_gpu.cu"
 #endif
 // stationary.h -- the Jacobi and red-black Gauss-Seidel methods
 #ifdef PGPU_SRC_LINES
@@ -9190,7 +9489,7 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 27 "src/poisson_gpu.cu"
+#line 28 "src/poisson_gpu.cu"
 #endif
 // fft_rows.h -- the FFT solver's row-FFT core and the all-periodic rows
 #ifdef PGPU_SRC_LINES
@@ -9836,7 +10135,7 @@ __global__ void __launch_bounds__(LF_T)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 28 "src/poisson_gpu.cu"
+#line 29 "src/poisson_gpu.cu"
 #endif
 // fft_dirichlet.h -- the all-Dirichlet rows: DST-I by our own mixed-radix FFT
 #ifdef PGPU_SRC_LINES
@@ -10425,7 +10724,7 @@ template <class T> size_t dr_smem_bytes(const DrAxis<T> &a)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 29 "src/poisson_gpu.cu"
+#line 30 "src/poisson_gpu.cu"
 #endif
 // fft_fdm.h -- small 2D grids by fast diagonalisation: dense transforms in one launch
 #ifdef PGPU_SRC_LINES
@@ -10632,7 +10931,7 @@ static void fdm_basis(int lo, int hi, int64_t n, double h, std::vector<double> &
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 30 "src/poisson_gpu.cu"
+#line 31 "src/poisson_gpu.cu"
 #endif
 // fft_cufft.h -- the cuFFT route: per-axis DST / DCT / DFT pre- and post-processing
 #ifdef PGPU_SRC_LINES
@@ -11047,7 +11346,7 @@ __global__ void hcr_pre_kernel(const Lines L, const T *__restrict__ W, typename 
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 31 "src/poisson_gpu.cu"
+#line 32 "src/poisson_gpu.cu"
 #endif
 // fft_lines.h -- line solves of the FFT solver's last axis (Thomas, cyclic reduction)
 #ifdef PGPU_SRC_LINES
@@ -11231,7 +11530,7 @@ __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int 
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 32 "src/poisson_gpu.cu"
+#line 33 "src/poisson_gpu.cu"
 #endif
 // fft.h -- the FFT direct solver: its plans, routes and FftSolver<T>
 #ifdef PGPU_SRC_LINES
@@ -12122,7 +12421,7 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 33 "src/poisson_gpu.cu"
+#line 34 "src/poisson_gpu.cu"
 #endif
 // graph.h -- replay of fixed launch sequences from CUDA graphs
 #ifdef PGPU_SRC_LINES
@@ -12228,7 +12527,7 @@ class Replay {
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 34 "src/poisson_gpu.cu"
+#line 35 "src/poisson_gpu.cu"
 #endif
 // krylov.h -- CG (classic, pipelined) and BiCGStab
 #ifdef PGPU_SRC_LINES
@@ -13138,7 +13437,7 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 35 "src/poisson_gpu.cu"
+#line 36 "src/poisson_gpu.cu"
 #endif
 // dist.h -- several GPUs: halo exchange, all-reductions, the band kernels
 #ifdef PGPU_SRC_LINES
@@ -13582,7 +13881,7 @@ template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T 
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 36 "src/poisson_gpu.cu"
+#line 37 "src/poisson_gpu.cu"
 #endif
 // dist_plan.h -- several GPUs: the slab split of a hierarchy and the local configs
 #ifdef PGPU_SRC_LINES
@@ -13934,7 +14233,7 @@ static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Di
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 37 "src/poisson_gpu.cu"
+#line 38 "src/poisson_gpu.cu"
 #endif
 // dist_fft.h -- several GPUs: the FFT over slabs
 #ifdef PGPU_SRC_LINES
@@ -14274,7 +14573,7 @@ template <class T> pgpu_status FftSolver<T>::dist_move(int, int)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 38 "src/poisson_gpu.cu"
+#line 39 "src/poisson_gpu.cu"
 #endif
 // handle.h -- the solver behind a handle: create, workspace, one solve
 #ifdef PGPU_SRC_LINES
@@ -15004,16 +15303,28 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     g0.mk = nullptr;
     const unsigned blocks = grid_for((int64_t)L.npts, env.sms);
     unsigned checked = 0; // the check's flags
+    bool beta_jump = false;
     if (data) {
         PGPU_CUDA(cudaMemsetAsync(G.flags, 0, sizeof(unsigned), env.st));
+        PGPU_CUDA(cudaMemsetAsync(G.range, 0xff, sizeof(unsigned long long), env.st)); // smallest: above all
+        PGPU_CUDA(cudaMemsetAsync(G.range + 1, 0, sizeof(unsigned long long), env.st));
         gen_check_kernel<T, true><<<blocks, 256, 0, env.st>>>(g0, is_mask ? mask : nullptr,
                                                               is_mask ? nullptr : (const T *)beta, G.flags, G.spare,
-                                                              is_mask ? G.near_bits : nullptr);
+                                                              is_mask ? G.near_bits : nullptr,
+                                                              is_mask ? nullptr : G.range);
         PGPU_LAUNCHED();
         unsigned flags = 0;
+        unsigned long long range[2] = {0, 0};
         PGPU_CUDA(cudaMemcpyAsync(&flags, G.flags, sizeof(unsigned), cudaMemcpyDeviceToHost, env.st));
+        PGPU_CUDA(cudaMemcpyAsync(range, G.range, sizeof range, cudaMemcpyDeviceToHost, env.st));
         PGPU_CUDA(cudaStreamSynchronize(env.st));
         checked = flags;
+        if (!is_mask) {
+            double lo, hi;
+            std::memcpy(&lo, &range[0], sizeof lo);
+            std::memcpy(&hi, &range[1], sizeof hi);
+            beta_jump = hi > JUMP_RATIO * lo;
+        }
         if (is_mask && ((flags & GEN_BAD_TYPE) || !(flags & GEN_FLUID))) // the near tiles' marks of a refused mask
             PGPU_CUDA(cudaMemsetAsync(G.near_bits, 0, (size_t)G.near_words * sizeof(uint32_t), env.st));
         PGPU_RETURN_IF(flags & GEN_BAD_TYPE, PGPU_ERROR_INVALID_ARGUMENT,
@@ -15030,6 +15341,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     else G.beta = beta != nullptr;
     if (is_mask && mask) G.held = (checked & GEN_HELD) != 0;
     if (!is_mask && beta) G.narrow = !(checked & GEN_WIDE_BETA);
+    if (!is_mask) G.jump = beta && beta_jump;
     h.shut_ok = !is_krylov(method);
     const bool changed = h.general_apply(env);
     symmetric_cycle();
@@ -15204,7 +15516,7 @@ template <class T> pgpu_status Solver<T>::residual(const void *uv, const void *f
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 39 "src/poisson_gpu.cu"
+#line 40 "src/poisson_gpu.cu"
 #endif
 // validate.h -- the config: validation and defaults, in one place
 #ifdef PGPU_SRC_LINES
@@ -15429,7 +15741,7 @@ static const char *status_text(pgpu_status st)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 40 "src/poisson_gpu.cu"
+#line 41 "src/poisson_gpu.cu"
 #endif
 // api.h -- the C API
 #ifdef PGPU_SRC_LINES
@@ -15862,5 +16174,5 @@ const char *pgpu_last_error(const pgpu_solver *s) { return s ? s->impl->env.err 
 
 } // extern "C"
 #ifdef PGPU_SRC_LINES
-#line 41 "src/poisson_gpu.cu"
+#line 42 "src/poisson_gpu.cu"
 #endif

@@ -416,8 +416,9 @@
  *    other jumps next to Neumann faces), though not on every grid: 10^6
  *    jumps without a Dirichlet face (singular problems) can stall it, and
  *    BiCGStab around the cycle, too (PGPU_ERROR_NOT_CONVERGED, the
- *    report holding what was reached), and masks of many small pockets or
- *    narrow channels need tens to hundreds of iterations.
+ *    report holding what was reached), an inclusion of 10^6 (a ball at
+ *    256^3) may stop short of a tight tolerance (1e-8), and masks of many
+ *    small pockets or narrow channels need tens to hundreds of iterations.
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
  *    without mask or beta.  The exact inverse on the empty
  *    box: one iteration, one FFT solve (there faster to a tolerance than
@@ -608,7 +609,16 @@
  *    fluid point to the fine Dirichlet points instead (lengths over face
  *    coefficients), so a free surface stays where it is on every level,
  *    and a face that a solid layer one cell thick closes across its whole
- *    width stays closed.  The coarse
+ *    width stays closed.  Where beta jumps (its largest value is more than
+ *    10 times its smallest) and no mask is set, on a grid whose coarsened
+ *    axes keep every other node (Dirichlet and Neumann faces; not a
+ *    periodic axis), the coarse levels follow the operator instead: a
+ *    coarse face's coefficient takes the fine faces along it in series
+ *    (harmonic mean) and the prolongation weighs the coarse values by the
+ *    fine couplings (and the restriction is its adjoint), so that an
+ *    inclusion's near-constant mode reaches the coarse levels; a cycle
+ *    there costs about twice the geometric one (the bench's 'ball' rows).
+ *    The coarse
  *    levels cannot follow a wall, so on a mask a cycle ends with two
  *    Gauss-Seidel iterations on the fluid points of the blocks (8^3
  *    points, 2D 16^2) that hold a fluid point next to a solid one, where
@@ -630,10 +640,12 @@
  *       pocket, say: the coarse levels hold it on its heaviest parent
  *       alone); on a small pocket held by one such cell V-cycles and FMG
  *       diverged;
- *     + they stall or crawl after a fast start on an inclusion (a ball
- *       whose beta is 1e3 or 1e6 times its surroundings': its near-constant
- *       mode, which the face-averaged coarse coefficients miss; W-cycles may
- *       diverge there), may stall (PGPU_ERROR_NOT_CONVERGED) on singular
+ *     + they converge slowly on an inclusion (a ball whose beta is 1e3 or
+ *       1e6 times its surroundings', no mask: the operator-following coarse
+ *       levels above; the rate per cycle worsens as the grid grows) and stall
+ *       after a fast start where a mask is set beside it (the coarse
+ *       coefficients are then averaged, and miss its near-constant mode;
+ *       W-cycles may diverge there), may stall (PGPU_ERROR_NOT_CONVERGED) on singular
  *       pockets with a varying beta, and stalled (near 1e-10 in double) or
  *       diverged where solid cells are drawn at random point by point (an
  *       eighth to nearly a third of the points; a few small 2D and thin 3D

@@ -34,7 +34,8 @@ namespace pgpu {
 //    averages err on the strong side (a wall inside a coarse cell does not
 //    show), which slows a cycle at worst; the series (harmonic) average
 //    along the face's axis, tried first, errs on the weak side and made
-//    V-cycles diverge on thin walls next to Neumann faces.  At a box face
+//    V-cycles diverge on thin walls next to Neumann faces (with the linear
+//    prolongation; where beta jumps the series goes with odi.h's).  At a box face
 //    the strong side costs more: an open coarse wall face couples the
 //    coarse fluid to the face's value where the fine fluid has a zero-flux
 //    wall (a solid layer along a Dirichlet face converged at 0.5 to 0.97
@@ -67,6 +68,10 @@ constexpr uint32_t LAB_SINGULAR = 0x80000000u; // | id: fluid, in singular regio
 constexpr uint32_t LAB_INDEX = 0x7fffffffu;
 constexpr unsigned GEN_BAD_TYPE = 1, GEN_FLUID = 2, GEN_BAD_BETA = 4, GEN_TOO_MANY = 8, GEN_HELD = 16,
                    GEN_WIDE_BETA = 32;
+// beta's largest over its smallest value above which it jumps: the coarse
+// levels then follow the operator (odi.h); below, V-cycles keep the box's
+// rate with the averaged coarse coefficients and the geometric transfers.
+constexpr double JUMP_RATIO = 10.0;
 
 // The fine faces of one axis of a level pair that coarse face I (0..nc,
 // between nodes I-1 and I; 0 and nc the walls, or the wrap) averages:
@@ -436,8 +441,10 @@ __device__ __forceinline__ uint32_t solid_bytes(uint32_t v, uint32_t ones) { ret
 // points with a closed face get their bits (gen_near_kernel's tiles).
 template <class T, bool CHECK>
 __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, const uint8_t *m, const T *__restrict__ beta,
-                                                           unsigned *flags, uint8_t *mk, uint32_t *near)
+                                                           unsigned *flags, uint8_t *mk, uint32_t *near,
+                                                           unsigned long long *range = nullptr)
 {
+    double bmin = DBL_MAX, bmax = 0; // (beta, where range: its smallest and largest value)
     const int lane = threadIdx.x & 31;
     const int64_t rows = (int64_t)g.ny * g.nz, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
     unsigned bits = 0;
@@ -581,6 +588,8 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
                 const double b = (double)beta[row + i];
                 if (!(b > 0) || !(b <= DBL_MAX)) bits |= GEN_BAD_BETA;
                 else if (!(b >= beta_recip_min<T>() && b <= beta_recip_max<T>())) bits |= GEN_WIDE_BETA;
+                bmin = b < bmin ? b : bmin; // (NaN: refused above)
+                bmax = b > bmax ? b : bmax;
             }
     }
     if (CHECK) {
@@ -588,6 +597,17 @@ __global__ void __launch_bounds__(256, 4) gen_check_kernel(const Grid<T> g, cons
         bits |= (fl_b ? GEN_FLUID : 0u) | (dr_b ? GEN_HELD : 0u);
         bits = __reduce_or_sync(0xffffffffu, bits);
         if (bits && lane == 0) atomicOr(flags, bits);
+        if (range) { // positive doubles order as their bits do
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) {
+                bmin = fmin(bmin, __shfl_xor_sync(0xffffffffu, bmin, o));
+                bmax = fmax(bmax, __shfl_xor_sync(0xffffffffu, bmax, o));
+            }
+            if (lane == 0 && bmax > 0) {
+                atomicMin(range, (unsigned long long)__double_as_longlong(bmin));
+                atomicMax(range + 1, (unsigned long long)__double_as_longlong(bmax));
+            }
+        }
     }
 }
 
@@ -651,6 +671,7 @@ template <class T> struct GenCoarse {
     uint32_t *count;  // their number
     unsigned tiles;   // the level's tiles
     bool scale;       // the fine fractions carry beta's scale (gen_distance_kernel's end pieces)
+    bool series;      // faces along a coarse face's path in series (the pair's transfers are odi.h's)
 };
 
 } // namespace pgpu

@@ -306,18 +306,28 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, unsign
     };
     // A coarse face's sum over its path (np fine faces, face(slot) each); a
     // wall face (bit 24 of its row) closed by any closed face on the path;
-    // zm: the path faces of 0 (bit e).
+    // zm: the path faces of 0 (bit e).  Where the pair's transfers follow
+    // the operator (a.series, odi.h) the open faces count in series: their
+    // harmonic mean times their count, so that over the path's np it is the
+    // open share of the series conductance (a ball's faces 1e3 and 2 weigh
+    // 4, as the fine faces do, against the plain mean's 500).
     auto path = [&](const int4 &r, int np, auto face, unsigned &zm) {
-        double sum = 0;
+        double sum = 0, inv = 0;
+        int open = 0;
         zm = 0;
 #pragma unroll
         for (int e = 0; e < MAX_PATH; ++e)
             if (e < np) {
                 const double f = face(row_slot(r, MAX_CHILDREN + e));
                 sum += f;
+                if (f != 0.0) {
+                    inv += 1.0 / f;
+                    ++open;
+                }
                 zm |= (f == 0.0 ? 1u : 0u) << e;
             }
-        return zm && r.x >> 24 ? 0.0 : sum;
+        if (zm && r.x >> 24) return 0.0;
+        return FR && a.series && open ? open * (open / inv) : sum;
     };
     auto put = [](double *st, unsigned char *bt, int q, double x, double y, double z, unsigned bits) {
         st[3 * q] = x; // a stage's item: the faces' sums along x, y, z and its type bits

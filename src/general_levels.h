@@ -139,6 +139,7 @@ template <class T> pgpu_status Hierarchy<T>::general_alloc(Env &env, bool want_m
         gen.near_count = (uint32_t *)(sc + 12); // read back with count
         gen.maxbits = (unsigned long long *)(sc + 16);
         gen.first = (double *)(sc + 24);
+        gen.range = (unsigned long long *)(sc + 32);
         gen.built = true;
     }
     if (want_mask && !gen.mk[0]) {
@@ -225,6 +226,9 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         x.fg = lv[l].g;
         x.cg = lv[l + 1].g;
         x.rr_fused = rr_box[l] && !on;
+        // operator-dependent transfers where beta jumps (odi.h); the coarse
+        // build then takes the series along its paths (GenCoarse::series)
+        x.odi = on && gen.beta && gen.jump && !gen.mask && x.odi_ok;
     }
     singular = singular_box && !gen.mask;
     return changed;
@@ -264,6 +268,7 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         a.count = gen.tile_count + l;
         a.tiles = cl.tiles;
         a.scale = gen.beta;
+        a.series = lv[l].down.odi;
         const dim3 block((unsigned)cl.ax[0].tb, (unsigned)cl.ax[1].tb, (unsigned)cl.ax[2].tb);
         const bool fr = a.f.fx || a.f.fy || a.f.fz;
         if (a.list) {

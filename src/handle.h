@@ -724,16 +724,28 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     g0.mk = nullptr;
     const unsigned blocks = grid_for((int64_t)L.npts, env.sms);
     unsigned checked = 0; // the check's flags
+    bool beta_jump = false;
     if (data) {
         PGPU_CUDA(cudaMemsetAsync(G.flags, 0, sizeof(unsigned), env.st));
+        PGPU_CUDA(cudaMemsetAsync(G.range, 0xff, sizeof(unsigned long long), env.st)); // smallest: above all
+        PGPU_CUDA(cudaMemsetAsync(G.range + 1, 0, sizeof(unsigned long long), env.st));
         gen_check_kernel<T, true><<<blocks, 256, 0, env.st>>>(g0, is_mask ? mask : nullptr,
                                                               is_mask ? nullptr : (const T *)beta, G.flags, G.spare,
-                                                              is_mask ? G.near_bits : nullptr);
+                                                              is_mask ? G.near_bits : nullptr,
+                                                              is_mask ? nullptr : G.range);
         PGPU_LAUNCHED();
         unsigned flags = 0;
+        unsigned long long range[2] = {0, 0};
         PGPU_CUDA(cudaMemcpyAsync(&flags, G.flags, sizeof(unsigned), cudaMemcpyDeviceToHost, env.st));
+        PGPU_CUDA(cudaMemcpyAsync(range, G.range, sizeof range, cudaMemcpyDeviceToHost, env.st));
         PGPU_CUDA(cudaStreamSynchronize(env.st));
         checked = flags;
+        if (!is_mask) {
+            double lo, hi;
+            std::memcpy(&lo, &range[0], sizeof lo);
+            std::memcpy(&hi, &range[1], sizeof hi);
+            beta_jump = hi > JUMP_RATIO * lo;
+        }
         if (is_mask && ((flags & GEN_BAD_TYPE) || !(flags & GEN_FLUID))) // the near tiles' marks of a refused mask
             PGPU_CUDA(cudaMemsetAsync(G.near_bits, 0, (size_t)G.near_words * sizeof(uint32_t), env.st));
         PGPU_RETURN_IF(flags & GEN_BAD_TYPE, PGPU_ERROR_INVALID_ARGUMENT,
@@ -750,6 +762,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     else G.beta = beta != nullptr;
     if (is_mask && mask) G.held = (checked & GEN_HELD) != 0;
     if (!is_mask && beta) G.narrow = !(checked & GEN_WIDE_BETA);
+    if (!is_mask) G.jump = beta && beta_jump;
     h.shut_ok = !is_krylov(method);
     const bool changed = h.general_apply(env);
     symmetric_cycle();

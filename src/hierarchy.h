@@ -304,9 +304,10 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
     std::vector<int> iv;
     auto putT = [&](const std::vector<double> &v) { size_t o = tv.size(); for (double d : v) tv.push_back((T)d); return o; };
     auto putI = [&](const std::vector<int> &v) { size_t o = iv.size(); iv.insert(iv.end(), v.begin(), v.end()); return o; };
-    struct AxisOff { size_t cl, ch, rw, fw, cnt, idx, i2, w2, i4, w4, s2, ws2, s4, ws4; };
+    struct AxisOff { size_t cl, ch, rw, fw, cnt, idx, i2, w2, i4, w4, s2, ws2, s4, ws4, cn, wf, wc; };
     struct LevelOff { AxisOff a[3]; size_t tz0, wz0, wz1, fz0, fz1; };
     std::vector<LevelOff> off(nl);
+    std::vector<char> odi_ok(nl, 0);
     std::vector<AxisCoef> coefs((size_t)nl * 3);
     std::vector<char> rs_tile(nl, 0), pl_tile(nl, 0), fi_tile(nl, 0), bt_rr(nl, 0), bt_pro(nl, 0);
     for (int l = 0; l < nl; ++l) {
@@ -354,6 +355,37 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
             o.s4 = putI(sw);
             o.ws4 = putT(ww);
         }
+        // The operator-dependent transfers' node map (odi.h): every
+        // coarsened axis keeps nodes (vertex coarsening, no periodic wrap).
+        bool vertex = true;
+        for (int d = 0; d < 3; ++d) {
+            const Axis &a = hl[l].ax[d], &ca = hl[l + 1].ax[d];
+            const int n = a.n;
+            std::vector<int> cn(n, -1);
+            if (!t[d].coarsened || !a.active) {
+                for (int i = 0; i < n; ++i) cn[i] = i < ca.n ? i : -1;
+                vertex = vertex && ca.n == n;
+            } else {
+                vertex = vertex && a.lo != PGPU_BC_PERIODIC;
+                int I = 0;
+                for (int i = 0; i < n && vertex; ++i) {
+                    const double tol = 1e-9 * a.h;
+                    while (I < ca.n && ca.x[I] < a.x[i] - tol) ++I;
+                    if (I < ca.n && std::fabs(ca.x[I] - a.x[i]) <= tol) cn[i] = I;
+                }
+                int seen = 0;
+                for (int i = 0; i < n && vertex; ++i) {
+                    seen += cn[i] >= 0;
+                    // between: both neighbours coarse nodes or walls
+                    if (cn[i] < 0) vertex = (i == 0 || cn[i - 1] >= 0) && (i == n - 1 || cn[i + 1] >= 0);
+                }
+                vertex = vertex && seen == ca.n;
+            }
+            off[l].a[d].cn = putI(cn);
+            off[l].a[d].wf = putT(a.w);
+            off[l].a[d].wc = putT(ca.w);
+        }
+        odi_ok[l] = vertex;
         std::vector<int> t0, f0;
         std::vector<double> w0, w1, fz0, fz1;
         const bool z = plane_owners(t[2], t[2].rw, hl[l].ax[2].n, t0, w0, w1) &&
@@ -506,6 +538,11 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         x.pl_tile = pl_tile[l] != 0;
         x.bt_pro = bt_pro[l] && !(plan && l < dist_levels);
         x.fi_tile = fi_tile[l] != 0;
+        x.oa = OdiAxes<T>{{di + o[0].cn, di + o[1].cn, di + o[2].cn},
+                          {dt + o[0].wf, dt + o[1].wf, dt + o[2].wf},
+                          {dt + o[0].wc, dt + o[1].wc, dt + o[2].wc}};
+        x.odi_ok = odi_ok[l] && !plan;
+        x.odi = false;
         x.it = col_launch(F.g.nx, F.g.ny, F.g.nz, is3d, IT_FX, IT_FY, IT_FX, IT_FY, env.sms);
         x.rs = col_launch(C.g.nx, C.g.ny, C.g.nz, is3d, RS_TX, RS_TY, RS_TX, RS_TY, env.sms);
         x.bt_rr = plan && l < dist_levels ? 0 : bt_rr[l];

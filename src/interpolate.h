@@ -1,6 +1,6 @@
 // interpolate.h -- interpolation of corrections; Transfer<T>
 #pragma once
-#include "restrict.h"
+#include "odi.h"
 
 namespace pgpu {
 
@@ -123,17 +123,6 @@ __device__ __forceinline__ T ip_shut_or(const Grid<T> &fine, const Taps<T> &tp, 
     const int64_t csz = coarse.is3d ? coarse.sz : 0, co = ghost_origin(coarse);
     if (CALL) return ip_point_shut_call(tp.ix, tp.iy, tp.iz, tp.wx, tp.wy, tp.wz, coarse.sy, csz, co, e, i, j, k, s);
     return ip_point_shut(tp.ix, tp.iy, tp.iz, tp.wx, tp.wy, tp.wz, coarse.sy, csz, co, e, i, j, k, s);
-}
-
-// What the prolongation can measure on its way (REDUCE): the size of the
-// correction it adds, sum (P e)^2, of the corrected values, sum out^2, and
-// max |P e|, per block (reduce.h); a float V-cycle's convergence test.
-__device__ __forceinline__ void note_correction(Red3 &acc, double v, double out)
-{
-    acc.s0 += v * v;
-    acc.s1 += out * out;
-    const double a = fabs(v);
-    acc.m = (a >= acc.m || a != a) ? a : acc.m;
 }
 
 // out = (ADD: in +) P e with NW taps per axis (2: the trilinear
@@ -467,6 +456,11 @@ template <class T> struct Transfer {
     // ... and folded into a beta_tile_kernel smoothing pass (PRO): the
     // windows w2 fit its coarse tiles, z's move by at most one plane a plane
     bool bt_pro = false;
+    // Operator-dependent transfers (odi.h): odi_ok where every coarsened
+    // axis keeps nodes (a single GPU), odi where the hierarchy takes them
+    // (beta that jumps, no mask: Hierarchy::general_apply).
+    OdiAxes<T> oa{};
+    bool odi_ok = false, odi = false;
 
     enum Route { AUTO = 0, DIRECT = 1, TILED = 2 }; // AUTO: the tiles where eligible
     static bool tiled(int route, bool eligible) { return route == AUTO ? eligible : route == TILED; }
@@ -531,6 +525,34 @@ template <class T> struct Transfer {
             launch(fwalk, 0, env.st, interp_kernel<T, 2, true, true>, fg, cg, p2, e, in, out, partials);
         else
             launch(fwalk, 0, env.st, interp_kernel<T, 2, true>, fg, cg, p2, e, in, out, (double *)nullptr);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
+    // fc = R r by the operator-dependent weights (odi); r is overwritten.
+    pgpu_status odi_restrict(Env &env, T *r, T *fc) const
+    {
+        char *err = env.err;
+        const int top = 2 + (fg.is3d ? 1 : 0);
+        for (int s = top - 1; s >= 0; --s) {
+            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s, top);
+            PGPU_LAUNCHED();
+        }
+        return PGPU_SUCCESS;
+    }
+    // out = in + P e by the operator-dependent weights, through scratch
+    // (scratch may be out, not in unless in == out); partials as prolong's.
+    pgpu_status odi_prolong(Env &env, const T *e, const T *in, T *out, T *scratch, double *partials = nullptr,
+                            size_t *blocks = nullptr) const
+    {
+        char *err = env.err;
+        const int top = 2 + (fg.is3d ? 1 : 0);
+        for (int s = 0; s <= top; ++s) {
+            launch(fwalk, 0, env.st, odi_prolong_kernel<T>, fg, cg, oa, e, scratch, s);
+            PGPU_LAUNCHED();
+        }
+        if (blocks) *blocks = blocks_of(fwalk);
+        if (partials) launch(fwalk, 0, env.st, odi_add_kernel<T, true>, fg, (const T *)scratch, in, out, partials);
+        else launch(fwalk, 0, env.st, odi_add_kernel<T, false>, fg, (const T *)scratch, in, out, (double *)nullptr);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }

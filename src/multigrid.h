@@ -57,6 +57,10 @@ template <class T> class Multigrid {
     // cycles go down to the single node.
     int last_level() const { return dense_level >= 0 && !gen ? dense_level : (int)h->lv.size() - 1; }
     int tiny_first = 0;   // levels from here on run in tiny_cycle_kernel (never level 0)
+    // A pair of levels takes the operator-dependent transfers (odi.h), which
+    // the tiny levels' kernel has not: every level's steps are launched.
+    bool odi = false;
+    int tiny_from() const { return odi ? (int)h->lv.size() : tiny_first; }
     // (dist.h) fresh[l]: slab level l's iterate has the neighbours' current
     // values in its ghost planes (its last smoothing ended in a band pass),
     // so the next residual or prolongation needs no exchange.
@@ -155,6 +159,8 @@ template <class T> std::vector<TinyLevel<T>> Multigrid<T>::tiny_table() const
 template <class T> pgpu_status Multigrid<T>::refresh(bool general)
 {
     gen = general;
+    odi = false;
+    for (const Level<T> &L : h->lv) odi = odi || L.down.odi;
     sched = sched_form[gen ? 1 : 0];
     dsched = dsched_form[gen ? 1 : 0];
     return d_tiny ? env->put(tiny_table(), d_tiny) : PGPU_SUCCESS;
@@ -184,6 +190,9 @@ template <class T> pgpu_status Multigrid<T>::down(int l, bool zero)
         PGPU_FORWARD(dist_halo(e, L.g, L.other()));
         PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
         if (l + 1 == h->dist_levels) PGPU_FORWARD(dist_gather(e, C.g, C.f));
+    } else if (L.down.odi) {
+        PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
+        PGPU_FORWARD(L.down.odi_restrict(e, L.other(), C.f));
     } else if (l == 0 && resid0) {
         const T *r = resid0;
         resid0 = nullptr;
@@ -215,7 +224,7 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
     case STEP_PRE:
         // (the post-smoothing's first pass reads x and writes u: an odd
         // count ends there)
-        if (!slab && l == 0 && L.x && pre > 0 && post % 2 == 1 && beta_resid(e, L.g, L.sm)) {
+        if (!slab && l == 0 && L.x && pre > 0 && post % 2 == 1 && !L.down.odi && beta_resid(e, L.g, L.sm)) {
             PGPU_FORWARD(smooth(e, L, false, pre, omega, 0, (const T *)nullptr, true));
             resid0 = L.cur ? L.u : L.t;
             return PGPU_SUCCESS;
@@ -240,7 +249,8 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         Level<T> &C = h->lv[l + 1];
         const bool in_place = L.in_x || (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
         const bool sum = measure && l == 0 && red;
-        if (l == 0 && (flip0 || L.in_x) && !sum && post > 0 && L.down.bt_pro && beta_tiled(e, L.g, L.sm)) {
+        if (l == 0 && (flip0 || L.in_x) && !sum && post > 0 && L.down.bt_pro && !L.down.odi &&
+            beta_tiled(e, L.g, L.sm)) {
             folded = C.iter(); // (the post-smoothing's first pass adds it)
             return PGPU_SUCCESS;
         }
@@ -256,8 +266,13 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
             // Dirichlet wall, no ghost taps).
             PGPU_FORWARD(subtract_mean(e, *red, C.g, C.col, C.iter(), C.npts));
         }
-        PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), in_place ? L.iter() : L.other(), Transfer<T>::AUTO,
-                                    sum ? red->d_part : nullptr, &blocks));
+        T *out = in_place ? L.iter() : L.other();
+        if (L.down.odi) // (in place through the other array, free since the restriction)
+            PGPU_FORWARD(L.down.odi_prolong(e, C.iter(), L.iter(), out, in_place ? L.other() : out,
+                                            sum ? red->d_part : nullptr, &blocks));
+        else
+            PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), out, Transfer<T>::AUTO, sum ? red->d_part : nullptr,
+                                        &blocks));
         if (sum) PGPU_FORWARD(red->total<T>(e, blocks, RES_CORR));
         if (!in_place) L.cur ^= 1;
         return PGPU_SUCCESS;
@@ -301,11 +316,11 @@ template <class T> pgpu_status Multigrid<T>::near_relax(Level<T> &L)
 template <class T> pgpu_status Multigrid<T>::cycle(int l, int gamma_top)
 {
     std::vector<Level<T>> &lv = h->lv;
-    if (l >= tiny_first) return tiny(l);
+    if (l >= tiny_from()) return tiny(l);
     if (gamma_top == 0) {
         const std::vector<Step> &s = sched[l];
         for (size_t q = 0; q < s.size();) {
-            if (s[q].level >= tiny_first) { // a cycle of the tiny levels
+            if (s[q].level >= tiny_from()) { // a cycle of the tiny levels
                 PGPU_FORWARD(tiny(s[q].level));
                 q += sched[s[q].level].size();
             } else {

@@ -16,6 +16,7 @@
 #include "smooth.h"         // SmoothPlan and the smoothing passes
 #include "transfer.h"       // coarsening an axis; the transfer tables
 #include "restrict.h"       // restriction
+#include "odi.h"            // operator-dependent transfers where beta jumps
 #include "interpolate.h"    // interpolation; Transfer<T>
 #include "general.h"        // masks and beta: tables, check, face fractions
 #include "general_coarse.h" // masks and beta: the coarse levels' data

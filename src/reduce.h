@@ -67,6 +67,17 @@ template <class V> __device__ V block_reduce(V v)
     return v;
 }
 
+// What the prolongation can measure on its way (REDUCE): the size of the
+// correction it adds, sum (P e)^2, of the corrected values, sum out^2, and
+// max |P e|, per block; a float V-cycle's convergence test.
+__device__ __forceinline__ void note_correction(Red3 &acc, double v, double out)
+{
+    acc.s0 += v * v;
+    acc.s1 += out * out;
+    const double a = fabs(v);
+    acc.m = (a >= acc.m || a != a) ? a : acc.m;
+}
+
 __device__ __forceinline__ void write_partial(double *partials, Red3 v)
 {
     v = block_reduce(v);

@@ -549,6 +549,7 @@ template <class T> struct General {
     std::vector<T *> fr[3];          // per level, face fractions; level 0: from beta
     T *bw = nullptr;                 // level 0 of a 3D grid: 1 / beta (Grid::bw), used where narrow
     bool narrow = false;             // beta lies inside beta_recip_min .. max
+    bool jump = false;               // beta's largest value is more than JUMP_RATIO times its smallest
     struct CoarseLevel {
         CoarseAxis ax[3];
         WalkAxis wk[3];
@@ -567,6 +568,7 @@ template <class T> struct General {
     uint32_t bit_words = 0, tile_words = 0;
     unsigned *flags = nullptr;
     unsigned long long *maxbits = nullptr;
+    unsigned long long *range = nullptr; // beta's smallest and largest value's bits (the check's)
     long long *sums = nullptr;
     double *first = nullptr; // region 0's mean of b
     T *fp = nullptr;         // f with the singular regions' means removed; while the levels are built,
