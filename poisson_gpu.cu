@@ -4398,7 +4398,7 @@ namespace pgpu {
 //   0: the node is a coarse node: its value;
 //   1..3: sum over those axes d of (c_lo,d v(p - e_d) + c_hi,d v(p + e_d)),
 //         over the sum of those couplings, v the values of the stage before
-//         (0 across a Dirichlet wall, not read across a Neumann one: c = 0).
+//         (0 across a Dirichlet wall; a Neumann wall's c is 0: odi_den).
 // In 1D this is exact for the operator's own null space and the series
 // coefficient is the Galerkin one.  The restriction is the adjoint weighted
 // by cell volumes, R = Wc^-1 P^T W, as the geometric one is, so the cycle
@@ -4425,14 +4425,17 @@ __device__ __forceinline__ int odi_stage(const OdiAxes<T> &a, bool is3d, int i, 
     return (c[0] < 0) + (c[1] < 0) + (c[2] < 0);
 }
 
-// The fine couplings across the faces of the between-axes of a node (c),
-// their sum (the stage's divisor).
+// A node's couplings across its faces are GenPoint's diagonal parts d:
+// inside the box the couplings v themselves, at a Dirichlet wall the wall's
+// coupling (towards a correction of 0), at a Neumann wall 0 (v there
+// weighs the ghost's flux data, no value).  Their sum over the faces of
+// the between-axes of a node (c) is the stage's divisor.
 template <class T> __device__ __forceinline__ double odi_den(const GenPoint<T> &q, const int (&c)[3])
 {
     double s = 0;
 #pragma unroll
     for (int d = 0; d < 3; ++d)
-        if (c[d] < 0) s += (double)q.v[2 * d] + (double)q.v[2 * d + 1];
+        if (c[d] < 0) s += (double)q.d[2 * d] + (double)q.d[2 * d + 1];
     return s;
 }
 
@@ -4461,8 +4464,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
 #pragma unroll
         for (int d = 0; d < 3; ++d) {
             if (c[d] >= 0) continue;
-            if (q.v[2 * d] != T(0) && at[d] > 0) num += (double)q.v[2 * d] * (double)s[p - st[d]];
-            if (q.v[2 * d + 1] != T(0) && at[d] < n[d] - 1) num += (double)q.v[2 * d + 1] * (double)s[p + st[d]];
+            if (q.d[2 * d] != T(0) && at[d] > 0) num += (double)q.d[2 * d] * (double)s[p - st[d]];
+            if (q.d[2 * d + 1] != T(0) && at[d] < n[d] - 1) num += (double)q.d[2 * d + 1] * (double)s[p + st[d]];
         }
         const double den = odi_den(q, c);
         s[p] = den > 0 ? T(num / den) : T(0);
@@ -4525,7 +4528,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
                 odi_stage(a, fine.is3d, x[0], x[1], x[2], cq);
                 const int64_t pq = p + (side ? st[d] : -st[d]);
                 const GenPoint<T> q = gen_couplings(fine, pq, x[0], x[1], x[2]);
-                const double den = odi_den(q, cq), w = (double)q.v[2 * d + (side ? 0 : 1)];
+                const double den = odi_den(q, cq), w = (double)q.d[2 * d + (side ? 0 : 1)];
                 if (!(den > 0) || w == 0.0) continue;
                 const double sq = stage + 1 == top ? vol(x) * (double)r[pq] : (double)r[pq];
                 sum += w / den * sq;

@@ -1,0 +1,292 @@
+/* test_odi.cu -- the operator-dependent transfers (src/odi.h) against the
+ * host.
+ *
+ * For each grid below and each precision, a V-cycle handle takes a beta
+ * that jumps (a ball of 1e3 at the centre, times a random factor in
+ * [0.5, 2] at every point); every level pair must then take the
+ * operator-dependent transfers (the grids keep nodes on every coarsened
+ * axis).  For every pair, on random data:
+ *  - the prolongation, staged as odi.h says, recomputed on the host from the
+ *    level's face fractions (downloaded) and the table couplings
+ *    (axis_coef of the host axes), each stage from the device's values of
+ *    the stage before: |gpu - host| <= tol * max |e|;
+ *  - the restriction is its adjoint weighted by the cell volumes:
+ *    sum_fine W (P e) r = sum_coarse Wc e (R r), to tol times the sum of
+ *    the magnitudes of the terms;
+ *  - on a Neumann box P keeps constants: P 1 = 1;
+ *  - the ghosts and padding of every array written come back bit for bit
+ *    (NaN where nothing may be read).
+ * tol: 1e-13 in double, 64 FLT_EPSILON in float (values stored in float
+ * between the stages).
+ */
+#include "../whitebox.h"
+
+namespace wb_mg_odi {
+
+typedef struct odi_case {
+    const char *name;
+    int n[3];
+    double h[3];
+    const char *bcs;
+} odi_case;
+
+static const odi_case cases[] = {
+    {"3D 33x31x29 Dirichlet", {33, 31, 29}, {0.03, 0.03, 0.03}, "DDDDDD"},
+    {"3D 32x30x34 Dirichlet (even: kept nodes, a node next to the high wall)", {32, 30, 34}, {0.03, 0.03, 0.03},
+     "DDDDDD"},
+    {"3D 31x15x31 Neumann box", {31, 15, 31}, {0.03, 0.03, 0.03}, "NNNNNN"},
+    {"3D 34x15x31 mixed, anisotropic", {34, 15, 31}, {0.02, 0.05, 0.03}, "DDNNND"},
+    {"3D 31x31x15 hz = 4 hx (semicoarsening)", {31, 31, 15}, {0.01, 0.01, 0.04}, "DDNNDD"},
+    {"2D 63x31 mixed", {63, 31, 1}, {0.015, 0.02, 0.0}, "DNND"},
+    {"2D 64x31 Dirichlet / Neumann", {64, 31, 1}, {0.02, 0.02, 0.0}, "DDNN"},
+};
+
+static int odi_pairs = 0;
+
+template <class T> static double tol_of() { return sizeof(T) == sizeof(float) ? 64.0 * FLT_EPSILON : 1e-13; }
+
+/* Host copy of a level's layout and its interior index helper. */
+struct Lay {
+    int n[3];
+    int is3d;
+    int64_t sy, sz, base, elems;
+    int64_t at(int i, int j, int k) const { return base + i + (int64_t)j * sy + (is3d ? (int64_t)k * sz : 0); }
+};
+template <class T> static Lay lay_of(const pgpu::Level<T> &L)
+{
+    Lay y;
+    y.n[0] = L.g.nx;
+    y.n[1] = L.g.ny;
+    y.n[2] = L.g.is3d ? L.g.nz : 1;
+    y.is3d = L.g.is3d;
+    y.sy = L.g.sy;
+    y.sz = L.g.sz;
+    y.base = L.g.base;
+    y.elems = L.elems;
+    return y;
+}
+
+template <class T> static std::vector<T> download(const T *d, int64_t n)
+{
+    std::vector<T> h((size_t)n);
+    if (!t_dev_download(h.data(), d, (size_t)n * sizeof(T))) h.assign((size_t)n, T(NAN));
+    return h;
+}
+
+/* Fine node i's coarse interior index where it is a coarse node, else -1
+ * (positions, independent of the library's table). */
+static std::vector<int> node_map(const pgpu::Axis &a, const pgpu::Axis &c)
+{
+    std::vector<int> cn((size_t)a.n, -1);
+    for (int i = 0; i < a.n; ++i)
+        for (int I = 0; I < c.n; ++I)
+            if (std::fabs(c.x[I] - a.x[i]) <= 1e-9 * a.h) cn[(size_t)i] = I;
+    return cn;
+}
+
+template <class T>
+static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neumann_box)
+{
+    pgpu::Env &env = sol->env;
+    const pgpu::Level<T> &F = sol->h.lv[(size_t)l], &C = sol->h.lv[(size_t)l + 1];
+    const pgpu::Transfer<T> &x = F.down;
+    const Lay f = lay_of(F), c = lay_of(C);
+    const double tol = tol_of<T>();
+    char pw[320];
+    snprintf(pw, sizeof pw, "%s, levels %d-%d (%dx%dx%d -> %dx%dx%d)", what, l, l + 1, f.n[0], f.n[1], f.n[2], c.n[0],
+             c.n[1], c.n[2]);
+    if (!CHECK(x.odi, "%s: takes the operator-dependent transfers", pw)) return;
+    ++odi_pairs;
+    const pgpu::Axis *fa = sol->h.hl[(size_t)l].ax, *ca = sol->h.hl[(size_t)l + 1].ax;
+    std::vector<int> cn[3];
+    std::vector<double> clo[3], chi[3];
+    for (int d = 0; d < 3; ++d) {
+        cn[d] = d < 2 || f.is3d ? node_map(fa[d], ca[d]) : std::vector<int>(1, 0);
+        const pgpu::AxisCoef ac = pgpu::axis_coef(fa[d]);
+        clo[d] = ac.c_lo;
+        chi[d] = ac.c_hi;
+    }
+    std::vector<T> fr[3];
+    const T *dfr[3] = {F.g.fx, F.g.fy, F.g.fz};
+    for (int d = 0; d < (f.is3d ? 3 : 2); ++d) {
+        if (!CHECK(dfr[d] != nullptr, "%s: the level has face fractions along axis %d", pw, d)) return;
+        fr[d] = download(dfr[d], f.elems);
+    }
+    /* the coupling of fine point (i, j, k) across face s (0 low, 1 high) of
+     * axis d, as gen_couplings forms its diagonal part (a Neumann wall's 0) */
+    auto coupling = [&](int d, int s, int i, int j, int k) -> double {
+        const int at[3] = {i, j, k};
+        const int64_t p = f.at(i, j, k), st[3] = {1, f.sy, f.sz};
+        const T tab = (T)(s ? chi[d][(size_t)at[d]] : clo[d][(size_t)at[d]]);
+        const T frac = fr[d][(size_t)(s ? p + st[d] : p)];
+        return (double)(T)(tab * frac);
+    };
+    auto stage_of = [&](int i, int j, int k) {
+        return (cn[0][(size_t)i] < 0) + (cn[1][(size_t)j] < 0) + (f.is3d && cn[2][(size_t)k] < 0);
+    };
+
+    /* random e on the coarse interior (ghosts 0); P e into out (NaN outside
+     * the interior), in = 0 inside, NaN outside */
+    std::vector<T> e((size_t)c.elems, T(0)), in((size_t)f.elems, T(NAN)), out0((size_t)f.elems, T(NAN));
+    double emax = 0;
+    for (int k = 0; k < c.n[2]; ++k)
+        for (int j = 0; j < c.n[1]; ++j)
+            for (int i = 0; i < c.n[0]; ++i) {
+                const double v = neumann_box ? 1.0 : t_rand(-1.0, 1.0);
+                e[(size_t)c.at(i, j, k)] = (T)v;
+                emax = std::max(emax, std::fabs(v));
+            }
+    for (int k = 0; k < f.n[2]; ++k)
+        for (int j = 0; j < f.n[1]; ++j)
+            for (int i = 0; i < f.n[0]; ++i) in[(size_t)f.at(i, j, k)] = T(0);
+    T *d_e = (T *)t_dev_upload(e.data(), e.size() * sizeof(T));
+    T *d_in = (T *)t_dev_upload(in.data(), in.size() * sizeof(T));
+    T *d_out = (T *)t_dev_upload(out0.data(), out0.size() * sizeof(T));
+    x.odi_prolong(env, d_e, d_in, d_out, d_out);
+    const std::vector<T> pe = download(d_out, f.elems);
+    /* the host's stages from the device's values of the stage before */
+    double worst = 0, worst_one = 0;
+    int64_t outside = 0, by_stage[4] = {0, 0, 0, 0};
+    for (int k = 0; k < f.n[2]; ++k)
+        for (int j = 0; j < f.n[1]; ++j)
+            for (int i = 0; i < f.n[0]; ++i) {
+                const int s = stage_of(i, j, k), at[3] = {i, j, k};
+                const int cc[3] = {cn[0][(size_t)i], cn[1][(size_t)j], f.is3d ? cn[2][(size_t)k] : 0};
+                double want;
+                if (s == 0) {
+                    want = (double)e[(size_t)c.at(cc[0], cc[1], cc[2])];
+                } else {
+                    double num = 0, den = 0;
+                    for (int d = 0; d < (f.is3d ? 3 : 2); ++d) {
+                        if (cc[d] >= 0) continue;
+                        const int64_t st = d == 0 ? 1 : d == 1 ? f.sy : f.sz;
+                        const double lo = coupling(d, 0, i, j, k), hi = coupling(d, 1, i, j, k);
+                        const int64_t p = f.at(i, j, k);
+                        if (lo != 0 && at[d] > 0) num += lo * (double)pe[(size_t)(p - st)];
+                        if (hi != 0 && at[d] < f.n[d] - 1) num += hi * (double)pe[(size_t)(p + st)];
+                        den += lo + hi;
+                    }
+                    want = den > 0 ? num / den : 0.0;
+                }
+                ++by_stage[s];
+                const double got = (double)pe[(size_t)f.at(i, j, k)];
+                worst = t_max_nan(worst, std::fabs(got - want) / (tol * (emax > 0 ? emax : 1.0)));
+                if (neumann_box) worst_one = t_max_nan(worst_one, std::fabs(got - 1.0) / tol);
+            }
+    {
+        std::vector<char> interior((size_t)f.elems, 0);
+        for (int k = 0; k < f.n[2]; ++k)
+            for (int j = 0; j < f.n[1]; ++j)
+                for (int i = 0; i < f.n[0]; ++i) interior[(size_t)f.at(i, j, k)] = 1;
+        for (int64_t q = 0; q < f.elems; ++q)
+            if (!interior[(size_t)q] && !std::isnan((double)pe[(size_t)q])) ++outside;
+    }
+    CHECK(worst <= 1.0 && outside == 0,
+          "%s: prolongation against the host's stages (%lld %lld %lld %lld points a stage): max |gpu - host| / "
+          "(tol max |e|) = %.3g, %lld elements outside the interior written",
+          pw, (long long)by_stage[0], (long long)by_stage[1], (long long)by_stage[2], (long long)by_stage[3], worst,
+          (long long)outside);
+    if (neumann_box)
+        CHECK(worst_one <= 4.0, "%s: P 1 = 1 on a Neumann box: max |P 1 - 1| / tol = %.3g", pw, worst_one);
+
+    /* the restriction: random r inside, NaN outside; fc NaN everywhere */
+    std::vector<T> r((size_t)f.elems, T(NAN)), fc0((size_t)c.elems, T(NAN));
+    for (int k = 0; k < f.n[2]; ++k)
+        for (int j = 0; j < f.n[1]; ++j)
+            for (int i = 0; i < f.n[0]; ++i) r[(size_t)f.at(i, j, k)] = (T)t_rand(-1.0, 1.0);
+    T *d_r = (T *)t_dev_upload(r.data(), r.size() * sizeof(T));
+    T *d_fc = (T *)t_dev_upload(fc0.data(), fc0.size() * sizeof(T));
+    x.odi_restrict(env, d_r, d_fc);
+    const std::vector<T> rc = download(d_fc, c.elems);
+    auto vol = [&](const pgpu::Axis *ax, const Lay &y, int i, int j, int k) {
+        double w = ax[0].w[(size_t)i] * ax[1].w[(size_t)j];
+        return y.is3d ? w * ax[2].w[(size_t)k] : w;
+    };
+    double lhs = 0, rhs = 0, mag = 0;
+    for (int k = 0; k < f.n[2]; ++k)
+        for (int j = 0; j < f.n[1]; ++j)
+            for (int i = 0; i < f.n[0]; ++i) {
+                const int64_t p = f.at(i, j, k);
+                const double t = vol(fa, f, i, j, k) * (double)pe[(size_t)p] * (double)r[(size_t)p];
+                lhs += t;
+                mag += std::fabs(t);
+            }
+    int64_t coutside = 0;
+    {
+        std::vector<char> interior((size_t)c.elems, 0);
+        for (int k = 0; k < c.n[2]; ++k)
+            for (int j = 0; j < c.n[1]; ++j)
+                for (int i = 0; i < c.n[0]; ++i) {
+                    const int64_t q = c.at(i, j, k);
+                    interior[(size_t)q] = 1;
+                    const double t = vol(ca, c, i, j, k) * (double)e[(size_t)q] * (double)rc[(size_t)q];
+                    rhs += t;
+                    mag += std::fabs(t);
+                }
+        for (int64_t q = 0; q < c.elems; ++q)
+            if (!interior[(size_t)q] && !std::isnan((double)rc[(size_t)q])) ++coutside;
+    }
+    const double rel = std::fabs(lhs - rhs) / (tol * mag);
+    CHECK(rel <= 1.0 && coutside == 0,
+          "%s: restriction, the volume-weighted adjoint: |sum W (P e) r - sum Wc e (R r)| / (tol sum of "
+          "magnitudes) = %.3g (%.6g against %.6g), %lld coarse elements outside the interior written",
+          pw, rel, lhs, rhs, (long long)coutside);
+    t_dev_free(d_e);
+    t_dev_free(d_in);
+    t_dev_free(d_out);
+    t_dev_free(d_r);
+    t_dev_free(d_fc);
+}
+
+template <class T> static void run_case(const odi_case *oc)
+{
+    const unsigned prec = sizeof(T) == sizeof(float) ? PGPU_FLOAT : PGPU_DOUBLE;
+    pgpu_config cfg = t_config(oc->n[0], oc->n[1], oc->n[2], oc->bcs, oc->h[0], oc->h[1], oc->h[2],
+                               PGPU_VCYCLE | prec);
+    char what[200];
+    snprintf(what, sizeof what, "%s %s", oc->name, t_precision_name(prec));
+    pgpu_solver *s = t_create(&cfg, what);
+    if (!s) return;
+    pgpu::Solver<T> *sol = pgpu::solver_of<T>(s);
+    const pgpu::Level<T> &L0 = sol->h.lv[0];
+    const Lay y = lay_of(L0);
+    /* beta: 1e3 in the ball of radius 0.3 of the box's centre, 1 outside,
+     * times a random factor in [0.5, 2] at every element */
+    std::vector<T> beta((size_t)y.elems, T(1));
+    const pgpu::Axis *ax = sol->h.hl[0].ax;
+    for (int k = 0; k < y.n[2]; ++k)
+        for (int j = 0; j < y.n[1]; ++j)
+            for (int i = 0; i < y.n[0]; ++i) {
+                double r2 = 0;
+                const int at[3] = {i, j, k};
+                for (int d = 0; d < (y.is3d ? 3 : 2); ++d) {
+                    const double L = ax[d].xhi - ax[d].xlo, q = (ax[d].x[(size_t)at[d]] - ax[d].xlo) / L - 0.5;
+                    r2 += q * q;
+                }
+                beta[(size_t)y.at(i, j, k)] = (T)((r2 < 0.09 ? 1e3 : 1.0) * t_rand(0.5, 2.0));
+            }
+    void *d_beta = t_dev_upload(beta.data(), beta.size() * sizeof(T));
+    const pgpu_status st = pgpu_set_coefficients(s, d_beta);
+    if (CHECK(st == PGPU_SUCCESS, "%s: pgpu_set_coefficients: %s %s", what, pgpu_status_string(st),
+              st ? pgpu_last_error(s) : "") &&
+        t_sync(what)) {
+        const bool neumann = strcmp(oc->bcs, "NNNNNN") == 0;
+        for (size_t l = 0; l + 1 < sol->h.lv.size(); ++l) test_pair<T>(sol, what, (int)l, neumann);
+        CHECK(t_sync(what), "%s: the device after the transfers", what);
+    }
+    t_dev_free(d_beta);
+    pgpu_destroy(s);
+}
+
+int run(int, char **)
+{
+    t_require_device("test_odi");
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        run_case<double>(&cases[c]);
+        run_case<float>(&cases[c]);
+    }
+    CHECK(odi_pairs >= 40, "the operator-dependent transfers ran on %d level pairs (at least 40)", odi_pairs);
+    return t_finish("test_odi");
+}
+
+} // namespace wb_mg_odi
