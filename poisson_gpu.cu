@@ -4492,14 +4492,26 @@ __global__ void __launch_bounds__(WALK_THREADS)
     if (REDUCE) write_partial(partials, acc);
 }
 
-// One stage of R r = Wc^-1 P^T W r, from the highest stage down: each node
-// of `stage` gathers W r of its own and, from its neighbours of stage + 1
-// along its coarse-node axes, their sums times their prolongation weights
-// towards it; below `top` those sums were stored over r.  Stage 0 writes
-// the coarse right-hand side.
+// The coupling of a node across one face of axis d, as gen_couplings forms
+// its diagonal part inside the box: the table's (low or high, at node
+// index at) times the face's fraction (element e: the face's high node).
+template <class T> __device__ __forceinline__ double odi_face(const Grid<T> &g, int d, int64_t e, int at, bool high)
+{
+    const T *tab = d == 0 ? (high ? g.cxh : g.cxl) : d == 1 ? (high ? g.cyh : g.cyl) : (high ? g.czh : g.czl);
+    const T *fr = d == 0 ? g.fx : d == 1 ? g.fy : g.fz;
+    return (double)(T)(tab[at] * (fr ? fr[e] : T(1)));
+}
+
+// One stage of R r = Wc^-1 P^T W r, from the highest stage down.  A node of
+// `stage` sums W r of its own and, from each neighbour q of the stage above
+// along its coarse-node axes, q's coupling towards it times t_q, q's sum
+// over its stage divisor (odi_den), stored over r by q's launch; it stores
+// its own t the same way, or at stage 0 writes the coarse right-hand side.
+// (The gather reads q's coupling across the face it shares with this node,
+// not q's six.)
 template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
-    odi_restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, T *r, T *fc, int stage, int top,
+    odi_restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, T *r, T *fc, int stage,
                         int kchunk, int nyb, int nchunks)
 {
     int i, j, k0, k1;
@@ -4512,30 +4524,23 @@ __global__ void __launch_bounds__(WALK_THREADS)
         if (odi_stage(a, fine.is3d, i, j, k, c) != stage) continue;
         const int at[3] = {i, j, k};
         const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
-        auto vol = [&](const int(&x)[3]) {
-            double w = (double)__ldg(a.wf[0] + x[0]) * (double)__ldg(a.wf[1] + x[1]);
-            return fine.is3d ? w * (double)__ldg(a.wf[2] + x[2]) : w;
-        };
-        double sum = vol(at) * (double)r[p];
+        double w = (double)__ldg(a.wf[0] + i) * (double)__ldg(a.wf[1] + j);
+        if (fine.is3d) w *= (double)__ldg(a.wf[2] + k);
+        double sum = w * (double)r[p];
         for (int d = 0; d < nd; ++d) {
             if (c[d] < 0) continue;
 #pragma unroll
             for (int side = 0; side < 2; ++side) {
-                int x[3] = {i, j, k};
-                x[d] += side ? 1 : -1;
-                if (x[d] < 0 || x[d] >= n[d] || __ldg(a.cn[d] + x[d]) >= 0) continue; // a wall, or d not coarsened
-                int cq[3];
-                odi_stage(a, fine.is3d, x[0], x[1], x[2], cq);
-                const int64_t pq = p + (side ? st[d] : -st[d]);
-                const GenPoint<T> q = gen_couplings(fine, pq, x[0], x[1], x[2]);
-                const double den = odi_den(q, cq), w = (double)q.d[2 * d + (side ? 0 : 1)];
-                if (!(den > 0) || w == 0.0) continue;
-                const double sq = stage + 1 == top ? vol(x) * (double)r[pq] : (double)r[pq];
-                sum += w / den * sq;
+                const int x = at[d] + (side ? 1 : -1);
+                if (x < 0 || x >= n[d] || __ldg(a.cn[d] + x) >= 0) continue; // a wall, or d not coarsened
+                // q above: its low face (element q); below: its high face (element p)
+                const double cq = odi_face(fine, d, side ? p + st[d] : p, x, !side);
+                sum += cq * (double)r[side ? p + st[d] : p - st[d]];
             }
         }
         if (stage > 0) {
-            r[p] = T(sum);
+            const double den = odi_den(gen_couplings(fine, p, i, j, k), c);
+            r[p] = den > 0 ? T(sum / den) : T(0);
         } else {
             double wc = (double)__ldg(a.wc[0] + c[0]) * (double)__ldg(a.wc[1] + c[1]);
             if (fine.is3d) wc *= (double)__ldg(a.wc[2] + c[2]);
@@ -5085,9 +5090,8 @@ template <class T> struct Transfer {
     pgpu_status odi_restrict(Env &env, T *r, T *fc) const
     {
         char *err = env.err;
-        const int top = 2 + (fg.is3d ? 1 : 0);
-        for (int s = top - 1; s >= 0; --s) {
-            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s, top);
+        for (int s = fg.is3d ? 3 : 2; s >= 0; --s) {
+            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s);
             PGPU_LAUNCHED();
         }
         return PGPU_SUCCESS;

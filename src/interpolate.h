@@ -532,9 +532,8 @@ template <class T> struct Transfer {
     pgpu_status odi_restrict(Env &env, T *r, T *fc) const
     {
         char *err = env.err;
-        const int top = 2 + (fg.is3d ? 1 : 0);
-        for (int s = top - 1; s >= 0; --s) {
-            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s, top);
+        for (int s = fg.is3d ? 3 : 2; s >= 0; --s) {
+            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s);
             PGPU_LAUNCHED();
         }
         return PGPU_SUCCESS;
