@@ -60,7 +60,12 @@
  *                         from no guess, below the discretisation error
  *                         (with a mask: the pass and two V-cycles, in
  *                         float V-cycles to float's own stop; with a
- *                         tolerance: V-cycles after it)
+ *                         tolerance: V-cycles after it; where beta jumps
+ *                         (its largest value over 10 times its smallest)
+ *                         the pass is no accurate solve: V-cycles follow
+ *                         it to a relative residual of 1e-8, in float to
+ *                         float's own stop, and may stall short of it,
+ *                         PGPU_ERROR_NOT_CONVERGED: take PGPU_CG there)
  *  PGPU_VCYCLE            a good initial guess (time stepping), or a
  *  (W: | PGPU_WCYCLE)     residual tolerance to meet: from your guess, a
  *                         steady reduction per cycle (about 0.05 or better
