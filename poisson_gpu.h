@@ -645,10 +645,10 @@
  *       pocket, say: the coarse levels hold it on its heaviest parent
  *       alone); on a small pocket held by one such cell V-cycles and FMG
  *       diverged;
- *     + they converge slowly on an inclusion (a ball whose beta is 1e3 or
- *       1e6 times its surroundings', no mask: the operator-following coarse
- *       levels above; the rate per cycle worsens as the grid grows) and stall
- *       after a fast start where a mask is set beside it (the coarse
+ *     + they stall on an inclusion (a ball whose beta is 1e3 or 1e6 times
+ *       its surroundings'): without a mask (the operator-following coarse
+ *       levels above) near a relative residual of 1e-7 (1e3) or 1e-4 (1e6),
+ *       and after a fast start where a mask is set beside it (the coarse
  *       coefficients are then averaged, and miss its near-constant mode;
  *       W-cycles may diverge there), may stall (PGPU_ERROR_NOT_CONVERGED) on singular
  *       pockets with a varying beta, and stalled (near 1e-10 in double) or
