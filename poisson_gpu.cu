@@ -4414,6 +4414,33 @@ template <class T> struct OdiAxes {
     const T *wf[3], *wc[3];
 };
 
+// One axis of a level pair (fine a, coarse c; coarsened or kept whole):
+// cn[i] as OdiAxes::cn, and whether the pair keeps nodes along it -- every
+// coarse node on a fine one, every other fine node between two of them or
+// a wall, no periodic wrap (an axis kept whole keeps them all).
+static bool odi_node_map(const Axis &a, const Axis &c, bool coarsened, std::vector<int> &cn)
+{
+    const int n = a.n;
+    cn.assign((size_t)n, -1);
+    if (!coarsened || !a.active) {
+        for (int i = 0; i < n && i < c.n; ++i) cn[(size_t)i] = i;
+        return c.n == n;
+    }
+    if (a.lo == PGPU_BC_PERIODIC) return false;
+    const double tol = 1e-9 * a.h;
+    for (int i = 0, I = 0; i < n; ++i) {
+        while (I < c.n && c.x[(size_t)I] < a.x[(size_t)i] - tol) ++I;
+        if (I < c.n && std::fabs(c.x[(size_t)I] - a.x[(size_t)i]) <= tol) cn[(size_t)i] = I;
+    }
+    int seen = 0;
+    for (int i = 0; i < n; ++i) {
+        seen += cn[(size_t)i] >= 0;
+        if (cn[(size_t)i] < 0 && !((i == 0 || cn[(size_t)i - 1] >= 0) && (i == n - 1 || cn[(size_t)i + 1] >= 0)))
+            return false;
+    }
+    return seen == c.n;
+}
+
 // Node (i, j, k)'s coarse indices c (where it is a coarse node along an
 // axis) and its stage: the axes along which it lies between coarse nodes.
 template <class T>
@@ -7875,27 +7902,8 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         bool vertex = true;
         for (int d = 0; d < 3; ++d) {
             const Axis &a = hl[l].ax[d], &ca = hl[l + 1].ax[d];
-            const int n = a.n;
-            std::vector<int> cn(n, -1);
-            if (!t[d].coarsened || !a.active) {
-                for (int i = 0; i < n; ++i) cn[i] = i < ca.n ? i : -1;
-                vertex = vertex && ca.n == n;
-            } else {
-                vertex = vertex && a.lo != PGPU_BC_PERIODIC;
-                int I = 0;
-                for (int i = 0; i < n && vertex; ++i) {
-                    const double tol = 1e-9 * a.h;
-                    while (I < ca.n && ca.x[I] < a.x[i] - tol) ++I;
-                    if (I < ca.n && std::fabs(ca.x[I] - a.x[i]) <= tol) cn[i] = I;
-                }
-                int seen = 0;
-                for (int i = 0; i < n && vertex; ++i) {
-                    seen += cn[i] >= 0;
-                    // between: both neighbours coarse nodes or walls
-                    if (cn[i] < 0) vertex = (i == 0 || cn[i - 1] >= 0) && (i == n - 1 || cn[i + 1] >= 0);
-                }
-                vertex = vertex && seen == ca.n;
-            }
+            std::vector<int> cn;
+            vertex = odi_node_map(a, ca, t[d].coarsened, cn) && vertex;
             off[l].a[d].cn = putI(cn);
             off[l].a[d].wf = putT(a.w);
             off[l].a[d].wc = putT(ca.w);

@@ -360,27 +360,8 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         bool vertex = true;
         for (int d = 0; d < 3; ++d) {
             const Axis &a = hl[l].ax[d], &ca = hl[l + 1].ax[d];
-            const int n = a.n;
-            std::vector<int> cn(n, -1);
-            if (!t[d].coarsened || !a.active) {
-                for (int i = 0; i < n; ++i) cn[i] = i < ca.n ? i : -1;
-                vertex = vertex && ca.n == n;
-            } else {
-                vertex = vertex && a.lo != PGPU_BC_PERIODIC;
-                int I = 0;
-                for (int i = 0; i < n && vertex; ++i) {
-                    const double tol = 1e-9 * a.h;
-                    while (I < ca.n && ca.x[I] < a.x[i] - tol) ++I;
-                    if (I < ca.n && std::fabs(ca.x[I] - a.x[i]) <= tol) cn[i] = I;
-                }
-                int seen = 0;
-                for (int i = 0; i < n && vertex; ++i) {
-                    seen += cn[i] >= 0;
-                    // between: both neighbours coarse nodes or walls
-                    if (cn[i] < 0) vertex = (i == 0 || cn[i - 1] >= 0) && (i == n - 1 || cn[i + 1] >= 0);
-                }
-                vertex = vertex && seen == ca.n;
-            }
+            std::vector<int> cn;
+            vertex = odi_node_map(a, ca, t[d].coarsened, cn) && vertex;
             off[l].a[d].cn = putI(cn);
             off[l].a[d].wf = putT(a.w);
             off[l].a[d].wc = putT(ca.w);

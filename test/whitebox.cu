@@ -15,6 +15,7 @@
 #include "multigrid/test_transfer_host.cu"
 #include "multigrid/test_transfer.cu"
 #include "multigrid/test_odi.cu"
+#include "multigrid/test_odi_host.cu"
 #include "multigrid/test_smoother.cu"
 #include "fft/test_fft_chunks.cu"
 
@@ -31,6 +32,7 @@ const Unit units[] = {
     {"mg_transfer_host", wb_mg_transfer_host::run, "the coarsening tables against the reference"},
     {"mg_transfer", wb_mg_transfer::run, "the transfer kernels against the host (device)"},
     {"mg_odi", wb_mg_odi::run, "the operator-dependent transfers against the host (device)"},
+    {"odi_host", wb_odi_host::run, "where the operator-dependent transfers may run: the node map of 1D hierarchies"},
     {"mg_smoother", wb_mg_smoother::run, "red-black smoothing two iterations a pass (device; --short)"},
     {"fft_chunks", wb_fft_chunks::run, "the FFT's lines in chunks against one chunk (device)"},
 };
