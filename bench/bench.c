@@ -24,8 +24,8 @@
  * for the FFT's cuFFT route), PGPU_MIXED against PGPU_DOUBLE to 1e-10 at
  * 512^3, and the default (checked) path against PGPU_FIXED; jumps: FMG on
  * a sphere of held (Dirichlet) values against converged V-cycles and the
- * box, a ball of beta 1e3 and 1e6 by V-cycles and CG, and a random beta on
- * anisotropic grids.  Methods the library cannot serve print 'unsupported'.
+ * box, a ball of beta 1e3 and 1e6 by V-cycles, CG and the default FMG
+ * (against CG to 1e-11), and a random beta on anisotropic grids.  Methods the library cannot serve print 'unsupported'.
  *
  *   bench [--quick] [--csv FILE] [--results FILE] [--only GROUP]
  *     --quick  small sizes only (128^3 for the 3D scenarios, 127^3 and 255^3
@@ -1216,6 +1216,28 @@ static void *ball_beta(const grid_t *g, double J)
     return to_device(nbytes(g));
 }
 
+/* max |d_u - ref| over the interior of g, over max |ref| (ref: a host
+ * array of g's layout in double). */
+static double distance_to(const grid_t *g, const double *ref)
+{
+    CK(cudaStreamSynchronize(g_stream));
+    CK(cudaMemcpyAsync(h_buf, d_u, nbytes(g), cudaMemcpyDeviceToHost, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    const int64_t sy = g->nx + 2, sz = sy * (g->ny + 2);
+    double e = 0.0, m = 0.0;
+    for (int64_t k = 1; k <= g->nz; k++)
+        for (int64_t j = 1; j <= g->ny; j++)
+            for (int64_t i = 1; i <= g->nx; i++) {
+                const int64_t p = i + j * sy + k * sz;
+                const double d = fabs(h_load(g->esz, p) - ref[p]);
+                if (!(d <= e)) /* NaN propagates */
+                    e = d;
+                if (fabs(ref[p]) > m)
+                    m = fabs(ref[p]);
+            }
+    return m > 0 ? e / m : e;
+}
+
 /* beta uniform in [0.1, 10], drawn point by point (ghosts included) from a
  * fixed seed, so that every run solves the same problem. */
 static void *random_beta(const grid_t *g)
@@ -1347,6 +1369,34 @@ static void bench_jumps(int64_t nbig)
                         note_add(&r, "%.2fx the V-cycles", r.ms / vc);
                 }
                 print_row(&r);
+            }
+            /* The default FMG (no tolerance): where beta jumps its pass is
+             * followed by V-cycles to 1e-8, NOT_CONVERGED where they stall;
+             * its distance from CG's solution to 1e-11. */
+            {
+                row_t r = new_row("ball", &g, "fmg");
+                row_t ref = new_row("", &g, "cg"); /* not printed: the reference */
+                pgpu_config c = prob_config(PROB_DIR, &g, PGPU_CG);
+                c.tolerance = 1e-11;
+                c.preconditioner = PGPU_PRECOND_VCYCLE;
+                pgpu_report rep;
+                double *uref = NULL;
+                if (jumps_solve(&ref, &g, c, NULL, beta, 0, 1, &rep)) {
+                    uref = malloc((size_t)nelems(&g) * sizeof(double));
+                    if (uref) {
+                        CK(cudaMemcpy(h_buf, d_u, nbytes(&g), cudaMemcpyDeviceToHost));
+                        for (int64_t p = 0; p < nelems(&g); p++)
+                            uref[p] = h_load(g.esz, p);
+                    }
+                }
+                note_add(&r, "%s, default (no tolerance)", what);
+                jumps_solve(&r, &g, prob_config(PROB_DIR, &g, PGPU_FMG), NULL, beta, 1, g_quick ? 2 : 5, &rep);
+                if (uref)
+                    note_add(&r, "%.2e of max |u| from CG to 1e-11", distance_to(&g, uref));
+                else
+                    note_add(&r, "no reference: CG to 1e-11 %s", ref.note);
+                print_row(&r);
+                free(uref);
             }
             set_data_row("ball", &g, NULL, beta, what);
             CK(cudaFree(beta));
