@@ -4441,6 +4441,9 @@ static bool odi_node_map(const Axis &a, const Axis &c, bool coarsened, std::vect
     return seen == c.n;
 }
 
+// The highest stage: the axes a node may lie between coarse nodes along.
+template <class T> __host__ __device__ __forceinline__ int odi_top(const Grid<T> &g) { return g.is3d ? 3 : 2; }
+
 // Node (i, j, k)'s coarse indices c (where it is a coarse node along an
 // axis) and its stage: the axes along which it lies between coarse nodes.
 template <class T>
@@ -4499,7 +4502,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
     }
 }
 
-// out = in + s on the fluid points (in == out, s == out allowed); REDUCE
+// out = in + s on every interior point (no mask: the pair takes these
+// transfers only without one; in == out, s == out allowed); REDUCE
 // measures the correction as interp_kernel's does.
 template <class T, bool REDUCE>
 __global__ void __launch_bounds__(WALK_THREADS)
@@ -5117,7 +5121,7 @@ template <class T> struct Transfer {
     pgpu_status odi_restrict(Env &env, T *r, T *fc) const
     {
         char *err = env.err;
-        for (int s = fg.is3d ? 3 : 2; s >= 0; --s) {
+        for (int s = odi_top(fg); s >= 0; --s) {
             launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s);
             PGPU_LAUNCHED();
         }
@@ -5129,8 +5133,7 @@ template <class T> struct Transfer {
                             size_t *blocks = nullptr) const
     {
         char *err = env.err;
-        const int top = 2 + (fg.is3d ? 1 : 0);
-        for (int s = 0; s <= top; ++s) {
+        for (int s = 0; s <= odi_top(fg); ++s) {
             launch(fwalk, 0, env.st, odi_prolong_kernel<T>, fg, cg, oa, e, scratch, s);
             PGPU_LAUNCHED();
         }
@@ -14917,12 +14920,6 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
     Convergence cv;
     cv.rhs_norm = rhs_norm;
     cv.tol = cfg.tolerance;
-    // FMG without a tolerance where beta jumps: its pass left the 1e3 ball
-    // (64^3 to 128^3) 2-3% of max |u| from the solution, relative residual
-    // 12; the 1e6 one 2-8 times max |u|.  V-cycles follow it to a residual
-    // tolerance instead (float: solve_fmg_pass, its own stop), which they
-    // may not reach (NOT_CONVERGED, not a wrong SUCCESS).
-    if (method == PGPU_FMG && cv.tol == 0 && h.gen.jump && !std::is_same<T, float>::value) cv.tol = FMG_JUMP_TOL;
     cv.floor = float_residual_floor(env.dist ? env.dist->global : cfg);
     cv.max_it = cfg.max_iterations;
     cv.monitor = monitor;
@@ -15088,9 +15085,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     }
     PGPU_CUDA(cudaEventRecord(ev0, env.st));
     PGPU_FORWARD(finish(project_rhs(u, f, f)));
-    // (Where beta jumps the pass is no accurate solve: in double V-cycles
-    // follow it to FMG_JUMP_TOL, run_method; in float to their own stop.)
-    if (method == PGPU_FMG && !mixed && cfg.tolerance == 0 && !(h.gen.jump && std::is_same<T, double>::value)) {
+    if (method == PGPU_FMG && !mixed && cfg.tolerance == 0) {
         const pgpu_status st = solve_fmg_pass(u, f, r);
         if (h.gen.mask && h.gen.regions) r.rhs_mean = NAN;
         double vmax = 0;
@@ -15193,9 +15188,16 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     // to 1.0 times at 63^3 to 256^3 and 1.36 at 512^3).  In float the cycles
     // after it run under float's own stop instead (the V-cycles' rule, the
     // true residual confirming it): two fixed cycles left 1e-2 to 1e-1 of
-    // max |u| on small masks where float V-cycles reach 1e-6.
-    const bool own_stop = std::is_same<T, float>::value && (h.gen.mask || h.gen.jump);
-    const int extra = h.gen.mask && !own_stop ? FMG_MASK_CYCLES : 0;
+    // max |u| on small masks where float V-cycles reach 1e-6.  Where beta
+    // jumps the pass is no accurate solve (the 1e3 ball, 64^3 to 128^3: 2-3%
+    // of max |u| from the solution, relative residual 12; the 1e6 one 2-8
+    // times max |u|): V-cycles follow it to FMG_JUMP_TOL in double, to
+    // float's own stop in float, which they may not reach (NOT_CONVERGED,
+    // not a wrong SUCCESS).
+    const bool flt = std::is_same<T, float>::value;
+    const bool own_stop = flt && (h.gen.mask || h.gen.jump);
+    const double after_tol = !flt && h.gen.jump ? FMG_JUMP_TOL : 0.0;
+    const int extra = h.gen.mask && !own_stop && after_tol == 0 ? FMG_MASK_CYCLES : 0;
     PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_FINISH, none, [&] {
         PGPU_FORWARD(mg.fmg_finish());
         for (int k = 0; k < extra; ++k) PGPU_FORWARD(mg.cycle(0));
@@ -15210,7 +15212,8 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
         result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", r.residual_norm);
     r.iterations = extra;
     PGPU_FORWARD(h.settle(env));
-    if (own_stop && result == PGPU_SUCCESS) {
+    if ((own_stop || after_tol > 0) && result == PGPU_SUCCESS) {
+        cv.tol = after_tol;
         cv.floor = float_residual_floor(cfg);
         cv.max_it = cfg.max_iterations;
         cv.monitor = monitor;

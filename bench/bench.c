@@ -1335,9 +1335,9 @@ static void bench_jumps(int64_t nbig)
                 CK(cudaFree(mask));
         }
     }
-    /* A ball inclusion of beta 1e3 and 1e6 in beta = 1: V-cycles stall or
-     * crawl on its near-constant mode, which the face-averaged coarse
-     * coefficients miss; CG around them is the documented remedy. */
+    /* A ball inclusion of beta 1e3 and 1e6 in beta = 1: V-cycles stall on
+     * its near-constant mode (the coarse levels follow beta there, with a
+     * 7-point coarse operator); CG around them is the documented remedy. */
     {
         grid_t g = grid3(g_quick ? 128 : 256, 8);
         const double h = 1.0 / (double)(g.nx + 1);

@@ -532,7 +532,7 @@ template <class T> struct Transfer {
     pgpu_status odi_restrict(Env &env, T *r, T *fc) const
     {
         char *err = env.err;
-        for (int s = fg.is3d ? 3 : 2; s >= 0; --s) {
+        for (int s = odi_top(fg); s >= 0; --s) {
             launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s);
             PGPU_LAUNCHED();
         }
@@ -544,8 +544,7 @@ template <class T> struct Transfer {
                             size_t *blocks = nullptr) const
     {
         char *err = env.err;
-        const int top = 2 + (fg.is3d ? 1 : 0);
-        for (int s = 0; s <= top; ++s) {
+        for (int s = 0; s <= odi_top(fg); ++s) {
             launch(fwalk, 0, env.st, odi_prolong_kernel<T>, fg, cg, oa, e, scratch, s);
             PGPU_LAUNCHED();
         }

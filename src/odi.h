@@ -67,6 +67,9 @@ static bool odi_node_map(const Axis &a, const Axis &c, bool coarsened, std::vect
     return seen == c.n;
 }
 
+// The highest stage: the axes a node may lie between coarse nodes along.
+template <class T> __host__ __device__ __forceinline__ int odi_top(const Grid<T> &g) { return g.is3d ? 3 : 2; }
+
 // Node (i, j, k)'s coarse indices c (where it is a coarse node along an
 // axis) and its stage: the axes along which it lies between coarse nodes.
 template <class T>
@@ -125,7 +128,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
     }
 }
 
-// out = in + s on the fluid points (in == out, s == out allowed); REDUCE
+// out = in + s on every interior point (no mask: the pair takes these
+// transfers only without one; in == out, s == out allowed); REDUCE
 // measures the correction as interp_kernel's does.
 template <class T, bool REDUCE>
 __global__ void __launch_bounds__(WALK_THREADS)
