@@ -142,6 +142,12 @@ constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lin
 // launches on up to 2^26 elements: a 256^3 axis takes one, a 512^3 axis two
 // to four.
 constexpr int64_t FFT_CHUNK = (int64_t)1 << 26;
+// The distributed all-periodic FFT moves each slab in chunks of planes, so
+// that a chunk travels while the next is transformed and a returned chunk
+// is transformed back while the next travels: at most FFT_DIST_CHUNKS, each
+// of FFT_DIST_CHUNK_MIN bytes of spectrum or more.
+constexpr int FFT_DIST_CHUNKS = 8;
+constexpr int64_t FFT_DIST_CHUNK_MIN = (int64_t)4 << 20;
 
 // ---- PGPU_MIXED ----
 // Float V-cycles per refinement step after the first (an FMG pass): two.
@@ -10108,12 +10114,15 @@ __global__ void spectral_divide_kernel(const Spectrum<T> sp, V *__restrict__ Z)
 // cuFFT's y transforms, one kernel per block of columns (a kx, lpb
 // consecutive ky) loads their z lines, transforms them, divides by the
 // eigenvalues and transforms back, so that the spectrum makes one round trip
-// instead of three (z forward, division, z inverse).
+// instead of three (z forward, division, z inverse).  Element (kx, z, y) is
+// at C[(kx * nz + z) * ny + y]; or, given the table zt (the distributed
+// solve, whose planes arrive in blocks of its own layout), at
+// C[zt[2 z] + kx * zt[2 z + 1] + y].
 
 template <class T>
 __global__ void __launch_bounds__(LF_T)
     lf_zsolve_kernel(const Spectrum<T> sp, const typename Cplx<T>::type *__restrict__ twg,
-                     typename Cplx<T>::type *__restrict__ C)
+                     typename Cplx<T>::type *__restrict__ C, const int64_t *__restrict__ zt)
 {
     typedef typename Cplx<T>::type C2;
     extern __shared__ __align__(16) unsigned char lf_smem[];
@@ -10122,12 +10131,13 @@ __global__ void __launch_bounds__(LF_T)
     const C2 *tw = twg;
     C2 *rows = (C2 *)lf_smem;
     const int kx = blockIdx.y, y0 = blockIdx.x * sh.lpb, here = min(sh.lpb, ny - y0);
-    C2 *col = C + (int64_t)kx * ny * M + y0; // element (z, y0 + q) at col[z * ny + q]
+    C2 *col = C + y0; // element (z, y0 + q) at col[at(z) + q]
+    auto at = [&](int z) -> int64_t { return zt ? zt[2 * z] + kx * zt[2 * z + 1] : ((int64_t)kx * M + z) * ny; };
     for (int e = threadIdx.x; e < sh.lpb * M; e += LF_T) {
         const int q = e & (sh.lpb - 1), z = e >> sh.lb;
         C2 v;
         v.x = v.y = 0;
-        if (q < here) v = col[(int64_t)z * ny + q];
+        if (q < here) v = col[at(z) + q];
         rows[q * sh.ls + lf_pad(z)] = v;
     }
     __syncthreads();
@@ -10148,7 +10158,7 @@ __global__ void __launch_bounds__(LF_T)
     lf_fft<Tune<T>::lf_vals>(s, M, t, sh.tpl, tw);
     for (int e = threadIdx.x; e < sh.lpb * M; e += LF_T) {
         const int q = e & (sh.lpb - 1), z = e >> sh.lb;
-        if (q < here) col[(int64_t)z * ny + q] = c_conj(rows[q * sh.ls + lf_pad(z)]);
+        if (q < here) col[at(z) + q] = c_conj(rows[q * sh.ls + lf_pad(z)]);
     }
 }
 
@@ -11849,6 +11859,25 @@ template <class T> struct FftDist {
     T *W = nullptr, *S = nullptr; // the data; scratch and send buffer
     typename Cplx<T>::type *C = nullptr; // complex scratch and receive buffer
     int64_t wp = 0;               // W's plane stride in layout 0
+    // The all-periodic 3D route (init_dist_rows): the row kernels on each
+    // slab's planes in `chunks` chunks, chunk c of every rank's planes at
+    // zc0[r * (chunks + 1) + c]; the x modes split over the ranks (kxlo,
+    // kxn).  C holds this rank's spectrum, then its x modes on the other
+    // ranks' planes: block (rank q, chunk c) at C + roff[q * (chunks + 1) + c]
+    // (for this rank, its block of C's chunk), plane z's at zt[2 z]; the
+    // moves go on the stream cs, ordered against the solve's by the events ev.
+    bool rows = false;
+    int chunks = 0;
+    std::vector<int64_t> zlo, zn, zc0, kxlo, kxn, roff;
+    int64_t *zt = nullptr;
+    std::vector<std::pair<int64_t, cufftHandle>> yplans; // (planes, the y transforms of a chunk of that many)
+    cudaStream_t cs = nullptr;
+    std::vector<cudaEvent_t> ev;
+    ~FftDist()
+    {
+        for (cudaEvent_t e : ev) cudaEventDestroy(e);
+        if (cs) cudaStreamDestroy(cs);
+    }
 };
 
 template <class T> class FftSolver {
@@ -11903,6 +11932,8 @@ template <class T> class FftSolver {
     cufftHandle p_c2c = 0;
     C2 *lf_tw = nullptr, *lf_twz = nullptr; // e^{-i pi q/N}, q < 2N = nx (for z: 2 nz)
     size_t lf_smem = 0, lf_zsmem = 0;
+    void lf_fits(int64_t nx, int64_t nz, bool &x, bool &z) const;
+    pgpu_status lf_prepare(int64_t nx, int64_t nz);
     T *W = nullptr, *S = nullptr;
     double *piv = nullptr; // the tridiagonal lines' pivots, for a chunk of tri_chunk lines
     int64_t tri_chunk = 0;
@@ -11931,6 +11962,9 @@ template <class T> class FftSolver {
     pgpu_status init_dist();
     pgpu_status run_dist(T *u, const T *f, const T *shift);
     pgpu_status dist_move(int from, int to);
+    pgpu_status init_dist_rows();
+    pgpu_status run_dist_rows(T *u, const T *f, const T *shift);
+    pgpu_status dist_swap(int c, bool back);
 };
 
 template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c, const Level<T> &l0)
@@ -11940,7 +11974,6 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     lv0 = &l0;
     if (en.dist && en.dist->ranks > 1) return init_dist(); // (one rank: the slab is the grid)
     char *err = en.err;
-    const int optin = en.optin;
     const bool is3d = cfg.nz > 1;
     const int dims = is3d ? 3 : 2;
     const int64_t n[3] = {cfg.nx, cfg.ny, is3d ? cfg.nz : 1};
@@ -11960,11 +11993,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     if (is3d || std::max(cfg.nx, cfg.ny) > FDM_ROWS_MIN) PGPU_FORWARD(init_dr());
     if (!rows_d) PGPU_FORWARD(init_fdm());
     if (rows_d || rows_f) return PGPU_SUCCESS;
-    const size_t x_room = (size_t)optin - sizeof(int64_t) * LF_T; // less the static row starts
-    rows_x = pmask == all && cfg.nx >= LF_MIN && cfg.nx <= LF_MAX && (cfg.nx & (cfg.nx - 1)) == 0 &&
-             lf_smem_bytes<T>((int)cfg.nx, true) <= x_room;
-    rows_z = rows_x && is3d && cfg.nz >= LF_ZMIN && cfg.nz <= LF_ZMAX && (cfg.nz & (cfg.nz - 1)) == 0 &&
-             lf_smem_bytes<T>(2 * (int)cfg.nz, false) <= (size_t)optin;
+    if (pmask == all) lf_fits(cfg.nx, is3d ? cfg.nz : 0, rows_x, rows_z);
     if (pmask != all) {
         tri = mixed;
         for (int a = dims - 1; tri < 0 && a >= 0; --a)
@@ -12083,24 +12112,42 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     if (!fax.empty() || pmask)
         PGPU_FORWARD(env->mem.alloc(err, (void **)&C, (size_t)c_elems * sizeof(C2), "FFT spectrum"));
     Z = C;
-    // Twiddles of the row kernels (row_twiddles): m = nx for x; 2 nz for z.
-    if (rows_x) {
-        PGPU_FORWARD(row_twiddles(n[0], &lf_tw));
-        lf_smem = lf_smem_bytes<T>((int)n[0], true);
-        const int most = (int)std::min(lf_smem_most<T>(true), x_room);
-        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_forward_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_inverse_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    }
-    if (rows_z) {
-        PGPU_FORWARD(row_twiddles(2 * n[2], &lf_twz));
-        lf_zsmem = lf_smem_bytes<T>(2 * (int)n[2], false);
-        const int most = (int)std::min(lf_smem_most<T>(false), (size_t)optin);
-        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_zsolve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    }
+    if (rows_x) PGPU_FORWARD(lf_prepare(n[0], rows_z ? n[2] : 0));
     void *wa = nullptr;
     if (work) {
         PGPU_FORWARD(env->mem.alloc(err, &wa, work, "cuFFT work area"));
         for (cufftHandle p : plans) PGPU_CUFFT(cufftSetWorkArea(p, wa)); // (no plans while counting)
+    }
+    return PGPU_SUCCESS;
+}
+
+// Whether the all-periodic row kernels take x rows of nx reals (x) and z
+// lines of nz complex values (z; nz = 0: none) within the device's shared memory.
+template <class T> void FftSolver<T>::lf_fits(int64_t nx, int64_t nz, bool &x, bool &z) const
+{
+    const size_t x_room = (size_t)env->optin - sizeof(int64_t) * LF_T; // less the static row starts
+    x = nx >= LF_MIN && nx <= LF_MAX && (nx & (nx - 1)) == 0 && lf_smem_bytes<T>((int)nx, true) <= x_room;
+    z = x && nz >= LF_ZMIN && nz <= LF_ZMAX && (nz & (nz - 1)) == 0 &&
+        lf_smem_bytes<T>(2 * (int)nz, false) <= (size_t)env->optin;
+}
+
+// The row kernels' twiddles (row_twiddles: m = nx for x; 2 nz for z) and
+// shared memory, for x rows of nx reals and (nz > 0) z lines of nz.
+template <class T> pgpu_status FftSolver<T>::lf_prepare(int64_t nx, int64_t nz)
+{
+    Env &en = *env;
+    char *err = en.err;
+    const size_t x_room = (size_t)en.optin - sizeof(int64_t) * LF_T;
+    PGPU_FORWARD(row_twiddles(nx, &lf_tw));
+    lf_smem = lf_smem_bytes<T>((int)nx, true);
+    const int most = (int)std::min(lf_smem_most<T>(true), x_room);
+    PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_forward_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_inverse_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    if (nz > 0) {
+        PGPU_FORWARD(row_twiddles(2 * nz, &lf_twz));
+        lf_zsmem = lf_smem_bytes<T>(2 * (int)nz, false);
+        const int zmost = (int)std::min(lf_smem_most<T>(false), (size_t)en.optin);
+        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_zsolve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, zmost));
     }
     return PGPU_SUCCESS;
 }
@@ -12386,7 +12433,7 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
         if (rows_z) {
             const LfShape zs = lf_shape(2 * (int)spec.e1, LF_T, Tune<T>::lf_vals);
             const dim3 zg((unsigned)((spec.e0 + zs.lpb - 1) / zs.lpb), (unsigned)spec.e2);
-            lf_zsolve_kernel<T><<<zg, LF_T, lf_zsmem, st>>>(spec, lf_twz, C);
+            lf_zsolve_kernel<T><<<zg, LF_T, lf_zsmem, st>>>(spec, lf_twz, C, nullptr);
         } else {
             spectral_divide_kernel<T, C2><<<grid_for(E, sms), 256, 0, st>>>(spec, C);
         }
@@ -14308,6 +14355,232 @@ __global__ void box_copy_kernel(const T *__restrict__ src, BoxAt s, T *__restric
 }
 
 #ifdef PGPU_WITH_NCCL
+// NCCL connects two ranks on their first exchange, which cannot happen
+// inside a graph capture: a word each way between every pair, now (S and
+// R: device buffers of a word or more).
+template <class T> static pgpu_status nccl_connect(Env &env, void *S, void *R)
+{
+    char *err = env.err;
+    const Dist &d = *env.dist;
+    const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
+    ncclResult_t r = ncclGroupStart();
+    for (int q = 0; q < d.ranks && r == ncclSuccess; ++q) {
+        if (q == d.rank) continue;
+        r = ncclSend(S, 1, ty, q, d.comm, env.st);
+        if (r == ncclSuccess) r = ncclRecv((T *)R + q, 1, ty, q, d.comm, env.st);
+    }
+    const ncclResult_t r_end = ncclGroupEnd();
+    PGPU_NCCL(r);
+    PGPU_NCCL(r_end);
+    PGPU_CUDA(cudaStreamSynchronize(env.st));
+    return PGPU_SUCCESS;
+}
+
+// All axes periodic in 3D with x and the global z within the row kernels
+// (lf_fits): the single GPU's kernels on each slab, with one move each way
+// (x split, z whole) in the middle.  Forward, per chunk of the slab's planes
+// (chunk-major: chunk c's spectrum is C_c[kx][plane][y] at C + kx ny z0):
+//   lf_forward_kernel  f's x rows        -> C_c
+//   cuFFT              y lines of C_c, in place
+//   move (stream cs)   C_c's block of each other rank's x modes -> that
+//                      rank's C, beyond its spectrum
+// then lf_zsolve_kernel on this rank's x modes, all planes (z forward,
+// divide, z inverse; the table zt says where each plane's block lies: its
+// own planes' stay in C_c), and backwards per chunk: the move back into
+// C_c, the y lines, lf_inverse_kernel into u.  A chunk's move overlaps the
+// next chunk's transforms (the moves' stream has the higher priority); the
+// data move once each way.
+template <class T> pgpu_status FftSolver<T>::init_dist_rows()
+{
+    char *err = env->err;
+    const Dist &d = *env->dist;
+    const pgpu_config &gc = d.global;
+    const int R = d.ranks, me = d.rank;
+    const int64_t nx = gc.nx, ny = gc.ny, nz = gc.nz, kx = nx / 2 + 1;
+    dist.reset(new FftDist<T>());
+    FftDist<T> &D = *dist;
+    D.rows = true;
+    {
+        std::vector<int64_t> A, B;
+        PGPU_FORWARD(dist_ranges(gc, R, d.axis, A, B, err));
+        D.zlo = A;
+        D.zn.resize(R);
+        for (int r = 0; r < R; ++r) D.zn[r] = B[r] - A[r];
+    }
+    int64_t fewest = D.zn[0];
+    for (int r = 0; r < R; ++r) fewest = std::min(fewest, D.zn[r]);
+    const int64_t slab_bytes = kx * ny * (nz / R) * (int64_t)sizeof(C2);
+    const int K = D.chunks = (int)std::max<int64_t>(
+        1, std::min<int64_t>(std::min<int64_t>(FFT_DIST_CHUNKS, fewest), slab_bytes / FFT_DIST_CHUNK_MIN));
+    D.zc0.resize((size_t)R * (K + 1));
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c <= K; ++c) D.zc0[(size_t)r * (K + 1) + c] = c * D.zn[r] / K;
+    D.kxlo.resize(R);
+    D.kxn.resize(R);
+    for (int r = 0; r < R; ++r) {
+        D.kxlo[r] = r * kx / R;
+        D.kxn[r] = (r + 1) * kx / R - D.kxlo[r];
+    }
+    // The blocks of this rank's x modes: its own planes' in C_c, the
+    // others' after the spectrum in [q][c][kx][planes][y]; zt: plane z's.
+    const int64_t spectrum = kx * ny * D.zn[me];
+    D.roff.assign((size_t)R * (K + 1), 0);
+    std::vector<int64_t> zt((size_t)(2 * nz));
+    for (int q = 0; q < R; ++q)
+        for (int c = 0; c < K; ++c) {
+            const int64_t a = D.zc0[(size_t)q * (K + 1) + c], b = D.zc0[(size_t)q * (K + 1) + c + 1];
+            const int64_t before = D.zlo[q] - (q > me ? D.zn[me] : 0); // the other ranks' planes before q's
+            const int64_t off = q == me ? kx * ny * a + D.kxlo[me] * (b - a) * ny
+                                        : spectrum + D.kxn[me] * ny * (before + a);
+            D.roff[(size_t)q * (K + 1) + c] = off;
+            for (int64_t z = a; z < b; ++z) {
+                const int64_t g = D.zlo[q] + z;
+                zt[(size_t)(2 * g)] = off + (z - a) * ny;
+                zt[(size_t)(2 * g + 1)] = (b - a) * ny;
+            }
+        }
+    PGPU_FORWARD(env->upload(zt, &D.zt, "FFT plane table"));
+    PGPU_FORWARD(lf_prepare(nx, nz));
+    // The y transforms of a chunk: contiguous lines, kx x planes of them.
+    size_t work = 0;
+    for (int c = 0; c < K; ++c) {
+        const int64_t p = D.zc0[(size_t)me * (K + 1) + c + 1] - D.zc0[(size_t)me * (K + 1) + c];
+        bool have = false;
+        for (auto &yp : D.yplans) have = have || yp.first == p;
+        if (have) continue;
+        long long n1[1] = {ny};
+        cufftHandle h = 0;
+        PGPU_FORWARD(make_plan(*env, plans, h, work, 1, n1, n1, 1, ny, n1, 1, ny, FftTypes<T>::C2C, kx * p));
+        D.yplans.push_back(std::make_pair(p, h));
+    }
+    // Eigenvalues: y, z (all modes), x (this rank's).
+    std::vector<T> ev;
+    for (int64_t k = 0; k < ny; ++k) ev.push_back((T)fft_eigen(FFT_DFT, ny, gc.hy, k));
+    for (int64_t k = 0; k < nz; ++k) ev.push_back((T)fft_eigen(FFT_DFT, nz, gc.hz, k));
+    for (int64_t k = 0; k < kx; ++k) ev.push_back((T)fft_eigen(FFT_DFT, nx, gc.hx, k));
+    T *d_ev = nullptr;
+    PGPU_FORWARD(env->upload(ev, &d_ev, "FFT eigenvalues"));
+    D.spec.e0 = ny;
+    D.spec.ev0 = d_ev;
+    D.spec.e1 = nz;
+    D.spec.ev1 = d_ev + ny;
+    D.spec.e2 = D.kxn[me];
+    D.spec.ev2 = d_ev + ny + nz + D.kxlo[me];
+    D.spec.scale = (T)(1.0 / ((double)nx * (double)ny * (double)nz));
+    const int64_t elems = spectrum + D.kxn[me] * ny * (nz - D.zn[me]);
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&D.C, (size_t)std::max<int64_t>(elems, 2 * R) * sizeof(C2),
+                                "FFT spectrum and z lines"));
+    void *wa = nullptr;
+    if (work) PGPU_FORWARD(env->mem.alloc(err, &wa, work, "cuFFT work area"));
+    if (env->mem.counting) return PGPU_SUCCESS; // (no plans made)
+    if (work)
+        for (auto &yp : D.yplans) PGPU_CUFFT(cufftSetWorkArea(yp.second, wa));
+    // The moves' stream at the highest priority: their kernels are scheduled
+    // ahead of the next chunk's transforms, which they overlap.
+    int least = 0, most = 0;
+    PGPU_CUDA(cudaDeviceGetStreamPriorityRange(&least, &most));
+    PGPU_CUDA(cudaStreamCreateWithPriority(&D.cs, cudaStreamNonBlocking, most));
+    D.ev.resize((size_t)(2 * K + 2));
+    for (cudaEvent_t &e : D.ev) PGPU_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return nccl_connect<T>(*env, D.C, D.C + R);
+}
+
+// Chunk c's move (on the stream cs): forward, C_c's block of rank q's x
+// modes to q's block of this rank's chunk c; back, the reverse.  (This
+// rank's own block stays where it is.)
+template <class T> pgpu_status FftSolver<T>::dist_swap(int c, bool back)
+{
+    char *err = env->err;
+    const Dist &d = *env->dist;
+    FftDist<T> &D = *dist;
+    const int R = d.ranks, me = d.rank, K = D.chunks;
+    const int64_t ny = d.global.ny, kx = d.global.nx / 2 + 1;
+    const int64_t z0 = D.zc0[(size_t)me * (K + 1) + c], zc = D.zc0[(size_t)me * (K + 1) + c + 1] - z0;
+    C2 *Cc = D.C + kx * ny * z0;
+    const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
+    ncclResult_t r = ncclGroupStart();
+    for (int q = 0; q < R && r == ncclSuccess; ++q) {
+        const int64_t qa = D.zc0[(size_t)q * (K + 1) + c], qc = D.zc0[(size_t)q * (K + 1) + c + 1] - qa;
+        if (q == me) continue;
+        C2 *mine = Cc + D.kxlo[q] * zc * ny;                    // C_c's block of q's modes
+        C2 *theirs = D.C + D.roff[(size_t)q * (K + 1) + c];     // q's chunk c of this rank's modes
+        const size_t nm = (size_t)(D.kxn[q] * zc * ny), nt = (size_t)(D.kxn[me] * qc * ny);
+        if (back) {
+            if (nt) r = ncclSend(theirs, 2 * nt, ty, q, d.comm, D.cs);
+            if (r == ncclSuccess && nm) r = ncclRecv(mine, 2 * nm, ty, q, d.comm, D.cs);
+        } else {
+            if (nm) r = ncclSend(mine, 2 * nm, ty, q, d.comm, D.cs);
+            if (r == ncclSuccess && nt) r = ncclRecv(theirs, 2 * nt, ty, q, d.comm, D.cs);
+        }
+    }
+    const ncclResult_t r_end = ncclGroupEnd();
+    PGPU_NCCL(r);
+    PGPU_NCCL(r_end);
+    return PGPU_SUCCESS;
+}
+
+template <class T> pgpu_status FftSolver<T>::run_dist_rows(T *u, const T *f, const T *d_shift)
+{
+    char *err = env->err;
+    FftDist<T> &D = *dist;
+    const Dist &d = *env->dist;
+    const cudaStream_t st = env->st;
+    const int K = D.chunks, me = d.rank;
+    const int64_t ny = d.global.ny, kx = d.global.nx / 2 + 1;
+    const Level<T> &L0 = *lv0;
+    const LfShape sh = lf_shape(L0.g.nx, LF_T, Tune<T>::lf_vals);
+    // Chunk c (a plane or more: chunks <= every slab's planes): its planes'
+    // grid, its spectrum, its y transforms.
+    auto chunk = [&](int c, Grid<T> &g, C2 *&Cc, cufftHandle &yp) {
+        const int64_t z0 = D.zc0[(size_t)me * (K + 1) + c], zc = D.zc0[(size_t)me * (K + 1) + c + 1] - z0;
+        g = L0.g;
+        g.nz = (int)zc;
+        g.base += z0 * g.sz;
+        Cc = D.C + kx * ny * z0;
+        for (auto &p : D.yplans)
+            if (p.first == zc) yp = p.second;
+    };
+    for (int c = 0; c < K; ++c) {
+        Grid<T> g;
+        C2 *Cc;
+        cufftHandle yp = 0;
+        chunk(c, g, Cc, yp);
+        const unsigned blocks = (unsigned)(((int64_t)g.ny * g.nz + sh.lpb - 1) / sh.lpb);
+        lf_forward_kernel<T><<<blocks, LF_T, lf_smem, st>>>(g, f, d_shift, lf_tw, Cc);
+        PGPU_LAUNCHED();
+        PGPU_CUFFT(FftTypes<T>::c2c(yp, Cc, CUFFT_FORWARD));
+        PGPU_CUDA(cudaEventRecord(D.ev[c], st));
+        PGPU_CUDA(cudaStreamWaitEvent(D.cs, D.ev[c], 0));
+        PGPU_FORWARD(dist_swap(c, false));
+    }
+    PGPU_CUDA(cudaEventRecord(D.ev[K], D.cs));
+    PGPU_CUDA(cudaStreamWaitEvent(st, D.ev[K], 0));
+    {
+        const LfShape zs = lf_shape(2 * (int)D.spec.e1, LF_T, Tune<T>::lf_vals);
+        const dim3 zg((unsigned)((D.spec.e0 + zs.lpb - 1) / zs.lpb), (unsigned)D.spec.e2);
+        if (D.spec.e2 > 0) {
+            lf_zsolve_kernel<T><<<zg, LF_T, lf_zsmem, st>>>(D.spec, lf_twz, D.C, D.zt);
+            PGPU_LAUNCHED();
+        }
+    }
+    PGPU_CUDA(cudaEventRecord(D.ev[K + 1], st));
+    PGPU_CUDA(cudaStreamWaitEvent(D.cs, D.ev[K + 1], 0));
+    for (int c = 0; c < K; ++c) {
+        PGPU_FORWARD(dist_swap(c, true));
+        PGPU_CUDA(cudaEventRecord(D.ev[K + 2 + c], D.cs));
+        PGPU_CUDA(cudaStreamWaitEvent(st, D.ev[K + 2 + c], 0));
+        Grid<T> g;
+        C2 *Cc;
+        cufftHandle yp = 0;
+        chunk(c, g, Cc, yp);
+        PGPU_CUFFT(FftTypes<T>::c2c(yp, Cc, CUFFT_INVERSE));
+        const unsigned blocks = (unsigned)(((int64_t)g.ny * g.nz + sh.lpb - 1) / sh.lpb);
+        lf_inverse_kernel<T><<<blocks, LF_T, lf_smem, st>>>(g, Cc, lf_tw, u);
+        PGPU_LAUNCHED();
+    }
+    return PGPU_SUCCESS;
+}
+
 static dim3 box_grid(const int64_t e[3])
 {
     return dim3((unsigned)std::min<int64_t>((e[0] + 255) / 256, 64), (unsigned)std::min<int64_t>(e[1], 65535),
@@ -14323,6 +14596,12 @@ template <class T> pgpu_status FftSolver<T>::init_dist()
     const int dims = is3d ? 3 : 2;
     const int64_t N[3] = {gc.nx, gc.ny, is3d ? gc.nz : 1};
     const double hh[3] = {gc.hx, gc.hy, gc.hz};
+    {
+        bool all_p = is3d && d.axis == 2, x = false, z = false;
+        for (int f = 0; f < 6; ++f) all_p = all_p && gc.bc[f] == PGPU_BC_PERIODIC;
+        if (all_p) lf_fits(gc.nx, gc.nz, x, z);
+        if (z && gc.nx / 2 + 1 >= R) return init_dist_rows();
+    }
     // The last axis with a Dirichlet and a Neumann face by line solves, the others by transforms.
     int kind[3] = {-1, -1, -1}, tri_ax = -1;
     for (int a = 0; a < dims; ++a)
@@ -14456,20 +14735,7 @@ template <class T> pgpu_status FftSolver<T>::init_dist()
         for (cufftHandle p : plans) PGPU_CUFFT(cufftSetWorkArea(p, wa));
     }
     if (env->mem.counting) return PGPU_SUCCESS;
-    // NCCL connects two ranks on their first exchange, which cannot happen
-    // inside a graph capture: a word each way between every pair, now.
-    const ncclDataType_t ty = sizeof(T) == 8 ? ncclDouble : ncclFloat;
-    ncclResult_t r = ncclGroupStart();
-    for (int q = 0; q < R && r == ncclSuccess; ++q) {
-        if (q == me) continue;
-        r = ncclSend(D.S, 1, ty, q, d.comm, env->st);
-        if (r == ncclSuccess) r = ncclRecv((T *)D.C + q, 1, ty, q, d.comm, env->st);
-    }
-    const ncclResult_t r_end = ncclGroupEnd();
-    PGPU_NCCL(r);
-    PGPU_NCCL(r_end);
-    PGPU_CUDA(cudaStreamSynchronize(env->st));
-    return PGPU_SUCCESS;
+    return nccl_connect<T>(*env, D.S, D.C);
 }
 
 // The data from layout `from` to layout `to`: each rank packs, per peer,
@@ -14541,6 +14807,7 @@ template <class T> pgpu_status FftSolver<T>::run_dist(T *u, const T *f, const T 
 {
     char *err = env->err;
     FftDist<T> &D = *dist;
+    if (D.rows) return run_dist_rows(u, f, d_shift);
     const cudaStream_t st = env->st;
     const Level<T> &L0 = *lv0;
     const ColLaunch &c = L0.col;
@@ -14585,6 +14852,18 @@ template <class T> pgpu_status FftSolver<T>::run_dist(T *, const T *, const T *)
     return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
 }
 template <class T> pgpu_status FftSolver<T>::dist_move(int, int)
+{
+    return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
+}
+template <class T> pgpu_status FftSolver<T>::init_dist_rows()
+{
+    return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
+}
+template <class T> pgpu_status FftSolver<T>::run_dist_rows(T *, const T *, const T *)
+{
+    return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
+}
+template <class T> pgpu_status FftSolver<T>::dist_swap(int, bool)
 {
     return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
 }

@@ -769,16 +769,23 @@
  *    FMG answer PGPU_ERROR_UNSUPPORTED there, and a Krylov method's
  *    V-cycle preconditioner becomes each rank's own cycle on its slab
  *    (block Jacobi: several times the iterations).
- *  - FFT.  Every face set, as on one GPU, by real transforms along each
- *    axis (DST-I, DCT-II, the sine transform of a Dirichlet-Neumann axis,
- *    and the periodic DFT in halfcomplex order) and line solves along the
- *    last mixed axis: x and y on the slabs, one all-to-all of
- *    boxes (grouped ncclSend / ncclRecv) to slabs of y (or x), z and the
- *    solve there, and back; 2D likewise (x, then y), four all-to-alls with
- *    a mixed x axis.  The axis split after a transpose needs at least one
- *    node per rank (else PGPU_ERROR_UNSUPPORTED).  Results equal one GPU's
- *    FFT to rounding (test_dist compares them).  One rank runs the
- *    single-GPU FFT.
+ *  - FFT.  Every face set, as on one GPU.  All periodic in 3D with nx a
+ *    power of two from 32 to 4096 and nz one from 16 to 2048: one GPU's
+ *    kernels on each slab (x and y), the x modes split over the ranks by
+ *    one all-to-all (grouped ncclSend / ncclRecv) each way, z and the
+ *    solve where z is whole; the slab travels in chunks of planes on a
+ *    stream of the handle's own, overlapped with the transforms of the
+ *    next chunk, and the result equals one GPU's bit for bit.  Its buffers:
+ *    about (2 - 1/ranks) n w per rank for a slab of n points.  Other face
+ *    sets and sizes: real transforms along each axis (DST-I, DCT-II, the
+ *    sine transform of a Dirichlet-Neumann axis, and the periodic DFT in
+ *    halfcomplex order) and line solves along the last mixed axis: x and y
+ *    on the slabs, one all-to-all of boxes to slabs of y (or x), z and
+ *    the solve there, and back; 2D likewise (x, then y), four all-to-alls
+ *    with a mixed x axis; results equal one GPU's FFT to rounding
+ *    (test_dist compares them).  The axis split after a transpose needs
+ *    at least one node per rank (else PGPU_ERROR_UNSUPPORTED).  One rank
+ *    runs the single-GPU FFT.
  *  - Communication, on the handle's stream: each sweep or operator
  *    application exchanges the ghost planes with the neighbours (grouped
  *    ncclSend / ncclRecv).  Red-black smoothing (RBGS, and multigrid's on
@@ -796,7 +803,10 @@
  *    checks.  Cycles and Krylov iterations are replayed as
  *    CUDA graphs with their NCCL calls (NCCL connects the peers at create,
  *    outside any capture); a PGPU_FIXED solve can be captured by the
- *    caller.  NVLink multicast is not needed.
+ *    caller.  The all-periodic FFT's moves run on the handle's own stream,
+ *    forked from and joined to the handle's by events: the solve still
+ *    starts after and ends before the work around it on the handle's
+ *    stream, and captures as one graph.  NVLink multicast is not needed.
  *  - Speed.  With the same grid per GPU (weak scaling) a solve takes a
  *    little more than one GPU's time for Jacobi, Krylov iterations and
  *    V-cycles, somewhat more for an FMG pass; one grid split over more

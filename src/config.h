@@ -127,6 +127,12 @@ constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lin
 // launches on up to 2^26 elements: a 256^3 axis takes one, a 512^3 axis two
 // to four.
 constexpr int64_t FFT_CHUNK = (int64_t)1 << 26;
+// The distributed all-periodic FFT moves each slab in chunks of planes, so
+// that a chunk travels while the next is transformed and a returned chunk
+// is transformed back while the next travels: at most FFT_DIST_CHUNKS, each
+// of FFT_DIST_CHUNK_MIN bytes of spectrum or more.
+constexpr int FFT_DIST_CHUNKS = 8;
+constexpr int64_t FFT_DIST_CHUNK_MIN = (int64_t)4 << 20;
 
 // ---- PGPU_MIXED ----
 // Float V-cycles per refinement step after the first (an FMG pass): two.

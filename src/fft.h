@@ -294,6 +294,25 @@ template <class T> struct FftDist {
     T *W = nullptr, *S = nullptr; // the data; scratch and send buffer
     typename Cplx<T>::type *C = nullptr; // complex scratch and receive buffer
     int64_t wp = 0;               // W's plane stride in layout 0
+    // The all-periodic 3D route (init_dist_rows): the row kernels on each
+    // slab's planes in `chunks` chunks, chunk c of every rank's planes at
+    // zc0[r * (chunks + 1) + c]; the x modes split over the ranks (kxlo,
+    // kxn).  C holds this rank's spectrum, then its x modes on the other
+    // ranks' planes: block (rank q, chunk c) at C + roff[q * (chunks + 1) + c]
+    // (for this rank, its block of C's chunk), plane z's at zt[2 z]; the
+    // moves go on the stream cs, ordered against the solve's by the events ev.
+    bool rows = false;
+    int chunks = 0;
+    std::vector<int64_t> zlo, zn, zc0, kxlo, kxn, roff;
+    int64_t *zt = nullptr;
+    std::vector<std::pair<int64_t, cufftHandle>> yplans; // (planes, the y transforms of a chunk of that many)
+    cudaStream_t cs = nullptr;
+    std::vector<cudaEvent_t> ev;
+    ~FftDist()
+    {
+        for (cudaEvent_t e : ev) cudaEventDestroy(e);
+        if (cs) cudaStreamDestroy(cs);
+    }
 };
 
 template <class T> class FftSolver {
@@ -348,6 +367,8 @@ template <class T> class FftSolver {
     cufftHandle p_c2c = 0;
     C2 *lf_tw = nullptr, *lf_twz = nullptr; // e^{-i pi q/N}, q < 2N = nx (for z: 2 nz)
     size_t lf_smem = 0, lf_zsmem = 0;
+    void lf_fits(int64_t nx, int64_t nz, bool &x, bool &z) const;
+    pgpu_status lf_prepare(int64_t nx, int64_t nz);
     T *W = nullptr, *S = nullptr;
     double *piv = nullptr; // the tridiagonal lines' pivots, for a chunk of tri_chunk lines
     int64_t tri_chunk = 0;
@@ -376,6 +397,9 @@ template <class T> class FftSolver {
     pgpu_status init_dist();
     pgpu_status run_dist(T *u, const T *f, const T *shift);
     pgpu_status dist_move(int from, int to);
+    pgpu_status init_dist_rows();
+    pgpu_status run_dist_rows(T *u, const T *f, const T *shift);
+    pgpu_status dist_swap(int c, bool back);
 };
 
 template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c, const Level<T> &l0)
@@ -385,7 +409,6 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     lv0 = &l0;
     if (en.dist && en.dist->ranks > 1) return init_dist(); // (one rank: the slab is the grid)
     char *err = en.err;
-    const int optin = en.optin;
     const bool is3d = cfg.nz > 1;
     const int dims = is3d ? 3 : 2;
     const int64_t n[3] = {cfg.nx, cfg.ny, is3d ? cfg.nz : 1};
@@ -405,11 +428,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     if (is3d || std::max(cfg.nx, cfg.ny) > FDM_ROWS_MIN) PGPU_FORWARD(init_dr());
     if (!rows_d) PGPU_FORWARD(init_fdm());
     if (rows_d || rows_f) return PGPU_SUCCESS;
-    const size_t x_room = (size_t)optin - sizeof(int64_t) * LF_T; // less the static row starts
-    rows_x = pmask == all && cfg.nx >= LF_MIN && cfg.nx <= LF_MAX && (cfg.nx & (cfg.nx - 1)) == 0 &&
-             lf_smem_bytes<T>((int)cfg.nx, true) <= x_room;
-    rows_z = rows_x && is3d && cfg.nz >= LF_ZMIN && cfg.nz <= LF_ZMAX && (cfg.nz & (cfg.nz - 1)) == 0 &&
-             lf_smem_bytes<T>(2 * (int)cfg.nz, false) <= (size_t)optin;
+    if (pmask == all) lf_fits(cfg.nx, is3d ? cfg.nz : 0, rows_x, rows_z);
     if (pmask != all) {
         tri = mixed;
         for (int a = dims - 1; tri < 0 && a >= 0; --a)
@@ -528,24 +547,42 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     if (!fax.empty() || pmask)
         PGPU_FORWARD(env->mem.alloc(err, (void **)&C, (size_t)c_elems * sizeof(C2), "FFT spectrum"));
     Z = C;
-    // Twiddles of the row kernels (row_twiddles): m = nx for x; 2 nz for z.
-    if (rows_x) {
-        PGPU_FORWARD(row_twiddles(n[0], &lf_tw));
-        lf_smem = lf_smem_bytes<T>((int)n[0], true);
-        const int most = (int)std::min(lf_smem_most<T>(true), x_room);
-        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_forward_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_inverse_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    }
-    if (rows_z) {
-        PGPU_FORWARD(row_twiddles(2 * n[2], &lf_twz));
-        lf_zsmem = lf_smem_bytes<T>(2 * (int)n[2], false);
-        const int most = (int)std::min(lf_smem_most<T>(false), (size_t)optin);
-        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_zsolve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    }
+    if (rows_x) PGPU_FORWARD(lf_prepare(n[0], rows_z ? n[2] : 0));
     void *wa = nullptr;
     if (work) {
         PGPU_FORWARD(env->mem.alloc(err, &wa, work, "cuFFT work area"));
         for (cufftHandle p : plans) PGPU_CUFFT(cufftSetWorkArea(p, wa)); // (no plans while counting)
+    }
+    return PGPU_SUCCESS;
+}
+
+// Whether the all-periodic row kernels take x rows of nx reals (x) and z
+// lines of nz complex values (z; nz = 0: none) within the device's shared memory.
+template <class T> void FftSolver<T>::lf_fits(int64_t nx, int64_t nz, bool &x, bool &z) const
+{
+    const size_t x_room = (size_t)env->optin - sizeof(int64_t) * LF_T; // less the static row starts
+    x = nx >= LF_MIN && nx <= LF_MAX && (nx & (nx - 1)) == 0 && lf_smem_bytes<T>((int)nx, true) <= x_room;
+    z = x && nz >= LF_ZMIN && nz <= LF_ZMAX && (nz & (nz - 1)) == 0 &&
+        lf_smem_bytes<T>(2 * (int)nz, false) <= (size_t)env->optin;
+}
+
+// The row kernels' twiddles (row_twiddles: m = nx for x; 2 nz for z) and
+// shared memory, for x rows of nx reals and (nz > 0) z lines of nz.
+template <class T> pgpu_status FftSolver<T>::lf_prepare(int64_t nx, int64_t nz)
+{
+    Env &en = *env;
+    char *err = en.err;
+    const size_t x_room = (size_t)en.optin - sizeof(int64_t) * LF_T;
+    PGPU_FORWARD(row_twiddles(nx, &lf_tw));
+    lf_smem = lf_smem_bytes<T>((int)nx, true);
+    const int most = (int)std::min(lf_smem_most<T>(true), x_room);
+    PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_forward_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_inverse_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    if (nz > 0) {
+        PGPU_FORWARD(row_twiddles(2 * nz, &lf_twz));
+        lf_zsmem = lf_smem_bytes<T>(2 * (int)nz, false);
+        const int zmost = (int)std::min(lf_smem_most<T>(false), (size_t)en.optin);
+        PGPU_CUDA_SETUP(en, cudaFuncSetAttribute(lf_zsolve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, zmost));
     }
     return PGPU_SUCCESS;
 }
@@ -831,7 +868,7 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
         if (rows_z) {
             const LfShape zs = lf_shape(2 * (int)spec.e1, LF_T, Tune<T>::lf_vals);
             const dim3 zg((unsigned)((spec.e0 + zs.lpb - 1) / zs.lpb), (unsigned)spec.e2);
-            lf_zsolve_kernel<T><<<zg, LF_T, lf_zsmem, st>>>(spec, lf_twz, C);
+            lf_zsolve_kernel<T><<<zg, LF_T, lf_zsmem, st>>>(spec, lf_twz, C, nullptr);
         } else {
             spectral_divide_kernel<T, C2><<<grid_for(E, sms), 256, 0, st>>>(spec, C);
         }

@@ -594,12 +594,15 @@ __global__ void spectral_divide_kernel(const Spectrum<T> sp, V *__restrict__ Z)
 // cuFFT's y transforms, one kernel per block of columns (a kx, lpb
 // consecutive ky) loads their z lines, transforms them, divides by the
 // eigenvalues and transforms back, so that the spectrum makes one round trip
-// instead of three (z forward, division, z inverse).
+// instead of three (z forward, division, z inverse).  Element (kx, z, y) is
+// at C[(kx * nz + z) * ny + y]; or, given the table zt (the distributed
+// solve, whose planes arrive in blocks of its own layout), at
+// C[zt[2 z] + kx * zt[2 z + 1] + y].
 
 template <class T>
 __global__ void __launch_bounds__(LF_T)
     lf_zsolve_kernel(const Spectrum<T> sp, const typename Cplx<T>::type *__restrict__ twg,
-                     typename Cplx<T>::type *__restrict__ C)
+                     typename Cplx<T>::type *__restrict__ C, const int64_t *__restrict__ zt)
 {
     typedef typename Cplx<T>::type C2;
     extern __shared__ __align__(16) unsigned char lf_smem[];
@@ -608,12 +611,13 @@ __global__ void __launch_bounds__(LF_T)
     const C2 *tw = twg;
     C2 *rows = (C2 *)lf_smem;
     const int kx = blockIdx.y, y0 = blockIdx.x * sh.lpb, here = min(sh.lpb, ny - y0);
-    C2 *col = C + (int64_t)kx * ny * M + y0; // element (z, y0 + q) at col[z * ny + q]
+    C2 *col = C + y0; // element (z, y0 + q) at col[at(z) + q]
+    auto at = [&](int z) -> int64_t { return zt ? zt[2 * z] + kx * zt[2 * z + 1] : ((int64_t)kx * M + z) * ny; };
     for (int e = threadIdx.x; e < sh.lpb * M; e += LF_T) {
         const int q = e & (sh.lpb - 1), z = e >> sh.lb;
         C2 v;
         v.x = v.y = 0;
-        if (q < here) v = col[(int64_t)z * ny + q];
+        if (q < here) v = col[at(z) + q];
         rows[q * sh.ls + lf_pad(z)] = v;
     }
     __syncthreads();
@@ -634,7 +638,7 @@ __global__ void __launch_bounds__(LF_T)
     lf_fft<Tune<T>::lf_vals>(s, M, t, sh.tpl, tw);
     for (int e = threadIdx.x; e < sh.lpb * M; e += LF_T) {
         const int q = e & (sh.lpb - 1), z = e >> sh.lb;
-        if (q < here) col[(int64_t)z * ny + q] = c_conj(rows[q * sh.ls + lf_pad(z)]);
+        if (q < here) col[at(z) + q] = c_conj(rows[q * sh.ls + lf_pad(z)]);
     }
 }
 

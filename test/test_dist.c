@@ -439,6 +439,15 @@ int main(int argc, char **argv)
         const char *fb[] = {"DDDDDD", "NNNNNN", "PPPPPP", "DDNNPP", "PPDDNN", "NDPPDD", "DDNDPP", "PPNNDN"};
         for (int b = 0; b < 8; ++b) dist_case(fb[b], 21, 17, 27, PGPU_FFT | D, PGPU_PRECOND_DEFAULT, 0, ranks, b == 3);
         dist_case("PPPPPP", 16, 12, 20, PGPU_FFT | F, PGPU_PRECOND_DEFAULT, 0, ranks, 0);
+        /* all periodic with x and z powers of two: the row kernels on each
+         * slab, the x modes split over the ranks (uneven splits of z and of
+         * the modes over 3 ranks), the slabs moved in one chunk or (the
+         * largest: 4 MiB of spectrum a chunk) two to four */
+        dist_case("PPPPPP", 64, 24, 32, PGPU_FFT | D, PGPU_PRECOND_DEFAULT, 0, ranks, 1);
+        dist_case("PPPPPP", 32, 21, 16, PGPU_FFT | F, PGPU_PRECOND_DEFAULT, 0, ranks, 0);
+        dist_case("PPPPPP", 128, 40, 64, PGPU_FFT | D, PGPU_PRECOND_DEFAULT, 1, ranks, 0); /* PGPU_FIXED */
+        dist_case("PPPPPP", 256, 128, 128, PGPU_FFT | D, PGPU_PRECOND_DEFAULT, 0, ranks, 0);
+        dist_case("PPPPPP", 32, 16, 16, PGPU_CG | D, PGPU_PRECOND_FFT, 0, ranks, 0);
         dist_case("DDNNDN", 13, 19, 23, PGPU_FFT | F, PGPU_PRECOND_DEFAULT, 0, ranks, 0);
         dist_case("PPDDNN", 20, 18, 24, PGPU_FFT | D, PGPU_PRECOND_DEFAULT, 1, ranks, 0); /* PGPU_FIXED */
         dist_case("DDPP", 33, 41, 1, PGPU_FFT | D, PGPU_PRECOND_DEFAULT, 0, ranks, 0);
