@@ -12556,7 +12556,8 @@ class Replay {
             return cuda_status(err, ce, "cudaStreamEndCapture", PGPU_AT);
         }
         cudaGraphExec_t exec = nullptr;
-        ce = cudaGraphInstantiateWithFlags(&exec, graph, 0);
+        // (node priorities: the distributed FFT's moves keep their stream's)
+        ce = cudaGraphInstantiateWithFlags(&exec, graph, cudaGraphInstantiateFlagUseNodePriority);
         cudaGraphDestroy(graph);
         if (ce != cudaSuccess) return cuda_status(err, ce, "cudaGraphInstantiateWithFlags", PGPU_AT);
         if ((int)graphs.size() == REPLAY_MAX) { // the least recently used makes room
@@ -14600,7 +14601,16 @@ template <class T> pgpu_status FftSolver<T>::init_dist()
         bool all_p = is3d && d.axis == 2, x = false, z = false;
         for (int f = 0; f < 6; ++f) all_p = all_p && gc.bc[f] == PGPU_BC_PERIODIC;
         if (all_p) lf_fits(gc.nx, gc.nz, x, z);
-        if (z && gc.nx / 2 + 1 >= R) return init_dist_rows();
+        // The kernels' fit depends on each device's shared memory: the
+        // ranks agree (the largest verdict), so that they take one route.
+        double no = z && gc.nx / 2 + 1 >= R ? 0 : 1;
+        if (all_p && !env->mem.counting) {
+            PGPU_CUDA(cudaMemcpyAsync(d.d_red, &no, sizeof no, cudaMemcpyHostToDevice, env->st));
+            PGPU_FORWARD(dist_allreduce(*env, d.d_red, 0, 1, env->st));
+            PGPU_CUDA(cudaMemcpyAsync(&no, d.d_red, sizeof no, cudaMemcpyDeviceToHost, env->st));
+            PGPU_CUDA(cudaStreamSynchronize(env->st));
+        }
+        if (no == 0) return init_dist_rows();
     }
     // The last axis with a Dirichlet and a Neumann face by line solves, the others by transforms.
     int kind[3] = {-1, -1, -1}, tri_ax = -1;

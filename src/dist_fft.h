@@ -295,7 +295,16 @@ template <class T> pgpu_status FftSolver<T>::init_dist()
         bool all_p = is3d && d.axis == 2, x = false, z = false;
         for (int f = 0; f < 6; ++f) all_p = all_p && gc.bc[f] == PGPU_BC_PERIODIC;
         if (all_p) lf_fits(gc.nx, gc.nz, x, z);
-        if (z && gc.nx / 2 + 1 >= R) return init_dist_rows();
+        // The kernels' fit depends on each device's shared memory: the
+        // ranks agree (the largest verdict), so that they take one route.
+        double no = z && gc.nx / 2 + 1 >= R ? 0 : 1;
+        if (all_p && !env->mem.counting) {
+            PGPU_CUDA(cudaMemcpyAsync(d.d_red, &no, sizeof no, cudaMemcpyHostToDevice, env->st));
+            PGPU_FORWARD(dist_allreduce(*env, d.d_red, 0, 1, env->st));
+            PGPU_CUDA(cudaMemcpyAsync(&no, d.d_red, sizeof no, cudaMemcpyDeviceToHost, env->st));
+            PGPU_CUDA(cudaStreamSynchronize(env->st));
+        }
+        if (no == 0) return init_dist_rows();
     }
     // The last axis with a Dirichlet and a Neumann face by line solves, the others by transforms.
     int kind[3] = {-1, -1, -1}, tri_ax = -1;

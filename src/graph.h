@@ -63,7 +63,8 @@ class Replay {
             return cuda_status(err, ce, "cudaStreamEndCapture", PGPU_AT);
         }
         cudaGraphExec_t exec = nullptr;
-        ce = cudaGraphInstantiateWithFlags(&exec, graph, 0);
+        // (node priorities: the distributed FFT's moves keep their stream's)
+        ce = cudaGraphInstantiateWithFlags(&exec, graph, cudaGraphInstantiateFlagUseNodePriority);
         cudaGraphDestroy(graph);
         if (ce != cudaSuccess) return cuda_status(err, ce, "cudaGraphInstantiateWithFlags", PGPU_AT);
         if ((int)graphs.size() == REPLAY_MAX) { // the least recently used makes room

@@ -448,6 +448,7 @@ int main(int argc, char **argv)
         dist_case("PPPPPP", 128, 40, 64, PGPU_FFT | D, PGPU_PRECOND_DEFAULT, 1, ranks, 0); /* PGPU_FIXED */
         dist_case("PPPPPP", 256, 128, 128, PGPU_FFT | D, PGPU_PRECOND_DEFAULT, 0, ranks, 0);
         dist_case("PPPPPP", 32, 16, 16, PGPU_CG | D, PGPU_PRECOND_FFT, 0, ranks, 0);
+        dist_case("PPPPPP", 256, 128, 128, PGPU_CG | D, PGPU_PRECOND_FFT, 0, ranks, 0); /* chunks in a replayed graph */
         dist_case("DDNNDN", 13, 19, 23, PGPU_FFT | F, PGPU_PRECOND_DEFAULT, 0, ranks, 0);
         dist_case("PPDDNN", 20, 18, 24, PGPU_FFT | D, PGPU_PRECOND_DEFAULT, 1, ranks, 0); /* PGPU_FIXED */
         dist_case("DDPP", 33, 41, 1, PGPU_FFT | D, PGPU_PRECOND_DEFAULT, 0, ranks, 0);
