@@ -258,7 +258,9 @@
  *  twice their low), that is float's limit there and the solve ends with
  *  PGPU_SUCCESS.
  *  (**) float V-cycles with tolerance 0 stop on the coarse-grid correction
- *  instead of the residual: when its RMS falls to 2^-20 of u's, or stalls
+ *  instead of the residual: when its RMS, times q / (1 - q) where it falls
+ *  slowly by a factor q > 1/2 per check (what the cycles still have to
+ *  add), falls to 2^-20 of u's, or stalls (falls by less than a fifth)
  *  below 8 times that (float's own rounding of u); on a singular problem
  *  the correction less its mean (a constant changes u only by a constant);
  *  a grid of one point stops after its one exact cycle; where the coarse
@@ -274,8 +276,10 @@
  *  with singular regions (each region's constant, which no cycle removes,
  *  stays in the correction) is checked on the residual from the start: the
  *  cycles go on while it falls and end where it falls by less than 5% per
- *  cycle within that bound, or less than twofold below 2^-20; above the
- *  bound at max_iterations, NOT_CONVERGED.  The residual of a float u
+ *  cycle within that bound, or less than twofold below 2^-20 at two checks
+ *  in a row (at the first, u's rounding in the residual still hides an
+ *  error the next cycle removes); above the bound at max_iterations,
+ *  NOT_CONVERGED.  The residual of a float u
  *  cannot show the error left (its rounding alone gives a relative
  *  residual of ~eps lambda_max / lambda_min / 10); the correction can: the
  *  cycles stop, after a handful, at float's accuracy (WHICH METHOD).

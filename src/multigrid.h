@@ -527,15 +527,19 @@ template <class T> double Multigrid<T>::global_points(int l) const
 // lambda_min / 10 (1e-3 at 511^3 with zero boundary data), which hides a
 // smooth error far larger than float's rounding; the correction measures
 // that error.  Converged when its RMS falls to FLOAT_CORRECTION of u's
-// (against an exact discrete solution at 511^3: 5 cycles, max error 6e-7),
-// or when it is below FLOAT_STALL times that and no longer halves between
-// two checks: the smoother's own rounding of u keeps it there (255x256x255
-// with D/N, P/P and N/D faces: 1.09e-6 from the 8th cycle on, max error
-// 8.8e-7).
+// (against an exact discrete solution at 511^3: 5 cycles, max error 6e-7)
+// -- a cycle whose correction falls slowly, by f a check, leaves about
+// f / (1 - f) times it still to add, and that is what must fall so far --
+// or when it is below FLOAT_STALL times that and no longer falls below
+// FLOAT_STALL_FALL of the last check's: the smoother's own rounding of u
+// keeps it there (255x256x255 with D/N, P/P and N/D faces: 1.09e-6 from
+// the 8th cycle on, max error 8.8e-7).
 constexpr int FMG_MASK_CYCLES = 2; // V-cycles after the default FMG pass on a mask (solve_fmg_pass)
 constexpr double FMG_JUMP_TOL = 1e-8; // FMG's residual tolerance where beta jumps and none is given (run_method)
 constexpr double FLOAT_CORRECTION = 0x1p-20;
 constexpr double FLOAT_STALL = 8.0;
+constexpr double FLOAT_STALL_FALL = 0.8;
+constexpr int FLOAT_FLOOR_CHECKS = 2; // (run_multigrid: float on a mask's singular regions)
 // Float Krylov methods' own stop: a true residual up to this many times the
 // accepted floor is float's limit, above it not converged.
 constexpr double FLOAT_OWN_SLACK = 16.0;
@@ -621,9 +625,11 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     // float's rounding from 1.13e-3 to 1.06e-3 over five more cycles when
     // only a rise ended it; the documented slow cases, a Dirichlet cell
     // apart in the fluid or a beta inclusion, crawl at 0.95-0.99 and stop
-    // there too), or less than twofold below 2^-20 (ending below
-    // float_accept instead stopped a slow mask at 1.7e-5 with an error of
-    // 5e-3).
+    // there too), or less than twofold below 2^-20 at FLOAT_FLOOR_CHECKS
+    // checks in a row (ending below float_accept instead stopped a slow
+    // mask at 1.7e-5 with an error of 5e-3; at the first such check, u's
+    // rounding, which the residual then shows, still hid a smooth error
+    // that the next cycles remove).
     const bool fall = iterate && !fmg && cv.tol == 0 && h.lv.size() > 1 && h.gen.mask && h.gen.regions > 0;
     const bool by_correction = iterate && !fmg && cv.tol == 0 && h.lv.size() > 1 && !fall;
     // A single level (one node) is solved exactly by its cycle: float's own
@@ -664,8 +670,12 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
                                 red.h_res[RES_CORR], it);
                 break;
             }
-            if (ratio <= FLOAT_CORRECTION || red.h_res[RES_CORR + 1] == 0 ||
-                (ratio <= FLOAT_STALL * FLOAT_CORRECTION && ratio > 0.5 * last))
+            // What the cycles have left to add: this correction times
+            // q / (1 - q), q its fall since the last check (a slow cycle
+            // leaves several times its correction).
+            const double q = ratio / last, left = q < 1 ? ratio * std::max(1.0, q / (1 - q)) : ratio;
+            if (left <= FLOAT_CORRECTION || red.h_res[RES_CORR + 1] == 0 ||
+                (ratio <= FLOAT_STALL * FLOAT_CORRECTION && ratio > FLOAT_STALL_FALL * last))
                 break;
             last = ratio;
             if (it >= maxit) {
@@ -703,6 +713,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     // against a cycle of 14-22 ms there; double keeps 10^4-fold drifts
     // harmless and the cost).
     const bool drift = std::is_same<T, float>::value && h.gen.mask && h.gen.regions > 0;
+    int floor_checks = 0; // fall: checks in a row at float's floor
     for (bool stop = !iterate; !stop;) {
         double rn = 0, rmax = 0;
         if (drift) PGPU_FORWARD(h.project(e, (const T *)L.iter(), (const T *)L.iter(), 0, L.iter()));
@@ -711,7 +722,8 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         if (fall) {
             // the fall per cycle (checks may be several cycles apart)
             const double rel = r.relative_residual, per = std::pow(rn / last_rn, 1.0 / std::max(1, it - last_it));
-            const bool done = (rel <= bound && per > 0.95) || (rel <= FLOAT_CORRECTION && per > 0.5);
+            floor_checks = rel <= FLOAT_CORRECTION && per > 0.5 ? floor_checks + 1 : 0;
+            const bool done = (rel <= bound && per > 0.95) || floor_checks >= FLOAT_FLOOR_CHECKS;
             if (done || (stop && result == PGPU_ERROR_NOT_CONVERGED && rel <= bound)) {
                 result = PGPU_SUCCESS;
                 err[0] = 0;

@@ -8,7 +8,10 @@
  * exact solution differs from u by up to a few 1e-6 of max |u| on these
  * grids (the rounding of f times the inverse's norm): its error is measured
  * against that solution, the same rounded data solved in double to 1e-12
- * (the double rows check that solve against u).  Exit 77 without a device. */
+ * (the double rows check that solve against u).  Exit 77 without a device.
+ * test_mask_exact [TEXT]: only the rows whose name holds TEXT;
+ * PGPU_TEST_SEED=S repeats a run's data (with the same TEXT);
+ * PGPU_TEST_TRACE=1 prints every convergence check. */
 #include "poisson_gpu.h"
 #include <cuda_runtime.h>
 #include <math.h>
@@ -26,6 +29,14 @@ static double BSCALE = 1, USCALE = 1; /* beta's and u's scales */
 #define IDX(i, j, k) ((i) + (j) * (long)SY + (k) * (long)SZ)
 
 static double rnd(void) { return rand() / (double)RAND_MAX; }
+static const char *ONLY; /* test_mask_exact TEXT: the rows whose name holds TEXT */
+/* PGPU_TEST_TRACE set: every convergence check (float's correction checks
+ * show NaN for the norm and the correction's ratio to u for the residual) */
+static void trace(void *user, int it, double rn, double rel)
+{
+    (void)user;
+    printf("    check %3d: norm %.3e, relative %.3e\n", it, rn, rel);
+}
 
 /* The exact solution of the data rounded to float (u's held and ghost
  * values, f, beta): those values in double, solved by double V-cycles to
@@ -67,6 +78,7 @@ static double *rounded_solution(const pgpu_config *cf, long n, const unsigned ch
 static int run(const char *name, int nx, int ny, int nz, const char *bcs, int masktype, double jump, unsigned method,
                unsigned prec, double tol, double bound)
 {
+    if (ONLY && !strstr(name, ONLY)) return 0;
     NX = nx; NY = ny; NZ = nz; IS3D = nz > 1;
     SY = nx + 2; SZ = (nx + 2) * (ny + 2);
     long n = IS3D ? (long)SZ * (nz + 2) : (long)SY * (ny + 2);
@@ -165,6 +177,7 @@ static int run(const char *name, int nx, int ny, int nz, const char *bcs, int ma
         if (st) { printf("%s: set_coef %s %s\n", name, pgpu_status_string(st), pgpu_last_error(s)); return 1; }
     }
     pgpu_report r;
+    if (getenv("PGPU_TEST_TRACE")) pgpu_set_monitor(s, trace, NULL);
     st = pgpu_solve(s, du, df, &r);
     cudaMemcpy(hu, du, n * es, cudaMemcpyDeviceToHost);
     /* float: the reference is the rounded data's solution (see the top) */
@@ -278,15 +291,17 @@ static int fold_consistency(int nx, int ny, int nz)
     return fails != 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) ONLY = argv[1];
     int nd = 0;
     if (cudaGetDeviceCount(&nd) != cudaSuccess || nd == 0) {
         printf("test_mask_exact: SKIPPED: no CUDA device\n");
         return 77;
     }
     unsigned seed = (unsigned)time(NULL);
-    printf("seed %u\n", seed);
+    if (getenv("PGPU_TEST_SEED")) seed = (unsigned)strtoul(getenv("PGPU_TEST_SEED"), NULL, 10);
+    printf("seed %u (PGPU_TEST_SEED=%u repeats this run)\n", seed, seed);
     srand(seed);
     int fails = 0;
     fails += run("pocket VC d 33^3", 33, 33, 33, "DDDDDD", 4, 0.0, PGPU_VCYCLE, PGPU_DOUBLE, 1e-12, 1e-9);
