@@ -49,6 +49,59 @@ __global__ void box_copy_kernel(const T *__restrict__ src, BoxAt s, T *__restric
         }
 }
 
+// The all-periodic route's plan (init_dist_rows below) for rank me of R,
+// host only (a CPU test checks it for every rank of many grids): the slabs'
+// planes (zlo, zn), the chunks, the x modes' split (kxlo, kxn), the blocks'
+// offsets (roff), the plane table (ztab: plane z's block at ztab[2 z], its
+// mode stride at ztab[2 z + 1]) and C's length in complex elements (of
+// complex_bytes each).  Every rank plans the same chunks.
+static pgpu_status plan_dist_rows(const pgpu_config &gc, int R, int me, int axis, size_t complex_bytes, DistRows &P,
+                                  char *err)
+{
+    const int64_t ny = gc.ny, nz = gc.nz, kx = gc.nx / 2 + 1;
+    {
+        std::vector<int64_t> A, B;
+        PGPU_FORWARD(dist_ranges(gc, R, axis, A, B, err));
+        P.zlo = A;
+        P.zn.resize(R);
+        for (int r = 0; r < R; ++r) P.zn[r] = B[r] - A[r];
+    }
+    int64_t fewest = P.zn[0];
+    for (int r = 0; r < R; ++r) fewest = std::min(fewest, P.zn[r]);
+    const int64_t slab_bytes = kx * ny * (nz / R) * (int64_t)complex_bytes;
+    const int K = P.chunks = (int)std::max<int64_t>(
+        1, std::min<int64_t>(std::min<int64_t>(FFT_DIST_CHUNKS, fewest), slab_bytes / FFT_DIST_CHUNK_MIN));
+    P.zc0.resize((size_t)R * (K + 1));
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c <= K; ++c) P.zc0[(size_t)r * (K + 1) + c] = c * P.zn[r] / K;
+    P.kxlo.resize(R);
+    P.kxn.resize(R);
+    for (int r = 0; r < R; ++r) {
+        P.kxlo[r] = r * kx / R;
+        P.kxn[r] = (r + 1) * kx / R - P.kxlo[r];
+    }
+    // The blocks of this rank's x modes: its own planes' in C_c, the
+    // others' after the spectrum in [q][c][kx][planes][y].
+    const int64_t spectrum = kx * ny * P.zn[me];
+    P.roff.assign((size_t)R * (K + 1), 0);
+    P.ztab.assign((size_t)(2 * nz), 0);
+    for (int q = 0; q < R; ++q)
+        for (int c = 0; c < K; ++c) {
+            const int64_t a = P.zc0[(size_t)q * (K + 1) + c], b = P.zc0[(size_t)q * (K + 1) + c + 1];
+            const int64_t before = P.zlo[q] - (q > me ? P.zn[me] : 0); // the other ranks' planes before q's
+            const int64_t off = q == me ? kx * ny * a + P.kxlo[me] * (b - a) * ny
+                                        : spectrum + P.kxn[me] * ny * (before + a);
+            P.roff[(size_t)q * (K + 1) + c] = off;
+            for (int64_t z = a; z < b; ++z) {
+                const int64_t g = P.zlo[q] + z;
+                P.ztab[(size_t)(2 * g)] = off + (z - a) * ny;
+                P.ztab[(size_t)(2 * g + 1)] = (b - a) * ny;
+            }
+        }
+    P.elems = std::max<int64_t>(spectrum + P.kxn[me] * ny * (nz - P.zn[me]), 2 * R);
+    return PGPU_SUCCESS;
+}
+
 #ifdef PGPU_WITH_NCCL
 // NCCL connects two ranks on their first exchange, which cannot happen
 // inside a graph capture: a word each way between every pair, now (S and
@@ -95,46 +148,9 @@ template <class T> pgpu_status FftSolver<T>::init_dist_rows()
     dist.reset(new FftDist<T>());
     FftDist<T> &D = *dist;
     D.rows = true;
-    {
-        std::vector<int64_t> A, B;
-        PGPU_FORWARD(dist_ranges(gc, R, d.axis, A, B, err));
-        D.zlo = A;
-        D.zn.resize(R);
-        for (int r = 0; r < R; ++r) D.zn[r] = B[r] - A[r];
-    }
-    int64_t fewest = D.zn[0];
-    for (int r = 0; r < R; ++r) fewest = std::min(fewest, D.zn[r]);
-    const int64_t slab_bytes = kx * ny * (nz / R) * (int64_t)sizeof(C2);
-    const int K = D.chunks = (int)std::max<int64_t>(
-        1, std::min<int64_t>(std::min<int64_t>(FFT_DIST_CHUNKS, fewest), slab_bytes / FFT_DIST_CHUNK_MIN));
-    D.zc0.resize((size_t)R * (K + 1));
-    for (int r = 0; r < R; ++r)
-        for (int c = 0; c <= K; ++c) D.zc0[(size_t)r * (K + 1) + c] = c * D.zn[r] / K;
-    D.kxlo.resize(R);
-    D.kxn.resize(R);
-    for (int r = 0; r < R; ++r) {
-        D.kxlo[r] = r * kx / R;
-        D.kxn[r] = (r + 1) * kx / R - D.kxlo[r];
-    }
-    // The blocks of this rank's x modes: its own planes' in C_c, the
-    // others' after the spectrum in [q][c][kx][planes][y]; zt: plane z's.
-    const int64_t spectrum = kx * ny * D.zn[me];
-    D.roff.assign((size_t)R * (K + 1), 0);
-    std::vector<int64_t> zt((size_t)(2 * nz));
-    for (int q = 0; q < R; ++q)
-        for (int c = 0; c < K; ++c) {
-            const int64_t a = D.zc0[(size_t)q * (K + 1) + c], b = D.zc0[(size_t)q * (K + 1) + c + 1];
-            const int64_t before = D.zlo[q] - (q > me ? D.zn[me] : 0); // the other ranks' planes before q's
-            const int64_t off = q == me ? kx * ny * a + D.kxlo[me] * (b - a) * ny
-                                        : spectrum + D.kxn[me] * ny * (before + a);
-            D.roff[(size_t)q * (K + 1) + c] = off;
-            for (int64_t z = a; z < b; ++z) {
-                const int64_t g = D.zlo[q] + z;
-                zt[(size_t)(2 * g)] = off + (z - a) * ny;
-                zt[(size_t)(2 * g + 1)] = (b - a) * ny;
-            }
-        }
-    PGPU_FORWARD(env->upload(zt, &D.zt, "FFT plane table"));
+    PGPU_FORWARD(plan_dist_rows(gc, R, me, d.axis, sizeof(C2), D, err));
+    const int K = D.chunks;
+    PGPU_FORWARD(env->upload(D.ztab, &D.zt, "FFT plane table"));
     PGPU_FORWARD(lf_prepare(nx, nz));
     // The y transforms of a chunk: contiguous lines, kx x planes of them.
     size_t work = 0;
@@ -162,8 +178,7 @@ template <class T> pgpu_status FftSolver<T>::init_dist_rows()
     D.spec.e2 = D.kxn[me];
     D.spec.ev2 = d_ev + ny + nz + D.kxlo[me];
     D.spec.scale = (T)(1.0 / ((double)nx * (double)ny * (double)nz));
-    const int64_t elems = spectrum + D.kxn[me] * ny * (nz - D.zn[me]);
-    PGPU_FORWARD(env->mem.alloc(err, (void **)&D.C, (size_t)std::max<int64_t>(elems, 2 * R) * sizeof(C2),
+    PGPU_FORWARD(env->mem.alloc(err, (void **)&D.C, (size_t)D.elems * sizeof(C2),
                                 "FFT spectrum and z lines"));
     void *wa = nullptr;
     if (work) PGPU_FORWARD(env->mem.alloc(err, &wa, work, "cuFFT work area"));

@@ -272,7 +272,20 @@ static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const
 // rank's range on it -- and the steps, in forward order: axis transforms
 // in the layout where the axis is whole, moves between layouts, and the
 // solve last.
-template <class T> struct FftDist {
+// The all-periodic distributed route's plan (plan_dist_rows): the row
+// kernels on each slab's planes in `chunks` chunks, chunk c of every rank's
+// planes at zc0[r * (chunks + 1) + c]; the x modes split over the ranks
+// (kxlo, kxn).  C holds this rank's spectrum, then its x modes on the other
+// ranks' planes: block (rank q, chunk c) at C + roff[q * (chunks + 1) + c]
+// (for this rank, its block of C's chunk), plane z's at ztab[2 z], C's
+// length elems.
+struct DistRows {
+    int chunks = 0;
+    std::vector<int64_t> zlo, zn, zc0, kxlo, kxn, roff, ztab;
+    int64_t elems = 0;
+};
+
+template <class T> struct FftDist : DistRows {
     struct Layout {
         int s = 0;                  // the split axis
         std::vector<int64_t> lo, n; // every rank's first node and count on it
@@ -294,16 +307,10 @@ template <class T> struct FftDist {
     T *W = nullptr, *S = nullptr; // the data; scratch and send buffer
     typename Cplx<T>::type *C = nullptr; // complex scratch and receive buffer
     int64_t wp = 0;               // W's plane stride in layout 0
-    // The all-periodic 3D route (init_dist_rows): the row kernels on each
-    // slab's planes in `chunks` chunks, chunk c of every rank's planes at
-    // zc0[r * (chunks + 1) + c]; the x modes split over the ranks (kxlo,
-    // kxn).  C holds this rank's spectrum, then its x modes on the other
-    // ranks' planes: block (rank q, chunk c) at C + roff[q * (chunks + 1) + c]
-    // (for this rank, its block of C's chunk), plane z's at zt[2 z]; the
-    // moves go on the stream cs, ordered against the solve's by the events ev.
+    // The all-periodic 3D route (init_dist_rows; its plan the base
+    // DistRows): zt the plane table on the device; the moves go on the
+    // stream cs, ordered against the solve's by the events ev.
     bool rows = false;
-    int chunks = 0;
-    std::vector<int64_t> zlo, zn, zc0, kxlo, kxn, roff;
     int64_t *zt = nullptr;
     std::vector<std::pair<int64_t, cufftHandle>> yplans; // (planes, the y transforms of a chunk of that many)
     cudaStream_t cs = nullptr;

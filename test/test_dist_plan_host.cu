@@ -23,6 +23,8 @@
  *  - the paired smoothing's bands: where they are used, and their nodes'
  *    couplings equal those of the slab (this rank's or the neighbour's)
  *    that holds the node.
+ * And the all-periodic FFT route's plan (plan_dist_rows), its moves
+ * simulated with tagged values for 1 to 8 ranks.
  * cpu suite. */
 #include "whitebox.h"
 
@@ -238,6 +240,111 @@ static bool plan_case(const pgpu_config &c, int R, const char *name, int want_pl
     return true;
 }
 
+// The all-periodic FFT route's plan (plan_dist_rows) for every rank of R,
+// its data movement simulated on the host with a tag per spectral value
+// (mode kx, global plane z, y): after the forward moves each rank finds
+// every plane of its own x modes where the plane table says (and nowhere
+// else: the tags are distinct), every p2p send has the size its receiver
+// posts, no receive overwrites the spectrum or another receive; after the
+// z solve (the tags negated where the table points) and the moves back,
+// every rank's spectrum holds every mode solved.  complex_bytes large
+// forces a chunk a plane.
+static int rows_case(const pgpu_config &c, int R, size_t complex_bytes, const char *name)
+{
+    const int64_t ny = c.ny, nz = c.nz, kx = c.nx / 2 + 1;
+    std::vector<DistRows> P(R);
+    for (int r = 0; r < R; ++r) {
+        char err[ERR_LEN] = {0};
+        PLAN_CHECK(plan_dist_rows(c, R, r, 2, complex_bytes, P[r], err) == PGPU_SUCCESS, "%s rank %d: %s", name, r, err);
+        if (failures) return 0;
+    }
+    const int K = P[0].chunks;
+    for (int r = 0; r < R; ++r) PLAN_CHECK(P[r].chunks == K, "%s: rank %d plans %d chunks, rank 0 %d", name, r, P[r].chunks, K);
+    if (failures) return 0;
+    auto zc0 = [&](int r, int q, int ch) { return P[r].zc0[(size_t)q * (K + 1) + ch]; };
+    // The planes and the modes tile their axes; every chunk holds a plane.
+    for (int r = 0; r < R; ++r) {
+        int64_t z = 0, k = 0;
+        for (int q = 0; q < R; ++q) {
+            PLAN_CHECK(P[r].zlo[q] == z && P[r].zn[q] >= 1 && P[r].kxlo[q] == k, "%s rank %d: rank %d's ranges", name, r, q);
+            z += P[r].zn[q];
+            k += P[r].kxn[q];
+            PLAN_CHECK(zc0(r, q, 0) == 0 && zc0(r, q, K) == P[r].zn[q], "%s rank %d: rank %d's chunks", name, r, q);
+            for (int ch = 0; ch < K; ++ch) PLAN_CHECK(zc0(r, q, ch + 1) > zc0(r, q, ch), "%s: chunk %d empty", name, ch);
+        }
+        PLAN_CHECK(z == nz && k == kx, "%s rank %d: %lld planes, %lld modes", name, r, (long long)z, (long long)k);
+    }
+    if (failures) return 0;
+    auto tag = [&](int64_t k, int64_t z, int64_t y) { return (k * nz + z) * ny + y + 1; };
+    std::vector<std::vector<int64_t>> C(R);
+    std::vector<std::vector<char>> got(R);
+    for (int r = 0; r < R; ++r) {
+        C[r].assign((size_t)P[r].elems, 0);
+        got[r].assign((size_t)P[r].elems, 0);
+    }
+    // Chunk c's spectrum of rank r: [kx][its planes][y] at C + kx ny z0.
+    auto fill = [&](int r, int ch, int64_t sign) {
+        const int64_t z0 = zc0(r, r, ch), zc = zc0(r, r, ch + 1) - z0;
+        for (int64_t k = 0; k < kx; ++k)
+            for (int64_t z = 0; z < zc; ++z)
+                for (int64_t y = 0; y < ny; ++y) {
+                    const int64_t at = kx * ny * z0 + (k * zc + z) * ny + y, want = sign * tag(k, P[r].zlo[r] + z0 + z, y);
+                    if (sign > 0) C[r][(size_t)at] = want;
+                    else PLAN_CHECK(C[r][(size_t)at] == want, "%s rank %d: chunk %d's (%lld, %lld, %lld) holds %lld after the moves back",
+                                    name, r, ch, (long long)k, (long long)z, (long long)y, (long long)C[r][(size_t)at]);
+                }
+    };
+    // dist_swap of chunk ch between me and q, each side with its own plan.
+    auto swap = [&](int ch, bool back) {
+        for (int me = 0; me < R; ++me)
+            for (int q = 0; q < R; ++q) {
+                if (q == me) continue;
+                const DistRows &S = P[me], &T = P[q]; // me: C_c's block of q's modes <-> q: its block (me, ch)
+                const int64_t z0 = zc0(me, me, ch), zc = zc0(me, me, ch + 1) - z0;
+                const int64_t mine = kx * ny * z0 + S.kxlo[q] * zc * ny, nm = S.kxn[q] * zc * ny;
+                const int64_t qc = zc0(q, me, ch + 1) - zc0(q, me, ch);
+                const int64_t theirs = T.roff[(size_t)me * (K + 1) + ch], nt = T.kxn[q] * qc * ny;
+                PLAN_CHECK(nm == nt, "%s chunk %d: rank %d sends %lld to %d, which posts %lld", name, ch, me, (long long)nm, q,
+                           (long long)nt);
+                PLAN_CHECK(mine >= 0 && mine + nm <= kx * ny * (z0 + zc), "%s: rank %d's block of %d outside its chunk", name, me, q);
+                PLAN_CHECK(theirs >= kx * ny * T.zn[q] && theirs + nt <= T.elems,
+                           "%s: rank %d's receive from %d at [%lld, %lld) outside [spectrum, C)", name, q, me, (long long)theirs,
+                           (long long)(theirs + nt));
+                if (failures) return;
+                for (int64_t e = 0; e < nm; ++e) {
+                    if (back) C[me][(size_t)(mine + e)] = C[q][(size_t)(theirs + e)];
+                    else {
+                        PLAN_CHECK(!got[q][(size_t)(theirs + e)], "%s: rank %d receives twice at %lld", name, q, (long long)(theirs + e));
+                        got[q][(size_t)(theirs + e)] = 1;
+                        C[q][(size_t)(theirs + e)] = C[me][(size_t)(mine + e)];
+                    }
+                    if (failures) return;
+                }
+            }
+    };
+    for (int ch = 0; ch < K && !failures; ++ch) {
+        for (int r = 0; r < R; ++r) fill(r, ch, 1);
+        swap(ch, false);
+    }
+    // The z solve: every plane of this rank's modes where the table says.
+    for (int r = 0; r < R && !failures; ++r)
+        for (int64_t z = 0; z < nz && !failures; ++z)
+            for (int64_t k = 0; k < P[r].kxn[r]; ++k)
+                for (int64_t y = 0; y < ny; ++y) {
+                    const int64_t at = P[r].ztab[(size_t)(2 * z)] + k * P[r].ztab[(size_t)(2 * z + 1)] + y;
+                    const int64_t want = tag(P[r].kxlo[r] + k, z, y);
+                    PLAN_CHECK(at >= 0 && at < P[r].elems && C[r][(size_t)at] == want,
+                               "%s rank %d: mode %lld plane %lld y %lld at %lld holds %lld", name, r, (long long)k, (long long)z,
+                               (long long)y, (long long)at, at >= 0 && at < P[r].elems ? (long long)C[r][(size_t)at] : -1LL);
+                    if (failures) break;
+                    C[r][(size_t)at] = -want;
+                }
+    for (int ch = 0; ch < K && !failures; ++ch) swap(ch, true);
+    for (int ch = 0; ch < K && !failures; ++ch)
+        for (int r = 0; r < R; ++r) fill(r, ch, -1);
+    return K;
+}
+
 int run(int, char **)
 {
     const char *faces3[] = {"DDDDDD", "NNDNPP", "NNNNNN", "DDNNDN", "PPDDND", "NDPPNN", "PPPPPP"};
@@ -315,6 +422,30 @@ int run(int, char **)
                    hl[dd.levels].ax[1].n, hl[dd.levels].ax[2].n);
         }
     }
+    // The all-periodic FFT route (x modes over the ranks: kx >= R).
+    int rows = 0, most = 0;
+    for (int R = 1; R <= 8; ++R)
+        for (int64_t nx : {14, 16, 64})
+            for (int64_t ny : {1, 5, 24})
+                for (int64_t nz : {2, 3, 7, 16, 33, 64, 100})
+                    for (size_t bytes : {(size_t)8, (size_t)16, (size_t)1 << 24}) {
+                        if (nz < 2 * R || nx / 2 + 1 < R) continue;
+                        pgpu_config c = make(nx, ny, nz, "PPPPPP", 1.0);
+                        char name[128];
+                        snprintf(name, sizeof name, "FFT rows %lldx%lldx%lld over %d (%zu-byte values)", (long long)nx,
+                                 (long long)ny, (long long)nz, R, bytes);
+                        most = std::max(most, rows_case(c, R, bytes, name));
+                        ++rows;
+                        if (failures) break;
+                    }
+    {
+        pgpu_config c = make(1024, 64, 1024, "PPPPPP", 1.0); // 8 chunks of the bench's size in float
+        char err[ERR_LEN] = {0};
+        DistRows p;
+        PLAN_CHECK(plan_dist_rows(c, 4, 0, 2, 8, p, err) == PGPU_SUCCESS && p.chunks == FFT_DIST_CHUNKS,
+                   "1024x64x1024 float over 4: %d chunks", p.chunks);
+    }
+    printf("dist_plan: %d FFT row plans simulated (up to %d chunks)\n", rows, most);
     printf("dist_plan: %d of %d cases planned (%lld cubic windows moved); %d checks, %d failed\n", planned, cases,
            shifted, checks, failures);
     return failures ? 1 : 0;
