@@ -149,7 +149,7 @@
  * solution; the ghost layer is left as it was.
  * f is read only; its ghost layer is never read, nor are the edge and corner
  * ghosts of u (the stencil has no diagonal neighbours).  Axes hold at most
- * 2^31 - 16 points each.
+ * 2^31 - 256 points each.
  *
  * Boundaries, one type per face (bc[0..5] = x-, x+, y-, y+, z-, z+):
  *  - PGPU_BC_DIRICHLET: the ghost node is a boundary node at distance h whose

@@ -78,15 +78,15 @@ static ColLaunch col_launch(int nx, int ny, int nz, bool is3d, int tile_x, int t
 {
     ColLaunch L;
     L.block = dim3(bx, by, 1);
-    const int64_t gx = (nx + tile_x - 1) / tile_x;
-    L.nyb = (ny + tile_y - 1) / tile_y;
+    const int64_t gx = ((int64_t)nx + tile_x - 1) / tile_x;
+    L.nyb = (int)(((int64_t)ny + tile_y - 1) / tile_y);
     const int64_t xy = gx * L.nyb;
     const int64_t target = (int64_t)sms * per_sm;
     int64_t chunks = is3d ? std::max<int64_t>(1, std::min<int64_t>(nz, (target + xy - 1) / xy)) : 1;
     L.kchunk = is3d ? (int)((nz + chunks - 1) / chunks) : 1;
     const int kmin = (int64_t)nx * ny * nz < SMALL_GRID_PTS ? SMALL_CHUNK : CHUNK_MIN;
     if (is3d && L.kchunk < kmin) L.kchunk = std::min(kmin, nz);
-    L.nchunks = is3d ? (nz + L.kchunk - 1) / L.kchunk : 1;
+    L.nchunks = is3d ? (int)(((int64_t)nz + L.kchunk - 1) / L.kchunk) : 1;
     set_grid(L, gx);
     return L;
 }
@@ -97,8 +97,8 @@ static ColLaunch walk_launch(int nx, int ny, int nz, bool is3d, int group)
     ColLaunch L;
     const int bx = nx > 64 ? 128 : 32, by = WALK_THREADS / bx;
     L.block = dim3(bx, by, 1);
-    const int64_t gx = (nx + bx - 1) / bx;
-    L.nyb = (ny + by - 1) / by;
+    const int64_t gx = ((int64_t)nx + bx - 1) / bx;
+    L.nyb = (int)(((int64_t)ny + by - 1) / by);
     L.kchunk = group;
     L.nchunks = is3d ? std::max(1, (nz - 1 + group - 1) / group) : 1;
     set_grid(L, gx);

@@ -40,7 +40,7 @@ static double float_residual_floor(const pgpu_config &c)
 static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err)
 {
     *c = *in;
-    const int64_t MAXN = 0x7ffffff0; // per axis: kernels index an axis with int
+    const int64_t MAXN = 0x7fffff00; // per axis: kernels index an axis (and a tile past its end) with int
     PGPU_RETURN_IF(c->nx < 1 || c->ny < 1 || c->nz < 1, PGPU_ERROR_INVALID_ARGUMENT,
                    "grid size %lld x %lld x %lld: every axis needs at least one point", (long long)c->nx,
                    (long long)c->ny, (long long)c->nz);

@@ -162,6 +162,8 @@ static void invalid_configs(void)
 
     /* sizes whose products overflow 64 bits */
     INVALID("nx = ny = nz = 2^40", base3, (c.nx = big, c.ny = big, c.nz = big));
+    INVALID("nx = 2^31 - 255 (one past an axis's limit)", base2, (c.nx = ((int64_t)1 << 31) - 255, c.ny = 1));
+    INVALID("nz = 2^31 - 255", base3, (c.nx = c.ny = 1, c.nz = ((int64_t)1 << 31) - 255));
     INVALID("nx = ny = nz = 2^21 (over 2^63 elements)", base3,
             (c.nx = (int64_t)1 << 21, c.ny = (int64_t)1 << 21, c.nz = (int64_t)1 << 21));
     INVALID("nx = INT64_MAX", base3, c.nx = INT64_MAX);
