@@ -3616,9 +3616,10 @@ static void cubic_interpolation(const Axis &a, const Axis &c, AxisTransfer &t)
     const int np = (int)pos.size();
     t.c4.assign((size_t)a.n * 4, 1);
     t.w4.assign((size_t)a.n * 4, 0.0);
+    int J = 0; // last point at or left of xi (0 also when all are right of it): the positions rise
     for (int i = 0; i < a.n; ++i) {
         const double xi = a.x[i];
-        int J = 0; // last point at or left of xi (0 also when all are right of it)
+        if (pos[J] > xi) J = 0;
         while (J + 1 < np && pos[J + 1] <= xi) ++J;
         const int m = std::min(4, np);
         const int s0 = std::max(0, std::min(J - 1, np - m));
