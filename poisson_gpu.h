@@ -654,11 +654,12 @@
  *       levels above) near a relative residual of 1e-7 (1e3) or 1e-4 (1e6),
  *       and after a fast start where a mask is set beside it (the coarse
  *       coefficients are then averaged, and miss its near-constant mode;
- *       W-cycles may diverge there), may stall (PGPU_ERROR_NOT_CONVERGED) on singular
- *       pockets with a varying beta, and stalled (near 1e-10 in double) or
- *       diverged where solid cells are drawn at random point by point (an
- *       eighth to nearly a third of the points; a few small 2D and thin 3D
- *       grids in ten thousand random cases);
+ *       W-cycles may diverge there);
+ *     + they may stall (PGPU_ERROR_NOT_CONVERGED) on singular pockets with
+ *       a varying beta, and stalled (near 1e-10 in double) or diverged
+ *       where solid cells are drawn at random point by point (an eighth to
+ *       nearly a third of the points; a few small 2D and thin 3D grids in
+ *       ten thousand random cases);
  *     + they may diverge (PGPU_ERROR_BREAKDOWN) on strong jumps next to
  *       Neumann faces and on a beta that varies from point to point (drawn
  *       at random from 0.1 to 10) on strongly anisotropic grids (spacings
@@ -847,7 +848,7 @@ typedef struct pgpu_solver pgpu_solver; /* opaque handle */
 typedef enum pgpu_status {
     PGPU_SUCCESS = 0,
     PGPU_ERROR_INVALID_ARGUMENT = 1, /* NULL, bad size, bad flag mix, stride too small, overflow */
-    PGPU_ERROR_UNSUPPORTED = 2,      /* a valid request this method cannot serve */
+    PGPU_ERROR_UNSUPPORTED = 2,      /* a valid request this method or build cannot serve */
     PGPU_ERROR_OUT_OF_MEMORY = 3,
     PGPU_ERROR_CUDA = 4,             /* a CUDA, cuFFT or NCCL call failed */
     PGPU_ERROR_NO_DEVICE = 5,
@@ -942,9 +943,11 @@ typedef struct pgpu_config {
 
 typedef struct pgpu_report {
     int iterations;           /* sweeps (JACOBI), iterations (RBGS, CG, BICGSTAB), cycles
-                                 (VCYCLE; FMG: after its pass), 0 (FFT); VCYCLE, FMG
-                                 and FFT with PGPU_MIXED: the float cycles inside the
-                                 refinements */
+                                 (VCYCLE; FMG: after its pass), 0 (FFT); VCYCLE and FMG
+                                 with PGPU_MIXED: the float V-cycles inside the
+                                 refinements (not the first refinement's float FMG
+                                 pass); FFT with it: 0 (its solves are the
+                                 refinements) */
     double residual_norm;     /* ||b - A u||_2 over interior points */
     double residual_max;      /* max |b - A u| */
     double relative_residual; /* residual_norm / rhs_norm (residual_norm when rhs_norm == 0) */
@@ -1088,7 +1091,10 @@ int pgpu_has_distributed(void);
  * communicator: for planning and allocation).  PGPU_ERROR_INVALID_ARGUMENT
  * for a bad rank, a grid too short along the split axis (every rank needs
  * two planes) or a config pgpu_create refuses so (and that config's other
- * statuses, e.g. PGPU_ERROR_UNSUPPORTED); detail in pgpu_last_error(NULL). */
+ * statuses, e.g. PGPU_ERROR_UNSUPPORTED); detail in pgpu_last_error(NULL).
+ * What needs the method's plan is checked by pgpu_create_distributed alone:
+ * multigrid across an odd periodic split axis, an FFT axis with fewer
+ * nodes than ranks (a box here is no promise that they are served). */
 pgpu_status pgpu_decompose(const pgpu_config *global, int ranks, int rank, pgpu_box *box);
 
 /* Collective over comm: every rank calls it with the same global config

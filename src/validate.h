@@ -206,9 +206,9 @@ static const char *status_text(pgpu_status st)
     switch (st) {
     case PGPU_SUCCESS: return "success";
     case PGPU_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case PGPU_ERROR_UNSUPPORTED: return "unsupported by the chosen method";
+    case PGPU_ERROR_UNSUPPORTED: return "unsupported request";
     case PGPU_ERROR_OUT_OF_MEMORY: return "out of device memory";
-    case PGPU_ERROR_CUDA: return "CUDA or cuFFT error";
+    case PGPU_ERROR_CUDA: return "CUDA, cuFFT or NCCL error";
     case PGPU_ERROR_NO_DEVICE: return "no CUDA device";
     case PGPU_ERROR_NOT_CONVERGED: return "not converged within max_iterations";
     case PGPU_ERROR_BREAKDOWN: return "breakdown: NaN/Inf appeared or the iteration diverged";
