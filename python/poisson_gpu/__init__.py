@@ -15,12 +15,19 @@ structured 2D and 3D grids, from Python.
                    bc={"z": "periodic"}) as s:
         s.solve(u32, f32)
 
-Arrays are C-ordered, indexed [k, j, i] (x fastest): shape (nz+2, ny+2, nx+2),
-or (ny+2, nx+2) in 2D; padded rows and planes are fine (the strides are
-read from the array).  Device arrays: anything with __cuda_array_interface__
-or __dlpack__ (CuPy, PyTorch, Numba, JAX); host arrays (NumPy) are copied to
-the device and back (pgpu_solve_host).  float32 arrays solve in float,
-float64 in double (or precision="mixed").
+Arrays are C-ordered, indexed [k, j, i] (x fastest): shape (nz+2, ny+2, nx+2)
+with nz >= 2, or (ny+2, nx+2) in 2D; padded rows and planes are fine (the
+strides are read from the array).  Device arrays: anything with
+__cuda_array_interface__ or __dlpack__ (CuPy, PyTorch, Numba; JAX arrays
+are immutable: f only), on the current device; host arrays (NumPy) are
+copied to the device and back (pgpu_solve_host).  float32 arrays solve in
+float, float64 in double (or precision="mixed").
+
+Streams: the solver's work goes to its stream (stream=, else the legacy
+default stream), as in C.  It does not read a CUDA array interface's
+stream: work that fills f on another stream (a non-blocking CuPy or
+PyTorch stream) must be finished or ordered before the solve (pass that
+stream as stream=); with fixed=True the solve returns before it is done.
 
 Everything the C API says holds here: the header poisson_gpu.h is the
 manual (methods, defaults, boundaries, precision, memory, streams).
@@ -28,15 +35,19 @@ Keyword arguments are the fields of pgpu_config: method (jacobi, rbgs,
 vcycle, fmg, fft, cg, bicgstab), precision, preconditioner (cg and
 bicgstab: vcycle, fft, jacobi, none), pipelined, h, bc, tolerance,
 max_iterations, omega, pre_smooth, post_smooth, check_interval, wcycle,
-fixed, stream, strides.  0 means the method's
-default, as in C.  A failing call raises PoissonGPUError (a subclass per
-status) with the status and the library's detail.
+fixed, stream, strides.  A numeric field left out (or 0) takes the
+method's default, as in C; method, precision, preconditioner and bc are
+names.  A failing call raises PoissonGPUError (a subclass per status) with
+the status and the library's detail.  A Solver may be used from several
+threads (its calls take turns).
 
 The package is plain Python: it loads the shared library libpoisson_gpu.so
 with ctypes (installed with it by ``pip install .``, or named by the
 environment variable POISSON_GPU_LIBRARY).
 """
 import ctypes as _ct
+import numbers as _numbers
+import threading as _threading
 
 from . import _api
 from ._arrays import describe as _describe, layout as _layout
@@ -196,11 +207,11 @@ def _bc_codes(bc, is3d):
     return [codes[f] for f in faces]
 
 
-def _per_axis(v, name, what):
-    """(v,) * 3 for a number, else a tuple of 2 or 3 floats (x first)."""
-    vs = (float(v),) * 3 if isinstance(v, (int, float)) else tuple(float(x) for x in v)
-    if len(vs) not in (2, 3):
-        raise ValueError("%s: %r: %s, or one per axis (x, y[, z])" % (name, v, what))
+def _per_axis(v, name, what, is3d):
+    """(v,) * 3 for a number, else a tuple of 2 (2D) or 3 floats (x first)."""
+    vs = (float(v),) * 3 if isinstance(v, _numbers.Real) else tuple(float(x) for x in v)
+    if len(vs) not in (2, 3) or (is3d and len(vs) != 3):
+        raise ValueError("%s: %r: %s, or one per axis (x, y%s)" % (name, v, what, ", z" if is3d else "[, z]"))
     return vs
 
 
@@ -240,13 +251,13 @@ def make_config(size, **kw):
     if h is not None and length is not None:
         raise ValueError("h and length: give one of them (the spacing follows from the length and the faces)")
     if h is not None:
-        hs = _per_axis(h, "h", "a spacing")
+        hs = _per_axis(h, "h", "a spacing", nz > 1)
         c.hx, c.hy = hs[0], hs[1]
         c.hz = hs[2] if len(hs) > 2 else c.hz
     else:
         # The box's lengths (1 by default) and each axis' faces give its
         # spacing (pgpu_config_set_domain).
-        ls = _per_axis(1.0 if length is None else length, "length", "a length")
+        ls = _per_axis(1.0 if length is None else length, "length", "a length", nz > 1)
         st = _api.lib().pgpu_config_set_domain(_ct.byref(c), ls[0], ls[1], ls[2] if len(ls) > 2 else 1.0)
         if st != _api.SUCCESS:
             _raise(st, None, what="config")
@@ -297,6 +308,7 @@ class Solver:
     def __init__(self, size, **kw):
         self._h = None
         self._monitor = None
+        self._lock = _threading.RLock()  # the C calls take turns (ctypes lets other threads run)
         self._size = tuple(int(n) for n in size)
         monitor = kw.pop("monitor", None)
         self._cfg = make_config(size, **kw)
@@ -319,9 +331,13 @@ class Solver:
     # lifetime
     def close(self):
         """Frees the device memory now (pgpu_destroy); also on garbage collection."""
-        if self._h is not None and _api._lib is not None:
-            _api.lib().pgpu_destroy(self._h)
-        self._h = None
+        lock = getattr(self, "_lock", None)
+        if lock is None:  # (__init__ failed before the handle)
+            return
+        with lock:
+            if self._h is not None and _api._lib is not None:
+                _api.lib().pgpu_destroy(self._h)
+            self._h = None
 
     def __del__(self):
         try:
@@ -354,28 +370,33 @@ class Solver:
     @property
     def workspace_bytes(self):
         """Device memory held, in bytes (pgpu_workspace_bytes)."""
-        return _api.lib().pgpu_workspace_bytes(self._handle())
+        with self._lock:
+            return _api.lib().pgpu_workspace_bytes(self._handle())
 
     @property
     def stream(self):
         s = _ct.c_void_p()
-        _api.lib().pgpu_get_stream(self._handle(), _ct.byref(s))
+        with self._lock:
+            _api.lib().pgpu_get_stream(self._handle(), _ct.byref(s))
         return s.value or 0
 
     def set_stream(self, stream):
         """All later work goes to `stream` (an int, a CuPy or PyTorch stream)."""
-        st = _api.lib().pgpu_set_stream(self._handle(), _stream_handle(stream))
-        if st != _api.SUCCESS:
-            _raise(st, self._h, what="set_stream")
+        with self._lock:
+            st = _api.lib().pgpu_set_stream(self._handle(), _stream_handle(stream))
+            if st != _api.SUCCESS:
+                _raise(st, self._h, what="set_stream")
 
     def set_monitor(self, fn):
         """fn(iteration, residual_norm, relative_residual) at each convergence
-        check of later solves; None removes it."""
+        check of later solves; None removes it.  An exception fn raises is
+        printed (by ctypes) and the solve goes on."""
         cb = _api.MONITOR(lambda _user, it, rn, rel: fn(it, rn, rel)) if fn is not None else _api.MONITOR()
-        st = _api.lib().pgpu_set_monitor(self._handle(), cb, None)
-        if st != _api.SUCCESS:
-            _raise(st, self._h, what="set_monitor")
-        self._monitor = cb  # kept alive while installed
+        with self._lock:
+            st = _api.lib().pgpu_set_monitor(self._handle(), cb, None)
+            if st != _api.SUCCESS:
+                _raise(st, self._h, what="set_monitor")
+            self._monitor = cb  # kept alive while installed
 
     # the arrays
     def _check(self, a, name, want_device, writable):
@@ -392,21 +413,64 @@ class Solver:
         du = self._check(u, "u", None, True)
         df = self._check(f, "f", du.device, False)
         rep = _api.CReport()
-        fn = _api.lib().pgpu_solve if du.device else _api.lib().pgpu_solve_host
-        st = fn(self._handle(), du.ptr, df.ptr, _ct.byref(rep))
-        report = Report(rep)
-        if st != _api.SUCCESS:
-            _raise(st, self._h, report, what="solve")
-        return report
+        with self._lock:
+            if du.device:
+                st = _api.lib().pgpu_solve(self._handle(), du.ptr, df.ptr, _ct.byref(rep))
+            else:
+                st = self._solve_host(u, f, du, df, rep)
+            if st != _api.SUCCESS:
+                # A report only where the solve ran (C fills it then).
+                _raise(st, self._h, Report(rep) if st in (6, 7) else None, what="solve")
+        return Report(rep)
+
+    def _span(self):
+        """The elements pgpu_solve_host copies from each pointer."""
+        c = self._cfg
+        return c.stride_z * (c.nz + 2) if c.nz > 1 else c.stride_y * (c.ny + 2)
+
+    def _solve_host(self, u, f, du, df, rep):
+        """pgpu_solve_host, through packed copies where an array ends before
+        the span the library copies (a view into a larger array: the
+        library would read and write past its end)."""
+        span = self._span()
+
+        def extent(d):
+            return 1 + sum((n - 1) * s for n, s in zip(d.shape, d.strides))
+
+        lib = _api.lib()
+        if extent(du) >= span and extent(df) >= span:
+            return lib.pgpu_solve_host(self._handle(), du.ptr, df.ptr, _ct.byref(rep))
+        import numpy as np
+
+        def host(a):
+            return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)
+
+        ua, fa = host(u), host(f)
+        if np.shares_memory(ua, fa):
+            raise InvalidArgumentError(1, "u and f overlap", None, "solve")
+
+        def packed(a, d):
+            buf = np.zeros(span, dtype=a.dtype)
+            v = np.lib.stride_tricks.as_strided(buf, shape=a.shape, strides=tuple(s * d.itemsize for s in d.strides))
+            v[...] = a
+            return buf, v
+
+        bu, vu = packed(ua, du)
+        bf, _ = packed(fa, df)
+        st = lib.pgpu_solve_host(self._handle(), bu.ctypes.data, bf.ctypes.data, _ct.byref(rep))
+        if st in (_api.SUCCESS, 6, 7):
+            ua[...] = vu
+        return st
 
     def residual(self, u, f):
         """||b - A u|| / ||b|| of device arrays (pgpu_residual)."""
         du = self._check(u, "u", True, False)
         df = self._check(f, "f", True, False)
         out = _ct.c_double()
-        st = _api.lib().pgpu_residual(self._handle(), du.ptr, df.ptr, _ct.byref(out))
-        if st != _api.SUCCESS:
-            _raise(st, self._h, what="residual")
+        with self._lock:
+            st = _api.lib().pgpu_residual(self._handle(), du.ptr, df.ptr, _ct.byref(out))
+            if st != _api.SUCCESS:
+                _raise(st, self._h, what="residual")
         return out.value
 
     def set_mask(self, mask):
@@ -414,13 +478,13 @@ class Solver:
         CELL_DIRICHLET, CELL_SOLID); None removes it."""
         ptr = None
         if mask is not None:
-            d = _describe(mask, "mask")
-            if d.dtype != "uint8" or not d.device:
-                raise TypeError("mask: a uint8 device array laid out as u")
-            ptr = d.ptr
-        st = _api.lib().pgpu_set_mask(self._handle(), ptr)
-        if st != _api.SUCCESS:
-            _raise(st, self._h, what="set_mask")
+            c = self._cfg
+            ptr = _check_array(mask, "mask", (c.nx, c.ny, c.nz), "uint8", (c.stride_y, c.stride_z), True, False,
+                               "this solver's").ptr
+        with self._lock:
+            st = _api.lib().pgpu_set_mask(self._handle(), ptr)
+            if st != _api.SUCCESS:
+                _raise(st, self._h, what="set_mask")
 
     def set_coefficients(self, beta):
         """beta of -div(beta grad u) = f, a device array laid out as u in
@@ -428,9 +492,10 @@ class Solver:
         ptr = None
         if beta is not None:
             ptr = self._check(beta, "beta", True, False).ptr
-        st = _api.lib().pgpu_set_coefficients(self._handle(), ptr)
-        if st != _api.SUCCESS:
-            _raise(st, self._h, what="set_coefficients")
+        with self._lock:
+            st = _api.lib().pgpu_set_coefficients(self._handle(), ptr)
+            if st != _api.SUCCESS:
+                _raise(st, self._h, what="set_coefficients")
 
 
 def _check_array(a, name, size, dtype, strides, want_device, writable, whose, stream=None, ndim=None):
@@ -443,12 +508,14 @@ def _check_array(a, name, size, dtype, strides, want_device, writable, whose, st
         raise ValueError("%s: shape %s holds %dx%dx%d interior points; %s grid is %dx%dx%d"
                          % ((name, d.shape, nx, ny, nz, whose) + tuple(size)))
     if d.dtype != dtype:
-        raise TypeError("%s: %s; %s arrays are %s" % (name, d.dtype, whose, dtype))
+        raise TypeError("%s: %s; %s %s are %s" % (name, d.dtype, whose, "masks" if dtype == "uint8" else "arrays",
+                                                 dtype))
     if sy != strides[0] or (nz > 1 and sz != strides[1]):
         raise ValueError("%s: strides (%d, %d) elements; %s are (%d, %d): create the solver with "
                          "Solver.for_array(%s) or strides=" % (name, sy, sz, whose, strides[0], strides[1], name))
     if want_device is not None and d.device != want_device:
-        raise TypeError("u and f must both be device arrays or both host arrays")
+        raise TypeError("u and f must both be device arrays or both host arrays" if name in ("u", "f")
+                        else "%s: a device array" % name)
     if writable and d.readonly:
         raise ValueError("%s is read-only" % name)
     return d
@@ -462,5 +529,10 @@ def solve(u, f, **kw):
     du = _describe(u, "u")
     nx, ny, nz, sy, sz = _layout(du, "u")
     _check_array(f, "f", (nx, ny, nz), du.dtype, (sy, sz), du.device, False, "u's", ndim=len(du.shape))
+    precision = kw.get("precision")
+    if precision is not None:
+        want = "float32" if precision == "float" else "float64"
+        if precision in _api.PRECISIONS and du.dtype != want:
+            raise TypeError("u: %s; precision=%r takes %s arrays" % (du.dtype, precision, want))
     with Solver.for_array(u, **kw) as s:
         return s.solve(u, f)

@@ -132,7 +132,10 @@ def describe(obj, what="array", stream=None):
         desc.keep = obj
         return desc
     if hasattr(obj, "__dlpack__"):
-        return _from_dlpack(obj, what, stream)
+        try:
+            return _from_dlpack(obj, what, stream)
+        except (RuntimeError, BufferError) as e:  # e.g. a PyTorch tensor that requires grad
+            raise TypeError("%s: %s (a tensor that requires grad: pass .detach())" % (what, e)) from e
     raise TypeError("%s: %s is not an array the solver takes (it needs __cuda_array_interface__, "
                     "__dlpack__ or __array_interface__: CuPy, PyTorch, NumPy, ...)" % (what, type(obj).__name__))
 
@@ -154,4 +157,7 @@ def layout(desc, what="array"):
         sy = desc.strides[0]
         return nx2 - 2, ny2 - 2, 1, sy, sy * ny2
     nz2, ny2, nx2 = desc.shape
+    if nz2 == 3:  # nz = 1 is the 2D problem, whose arrays have no z ghosts
+        raise ValueError("%s: shape %s: a 3D array needs two interior planes or more; a 2D problem's arrays are "
+                         "(ny+2, nx+2)" % (what, desc.shape))
     return nx2 - 2, ny2 - 2, nz2 - 2, desc.strides[1], desc.strides[0]

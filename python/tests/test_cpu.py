@@ -205,3 +205,30 @@ def test_report_and_error_objects():
     e = pg.NotConvergedError(6, "max_iterations = 5 reached", rep, what="solve")
     assert e.report is rep and "not converged" in str(e) and "max_iterations" in str(e)
     assert math.isclose(e.report.relative_residual, 1e-11)
+
+
+def test_a_3d_array_needs_two_interior_planes():
+    # (3, ny+2, nx+2) would be nz = 1, the 2D problem, which has no z ghosts
+    with pytest.raises(ValueError, match="two interior planes"):
+        layout(describe(np.zeros((3, 6, 7))))
+    u = np.zeros((6, 7))
+    with pytest.raises(ValueError):
+        pg.solve(u, np.zeros((3, 6, 7)))
+
+
+def test_spacing_per_axis_matches_the_grid():
+    with pytest.raises(ValueError):
+        pg.make_config((8, 8, 8), h=(0.5, 0.5))  # 3D: three spacings
+    with pytest.raises(ValueError):
+        pg.make_config((8, 8, 8), length=(1.0, 2.0))
+    c = pg.make_config((8, 8), h=(0.5, 0.25))
+    assert (c.hx, c.hy) == (0.5, 0.25)
+    c = pg.make_config((8, 8, 8), h=np.float32(0.125))  # any real number
+    assert (c.hx, c.hy, c.hz) == (0.125, 0.125, 0.125)
+
+
+@pytest.mark.parametrize("dtype, precision", [("float32", "double"), ("float32", "mixed"), ("float64", "float")])
+def test_solve_checks_the_precision_before_a_handle(dtype, precision):
+    u = np.zeros((6, 6, 6), dtype=dtype)
+    with pytest.raises(TypeError, match="precision"):
+        pg.solve(u, np.zeros_like(u), precision=precision)
