@@ -440,12 +440,19 @@ class Solver:
         lib = _api.lib()
         if extent(du) >= span and extent(df) >= span:
             return lib.pgpu_solve_host(self._handle(), du.ptr, df.ptr, _ct.byref(rep))
-        import numpy as np
+        try:
+            import numpy as np
+        except ImportError:
+            raise TypeError("u, f: a host array that ends before the span the library copies (a view into a "
+                            "larger array) needs NumPy for the copy; pass whole arrays") from None
 
-        def host(a):
-            return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)
+        def host(d):  # a writable NumPy view of the described memory (whatever exported it)
+            n = extent(d)
+            flat = np.frombuffer((_ct.c_char * (n * d.itemsize)).from_address(d.ptr), dtype=d.dtype, count=n)
+            strides = tuple(s * d.itemsize for s in d.strides)
+            return np.lib.stride_tricks.as_strided(flat, shape=d.shape, strides=strides)
 
-        ua, fa = host(u), host(f)
+        ua, fa = host(du), host(df)
         if np.shares_memory(ua, fa):
             raise InvalidArgumentError(1, "u and f overlap", None, "solve")
 

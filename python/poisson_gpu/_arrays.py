@@ -135,7 +135,8 @@ def describe(obj, what="array", stream=None):
         try:
             return _from_dlpack(obj, what, stream)
         except (RuntimeError, BufferError) as e:  # e.g. a PyTorch tensor that requires grad
-            raise TypeError("%s: %s (a tensor that requires grad: pass .detach())" % (what, e)) from e
+            hint = " (a tensor that requires grad: pass .detach())" if "grad" in str(e) else ""
+            raise TypeError("%s: %s%s" % (what, e, hint)) from e
     raise TypeError("%s: %s is not an array the solver takes (it needs __cuda_array_interface__, "
                     "__dlpack__ or __array_interface__: CuPy, PyTorch, NumPy, ...)" % (what, type(obj).__name__))
 
