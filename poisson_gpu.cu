@@ -14381,7 +14381,7 @@ __global__ void box_copy_kernel(const T *__restrict__ src, BoxAt s, T *__restric
 // offsets (roff), the plane table (ztab: plane z's block at ztab[2 z], its
 // mode stride at ztab[2 z + 1]) and C's length in complex elements (of
 // complex_bytes each).  Every rank plans the same chunks.
-static pgpu_status plan_dist_rows(const pgpu_config &gc, int R, int me, int axis, size_t complex_bytes, DistRows &P,
+inline pgpu_status plan_dist_rows(const pgpu_config &gc, int R, int me, int axis, size_t complex_bytes, DistRows &P,
                                   char *err)
 {
     const int64_t ny = gc.ny, nz = gc.nz, kx = gc.nx / 2 + 1;
@@ -14896,22 +14896,8 @@ template <class T> pgpu_status FftSolver<T>::run_dist(T *, const T *, const T *)
 {
     return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
 }
-template <class T> pgpu_status FftSolver<T>::dist_move(int, int)
-{
-    return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
-}
-template <class T> pgpu_status FftSolver<T>::init_dist_rows()
-{
-    return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
-}
-template <class T> pgpu_status FftSolver<T>::run_dist_rows(T *, const T *, const T *)
-{
-    return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
-}
-template <class T> pgpu_status FftSolver<T>::dist_swap(int, bool)
-{
-    return record(env->err, PGPU_ERROR_UNSUPPORTED, "the distributed mode needs a build with NCCL");
-}
+// (dist_move, init_dist_rows, run_dist_rows and dist_swap are called from
+// these two alone: never instantiated without NCCL.)
 #endif
 
 } // namespace pgpu
