@@ -1503,6 +1503,23 @@ static void bench_fft3d(const int64_t *sizes, int nsizes)
         }
 }
 
+/* Dirichlet where the transform length n+1 is a power of two (511^3: 512),
+ * against the pair of the same grid (511^3) and of 512^3. */
+static void bench_fft3d_pow2(int64_t n)
+{
+    for (int pi = 0; pi < 2; pi++) {
+        int esz = pi ? 8 : 4;
+        grid_t g = grid3(n, esz);
+        double pair = time_cufft_pair(g.nx, esz), pair1 = time_cufft_pair(g.nx + 1, esz);
+        row_t r;
+        double ms = run_fixed("fft-dir", PGPU_FFT, PROB_DIR, &g, INIT_RAND, 1, 1, 2.0, 1, &r);
+        if (!r.fail)
+            note_add(&r, "cufft pair %.4g ms, x%.2f; at (n+1)^3 %.4g ms, x%.2f", pair, ms / pair, pair1,
+                     ms / pair1);
+        print_row(&r);
+    }
+}
+
 /* Seed 001: 2D double, Dirichlet; time per solve from a graph of 100
  * PGPU_FIXED solves (plain launches if capture fails). */
 static void bench_fft2d(int64_t n)
@@ -1982,8 +1999,11 @@ int main(int argc, char **argv)
     if (!only || !strcmp(only, "multigrid"))
         bench_multigrid(sizes, nsizes, nbig);
     if (!only || !strcmp(only, "fft") || !strcmp(only, "fft2d")) {
-        if (!only || strcmp(only, "fft2d"))
+        if (!only || strcmp(only, "fft2d")) {
             bench_fft3d(sizes, nsizes);
+            if (!g_quick)
+                bench_fft3d_pow2(nbig - 1);
+        }
         bench_fft2d(63);
         bench_fft2d(511);
         static const int64_t wall_n[] = {31, 63, 127, 255, 511};
