@@ -203,6 +203,75 @@ __device__ __forceinline__ unsigned window_scan(const Grid<T> &F, const int S[3]
     return mix;
 }
 
+// The split rule: a fluid position whose core children are all solid
+// and whose fluid children fall into two or more parts (open faces among
+// them, from the window) is solid.  Boxes of up to 4 children a side whose
+// children are consecutive fine points (not a periodic ring's wrap); bit
+// x + 4 y + 16 z.  rr: the position's rows along x, y, z; fs, the slots'
+// fine indices; win, the window's bytes ([S2][S1][S0]).
+__device__ __forceinline__ bool coarse_splits(const int4 (&rr)[3], int *const (&fs)[3], const unsigned char *win,
+                                              const int (&S)[3])
+{
+    int mm[3], s0[3][4];
+    bool box = true;
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+        mm[d] = rr[d].x & 0xff;
+        box = box && mm[d] >= 1 && mm[d] <= 4;
+        for (int c = 0; box && c < mm[d]; ++c) {
+            s0[d][c] = row_slot(rr[d], c);
+            box = fs[d][s0[d][c]] == fs[d][s0[d][0]] + c;
+        }
+    }
+    if (box) {
+        uint64_t fl = 0, op[3] = {0, 0, 0};
+        for (int z = 0; z < mm[2]; ++z)
+            for (int y = 0; y < mm[1]; ++y)
+                for (int x = 0; x < mm[0]; ++x) {
+                    const unsigned v = win[(s0[2][z] * S[1] + s0[1][y]) * S[0] + s0[0][x]];
+                    if (!(v & 2u)) continue;
+                    const int q = x + 4 * y + 16 * z, at[3] = {x, y, z};
+                    fl |= 1ull << q;
+#pragma unroll
+                    for (int d = 0; d < 3; ++d)
+                        if (at[d] > 0 && (v & (4u << d))) op[d] |= 1ull << q;
+                }
+        const int sh[3] = {1, 4, 16};
+#pragma unroll
+        for (int d = 0; d < 3; ++d) op[d] &= fl & fl << sh[d];
+        uint64_t r = fl & (~fl + 1), prev = 0; // the first fluid child's part, grown face by face
+        while (r != prev) {
+            prev = r;
+#pragma unroll
+            for (int d = 0; d < 3; ++d) r |= (r << sh[d] & op[d]) | (r & op[d]) >> sh[d];
+        }
+        return (fl & ~r) != 0;
+    }
+    return false;
+}
+
+// The head of coarse_tile's shared memory: the tile's rows along each axis
+// (item q of sb: axis d's position q - off[d]), their children's weights
+// and the weights' sums.
+template <class T>
+__device__ __forceinline__ void coarse_rows(const GenCoarse<T> &a, const int (&tile)[3], const int (&tb)[3],
+                                            const int (&off)[3], int sb, int tid, int nth, int4 *row, double *w,
+                                            double *wsum)
+{
+    for (int q = tid; q < sb; q += nth) {
+        const int d = q < tb[0] ? 0 : q < tb[0] + tb[1] ? 1 : 2, p = q - off[d];
+        const int64_t P = (int64_t)tile[d] * tb[d] + p;
+        row[q] = a.ax[d].row[P];
+        double s = 0;
+        for (int c = 0; c < MAX_CHILDREN; ++c) {
+            const double v = __ldg(a.ax[d].w + P * MAX_CHILDREN + c);
+            w[q * MAX_CHILDREN + c] = v;
+            s += v;
+        }
+        wsum[q] = s;
+    }
+}
+
 // One coarse level's types and face fractions; a block per tile of coarse
 // node positions (0..nc on each axis: the last is the high face's ghost), a
 // thread per position.  Every quantity is a sum or an OR over a box of fine
@@ -261,18 +330,7 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, unsign
     unsigned char *win = b2 + a2;              // [S2][S1][S0]: the fine points' bytes
     int *fs[3] = {fine, fine + sx[0], fine + sx[0] + sx[1]};
 
-    for (int q = tid; q < sb; q += nth) {
-        const int d = q < tb[0] ? 0 : q < tb[0] + tb[1] ? 1 : 2, p = q - off[d];
-        const int64_t P = (int64_t)tile[d] * tb[d] + p;
-        row[q] = a.ax[d].row[P];
-        double s = 0;
-        for (int c = 0; c < MAX_CHILDREN; ++c) {
-            const double v = __ldg(a.ax[d].w + P * MAX_CHILDREN + c);
-            w[q * MAX_CHILDREN + c] = v;
-            s += v;
-        }
-        wsum[q] = s;
-    }
+    coarse_rows(a, tile, tb, off, sb, tid, nth, row, w, wsum);
 #pragma unroll
     for (int d = 0; d < 3; ++d)
         for (int s = tid; s < S[d]; s += nth) fs[d][s] = __ldg(sl[d] + 1 + s);
@@ -413,48 +471,10 @@ __device__ __forceinline__ void coarse_tile(const GenCoarse<T> &a, int b, unsign
         acc[0] = path(rx, np0, [&](int s0) { return st2[3 * (base2 + s0)]; }, zs[0]);
         zs[1] = zyz >> 5;
         zs[2] = zyz & 0x1f;
-        // The split rule: a fluid position whose core children are all
-        // solid and whose fluid children fall into two or more parts (open
-        // faces among them, from the window) is solid.  Boxes of up to 4
-        // children a side whose children are consecutive fine points (not
-        // a periodic ring's wrap); bit x + 4 y + 16 z.
+        // The split rule (coarse_splits).
         if ((bits & 6u) == 2u && !(bits & 1u)) {
             const int4 rr[3] = {rx, row[off[1] + p[1]], row[off[2] + p[2]]};
-            int mm[3], s0[3][4];
-            bool box = true;
-#pragma unroll
-            for (int d = 0; d < 3; ++d) {
-                mm[d] = rr[d].x & 0xff;
-                box = box && mm[d] >= 1 && mm[d] <= 4;
-                for (int c = 0; box && c < mm[d]; ++c) {
-                    s0[d][c] = row_slot(rr[d], c);
-                    box = fs[d][s0[d][c]] == fs[d][s0[d][0]] + c;
-                }
-            }
-            if (box) {
-                uint64_t fl = 0, op[3] = {0, 0, 0};
-                for (int z = 0; z < mm[2]; ++z)
-                    for (int y = 0; y < mm[1]; ++y)
-                        for (int x = 0; x < mm[0]; ++x) {
-                            const unsigned v = win[(s0[2][z] * S[1] + s0[1][y]) * S[0] + s0[0][x]];
-                            if (!(v & 2u)) continue;
-                            const int q = x + 4 * y + 16 * z, at[3] = {x, y, z};
-                            fl |= 1ull << q;
-#pragma unroll
-                            for (int d = 0; d < 3; ++d)
-                                if (at[d] > 0 && (v & (4u << d))) op[d] |= 1ull << q;
-                        }
-                const int sh[3] = {1, 4, 16};
-#pragma unroll
-                for (int d = 0; d < 3; ++d) op[d] &= fl & fl << sh[d];
-                uint64_t r = fl & (~fl + 1), prev = 0; // the first fluid child's part, grown face by face
-                while (r != prev) {
-                    prev = r;
-#pragma unroll
-                    for (int d = 0; d < 3; ++d) r |= (r << sh[d] & op[d]) | (r & op[d]) >> sh[d];
-                }
-                if (fl & ~r) bits &= 8u; // solid
-            }
+            if (coarse_splits(rr, fs, win, S)) bits &= 8u; // solid
         }
     }
     int P[3], rx[3];
