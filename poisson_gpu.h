@@ -661,19 +661,22 @@
  *       nearly a third of the points; a few small 2D and thin 3D grids in
  *       ten thousand random cases);
  *     + they may diverge (PGPU_ERROR_BREAKDOWN) on strong jumps next to
- *       Neumann faces and on a beta that varies from point to point (drawn
- *       at random from 0.1 to 10) on strongly anisotropic grids (spacings
- *       9:1 and 22:1); FMG with W-cycles diverged on a sealed 2D pocket
- *       between Neumann faces, where V-cycles converge.
+ *       Neumann faces or across a periodic axis (two-phase beta of 1000:1 and
+ *       10^6:1 on grids with a pair of periodic faces: the transfers that
+ *       follow beta need coarse nodes on fine ones, which a periodic axis's
+ *       coarse levels do not have) and on a beta that varies from point to
+ *       point (drawn at random from 0.1 to 10) on strongly anisotropic grids
+ *       (spacings 9:1 and 22:1); FMG with W-cycles diverged on a sealed 2D
+ *       pocket between Neumann faces, where V-cycles converge.
  *    CG with the multigrid preconditioner converged on each of these we
- *    replayed -- the inclusions, the lone Dirichlet cells and the pocket
- *    one of them holds, the random solid cells (BiCGStab too), the jumps
- *    next to Neumann faces, two-phase flow, the random beta on the 9:1
- *    grid -- but not on the random beta on the 22:1 grid; KRYLOV METHODS
- *    says where it stalls.  Float V-cycles' own stop (the (**) rule) needs
- *    coarse grids that carry the error: where a mask leaves no fluid coarse
- *    point it falls back to the residual, and Dirichlet cells scattered one
- *    by one inside the fluid keep the correction above float's rounding
+ *    replayed -- the inclusions, the lone Dirichlet cells and the pocket one
+ *    of them holds, the random solid cells (BiCGStab too), the jumps next to
+ *    Neumann faces and across periodic axes, two-phase flow, the random beta
+ *    on the 9:1 grid -- but not on the random beta on the 22:1 grid; KRYLOV
+ *    METHODS says where it stalls.  Float V-cycles' own stop (the (**) rule)
+ *    needs coarse grids that carry the error: where a mask leaves no fluid
+ *    coarse point it falls back to the residual, and Dirichlet cells scattered
+ *    one by one inside the fluid keep the correction above float's rounding
  *    (PGPU_ERROR_NOT_CONVERGED; double converges there): set a tolerance.
  *    A cycle on a mask runs the box's kernels on the fine level, reading
  *    the mask byte, then the two Gauss-Seidel iterations beside the wall;

@@ -1104,6 +1104,8 @@ static int run_case(uint64_t seed, long K, int verbose)
                     doc = 1, why = "V-cycles: a beta inclusion (its near-constant mode)";
                 else if (C.beta_kind == BK_JUMP && any_face(&g, PGPU_BC_NEUMANN))
                     doc = 1, why = "V-cycles: strong jumps next to Neumann faces";
+                else if (C.beta_kind == BK_JUMP && any_face(&g, PGPU_BC_PERIODIC))
+                    doc = 1, why = "V-cycles: strong jumps across a periodic axis";
                 else if (C.beta_kind == BK_RANDOM && anisotropy(&g) >= 4.0)
                     doc = 1, why = "V-cycles: beta random from point to point on a strongly anisotropic grid";
                 else if (solid_on_dirichlet_face(&M))
