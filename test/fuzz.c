@@ -233,6 +233,8 @@ typedef struct fcase {
 
 static int is_krylov(unsigned m) { return m == PGPU_CG || m == PGPU_BICGSTAB; }
 static int is_mg(unsigned m) { return m == PGPU_VCYCLE || m == PGPU_FMG; }
+/* The multigrid cycle as a Krylov preconditioner: named, or the default. */
+static int mg_pre(int p) { return p == PGPU_PRECOND_VCYCLE || p == PGPU_PRECOND_DEFAULT; }
 
 static char bc_letter(pgpu_bc b) { return b == PGPU_BC_NEUMANN ? 'N' : b == PGPU_BC_PERIODIC ? 'P' : 'D'; }
 
@@ -1134,11 +1136,10 @@ static int run_case(uint64_t seed, long K, int verbose)
             if (st == PGPU_ERROR_BREAKDOWN && (C.flags & PGPU_PIPELINED) && mask &&
                 (C.beta_kind == BK_JUMP || RG.singular > 1))
                 doc = 1, why = "pipelined CG on masks with jumps or many singular pockets";
-            if (st == PGPU_ERROR_NOT_CONVERGED && is_krylov(m) && C.pre == PGPU_PRECOND_VCYCLE &&
-                C.beta_kind == BK_JUMP && RG.singular > 0)
+            if (st == PGPU_ERROR_NOT_CONVERGED && is_krylov(m) && mg_pre(C.pre) && C.beta_kind == BK_JUMP &&
+                RG.singular > 0)
                 doc = 1, why = "MG-preconditioned Krylov on strong jumps without a Dirichlet face: may stall";
-            if (nc && is_krylov(m) && C.pre == PGPU_PRECOND_VCYCLE && C.beta_kind == BK_RANDOM &&
-                anisotropy(&g) >= 4.0)
+            if (nc && is_krylov(m) && mg_pre(C.pre) && C.beta_kind == BK_RANDOM && anisotropy(&g) >= 4.0)
                 doc = 1, why = "MG-preconditioned Krylov: beta random from point to point on a strongly anisotropic "
                                "grid";
             if (st == PGPU_ERROR_NOT_CONVERGED && (m == PGPU_JACOBI || m == PGPU_RBGS) && mask)
