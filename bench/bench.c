@@ -1628,6 +1628,7 @@ static void bench_fft2d_wall(int64_t n, int fixed)
     row_t r = new_row("fft2d-wall", &g, "fft");
     set_rhs(PROB_DIR, &g);
     set_guess(INIT_RAND, &g);
+    reset_u(&g); /* u's ghosts hold the Dirichlet data: the FFT reads them */
     pgpu_config c = prob_config(PROB_DIR, &g, PGPU_FFT | (fixed ? PGPU_FIXED : 0));
     pgpu_status st = PGPU_SUCCESS;
     pgpu_solver *s = create_or_mark(&c, &r);
