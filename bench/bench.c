@@ -1478,7 +1478,9 @@ static double time_cufft_pair(int64_t n, int esz)
     return ms;
 }
 
-static void bench_fft3d(const int64_t *sizes, int nsizes)
+/* The FFT rows of each size, Dirichlet up to problem `last` (PROB_PER:
+ * periodic too), beside the cuFFT pair of the same grid and of (n+1)^3. */
+static void bench_fft3d(const int64_t *sizes, int nsizes, int last)
 {
     for (int si = 0; si < nsizes; si++)
         for (int pi = 0; pi < 2; pi++) {
@@ -1488,7 +1490,7 @@ static void bench_fft3d(const int64_t *sizes, int nsizes)
             /* A DST-I of n points is a transform of length n+1 (see the
              * README): the pair at (n+1)^3 says what cuFFT takes there. */
             double pair1 = time_cufft_pair(g.nx + 1, esz);
-            for (int prob = PROB_DIR; prob <= PROB_PER; prob++) {
+            for (int prob = PROB_DIR; prob <= last; prob++) {
                 row_t r;
                 double ms = run_fixed(prob == PROB_DIR ? "fft-dir" : "fft-per", PGPU_FFT, prob, &g,
                                       INIT_RAND, 1, 1, 2.0, 1, &r);
@@ -1501,23 +1503,6 @@ static void bench_fft3d(const int64_t *sizes, int nsizes)
                 print_row(&r);
             }
         }
-}
-
-/* Dirichlet where the transform length n+1 is a power of two (511^3: 512),
- * against the pair of the same grid (511^3) and of 512^3. */
-static void bench_fft3d_pow2(int64_t n)
-{
-    for (int pi = 0; pi < 2; pi++) {
-        int esz = pi ? 8 : 4;
-        grid_t g = grid3(n, esz);
-        double pair = time_cufft_pair(g.nx, esz), pair1 = time_cufft_pair(g.nx + 1, esz);
-        row_t r;
-        double ms = run_fixed("fft-dir", PGPU_FFT, PROB_DIR, &g, INIT_RAND, 1, 1, 2.0, 1, &r);
-        if (!r.fail)
-            note_add(&r, "cufft pair %.4g ms, x%.2f; at (n+1)^3 %.4g ms, x%.2f", pair, ms / pair, pair1,
-                     ms / pair1);
-        print_row(&r);
-    }
 }
 
 /* Seed 001: 2D double, Dirichlet; time per solve from a graph of 100
@@ -2001,9 +1986,11 @@ int main(int argc, char **argv)
         bench_multigrid(sizes, nsizes, nbig);
     if (!only || !strcmp(only, "fft") || !strcmp(only, "fft2d")) {
         if (!only || strcmp(only, "fft2d")) {
-            bench_fft3d(sizes, nsizes);
+            bench_fft3d(sizes, nsizes, PROB_PER);
+            /* Dirichlet where n+1 is a power of two (511^3: 512) */
+            const int64_t pow2 = nbig - 1;
             if (!g_quick)
-                bench_fft3d_pow2(nbig - 1);
+                bench_fft3d(&pow2, 1, PROB_DIR);
         }
         bench_fft2d(63);
         bench_fft2d(511);
