@@ -688,7 +688,7 @@ template <class T> pgpu_status FftSolver<T>::run_fdm(T *u, const T *f, double *r
 
 // All Dirichlet, every n+1 a product of primes up to 19 and its rows within
 // the device's shared memory: the row kernels of dr_kernel take the solve
-// (3D: five passes; 2D: dr2_kernel, one cooperative launch).
+// (3D: five or six passes; 2D: dr2_kernel, one cooperative launch).
 template <class T> pgpu_status FftSolver<T>::init_dr()
 {
     char *err = env->err;
@@ -705,7 +705,9 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
     // transform runs inlined, dr_pow2_fft.)
     size_t smem = 0;
     for (int a = 0; a < dims; ++a) {
-        const bool planned = is3d ? dr_plan<T>((int)n[a], dra[a]) : dr_plan_pow2<T>((int)n[a], dra[a]);
+        // (3D: a power of two's transform inlined where it has one.)
+        const bool planned =
+            dr_plan_pow2<T>((int)n[a], dra[a]) || (is3d && dr_plan<T>((int)n[a], dra[a]));
         if (n[a] >= DR_NMAX || !planned || dr_smem_bytes(dra[a]) > (size_t)optin) return PGPU_SUCCESS;
         if ((N / n[a] >> dra[a].rpb_log) >= INT_MAX) return PGPU_SUCCESS; // blocks of one launch
         smem = std::max(smem, dr_smem_bytes(dra[a]));
@@ -731,9 +733,12 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
     if (is3d) {
         PGPU_FORWARD(env->mem.alloc(err, (void **)&T2, (size_t)N * sizeof(T), "FFT spectrum (second)"));
         void (*kernels[])(DrArgs<T>) = {
-            dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE>,  dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE>,
-            dr_kernel<T, DR_ROWS, DR_ROWS, DR_DIVIDE>, dr_kernel<T, DR_ROWS, DR_ROWS, DR_SCALE>,
-            dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE>,  dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE>};
+            dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE, false>,  dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE, false>,
+            dr_kernel<T, DR_ROWS, DR_ROWS, DR_DIVIDE, false>, dr_kernel<T, DR_ROWS, DR_ROWS, DR_SCALE, false>,
+            dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE, false>,  dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE, false>,
+            dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE, true>,   dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE, true>,
+            dr_kernel<T, DR_ROWS, DR_ROWS, DR_SOLVE, true>,    dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE, true>,
+            dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE, true>};
         for (auto k : kernels)
             PGPU_CUDA_SETUP(*env, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
         return PGPU_SUCCESS;
@@ -775,7 +780,7 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
     return PGPU_SUCCESS;
 }
 
-// 3D: six row passes; 2D: one cooperative launch (dr2_kernel), or its
+// 3D: five row passes (z a power of two) or six; 2D: one cooperative launch (dr2_kernel), or its
 // three phases as separate launches where the device cannot launch it.
 // CHECK (2D, cooperative): the default path's scan and residual folded in,
 // their totals in res (Reducer's slots RES_SCAN and RES_NORM).
@@ -833,18 +838,33 @@ template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f, double *re
         }
         return PGPU_SUCCESS;
     }
-    PGPU_FORWARD(pass(dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE>, 0, nullptr, T1, ny * nz)); // T1[kx][z][y]
-    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE>, 1, T1, T2, nx * nz));      // T2[ky][kx][z]
+    // (each axis's kernel: the inlined transform where its plan has one)
+    auto kern = [&](auto general, auto pow2, int axis) { return dra[axis].pow2 ? pow2 : general; };
+    PGPU_FORWARD(pass(kern(dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE, false>,
+                           dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE, true>, 0),
+                      0, nullptr, T1, ny * nz)); // T1[kx][z][y]
+    PGPU_FORWARD(pass(kern(dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE, false>,
+                           dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE, true>, 1),
+                      1, T1, T2, nx * nz)); // T2[ky][kx][z]
     A.scale = dr_scale; // in the division
     A.evA = dr_ev[0];
     A.nA = nx;
     A.evB = dr_ev[1];
     A.evK = dr_ev[2];
-    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, DR_DIVIDE>, 2, T2, T2, nx * ny));
+    if (dra[2].pow2) { // forward, divided, inverse: one pass
+        PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, DR_SOLVE, true>, 2, T2, T2, nx * ny));
+    } else {
+        PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, DR_DIVIDE, false>, 2, T2, T2, nx * ny));
+        A.scale = T(1);
+        PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, DR_SCALE, false>, 2, T2, T2, nx * ny));
+    }
     A.scale = T(1);
-    PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, DR_SCALE>, 2, T2, T2, nx * ny));
-    PGPU_FORWARD(pass(dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE>, 1, T2, T1, nx * nz));
-    return pass(dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE>, 0, T1, nullptr, ny * nz);
+    PGPU_FORWARD(pass(kern(dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE, false>,
+                           dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE, true>, 1),
+                      1, T2, T1, nx * nz));
+    return pass(kern(dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE, false>,
+                     dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE, true>, 0),
+                0, T1, nullptr, ny * nz);
 }
 
 // Forward transforms, one solve per mode, inverse transforms: a fixed

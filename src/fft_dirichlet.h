@@ -9,12 +9,12 @@ namespace pgpu {
 
 // When every face is Dirichlet and each n+1 factors into primes up to 19
 // (n <= 4096; dr_plan says which rows fit), the solve is row passes over the
-// data, each transforming rows in shared memory.  3D, six passes
-// (dr_kernel):
+// data, each transforming rows in shared memory.  3D (dr_kernel):
 //   x forward  f's rows (plus boundary terms)  -> T1[kx][z][y]  (transposed)
 //   y forward  T1's rows                       -> T2[ky][kx][z]
 //   z forward  T2's rows, divided by the eigenvalues, in place
-//   z inverse  T2's rows, in place
+//   z inverse  T2's rows, in place (where z's n+1 is a power of two: in the
+//              same pass as its forward transform, DR_SOLVE)
 //   y inverse  T2 (transposed)                 -> T1's rows
 //   x inverse  T1 (transposed)                 -> u's rows
 // 2D with n+1 a power of two on both axes: x forward, y forward-divide-
@@ -27,19 +27,19 @@ namespace pgpu {
 // length 2N (N = n+1), computed as a complex FFT of length N of the packed
 // pairs w_m = z_2m + i z_2m+1 (the extension lives in shared memory only,
 // never in global memory) and the usual split; X_k = -Im(Z_k)/2.  The
-// complex FFT is a Stockham transform of radices 2, 4, 8, 16, 9, 27 and the
-// odd primes to 19 (513 = 27 x 19: two passes), in place: every thread loads
-// its butterflies' values into registers, the row's threads synchronise, and
-// the results go back.  A row of up to 32 threads is one warp and
-// synchronises as one.  DST-I is its own inverse up to 2/N.
+// complex FFT is a Stockham transform, in place: every thread loads its
+// butterflies' values into registers, the row's threads synchronise, and
+// the results go back.  N a power of two (dr_plan_pow2): radix-16 passes
+// and a smaller last one, inlined (dr_pow2_fft), N/16 threads a row.  Other
+// N (dr_plan): radices 2, 4, 8, 16, 9, 27 and the odd primes to 19
+// (513 = 27 x 19: two passes), each pass a function of its own (dr_pass):
+// inlined, the kernel held the registers of every radix at once and
+// spilled.  A row of up to 32 threads is one warp and synchronises as one.
+// DST-I is its own inverse up to 2/N.
 //
-// Measured at 512^3 on an H100 (ncu, per kernel): 1.5-1.7 ms per pass in
-// float and 3.0-3.5 ms in double, the first pass 2.5 / 5.1 ms.  Each pass
-// is far from the copy bandwidth (0.36 / 0.72 ms): at 128 registers per
-// thread (float) two blocks of 256 threads fit an SM, at ~240 (double) one,
-// too few warps to hide the passes' shared memory latency.  Capping the registers
-// (launch bounds for 3 or 4 blocks) made them spill and ran 1.4-3x slower;
-// the passes inlined rather than called ran 1.3-1.8x slower.
+// The passes are bound by issued instructions (index arithmetic, shared
+// memory traffic, twiddles), not by memory: bench/results has the times
+// beside the copy bandwidth and the cuFFT pair.
 
 // One row's transform: its length, the radices, threads per row and rows per
 // block (powers of two, tpr * rpb = DR_T), the strides of a row in shared
@@ -48,6 +48,7 @@ namespace pgpu {
 template <class T> struct DrAxis {
     int n, N, np, tpr_log, rpb_log, ls, lx;
     int grp_log; // rows a group takes (at most rpb: dr2_kernel spreads few rows over more blocks)
+    bool pow2;   // dr_plan_pow2's plan: N a power of two, the transform inlined (dr_pow2_fft)
     unsigned long long rad; // radix of pass p in bits 5p .. 5p+4
     const typename Cplx<T>::type *tw;
 };
@@ -267,59 +268,57 @@ template <class T> __device__ __forceinline__ void dr_pow2_fft(typename Cplx<T>:
     else if (rest == 2) row_pass<2, 8, true>(s, N, ns, t, tpr, a.tw);
 }
 
-// The transform (POW2: dr_pow2_fft, with the rows' element loops spread,
-// else dr_fft); then the spectrum scaled (DR_SCALE), divided by the
-// eigenvalues (DR_DIVIDE), or divided and transformed back in the same row
-// (DR_SOLVE, POW2 only: DST-I is its own inverse, its 2/N in the scale; a
-// loop around dr_fft's calls, too, made ptxas fall back to the calling
-// convention).
-template <class T, bool POW2>
-__device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode)
+// The transform (POW2: dr_pow2_fft, else dr_fft; SPREAD: the element loops
+// spread over the block, dr_each); then the spectrum scaled by sc
+// (DR_SCALE) or divided by the eigenvalues, A.scale in the division
+// (DR_DIVIDE).  DR_SOLVE (POW2 only: DST-I is its own inverse, its 2/N in
+// the scale) is DR_DIVIDE, dr_rows_again and DR_SCALE by 1, the callers'
+// sequence (as a loop of two rounds here, the pass held twice the
+// registers).
+template <class T, bool POW2, bool SPREAD>
+__device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode,
+                                                  T sc)
 {
     const DrAxis<T> &ax = A.ax;
     const int N = ax.N;
-    const int rounds = POW2 && mode == DR_SOLVE ? 2 : 1;
-#pragma unroll 1
-    for (int round = 0; round < rounds; ++round) {
-        if (round) { // the divided values' odd extension (the split read other threads' s)
-            __syncthreads();
-            dr_each<POW2>(ax, w, [&](int qq, int i) {
-                dr_put((T *)(w.rows + qq * ax.ls), N, i + 1, w.xs[qq * ax.lx + i]);
-            });
-            dr_each_zeros<POW2>(ax, w);
-            __syncthreads();
-        }
-        if (!POW2) { // (the 3D passes' own form, each row by its threads)
-            dr_fft<T>(w.s, ax, w.t, ax.tw);
-            const int n = ax.n, tpr = 1 << ax.tpr_log;
-            if (mode == DR_SCALE) {
-                for (int k = w.t + 1; k <= n; k += tpr) w.x[k - 1] = dr_split(w.s, N, k, ax.tw) * A.scale;
-            } else {
-                // rows are (kx, ky) or kx: fewer than 2^24 (axes of at most DR_NMAX)
-                const unsigned rr = (unsigned)min(w.r, A.nrows - 1), na = (unsigned)A.nA;
-                const T lrow = A.evA[rr % na] + (A.evB ? A.evB[rr / na] : T(0));
-                for (int k = w.t + 1; k <= n; k += tpr)
-                    w.x[k - 1] = dr_split(w.s, N, k, ax.tw) * (A.scale / (lrow + A.evK[k - 1]));
-            }
-            continue;
-        }
-        dr_pow2_fft<T>(w.s, ax, w.t);
-        if (mode == DR_SCALE || round) {
-            const T sc = round ? T(1) : A.scale;
-            dr_each<POW2>(ax, w, [&](int qq, int i) {
-                w.xs[qq * ax.lx + i] = dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * sc;
-            });
-        } else {
-            // rows are (kx, ky) or kx: fewer than 2^24 (axes of at most DR_NMAX)
-            const unsigned na = (unsigned)A.nA;
-            dr_each<POW2>(ax, w, [&](int qq, int i) {
-                const unsigned rr = (unsigned)min(row0 + qq, A.nrows - 1);
-                const T lrow = A.evA[rr % na] + (A.evB ? A.evB[rr / na] : T(0));
-                w.xs[qq * ax.lx + i] = dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * (A.scale / (lrow + A.evK[i]));
-            });
-        }
+    if (POW2) dr_pow2_fft<T>(w.s, ax, w.t);
+    else dr_fft<T>(w.s, ax, w.t, ax.tw);
+    if (mode == DR_SCALE) {
+        dr_each<SPREAD>(ax, w, [&](int qq, int i) {
+            w.xs[qq * ax.lx + i] = dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * sc;
+        });
+    } else {
+        // rows are (kx, ky) or kx: fewer than 2^24 (axes of at most DR_NMAX)
+        const unsigned na = (unsigned)A.nA;
+        auto lrow = [&](int qq) {
+            const unsigned rr = (unsigned)min(row0 + qq, A.nrows - 1);
+            return A.evA[rr % na] + (A.evB ? A.evB[rr / na] : T(0));
+        };
+
+        dr_each<SPREAD>(ax, w, [&](int qq, int i) {
+            const T l = lrow(qq);
+            w.xs[qq * ax.lx + i] = dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * (A.scale / (l + A.evK[i]));
+        });
     }
     __syncthreads();
+}
+// The transform's results as the next transform's input, in the same rows:
+// their odd extension.
+template <bool SPREAD, class T> __device__ __forceinline__ void dr_rows_again(const DrAxis<T> &ax, const DrRow<T> &w)
+{
+    dr_each<SPREAD>(ax, w, [&](int qq, int i) { dr_put((T *)(w.rows + qq * ax.ls), ax.N, i + 1, w.xs[qq * ax.lx + i]); });
+    dr_each_zeros<SPREAD>(ax, w);
+    __syncthreads();
+}
+// The pass's transforms by mode, DR_SOLVE as two.
+template <class T, bool POW2, bool SPREAD>
+__device__ __forceinline__ void dr_rows_solve(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode)
+{
+    dr_rows_transform<T, POW2, SPREAD>(A, row0, w, mode == DR_SOLVE ? DR_DIVIDE : mode, A.scale);
+    if (POW2 && mode == DR_SOLVE) {
+        dr_rows_again<SPREAD>(A.ax, w);
+        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_SCALE, T(1));
+    }
 }
 
 template <class T, int OUT, bool SPREAD>
@@ -359,8 +358,10 @@ __device__ __forceinline__ void dr_rows_out(const DrArgs<T> &A, int64_t row0, co
     }
 }
 
-// One pass of the 3D route: a group of rows per block.
-template <class T, int IN, int OUT, int MODE>
+// One pass of the 3D route: a group of rows per block.  POW2 (the axis's
+// plan is dr_plan_pow2's): the inlined transform, and the last axis's
+// forward and inverse transforms in one pass (DR_SOLVE).
+template <class T, int IN, int OUT, int MODE, bool POW2>
 __global__ void __launch_bounds__(DR_T) dr_kernel(const DrArgs<T> A)
 {
     extern __shared__ __align__(16) unsigned char dr_smem[];
@@ -368,8 +369,8 @@ __global__ void __launch_bounds__(DR_T) dr_kernel(const DrArgs<T> A)
     const int64_t row0 = (int64_t)blockIdx.x << A.ax.rpb_log;
     const DrRow<T> w = dr_row(A, row0, dr_smem);
     dr_rows_in<T, IN, false, false>(A, row0, w, none);
-    static_assert(MODE != DR_SOLVE, "dr_kernel: DR_SOLVE is dr2_kernel's");
-    dr_rows_transform<T, false>(A, row0, w, MODE);
+    static_assert(POW2 || MODE != DR_SOLVE, "dr_kernel: DR_SOLVE needs the inlined transform");
+    dr_rows_solve<T, POW2, false>(A, row0, w, MODE);
     dr_rows_out<T, OUT, false>(A, row0, w, true);
 }
 
@@ -414,7 +415,7 @@ __device__ __forceinline__ void dr2_phase(const Dr2Args<T> &A, int ph, int64_t G
         if (ph == 0) dr_rows_in<T, DR_USER, CHECK, true>(P, r0, w, acc);
         else if (ph == 1) dr_rows_in<T, DR_ROWS, false, true>(P, r0, w, acc);
         else dr_rows_in<T, DR_TRANS, false, true>(P, r0, w, acc);
-        dr_rows_transform<T, true>(P, r0, w, ph == 1 ? DR_SOLVE : DR_SCALE);
+        dr_rows_solve<T, true, true>(P, r0, w, ph == 1 ? DR_SOLVE : DR_SCALE);
         if (ph == 0) dr_rows_out<T, DR_TRANS, true>(P, r0, w, true);
         else if (ph == 1) dr_rows_out<T, DR_ROWS, true>(P, r0, w, true);
         else dr_rows_out<T, DR_USER, true>(P, r0, w, ok);
@@ -573,6 +574,7 @@ template <class T> bool dr_plan_pow2(int n, DrAxis<T> &a)
     if (a.N < 16 || a.N > 4096 || (a.N & (a.N - 1))) return false;
     while ((16 << a.tpr_log) < a.N) ++a.tpr_log;
     a.rpb_log = 8 - a.tpr_log;
+    a.pow2 = true;
     dr_strides(a);
     return true;
 }

@@ -11,8 +11,8 @@ namespace pgpu {
 // one) is solved by tridiagonal systems instead.  Three routes:
 //  - all-periodic, nx a power of two: our row kernels take x (and z when nz
 //    is one), straight from f and into u; cuFFT takes y (lf_* kernels);
-//  - 3D all-Dirichlet, every n+1 a product of primes up to 19: six passes of
-//    our DST-I row kernels, no cuFFT (dr_kernel);
+//  - 3D all-Dirichlet, every n+1 a product of primes up to 19: five or six
+//    passes of our DST-I row kernels, no cuFFT (dr_kernel);
 //  - otherwise the cuFFT route: per axis a pre-processing pass, a cuFFT real
 //    transform and a post-processing pass, on a packed copy.
 // The two row engines share one Stockham pass (row_pass) and the in-register
@@ -298,11 +298,13 @@ template <bool BLOCK> __device__ __forceinline__ void row_sync(int tpr)
 // e^{-2 pi i q/N} = tw[2q].  Thread t of the row's tpr threads owns the
 // butterflies j = t + g tpr < N / R, g < G.  Every thread of the block calls
 // it (barriers inside).  Two modes:
-//  - POW2 (the all-periodic rows: N a power of two, every thread exactly G
-//    butterflies): every twiddle from the table, block barriers;
-//  - general (any N divisible by R): the first pass needs no twiddles, later
-//    ones take every fourth power of w from the table and the others by one
-//    to three products; a row of at most 32 threads synchronises as a warp.
+//  - POW2 (N a power of two, every thread exactly G butterflies): block
+//    barriers;
+//  - general (any N divisible by R): a row of at most 32 threads
+//    synchronises as a warp.
+// The first pass needs no twiddles; later ones take every fourth power of w
+// from the table and the others by one to three products (15 loads of a
+// radix-16 butterfly's twiddles kept the passes waiting on the cache).
 template <int R, int G, bool POW2, class C>
 __device__ __forceinline__ void row_pass(C *s, int N, int ns, int t, int tpr, const C *tw)
 {
@@ -322,10 +324,7 @@ __device__ __forceinline__ void row_pass(C *s, int N, int ns, int t, int tpr, co
         const int j = t + g * tpr;
         if (POW2 || j < m) {
             const int k = POW2 ? j & (ns - 1) : ns == 1 ? 0 : j % ns;
-            if (POW2) {
-#pragma unroll
-                for (int r = 1; r < R; ++r) v[g * R + r] = c_mul(v[g * R + r], tw[r * k * step]);
-            } else if (k != 0) { // w^r: every fourth from the table, the others by one to three products
+            if (k != 0) { // w^r: every fourth from the table, the others by one to three products
                 const C w = tw[k * step];
                 C wr = w;
 #pragma unroll

@@ -615,6 +615,12 @@ static const size_case size_cases[] = {
     {{63, 44, 24}, "DDDDDD", {0, 0, 0}, 2, -1, 3, 0},        /* 16 4, 9 5, 5 5 */
     {{31, 1, 3}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 0},           /* 16 2, 2, 4 */
     {{4095, 3, 2}, "DDDDDD", {0, 0, 0}, 1, 0, 3, 0},         /* 16^3: 256 threads per row */
+    /* ... where n+1 is a power of two, the inlined transform, and on z the
+     * forward and inverse transforms in one pass */
+    {{15, 31, 63}, "DDDDDD", {0.02, 0.03, 0.01}, 3, 5, 3, 0}, /* 16, 32, 64 */
+    {{12, 10, 255}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 1},         /* z alone: 256 */
+    {{127, 127, 127}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 0},
+    {{1023, 5, 15}, "DDDDDD", {0, 0, 0}, 2, -1, 3, 0},        /* 1024: 64 threads per row */
     {{255, 20, 1}, "DDDD", {0.004, 0.05, 0}, 0, 0, 3, 1},    /* 2D: the cuFFT path */
     {{196, 65, 1}, "DDDD", {0, 0, 0}, 5, 0, 3, 0},           /* 197 is prime: the cuFFT path */
     {{22, 30, 12}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 0},         /* 23 is prime: the cuFFT path */
