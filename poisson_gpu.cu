@@ -9977,12 +9977,21 @@ __device__ __forceinline__ void row_pass(C *s, int N, int ns, int t, int tpr, co
 {
     const int m = N / R;
     C v[G * R];
+    // (POW2: where m, or ns, is a multiple of 16 -- or ns is 1, R dividing
+    // 16 -- the padded indices step evenly in r: one add an access.)
+    const bool lin_in = POW2 && (m & 15) == 0, lin_out = POW2 && (ns == 1 || (ns & 15) == 0);
 #pragma unroll
     for (int g = 0; g < G; ++g) {
         const int j = t + g * tpr;
-        if (POW2 || j < m)
+        if (lin_in) {
+            const C *p = s + lf_pad(j);
+            const int pm = lf_pad(m);
+#pragma unroll
+            for (int r = 0; r < R; ++r) v[g * R + r] = p[r * pm];
+        } else if (POW2 || j < m) {
 #pragma unroll
             for (int r = 0; r < R; ++r) v[g * R + r] = s[lf_pad(j + r * m)];
+        }
     }
     row_sync<POW2>(tpr);
     const int step = 2 * (N / (ns * R));
@@ -10002,8 +10011,15 @@ __device__ __forceinline__ void row_pass(C *s, int N, int ns, int t, int tpr, co
             }
             dr_dft<R>(v + g * R);
             const int d = (j - k) * R + k;
+            if (lin_out) {
+                C *p = s + lf_pad(d);
+                const int pn = ns == 1 ? 1 : lf_pad(ns);
 #pragma unroll
-            for (int r = 0; r < R; ++r) s[lf_pad(d + r * ns)] = v[g * R + r];
+                for (int r = 0; r < R; ++r) p[r * pn] = v[g * R + r];
+            } else {
+#pragma unroll
+                for (int r = 0; r < R; ++r) s[lf_pad(d + r * ns)] = v[g * R + r];
+            }
         }
     }
     row_sync<POW2>(tpr);
@@ -10591,9 +10607,9 @@ template <class T> __device__ __forceinline__ void dr_pow2_fft(typename Cplx<T>:
 // the scale) is DR_DIVIDE, dr_rows_again and DR_SCALE by 1, the callers'
 // sequence (as a loop of two rounds here, the pass held twice the
 // registers).
-template <class T, bool POW2, bool SPREAD>
+template <class T, bool POW2, bool SPREAD, class Put>
 __device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode,
-                                                  T sc)
+                                                  T sc, Put put)
 {
     const DrAxis<T> &ax = A.ax;
     const int N = ax.N;
@@ -10601,7 +10617,7 @@ __device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t ro
     else dr_fft<T>(w.s, ax, w.t, ax.tw);
     if (mode == DR_SCALE) {
         dr_each<SPREAD>(ax, w, [&](int qq, int i) {
-            w.xs[qq * ax.lx + i] = dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * sc;
+            put(qq, i, dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * sc);
         });
     } else {
         // rows are (kx, ky) or kx: fewer than 2^24 (axes of at most DR_NMAX)
@@ -10613,7 +10629,7 @@ __device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t ro
 
         dr_each<SPREAD>(ax, w, [&](int qq, int i) {
             const T l = lrow(qq);
-            w.xs[qq * ax.lx + i] = dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * (A.scale / (l + A.evK[i]));
+            put(qq, i, dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * (A.scale / (l + A.evK[i])));
         });
     }
     __syncthreads();
@@ -10626,14 +10642,23 @@ template <bool SPREAD, class T> __device__ __forceinline__ void dr_rows_again(co
     dr_each_zeros<SPREAD>(ax, w);
     __syncthreads();
 }
-// The pass's transforms by mode, DR_SOLVE as two.
-template <class T, bool POW2, bool SPREAD>
-__device__ __forceinline__ void dr_rows_solve(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode)
+// The pass's transforms by mode, DR_SOLVE as two; put(qq, i, v) takes the
+// last one's results (dr_keep: into xs).
+template <class T> struct DrKeep {
+    const DrAxis<T> &ax;
+    const DrRow<T> &w;
+    __device__ void operator()(int qq, int i, T v) const { w.xs[qq * ax.lx + i] = v; }
+};
+template <class T, bool POW2, bool SPREAD, class Put>
+__device__ __forceinline__ void dr_rows_solve(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode, Put put)
 {
-    dr_rows_transform<T, POW2, SPREAD>(A, row0, w, mode == DR_SOLVE ? DR_DIVIDE : mode, A.scale);
+    const DrKeep<T> keep{A.ax, w};
     if (POW2 && mode == DR_SOLVE) {
+        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_DIVIDE, A.scale, keep);
         dr_rows_again<SPREAD>(A.ax, w);
-        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_SCALE, T(1));
+        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_SCALE, T(1), put);
+    } else {
+        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, mode, A.scale, put);
     }
 }
 
@@ -10678,7 +10703,7 @@ __device__ __forceinline__ void dr_rows_out(const DrArgs<T> &A, int64_t row0, co
 // plan is dr_plan_pow2's): the inlined transform, and the last axis's
 // forward and inverse transforms in one pass (DR_SOLVE).
 template <class T, int IN, int OUT, int MODE, bool POW2>
-__global__ void __launch_bounds__(DR_T) dr_kernel(const DrArgs<T> A)
+__global__ void __launch_bounds__(DR_T, POW2 && sizeof(T) == 4 ? 4 : 0) dr_kernel(const DrArgs<T> A)
 {
     extern __shared__ __align__(16) unsigned char dr_smem[];
     Red3 none{0, 0, 0};
@@ -10686,8 +10711,17 @@ __global__ void __launch_bounds__(DR_T) dr_kernel(const DrArgs<T> A)
     const DrRow<T> w = dr_row(A, row0, dr_smem);
     dr_rows_in<T, IN, false, false>(A, row0, w, none);
     static_assert(POW2 || MODE != DR_SOLVE, "dr_kernel: DR_SOLVE needs the inlined transform");
-    dr_rows_solve<T, POW2, false>(A, row0, w, MODE);
-    dr_rows_out<T, OUT, false>(A, row0, w, true);
+    if (OUT == DR_TRANS) {
+        dr_rows_solve<T, POW2, false>(A, row0, w, MODE, DrKeep<T>{A.ax, w});
+        dr_rows_out<T, OUT, false>(A, row0, w, true);
+    } else { // a row's results straight from the split to its row in memory
+        const Grid<T> &g = A.g;
+        T *dst = OUT == DR_ROWS ? A.out + w.r * A.ax.n : A.u_out + g.base + (w.r % g.ny) * g.sy + (w.r / g.ny) * g.sz;
+        const bool here = w.q < w.here;
+        dr_rows_solve<T, POW2, false>(A, row0, w, MODE, [&](int, int i, T v) {
+            if (here) dst[i] = v;
+        });
+    }
 }
 
 // Whether the right-hand side's sums (s0, s1, max) let a solve write u: all
@@ -10731,7 +10765,7 @@ __device__ __forceinline__ void dr2_phase(const Dr2Args<T> &A, int ph, int64_t G
         if (ph == 0) dr_rows_in<T, DR_USER, CHECK, true>(P, r0, w, acc);
         else if (ph == 1) dr_rows_in<T, DR_ROWS, false, true>(P, r0, w, acc);
         else dr_rows_in<T, DR_TRANS, false, true>(P, r0, w, acc);
-        dr_rows_solve<T, true, true>(P, r0, w, ph == 1 ? DR_SOLVE : DR_SCALE);
+        dr_rows_solve<T, true, true>(P, r0, w, ph == 1 ? DR_SOLVE : DR_SCALE, DrKeep<T>{P.ax, w});
         if (ph == 0) dr_rows_out<T, DR_TRANS, true>(P, r0, w, true);
         else if (ph == 1) dr_rows_out<T, DR_ROWS, true>(P, r0, w, true);
         else dr_rows_out<T, DR_USER, true>(P, r0, w, ok);

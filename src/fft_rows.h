@@ -310,12 +310,21 @@ __device__ __forceinline__ void row_pass(C *s, int N, int ns, int t, int tpr, co
 {
     const int m = N / R;
     C v[G * R];
+    // (POW2: where m, or ns, is a multiple of 16 -- or ns is 1, R dividing
+    // 16 -- the padded indices step evenly in r: one add an access.)
+    const bool lin_in = POW2 && (m & 15) == 0, lin_out = POW2 && (ns == 1 || (ns & 15) == 0);
 #pragma unroll
     for (int g = 0; g < G; ++g) {
         const int j = t + g * tpr;
-        if (POW2 || j < m)
+        if (lin_in) {
+            const C *p = s + lf_pad(j);
+            const int pm = lf_pad(m);
+#pragma unroll
+            for (int r = 0; r < R; ++r) v[g * R + r] = p[r * pm];
+        } else if (POW2 || j < m) {
 #pragma unroll
             for (int r = 0; r < R; ++r) v[g * R + r] = s[lf_pad(j + r * m)];
+        }
     }
     row_sync<POW2>(tpr);
     const int step = 2 * (N / (ns * R));
@@ -335,8 +344,15 @@ __device__ __forceinline__ void row_pass(C *s, int N, int ns, int t, int tpr, co
             }
             dr_dft<R>(v + g * R);
             const int d = (j - k) * R + k;
+            if (lin_out) {
+                C *p = s + lf_pad(d);
+                const int pn = ns == 1 ? 1 : lf_pad(ns);
 #pragma unroll
-            for (int r = 0; r < R; ++r) s[lf_pad(d + r * ns)] = v[g * R + r];
+                for (int r = 0; r < R; ++r) p[r * pn] = v[g * R + r];
+            } else {
+#pragma unroll
+                for (int r = 0; r < R; ++r) s[lf_pad(d + r * ns)] = v[g * R + r];
+            }
         }
     }
     row_sync<POW2>(tpr);
