@@ -104,6 +104,27 @@ template <class T> __device__ __forceinline__ void dr_put(T *sr, int N, int j, T
     sr[2 * lf_pad(j >> 1) + (j & 1)] = v;
     sr[2 * lf_pad(p >> 1) + (p & 1)] = -v;
 }
+// ... and z_q read from the row x itself (x(i), 0 <= i < n): dr_put's
+// values, for a first pass's loads (row_pass's Load).
+template <class T, class X> __device__ __forceinline__ T dr_ext(const X &x, int N, int q)
+{
+    return q == 0 || q == N ? T(0) : q < N ? x(q - 1) : -x(2 * N - q - 1);
+}
+template <class T, class X> struct DrLoad {
+    X x;
+    int N;
+    __device__ typename Cplx<T>::type operator()(int p) const
+    {
+        typename Cplx<T>::type c;
+        c.x = dr_ext<T>(x, N, 2 * p);
+        c.y = dr_ext<T>(x, N, 2 * p + 1);
+        return c;
+    }
+};
+template <class T, class X> __device__ __forceinline__ DrLoad<T, X> dr_load_from(const X &x, int N)
+{
+    return DrLoad<T, X>{x, N};
+}
 template <class T> __device__ __forceinline__ void dr_zeros(T *sr, int N)
 {
     sr[0] = T(0);
@@ -203,6 +224,21 @@ template <bool SPREAD, class T> __device__ __forceinline__ void dr_each_zeros(co
     }
 }
 
+// Element i of the right-hand side's row at b (y = jy, z = kz): f plus the
+// boundary terms, which only the box's faces have (edge: the row lies on a
+// y or z face).
+template <class T>
+__device__ __forceinline__ T dr_rhs(const DrArgs<T> &A, int64_t b, int i, int jy, int kz, bool edge)
+{
+    const Grid<T> &g = A.g;
+    const bool face = edge || i == 0 || i == g.nx - 1 || g.gen;
+    return A.f[b + i] + (face ? boundary_terms(g, A.u_in, b + i, i, jy, kz) : T(0));
+}
+template <class T> __device__ __forceinline__ bool dr_edge(const Grid<T> &g, int jy, int kz)
+{
+    return jy == 0 || jy == g.ny - 1 || kz == 0 || kz == g.nz - 1;
+}
+
 template <class T, int IN, bool SCAN, bool SPREAD>
 __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, Red3 &acc)
 {
@@ -226,8 +262,9 @@ __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, con
         const Grid<T> &g = A.g;
         const int jy = (int)(w.r % g.ny), kz = (int)(w.r / g.ny);
         const int64_t b = g.base + jy * g.sy + (int64_t)kz * g.sz;
+        const bool edge = dr_edge(g, jy, kz);
         for (int i = w.t; i < n; i += 1 << ax.tpr_log)
-            dr_put((T *)w.s, N, i + 1, w.q < w.here ? A.f[b + i] + boundary_terms(g, A.u_in, b + i, i, jy, kz) : T(0));
+            dr_put((T *)w.s, N, i + 1, w.q < w.here ? dr_rhs(A, b, i, jy, kz, edge) : T(0));
     } else {
         // (boundary_terms reads u's ghost layer only, which no phase writes:
         // the x inverse writes the interior; so its non-coherent loads see
@@ -253,13 +290,15 @@ __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, con
     __syncthreads();
 }
 
-// dr2_kernel's transform, N a power of two (dr_plan_pow2): Stockham passes
-// of radix 16 and a smaller last one, every one inlined (no calls: see
-// DrRow).
-template <class T> __device__ __forceinline__ void dr_pow2_fft(typename Cplx<T>::type *s, const DrAxis<T> &a, int t)
+// The transform of a power-of-two plan (dr_plan_pow2): Stockham passes of
+// radix 16 and a smaller last one, every one inlined (no calls: see DrRow);
+// the first reads the row from load where one is given (not from s).
+template <class T, class Load = FromRow>
+__device__ __forceinline__ void dr_pow2_fft(typename Cplx<T>::type *s, const DrAxis<T> &a, int t, Load load = Load())
 {
     const int N = a.N, tpr = 1 << a.tpr_log;
-    int ns = 1;
+    row_pass<16, 1, true>(s, N, 1, t, tpr, a.tw, load); // (N >= 16: a first pass of radix 16)
+    int ns = 16;
 #pragma unroll 1
     for (; ns * 16 <= N; ns *= 16) row_pass<16, 1, true>(s, N, ns, t, tpr, a.tw);
     const int rest = N / ns;
@@ -275,13 +314,14 @@ template <class T> __device__ __forceinline__ void dr_pow2_fft(typename Cplx<T>:
 // the scale) is DR_DIVIDE, dr_rows_again and DR_SCALE by 1, the callers'
 // sequence (as a loop of two rounds here, the pass held twice the
 // registers).
-template <class T, bool POW2, bool SPREAD, class Put>
+template <class T, bool POW2, bool SPREAD, class Put, class Load = FromRow>
 __device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode,
-                                                  T sc, Put put)
+                                                  T sc, Put put, Load load = Load())
 {
     const DrAxis<T> &ax = A.ax;
     const int N = ax.N;
-    if (POW2) dr_pow2_fft<T>(w.s, ax, w.t);
+    static_assert(POW2 || std::is_same<Load, FromRow>::value, "dr_rows_transform: dr_fft reads the row");
+    if constexpr (POW2) dr_pow2_fft<T>(w.s, ax, w.t, load);
     else dr_fft<T>(w.s, ax, w.t, ax.tw);
     if (mode == DR_SCALE) {
         dr_each<SPREAD>(ax, w, [&](int qq, int i) {
@@ -311,22 +351,34 @@ template <bool SPREAD, class T> __device__ __forceinline__ void dr_rows_again(co
     __syncthreads();
 }
 // The pass's transforms by mode, DR_SOLVE as two; put(qq, i, v) takes the
-// last one's results (dr_keep: into xs).
+// last one's results (DrKeep: into xs).  FromRow: the first transform's
+// input is the row in shared memory (dr_rows_in); else load(p) reads it,
+// and a second transform reads its input from xs the same way, with no
+// dr_rows_again (a row's threads alone: not SPREAD).
 template <class T> struct DrKeep {
     const DrAxis<T> &ax;
     const DrRow<T> &w;
     __device__ void operator()(int qq, int i, T v) const { w.xs[qq * ax.lx + i] = v; }
 };
-template <class T, bool POW2, bool SPREAD, class Put>
-__device__ __forceinline__ void dr_rows_solve(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode, Put put)
+template <class T, bool POW2, bool SPREAD, class Put, class Load = FromRow>
+__device__ __forceinline__ void dr_rows_solve(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode, Put put,
+                                              Load load = Load())
 {
+    constexpr bool own = std::is_same<Load, FromRow>::value;
+    static_assert(own || !SPREAD, "dr_rows_solve: loads are a row's threads'");
     const DrKeep<T> keep{A.ax, w};
     if (POW2 && mode == DR_SOLVE) {
-        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_DIVIDE, A.scale, keep);
-        dr_rows_again<SPREAD>(A.ax, w);
-        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_SCALE, T(1), put);
+        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_DIVIDE, A.scale, keep, load);
+        if constexpr (own) {
+            dr_rows_again<SPREAD>(A.ax, w);
+            dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_SCALE, T(1), put);
+        } else {
+            const T *x = w.x;
+            auto xi = [x](int i) { return x[i]; };
+            dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_SCALE, T(1), put, dr_load_from<T>(xi, A.ax.N));
+        }
     } else {
-        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, mode, A.scale, put);
+        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, mode, A.scale, put, load);
     }
 }
 
@@ -377,18 +429,27 @@ __global__ void __launch_bounds__(DR_T, POW2 && sizeof(T) == 4 ? 4 : 0) dr_kerne
     Red3 none{0, 0, 0};
     const int64_t row0 = (int64_t)blockIdx.x << A.ax.rpb_log;
     const DrRow<T> w = dr_row(A, row0, dr_smem);
-    dr_rows_in<T, IN, false, false>(A, row0, w, none);
     static_assert(POW2 || MODE != DR_SOLVE, "dr_kernel: DR_SOLVE needs the inlined transform");
-    if (OUT == DR_TRANS) {
-        dr_rows_solve<T, POW2, false>(A, row0, w, MODE, DrKeep<T>{A.ax, w});
-        dr_rows_out<T, OUT, false>(A, row0, w, true);
-    } else { // a row's results straight from the split to its row in memory
-        const Grid<T> &g = A.g;
-        T *dst = OUT == DR_ROWS ? A.out + w.r * A.ax.n : A.u_out + g.base + (w.r % g.ny) * g.sy + (w.r / g.ny) * g.sz;
-        const bool here = w.q < w.here;
-        dr_rows_solve<T, POW2, false>(A, row0, w, MODE, [&](int, int i, T v) {
-            if (here) dst[i] = v;
-        });
+    const Grid<T> &g = A.g;
+    const bool here = w.q < w.here;
+    auto run = [&](auto load) {
+        if (OUT == DR_TRANS) {
+            dr_rows_solve<T, POW2, false>(A, row0, w, MODE, DrKeep<T>{A.ax, w}, load);
+            dr_rows_out<T, OUT, false>(A, row0, w, true);
+        } else { // a row's results straight from the split to its row in memory
+            T *dst = OUT == DR_ROWS ? A.out + w.r * A.ax.n
+                                    : A.u_out + g.base + (w.r % g.ny) * g.sy + (w.r / g.ny) * g.sz;
+            dr_rows_solve<T, POW2, false>(A, row0, w, MODE, [&](int, int i, T v) {
+                if (here) dst[i] = v;
+            }, load);
+        }
+    };
+    if constexpr (POW2 && IN == DR_ROWS) { // the first radix pass reads the row from memory itself
+        const T *src = A.in + w.r * A.ax.n;
+        run(dr_load_from<T>([&](int i) { return here ? dr_load(src + i) : T(0); }, A.ax.N));
+    } else {
+        dr_rows_in<T, IN, false, false>(A, row0, w, none);
+        run(FromRow());
     }
 }
 

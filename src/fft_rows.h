@@ -305,9 +305,13 @@ template <bool BLOCK> __device__ __forceinline__ void row_sync(int tpr)
 // The first pass needs no twiddles; later ones take every fourth power of w
 // from the table and the others by one to three products (15 loads of a
 // radix-16 butterfly's twiddles kept the passes waiting on the cache).
-template <int R, int G, bool POW2, class C>
-__device__ __forceinline__ void row_pass(C *s, int N, int ns, int t, int tpr, const C *tw)
+// A pass's values come from the row itself (FromRow), or, in a first pass,
+// from load(p), value p of the row wherever its caller keeps it.
+struct FromRow {};
+template <int R, int G, bool POW2, class C, class Load = FromRow>
+__device__ __forceinline__ void row_pass(C *s, int N, int ns, int t, int tpr, const C *tw, Load load = Load())
 {
+    constexpr bool own = std::is_same<Load, FromRow>::value;
     const int m = N / R;
     C v[G * R];
     // (POW2: where m, or ns, is a multiple of 16 -- or ns is 1, R dividing
@@ -316,7 +320,11 @@ __device__ __forceinline__ void row_pass(C *s, int N, int ns, int t, int tpr, co
 #pragma unroll
     for (int g = 0; g < G; ++g) {
         const int j = t + g * tpr;
-        if (lin_in) {
+        if constexpr (!own) {
+            if (POW2 || j < m)
+#pragma unroll
+                for (int r = 0; r < R; ++r) v[g * R + r] = load(j + r * m);
+        } else if (lin_in) {
             const C *p = s + lf_pad(j);
             const int pm = lf_pad(m);
 #pragma unroll
