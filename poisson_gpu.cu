@@ -10674,7 +10674,6 @@ __device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t ro
             const unsigned rr = (unsigned)min(row0 + qq, A.nrows - 1);
             return A.evA[rr % na] + (A.evB ? A.evB[rr / na] : T(0));
         };
-
         dr_each<SPREAD>(ax, w, [&](int qq, int i) {
             const T l = lrow(qq);
             put(qq, i, dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * (A.scale / (l + A.evK[i])));
@@ -12521,9 +12520,10 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
     // transform runs inlined, dr_pow2_fft.)
     size_t smem = 0;
     for (int a = 0; a < dims; ++a) {
-        // (3D: a power of two's transform inlined where it has one.)
-        const bool planned =
-            dr_plan_pow2<T>((int)n[a], dra[a]) || (is3d && dr_plan<T>((int)n[a], dra[a]));
+        // (3D: a power of two's transform inlined where its rows fit -- a
+        // block holds 256 / (N/16) of them -- else the general one.)
+        bool planned = dr_plan_pow2<T>((int)n[a], dra[a]) && dr_smem_bytes(dra[a]) <= (size_t)optin;
+        if (!planned && is3d) planned = dr_plan<T>((int)n[a], dra[a]);
         if (n[a] >= DR_NMAX || !planned || dr_smem_bytes(dra[a]) > (size_t)optin) return PGPU_SUCCESS;
         if ((N / n[a] >> dra[a].rpb_log) >= INT_MAX) return PGPU_SUCCESS; // blocks of one launch
         smem = std::max(smem, dr_smem_bytes(dra[a]));

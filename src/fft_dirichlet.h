@@ -334,7 +334,6 @@ __device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t ro
             const unsigned rr = (unsigned)min(row0 + qq, A.nrows - 1);
             return A.evA[rr % na] + (A.evB ? A.evB[rr / na] : T(0));
         };
-
         dr_each<SPREAD>(ax, w, [&](int qq, int i) {
             const T l = lrow(qq);
             put(qq, i, dr_split(w.rows + qq * ax.ls, N, i + 1, ax.tw) * (A.scale / (l + A.evK[i])));
