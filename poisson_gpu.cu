@@ -117,6 +117,15 @@ constexpr int LF_ZMIN = 16, LF_ZMAX = 2048; // z lines the z kernel takes
 constexpr int DR_T = 256;                   // all-Dirichlet row kernels: threads per block
 constexpr int DR_MAXP = 8;                  // passes at most
 constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
+// Blocks a multiprocessor runs of the float 3D passes whose n+1 is a power
+// of two (their launch bounds: 64 registers at 4): as many as its shared
+// memory holds at N = 512, about 51 KB each -- four from sm_90 on (228 KB),
+// three on sm_80 (164 KB), where a cap at four would spill for nothing.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int DR_POW2_BLOCKS = 3;
+#else
+constexpr int DR_POW2_BLOCKS = 4;
+#endif
 // 2D grids of at most FDM_NMAX nodes a side take the dense transforms of
 // fft_fdm.h, unless the all-Dirichlet rows (dr2_kernel) take them and they
 // pass FDM_ROWS_MIN a side.  Both are latency-bound at these sizes; the
@@ -10513,9 +10522,10 @@ template <class T> __device__ __forceinline__ T dr_load(const T *p) { return *p;
 // sums into acc), dr_rows_transform (the transform and what `mode` does)
 // and dr_rows_out (DR_USER output only where `write`); the caller
 // synchronises the block before the next group reuses smem.  A kernel calls
-// dr_fft from one place and outside any loop of its own: the passes are
-// functions (dr_pass), and a second call site made ptxas compile the whole
-// kernel to the calling convention's 32 registers with kilobytes of spills.
+// dr_fft (the general plan's) from one place and outside any loop of its
+// own: the passes are functions (dr_pass), and a second call site made
+// ptxas compile the whole kernel to the calling convention's 32 registers
+// with kilobytes of spills.  dr_pow2_fft, inlined, may be called twice.
 template <class T> struct DrRow {
     typename Cplx<T>::type *rows, *s; // the group's rows; this thread's row
     T *xs, *x;                        // the results: the group's, this row's
@@ -10650,10 +10660,7 @@ __device__ __forceinline__ void dr_pow2_fft(typename Cplx<T>::type *s, const DrA
 // The transform (POW2: dr_pow2_fft, else dr_fft; SPREAD: the element loops
 // spread over the block, dr_each); then the spectrum scaled by sc
 // (DR_SCALE) or divided by the eigenvalues, A.scale in the division
-// (DR_DIVIDE).  DR_SOLVE (POW2 only: DST-I is its own inverse, its 2/N in
-// the scale) is DR_DIVIDE, dr_rows_again and DR_SCALE by 1, the callers'
-// sequence (as a loop of two rounds here, the pass held twice the
-// registers).
+// (DR_DIVIDE), each value to put(qq, i, v).  DR_SOLVE is dr_rows_solve's.
 template <class T, bool POW2, bool SPREAD, class Put, class Load = FromRow>
 __device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode,
                                                   T sc, Put put, Load load = Load())
@@ -10699,6 +10706,11 @@ template <class T> struct DrKeep {
     const DrRow<T> &w;
     __device__ void operator()(int qq, int i, T v) const { w.xs[qq * ax.lx + i] = v; }
 };
+// DR_SOLVE (POW2 only: DST-I is its own inverse, its 2/N in the scale;
+// the general plan's kernels refuse it, dr_kernel's static_assert, since a
+// second dr_fft call site would break them): DR_DIVIDE, the results as
+// input again, DR_SCALE by 1 -- two calls, not a loop of two rounds, which
+// held twice the registers.
 template <class T, bool POW2, bool SPREAD, class Put, class Load = FromRow>
 __device__ __forceinline__ void dr_rows_solve(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode, Put put,
                                               Load load = Load())
@@ -10762,7 +10774,7 @@ __device__ __forceinline__ void dr_rows_out(const DrArgs<T> &A, int64_t row0, co
 // plan is dr_plan_pow2's): the inlined transform, and the last axis's
 // forward and inverse transforms in one pass (DR_SOLVE).
 template <class T, int IN, int OUT, int MODE, bool POW2>
-__global__ void __launch_bounds__(DR_T, POW2 && sizeof(T) == 4 ? 4 : 0) dr_kernel(const DrArgs<T> A)
+__global__ void __launch_bounds__(DR_T, POW2 && sizeof(T) == 4 ? DR_POW2_BLOCKS : 0) dr_kernel(const DrArgs<T> A)
 {
     extern __shared__ __align__(16) unsigned char dr_smem[];
     Red3 none{0, 0, 0};
@@ -10982,7 +10994,7 @@ template <class T> bool dr_plan(int n, DrAxis<T> &a)
     dr_strides(a);
     return true;
 }
-// The plan of dr2_kernel's transform (dr_pow2_fft): N a power of two from
+// The plan of the inlined transform (dr_pow2_fft): N a power of two from
 // 16 to 4096, N/16 threads per row, each holding one radix-16 butterfly.
 template <class T> bool dr_plan_pow2(int n, DrAxis<T> &a)
 {

@@ -102,6 +102,15 @@ constexpr int LF_ZMIN = 16, LF_ZMAX = 2048; // z lines the z kernel takes
 constexpr int DR_T = 256;                   // all-Dirichlet row kernels: threads per block
 constexpr int DR_MAXP = 8;                  // passes at most
 constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
+// Blocks a multiprocessor runs of the float 3D passes whose n+1 is a power
+// of two (their launch bounds: 64 registers at 4): as many as its shared
+// memory holds at N = 512, about 51 KB each -- four from sm_90 on (228 KB),
+// three on sm_80 (164 KB), where a cap at four would spill for nothing.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int DR_POW2_BLOCKS = 3;
+#else
+constexpr int DR_POW2_BLOCKS = 4;
+#endif
 // 2D grids of at most FDM_NMAX nodes a side take the dense transforms of
 // fft_fdm.h, unless the all-Dirichlet rows (dr2_kernel) take them and they
 // pass FDM_ROWS_MIN a side.  Both are latency-bound at these sizes; the
