@@ -1179,7 +1179,7 @@ template <class T> __device__ __forceinline__ T relax_scaled(T u, T rhs, T keep,
 // 1 / d by the approximate reciprocal and STEPS Newton steps, each
 // operation rounded as written (d in 2^-1000 .. 2^1000: the callers see to
 // it).  Each step squares the relative error: two give the division's
-// accuracy, one is enough for a weight (smooth_scale_lean).
+// accuracy, one is enough for float (smooth_scale_lean).
 template <int STEPS = 2> __device__ __forceinline__ double recip_newton(double d)
 {
     double r;
@@ -1201,15 +1201,17 @@ template <int STEPS = 2> __device__ __forceinline__ double smooth_scale(double w
     return w * recip_newton<STEPS>(diag);
 }
 
-// ... for beta_tile_kernel, with one Newton step: the relaxation's weight,
-// not the operator (the fixed point stays A's).  In float by the double
-// reciprocal (no branch, no division's slow path, which spilled its 64
-// registers; every float diagonal lies in the double one's range).
+// ... for beta_tile_kernel.  In float by the double reciprocal and one
+// Newton step (no branch, no division's slow path, which spilled its 64
+// registers; every float diagonal lies in the double one's range, and one
+// step leaves 2^-38, below float's rounding).  In double with both steps:
+// one left the step 2^-38 from the division's, which a sweep checked
+// against the host reference in double can see.
 __device__ __forceinline__ float smooth_scale_lean(float w, float diag)
 {
     return (float)((double)w * recip_newton<1>(diag));
 }
-__device__ __forceinline__ double smooth_scale_lean(double w, double diag) { return smooth_scale<1>(w, diag); }
+__device__ __forceinline__ double smooth_scale_lean(double w, double diag) { return smooth_scale<2>(w, diag); }
 
 // beta's harmonic face mean 2 a b / (a + b) from the reciprocals wa = 1/a,
 // wb = 1/b (Grid::bw): 2 / (wa + wb), the reciprocal as in smooth_scale
