@@ -83,7 +83,7 @@ __device__ __forceinline__ T load_w(const Lines &L, const UserIO<T> &io, const T
     int i, j, k;
     line_ijk(L, b, c, i, j, k);
     const int64_t p = io.g.base + i + (int64_t)j * io.g.sy + (int64_t)k * io.g.sz;
-    return io.f[p] + boundary_terms(io.g, io.u_in, p, i, j, k) - *io.shift;
+    return io.f[p] + box_terms(io.g, io.u_in, p, i, j, k) - *io.shift;
 }
 
 template <class T>
@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
     const int k0 = zc * kchunk, k1 = min(k0 + kchunk, g.nz);
     for (int k = k0; k < k1; ++k) {
         const int64_t p = g.base + i + j * g.sy + (int64_t)k * g.sz;
-        W[i + (int64_t)g.nx * j + wp * k] = shift.of(f[p]) + boundary_terms(g, u, p, i, j, k);
+        W[i + (int64_t)g.nx * j + wp * k] = shift.of(f[p]) + box_terms(g, u, p, i, j, k);
     }
 }
 

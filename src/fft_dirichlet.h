@@ -232,8 +232,8 @@ template <class T>
 __device__ __forceinline__ T dr_rhs(const DrArgs<T> &A, int64_t b, int i, int jy, int kz, bool edge)
 {
     const Grid<T> &g = A.g;
-    const bool face = edge || i == 0 || i == g.nx - 1 || g.gen;
-    return A.f[b + i] + (face ? boundary_terms(g, A.u_in, b + i, i, jy, kz) : T(0));
+    const bool face = edge || i == 0 || i == g.nx - 1;
+    return A.f[b + i] + (face ? box_terms(g, A.u_in, b + i, i, jy, kz) : T(0));
 }
 template <class T> __device__ __forceinline__ bool dr_edge(const Grid<T> &g, int jy, int kz)
 {
@@ -267,7 +267,7 @@ __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, con
         for (int i = w.t; i < n; i += 1 << ax.tpr_log)
             dr_put((T *)w.s, N, i + 1, w.q < w.here ? dr_rhs(A, b, i, jy, kz, edge) : T(0));
     } else {
-        // (boundary_terms reads u's ghost layer only, which no phase writes:
+        // (box_terms reads u's ghost layer only, which no phase writes:
         // the x inverse writes the interior; so its non-coherent loads see
         // data no block of this launch changes.)
         const Grid<T> &g = A.g;
@@ -277,7 +277,7 @@ __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, con
                 const int64_t r = row0 + qq;
                 const int jy = (int)(r % g.ny), kz = (int)(r / g.ny);
                 const int64_t b = g.base + jy * g.sy + (int64_t)kz * g.sz;
-                const T fv = A.f[b + i], bt = boundary_terms(g, A.u_in, b + i, i, jy, kz);
+                const T fv = A.f[b + i], bt = box_terms(g, A.u_in, b + i, i, jy, kz);
                 if (SCAN) { // as scan_rhs_kernel sums it
                     const double c = (double)fv + (double)bt;
                     accumulate(acc, c, c * c, fabs(c));
@@ -369,12 +369,19 @@ __device__ __forceinline__ void dr_rows_solve(const DrArgs<T> &A, int64_t row0, 
     constexpr bool own = std::is_same<Load, FromRow>::value;
     static_assert(own || !SPREAD, "dr_rows_solve: loads are a row's threads'");
     const DrKeep<T> keep{A.ax, w};
-    if (POW2 && mode == DR_SOLVE) {
-        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_DIVIDE, A.scale, keep, load);
-        if constexpr (own) {
+    if constexpr (POW2 && own) { // (one call site for the first transform of every mode)
+        const bool solve = mode == DR_SOLVE;
+        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, solve ? DR_DIVIDE : mode, A.scale, [&](int qq, int i, T v) {
+            if (solve) keep(qq, i, v);
+            else put(qq, i, v);
+        });
+        if (solve) {
             dr_rows_again<SPREAD>(A.ax, w);
             dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_SCALE, T(1), put);
-        } else {
+        }
+    } else if (POW2 && mode == DR_SOLVE) {
+        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_DIVIDE, A.scale, keep, load);
+        if constexpr (POW2) { // (the general plan's kernels never get here: dr_kernel's static_assert)
             const T *x = w.x;
             auto xi = [x](int i) { return x[i]; };
             dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_SCALE, T(1), put, dr_load_from<T>(xi, A.ax.N));
@@ -573,13 +580,15 @@ __global__ void __launch_bounds__(DR_T) dr2_kernel(const Dr2Args<T> A)
     const int64_t G = gridDim.x;
     Red3 acc{0, 0, 0};
     bool ok = true;
-    dr2_phase<T, CHECK>(A, 0, G, acc, ok);
-    if (CHECK) write_partial(A.part, acc);
-    grid.sync();
-    dr2_phase<T, CHECK>(A, 1, G, acc, ok);
-    grid.sync();
-    if (CHECK) ok = fold_verdict<DR_T>(A.part, G, A.res);
-    dr2_phase<T, CHECK>(A, 2, G, acc, ok);
+    // (a loop, so that the phases share one copy of the transform's code:
+    // a block runs each phase's once, and it waits on instruction fetch)
+#pragma unroll 1
+    for (int ph = 0; ph < 3; ++ph) {
+        if (CHECK && ph == 2) ok = fold_verdict<DR_T>(A.part, G, A.res);
+        dr2_phase<T, CHECK>(A, ph, G, acc, ok);
+        if (CHECK && ph == 0) write_partial(A.part, acc);
+        if (ph < 2) grid.sync();
+    }
     // (the verdict is the grid's: every block or none waits in fold_residual)
     if (CHECK && ok) fold_residual<T, DR_T>(grid, A.inv.g, A.inv.u_out, A.inv.f, A.part, G, A.res);
 }

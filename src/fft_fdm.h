@@ -103,7 +103,7 @@ __device__ __forceinline__ void fdm_row(const FdmArgs<T> &A, int ph, int j, doub
     auto gb1 = [&](int y, int x) -> double {
         if (ph) return (double)dr_load(A.T1 + (int64_t)y * nx + x);
         const int64_t p = g.base + (int64_t)y * g.sy + x;
-        const T fv = A.f[p], bt = boundary_terms(g, A.u_in, p, x, y, 0);
+        const T fv = A.f[p], bt = box_terms(g, A.u_in, p, x, y, 0);
         if (CHECK && y == j) { // as scan_rhs_kernel sums it
             const double c = (double)fv + (double)bt;
             accumulate(acc, c, c * c, fabs(c));

@@ -525,8 +525,24 @@ template <class T> static T interior_scale(const Grid<T> &g, T omega)
 
 // Boundary terms of the right-hand side at a point: the ghost contributions
 // of its Dirichlet and Neumann faces (what the neighbour sum would be if the
-// interior were 0).
-// In the general form these are the faces towards a box ghost with data and
+// interior were 0).  box_terms: the box's faces and the level's table
+// alone, as the FFT's box problem takes them (its method refuses masks and
+// beta; as a preconditioner its input's ghosts are 0).
+template <class T>
+__device__ __forceinline__ T box_terms(const Grid<T> &g, const T *__restrict__ u, int64_t p, int i, int j, int k)
+{
+    T s = T(0);
+    if (i == 0 && g.dxl) s += g.gxl * u[p + g.oxl];
+    if (i == g.nx - 1 && g.dxh) s += g.gxh * u[p + g.oxh];
+    if (j == 0 && g.dyl) s += g.gyl * u[p + g.oyl];
+    if (j == g.ny - 1 && g.dyh) s += g.gyh * u[p + g.oyh];
+    if (g.is3d) {
+        if (k == 0 && g.dzl) s += g.gzl * u[p + g.ozl];
+        if (k == g.nz - 1 && g.dzh) s += g.gzh * u[p + g.ozh];
+    }
+    return s;
+}
+// In the general form they are the faces towards a box ghost with data and
 // (where `held`) towards a Dirichlet point (the held value), with their
 // fractions; 0 at a point that is not fluid.
 template <class T>
@@ -548,16 +564,7 @@ __device__ __forceinline__ T boundary_terms(const Grid<T> &g, const T *__restric
         }
         return s;
     }
-    T s = T(0);
-    if (i == 0 && g.dxl) s += g.gxl * u[p + g.oxl];
-    if (i == g.nx - 1 && g.dxh) s += g.gxh * u[p + g.oxh];
-    if (j == 0 && g.dyl) s += g.gyl * u[p + g.oyl];
-    if (j == g.ny - 1 && g.dyh) s += g.gyh * u[p + g.oyh];
-    if (g.is3d) {
-        if (k == 0 && g.dzl) s += g.gzl * u[p + g.ozl];
-        if (k == g.nz - 1 && g.dzh) s += g.gzh * u[p + g.ozh];
-    }
-    return s;
+    return box_terms(g, u, p, i, j, k);
 }
 
 // The mean taken out of a singular problem's right-hand side, in two parts
