@@ -527,7 +527,9 @@ template <class T> static T interior_scale(const Grid<T> &g, T omega)
 // of its Dirichlet and Neumann faces (what the neighbour sum would be if the
 // interior were 0).  box_terms: the box's faces and the level's table
 // alone, as the FFT's box problem takes them (its method refuses masks and
-// beta; as a preconditioner its input's ghosts are 0).
+// beta; as a preconditioner the vector whose ghosts it reads, its output,
+// is 0 there and at a mask's held points, so the general form's terms are
+// 0 too).
 template <class T>
 __device__ __forceinline__ T box_terms(const Grid<T> &g, const T *__restrict__ u, int64_t p, int i, int j, int k)
 {
