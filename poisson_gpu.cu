@@ -10794,14 +10794,16 @@ __device__ __forceinline__ void dr_rows_solve(const DrArgs<T> &A, int64_t row0, 
             dr_rows_again<SPREAD>(A.ax, w);
             dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_SCALE, T(1), put);
         }
-    } else if (POW2 && mode == DR_SOLVE) {
-        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_DIVIDE, A.scale, keep, load);
-        if constexpr (POW2) { // (the general plan's kernels never get here: dr_kernel's static_assert)
+    } else if constexpr (POW2) { // the first transform reads through load
+        if (mode == DR_SOLVE) {
+            dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_DIVIDE, A.scale, keep, load);
             const T *x = w.x;
             auto xi = [x](int i) { return x[i]; };
             dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_SCALE, T(1), put, dr_load_from<T>(xi, A.ax.N));
+        } else {
+            dr_rows_transform<T, POW2, SPREAD>(A, row0, w, mode, A.scale, put, load);
         }
-    } else {
+    } else { // the general plan: one dr_fft call site, no DR_SOLVE (dr_kernel's static_assert)
         dr_rows_transform<T, POW2, SPREAD>(A, row0, w, mode, A.scale, put, load);
     }
 }
