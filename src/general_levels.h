@@ -221,14 +221,20 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         L.sm = smooth_plan(g, L.npts, env.sms, fast_box[l] != 0);
         if (l < dist_levels) L.sm.paired = L.sm.paired && env.dist->band[l]; // (dist.h) as in build
     }
+    // Operator-dependent transfers where beta jumps (odi.h), into a Galerkin
+    // level (its arrays allocated: galerkin_alloc); the coarse build takes
+    // the series along its paths there (GenCoarse::series), for a level
+    // built from it by the geometric rule.  Not across a periodic axis.
+    const bool odi = on && gen.beta && gen.jump && !gen.mask && !lv[0].g.px && !lv[0].g.py && !lv[0].g.pz;
+    lv[0].gr = GalRows<T>{};
     for (int l = 0; l + 1 < nl; ++l) {
         Transfer<T> &x = lv[l].down;
         x.fg = lv[l].g;
         x.cg = lv[l + 1].g;
         x.rr_fused = rr_box[l] && !on;
-        // operator-dependent transfers where beta jumps (odi.h); the coarse
-        // build then takes the series along its paths (GenCoarse::series)
-        x.odi = on && gen.beta && gen.jump && !gen.mask && x.odi_ok;
+        x.odi = odi && x.odi_ok && (size_t)(l + 1) < gen.gst.size() && gen.gst[(size_t)l + 1];
+        x.fr = lv[l].gr;
+        lv[l + 1].gr = x.odi ? GalRows<T>{gen.gst[(size_t)l + 1], lv[l + 1].elems} : GalRows<T>{};
     }
     singular = singular_box && !gen.mask;
     return changed;
@@ -294,6 +300,63 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         if (a.cmk) {
             gen_check_kernel<T, false><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(
                 C, a.cmk, (const T *)nullptr, (unsigned *)nullptr, a.cmk, (uint32_t *)nullptr);
+            PGPU_LAUNCHED();
+        }
+    }
+    return galerkin_build(env);
+}
+
+template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
+{
+    char *err = env.err;
+    const int nl = (int)lv.size();
+    if (nl < 2 || !gen.gst.empty()) return PGPU_SUCCESS;
+    std::vector<T *> st((size_t)nl, nullptr);
+    T *scr = nullptr;
+    const size_t n0 = (size_t)lv[0].elems;
+    PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, 2 * n0 * sizeof(T), "the Galerkin build's probe vectors"));
+    for (int l = 1; l < nl; ++l) {
+        if (!lv[l - 1].down.odi_ok) continue;
+        const size_t bytes = (size_t)GAL_SLOTS * (size_t)lv[l].elems * sizeof(T);
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&st[(size_t)l], bytes, "a Galerkin level's operator"));
+        PGPU_CUDA(cudaMemsetAsync(st[(size_t)l], 0, bytes, env.st));
+    }
+    gen.gscr = scr;
+    gen.gst = st; // last: says the part is done
+    return PGPU_SUCCESS;
+}
+
+// Each Galerkin level's operator R A P, from the level above's rows
+// (Transfer::fr), by the 28 probes of gal_probe_kernel (10 in 2D): e on
+// the coarse level's u, P e and -A P e in two vectors of the fine level
+// (level 0: gscr; a coarse one: its u and t, free between solves), R of it
+// in the coarse t.
+template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
+{
+    char *err = env.err;
+    const int nl = (int)lv.size();
+    for (int l = 0; l + 1 < nl; ++l) {
+        Level<T> &F = lv[l], &C = lv[l + 1];
+        const Transfer<T> &x = F.down;
+        if (!x.odi) continue;
+        T *s = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
+        T *st = const_cast<T *>(C.gr.st);
+        const int top = odi_top(F.g);
+        for (int cls = 0; cls <= GAL_SLOTS; ++cls) {
+            if (!F.g.is3d && cls >= 9 && cls < GAL_SLOTS) continue;
+            launch(C.walk, 0, env.st, gal_probe_kernel<T>, C.g, C.u, cls);
+            PGPU_LAUNCHED();
+            for (int q = 0; q <= top; ++q) {
+                launch(F.walk, 0, env.st, odi_prolong_kernel<T>, F.g, x.fr, C.g, x.oa, (const T *)C.u, s, q);
+                PGPU_LAUNCHED();
+            }
+            launch(F.walk, 0, env.st, gal_residual_kernel<T>, F.g, x.fr, (const T *)s, (const T *)nullptr, r);
+            PGPU_LAUNCHED();
+            for (int q = top; q >= 0; --q) {
+                launch(F.walk, 0, env.st, odi_restrict_kernel<T>, F.g, x.fr, C.g, x.oa, r, C.t, q);
+                PGPU_LAUNCHED();
+            }
+            launch(C.walk, 0, env.st, gal_scatter_kernel<T>, C.g, (const T *)C.t, st, C.elems, cls);
             PGPU_LAUNCHED();
         }
     }

@@ -63,6 +63,7 @@ template <class T> struct Level {
     ColLaunch rwalk{};        // ... for walks that reduce, and every Krylov walk (reduce_walk_launch)
     SmoothPlan sm{};
     Transfer<T> down{};       // to the next coarser level (unused on the coarsest)
+    GalRows<T> gr{};          // a Galerkin level's rows (gr.st NULL: the level's own 7-point form)
     T *iter() const { return in_x ? x : cur ? t : u; }
     T *other() const { return in_x || cur ? u : t; }
 };
@@ -155,6 +156,17 @@ template <class T>
 static pgpu_status smooth(Env &env, Level<T> &L, bool jacobi, int iters, T omega, int flip = 0,
                           const T *fold = nullptr, bool resid = false)
 {
+    if (L.gr.st) { // a Galerkin level: Gauss-Seidel by colours, in place (colour order reversed by flip)
+        char *err = env.err;
+        const int nc = L.g.is3d ? 8 : 4;
+        for (int s = 0; s < iters; ++s)
+            for (int c = 0; c < nc; ++c) {
+                launch(L.walk, 0, env.st, gal_colour_kernel<T>, L.g, L.gr, L.iter(), (const T *)L.f,
+                       flip ? nc - 1 - c : c);
+                PGPU_LAUNCHED();
+            }
+        return PGPU_SUCCESS;
+    }
     for (int s = 0; s < iters;) {
         const int n = !jacobi && !(s == 0 && fold) && !resid && L.sm.paired && iters - s >= 2 ? 2 : 1;
         if (resid && s + n == iters) {
@@ -178,6 +190,7 @@ static pgpu_status smooth(Env &env, Level<T> &L, bool jacobi, int iters, T omega
 // Passes over the arrays that smooth() makes for `iters` iterations.
 template <class T> static int smooth_passes(const Level<T> &L, bool jacobi, int iters)
 {
+    if (L.gr.st) return 0;
     return !jacobi && L.sm.paired ? iters / 2 + iters % 2 : iters;
 }
 
@@ -186,6 +199,11 @@ template <class T> static int smooth_passes(const Level<T> &L, bool jacobi, int 
 template <class T> static pgpu_status residual(Env &env, const Level<T> &L, const T *u, T *r)
 {
     char *err = env.err;
+    if (L.gr.st) {
+        launch(L.walk, 0, env.st, gal_residual_kernel<T>, L.g, L.gr, u, (const T *)L.f, r);
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
     if (beta_tiled(env, L.g, L.sm, true)) {
         launch(L.sm.bt, BetaTile<T>::SMEM, env.st, beta_tile_kernel<T, true, false>, L.g, u, r, (const T *)L.f, L.shift,
                T(0), 0, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{}, (T *)nullptr);
@@ -227,6 +245,10 @@ template <class T> class Hierarchy {
     pgpu_status general_build(Env &env);
     bool general_apply(Env &env);
     pgpu_status general_rhs(Env &env, T *out, bool held = true);
+    // (general_levels.h) the Galerkin levels' arrays, where beta jumps; their
+    // operators R A P, after the coarse build.
+    pgpu_status galerkin_alloc(Env &env);
+    pgpu_status galerkin_build(Env &env);
     // out = src (+ u's boundary terms where `terms`) minus the mean of each
     // singular region of level 0 (out may be src).
     pgpu_status project(Env &env, const T *src, const T *u, int terms, T *out);

@@ -459,7 +459,10 @@ template <class T> struct Transfer {
     // Operator-dependent transfers (odi.h): odi_ok where every coarsened
     // axis keeps nodes (a single GPU), odi where the hierarchy takes them
     // (beta that jumps, no mask: Hierarchy::general_apply).
+    // With odi the coarse level is a Galerkin level (Level::gr); fr: the fine
+    // level's rows as the transfers read them.
     OdiAxes<T> oa{};
+    GalRows<T> fr{};
     bool odi_ok = false, odi = false;
 
     enum Route { AUTO = 0, DIRECT = 1, TILED = 2 }; // AUTO: the tiles where eligible
@@ -533,7 +536,7 @@ template <class T> struct Transfer {
     {
         char *err = env.err;
         for (int s = odi_top(fg); s >= 0; --s) {
-            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s);
+            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, fr, cg, oa, r, fc, s);
             PGPU_LAUNCHED();
         }
         return PGPU_SUCCESS;
@@ -545,7 +548,7 @@ template <class T> struct Transfer {
     {
         char *err = env.err;
         for (int s = 0; s <= odi_top(fg); ++s) {
-            launch(fwalk, 0, env.st, odi_prolong_kernel<T>, fg, cg, oa, e, scratch, s);
+            launch(fwalk, 0, env.st, odi_prolong_kernel<T>, fg, fr, cg, oa, e, scratch, s);
             PGPU_LAUNCHED();
         }
         if (blocks) *blocks = blocks_of(fwalk);

@@ -235,6 +235,7 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         return PGPU_SUCCESS;
     case STEP_DOWN: return down(l, true);
     case STEP_SOLVE: // one node (the tiny levels hold every other last level): weight 1 solves it
+        if (L.gr.st) return smooth(e, L, false, 1, omega); // (a Galerkin level: in place)
         PGPU_FORWARD(jacobi_pass(e, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, T(1)));
         if (l == 0) // a one-node grid's cycle ends where it started (graphs replay no host state)
             return axpby(e, L.g, L.col, T(0), T(1), (const T *)L.other(), T(0), (const T *)nullptr, L.iter());

@@ -81,31 +81,126 @@ __device__ __forceinline__ int odi_stage(const OdiAxes<T> &a, bool is3d, int i, 
     return (c[0] < 0) + (c[1] < 0) + (c[2] < 0);
 }
 
-// A node's couplings across its faces are GenPoint's diagonal parts d:
-// inside the box the couplings v themselves, at a Dirichlet wall the wall's
-// coupling (towards a correction of 0), at a Neumann wall 0 (v there
-// weighs the ghost's flux data, no value).  Their sum over the faces of
-// the between-axes of a node (c) is the stage's divisor.
-template <class T> __device__ __forceinline__ double odi_den(const GenPoint<T> &q, const int (&c)[3])
+// A level's operator as the transfers and the Galerkin build read it: the
+// 27 slot arrays of a Galerkin level (st, slot s at st + s elems: the entry
+// towards the node at offset gal_offset(s), 0 where that lies outside the
+// box), or, where st is NULL, the level's 7-point general form
+// (gen_couplings), its couplings to nodes inside the box as the entries.
+// The centre slot holds the row's sum, not the diagonal: A u at p is
+//   rsum u_p + sum_{s != centre} a_s (u_{p+s} - u_p),
+// whose terms stay small where u is nearly constant across strong
+// couplings (inside an inclusion of beta 1e6 a diagonal and its
+// neighbours' sum cancel to a few digits); P, R and the build take the
+// same differences.  Ghosts are never read: corrections are 0 there.
+constexpr int GAL_SLOTS = 27, GAL_CENTRE = 13;
+template <class T> struct GalRows {
+    const T *st = nullptr;
+    int64_t elems = 0;
+};
+__host__ __device__ __forceinline__ int gal_slot(int dx, int dy, int dz) { return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1); }
+__host__ __device__ __forceinline__ void gal_offset(int s, int (&o)[3])
 {
-    double s = 0;
-#pragma unroll
-    for (int d = 0; d < 3; ++d)
-        if (c[d] < 0) s += (double)q.d[2 * d] + (double)q.d[2 * d + 1];
-    return s;
+    o[0] = s % 3 - 1;
+    o[1] = s / 3 % 3 - 1;
+    o[2] = s / 9 - 1;
 }
 
+// Node p's row (i, j, k its indices): a[s] the entry towards slot s, the
+// row's sum in the centre (the 7-point form's: its Dirichlet walls'
+// couplings).
+template <class T>
+__device__ __forceinline__ void gal_row(const Grid<T> &g, const GalRows<T> &r, int64_t p, int i, int j, int k,
+                                        double (&a)[GAL_SLOTS])
+{
+    if (r.st) {
+#pragma unroll
+        for (int s = 0; s < GAL_SLOTS; ++s) a[s] = (double)r.st[s * r.elems + p];
+        return;
+    }
+#pragma unroll
+    for (int s = 0; s < GAL_SLOTS; ++s) a[s] = 0;
+    const GenPoint<T> q = gen_couplings(g, p, i, j, k);
+    const int at[3] = {i, j, k}, n[3] = {g.nx, g.ny, g.nz};
+    double wall = 0;
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+#pragma unroll
+        for (int side = 0; side < 2; ++side) {
+            if (d == 2 && !g.is3d) continue;
+            const int f = 2 * d + side;
+            if (side ? at[d] < n[d] - 1 : at[d] > 0)
+                a[gal_slot(d == 0 ? 2 * side - 1 : 0, d == 1 ? 2 * side - 1 : 0, d == 2 ? 2 * side - 1 : 0)] =
+                    -(double)q.v[f];
+            else wall += (double)q.d[f];
+        }
+    a[GAL_CENTRE] = wall;
+}
+
+// A row's diagonal from its sum and off-diagonal entries.
+__device__ __forceinline__ double gal_diag(const double (&a)[GAL_SLOTS])
+{
+    double d = a[GAL_CENTRE];
+#pragma unroll
+    for (int s = 0; s < GAL_SLOTS; ++s)
+        if (s != GAL_CENTRE) d -= a[s];
+    return d;
+}
+
+// The element offset of slot s on grid g.
+template <class T> __device__ __forceinline__ int64_t gal_step(const Grid<T> &g, int s)
+{
+    int o[3];
+    gal_offset(s, o);
+    return o[0] + (int64_t)o[1] * g.sy + (int64_t)o[2] * g.sz;
+}
+
+// A node's collapsed couplings (c: its coarse indices, odi_stage's): w[t]
+// for each slot t with t's components on the node's coarse axes 0, the sum
+// of -a over the entries whose offsets agree with t on its between-axes,
+// kept where positive (a Galerkin row's positive entries would otherwise
+// make weights of either sign and divisors near 0); returns the divisor,
+// the row's sum (where positive) plus the kept couplings.
+__device__ __forceinline__ double odi_collapse(const double (&a)[GAL_SLOTS], const int (&c)[3],
+                                               double (&w)[GAL_SLOTS])
+{
+#pragma unroll
+    for (int t = 0; t < GAL_SLOTS; ++t) w[t] = 0;
+    for (int q = 0; q < GAL_SLOTS; ++q) {
+        if (q == GAL_CENTRE || a[q] == 0) continue;
+        int o[3];
+        gal_offset(q, o);
+#pragma unroll
+        for (int d = 0; d < 3; ++d)
+            if (c[d] >= 0) o[d] = 0;
+        w[gal_slot(o[0], o[1], o[2])] -= a[q];
+    }
+    w[GAL_CENTRE] = 0; // (what collapses onto the node itself)
+    double den = a[GAL_CENTRE] > 0 ? a[GAL_CENTRE] : 0.0;
+#pragma unroll
+    for (int t = 0; t < GAL_SLOTS; ++t) den += w[t] > 0 ? w[t] : 0.0;
+    return den;
+}
+
+// The prolongation P, in stages (odi_stage): a node of stage 0 takes its
+// coarse node's value; a node of a higher stage, whose between-axes are B,
+// collapses its row onto B (BoxMG's rule): each entry counts towards the
+// node at its offset with the components off B set to 0 -- a neighbour of
+// a lower stage, or the node itself --
+//   s_p = sum_{d != 0} w_d s_{p+d} / den_p,  w_d the sum of -a over the
+//   entries that collapse onto d, where positive; den_p = the row's sum
+//   (where positive) + the sum of the w_d (no cancellation),
+// a neighbour beyond the box counting 0 (a Dirichlet wall: its coupling
+// stays in den; a Neumann wall's is 0).  On a 7-point level this is the
+// fine couplings along B over their sum, Dirichlet walls included.
 // s = P e on the nodes of one stage (s of the stages before read).  A walk
 // launch over the fine level.
 template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
-    odi_prolong_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, const T *__restrict__ e, T *s,
-                       int stage, int kchunk, int nyb, int nchunks)
+    odi_prolong_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a,
+                       const T *__restrict__ e, T *s, int stage, int kchunk, int nyb, int nchunks)
 {
     int i, j, k0, k1;
     if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    const int n[3] = {fine.nx, fine.ny, fine.nz};
-    const int64_t st[3] = {1, fine.sy, fine.sz};
     for (int k = k0; k < k1; ++k) {
         int c[3];
         if (odi_stage(a, fine.is3d, i, j, k, c) != stage) continue;
@@ -114,16 +209,11 @@ __global__ void __launch_bounds__(WALK_THREADS)
             s[p] = e[coarse.base + c[0] + (int64_t)c[1] * coarse.sy + (fine.is3d ? (int64_t)c[2] * coarse.sz : 0)];
             continue;
         }
-        const GenPoint<T> q = gen_couplings(fine, p, i, j, k);
-        const int at[3] = {i, j, k};
-        double num = 0;
-#pragma unroll
-        for (int d = 0; d < 3; ++d) {
-            if (c[d] >= 0) continue;
-            if (q.d[2 * d] != T(0) && at[d] > 0) num += (double)q.d[2 * d] * (double)s[p - st[d]];
-            if (q.d[2 * d + 1] != T(0) && at[d] < n[d] - 1) num += (double)q.d[2 * d + 1] * (double)s[p + st[d]];
-        }
-        const double den = odi_den(q, c);
+        double row[GAL_SLOTS], w[GAL_SLOTS];
+        gal_row(fine, fr, p, i, j, k, row);
+        double num = 0, den = odi_collapse(row, c, w);
+        for (int q = 0; q < GAL_SLOTS; ++q)
+            if (w[q] > 0) num += w[q] * (double)s[p + gal_step(fine, q)];
         s[p] = den > 0 ? T(num / den) : T(0);
     }
 }
@@ -149,33 +239,21 @@ __global__ void __launch_bounds__(WALK_THREADS)
     if (REDUCE) write_partial(partials, acc);
 }
 
-// The coupling of a node across one face of axis d, as gen_couplings forms
-// its diagonal part inside the box: the table's (low or high, at node
-// index at) times the face's fraction (element e: the face's high node).
-template <class T> __device__ __forceinline__ double odi_face(const Grid<T> &g, int d, int64_t e, int at, bool high)
-{
-    const T *tab = d == 0 ? (high ? g.cxh : g.cxl) : d == 1 ? (high ? g.cyh : g.cyl) : (high ? g.czh : g.czl);
-    const T *fr = d == 0 ? g.fx : d == 1 ? g.fy : g.fz;
-    return (double)(T)(tab[at] * (fr ? fr[e] : T(1)));
-}
-
-// One stage of R r = Wc^-1 P^T W r, from the highest stage down.  A node of
-// `stage` sums W r of its own and, from each neighbour q of the stage above
-// along its coarse-node axes, q's coupling towards it times t_q, q's sum
-// over its stage divisor (odi_den), stored over r by q's launch; it stores
-// its own t the same way, or at stage 0 writes the coarse right-hand side.
-// (The gather reads q's coupling across the face it shares with this node,
-// not q's six.)
+// One stage of R r = Wc^-1 P^T W r, from the highest stage down.  A node p
+// of `stage` sums W r of its own and, from each neighbour q of a higher
+// stage whose between-axes hold p's offset, q's collapsed entry towards p
+// (odi_prolong_kernel's weight numerator) times t_q / den_q, stored over r
+// by q's launch; it stores its own t / den the same way, or at stage 0
+// writes the coarse right-hand side.
 template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
-    odi_restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, T *r, T *fc, int stage,
-                        int kchunk, int nyb, int nchunks)
+    odi_restrict_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a, T *r,
+                        T *fc, int stage, int kchunk, int nyb, int nchunks)
 {
     int i, j, k0, k1;
     if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
     const int n[3] = {fine.nx, fine.ny, fine.nz};
-    const int64_t st[3] = {1, fine.sy, fine.sz};
-    const int nd = fine.is3d ? 3 : 2;
+    const int top = odi_top(fine);
     for (int k = k0; k < k1; ++k) {
         int c[3];
         if (odi_stage(a, fine.is3d, i, j, k, c) != stage) continue;
@@ -184,19 +262,49 @@ __global__ void __launch_bounds__(WALK_THREADS)
         double w = (double)__ldg(a.wf[0] + i) * (double)__ldg(a.wf[1] + j);
         if (fine.is3d) w *= (double)__ldg(a.wf[2] + k);
         double sum = w * (double)r[p];
-        for (int d = 0; d < nd; ++d) {
-            if (c[d] < 0) continue;
+        if (stage < top)
+            for (int q = 0; q < GAL_SLOTS; ++q) {
+                int o[3];
+                gal_offset(q, o);
+                if (q == GAL_CENTRE || (!fine.is3d && o[2])) continue;
+                int x[3], cq[3];
+                bool in = true;
 #pragma unroll
-            for (int side = 0; side < 2; ++side) {
-                const int x = at[d] + (side ? 1 : -1);
-                if (x < 0 || x >= n[d] || __ldg(a.cn[d] + x) >= 0) continue; // a wall, or d not coarsened
-                // q above: its low face (element q); below: its high face (element p)
-                const double cq = odi_face(fine, d, side ? p + st[d] : p, x, !side);
-                sum += cq * (double)r[side ? p + st[d] : p - st[d]];
+                for (int d = 0; d < 3; ++d) {
+                    x[d] = at[d] + o[d];
+                    in = in && x[d] >= 0 && x[d] < n[d];
+                }
+                if (!in || odi_stage(a, fine.is3d, x[0], x[1], x[2], cq) <= stage) continue;
+                bool held = true; // p lies in q's between-axes
+#pragma unroll
+                for (int d = 0; d < 3; ++d) held = held && (!o[d] || cq[d] < 0);
+                if (!held) continue;
+                const int64_t pq = p + o[0] + (int64_t)o[1] * fine.sy + (int64_t)o[2] * fine.sz;
+                // q's entries that collapse onto p: -o on q's between-axes, anything on its others
+                double cpl = 0;
+                if (fr.st) {
+                    int lo[3], hi[3];
+#pragma unroll
+                    for (int d = 0; d < 3; ++d) {
+                        lo[d] = cq[d] >= 0 && (d < 2 || fine.is3d) ? -1 : -o[d];
+                        hi[d] = cq[d] >= 0 && (d < 2 || fine.is3d) ? 1 : -o[d];
+                    }
+                    for (int mz = lo[2]; mz <= hi[2]; ++mz)
+                        for (int my = lo[1]; my <= hi[1]; ++my)
+                            for (int mx = lo[0]; mx <= hi[0]; ++mx)
+                                cpl -= (double)fr.st[gal_slot(mx, my, mz) * fr.elems + pq];
+                } else if (abs(o[0]) + abs(o[1]) + abs(o[2]) == 1) {
+                    const GenPoint<T> g = gen_couplings(fine, pq, x[0], x[1], x[2]);
+                    const int d = o[0] ? 0 : o[1] ? 1 : 2;
+                    cpl = (double)g.v[2 * d + (o[d] < 0 ? 1 : 0)]; // q's face towards p
+                }
+                if (!(cpl > 0)) continue; // (odi_collapse's positive part)
+                sum += cpl * (double)r[pq];
             }
-        }
         if (stage > 0) {
-            const double den = odi_den(gen_couplings(fine, p, i, j, k), c);
+            double row[GAL_SLOTS], wq[GAL_SLOTS];
+            gal_row(fine, fr, p, i, j, k, row);
+            const double den = odi_collapse(row, c, wq); // as odi_prolong_kernel's
             r[p] = den > 0 ? T(sum / den) : T(0);
         } else {
             double wc = (double)__ldg(a.wc[0] + c[0]) * (double)__ldg(a.wc[1] + c[1]);
@@ -204,6 +312,98 @@ __global__ void __launch_bounds__(WALK_THREADS)
             fc[coarse.base + c[0] + (int64_t)c[1] * coarse.sy + (fine.is3d ? (int64_t)c[2] * coarse.sz : 0)] =
                 T(sum / wc);
         }
+    }
+}
+
+// r = f - A u on a level (f NULL: r = -A u), A by rows (gal_row) in
+// differences, summed in double in slot order, entries of 0 skipped (their
+// neighbour is not read).  A walk launch over the level.
+template <class T>
+__global__ void __launch_bounds__(WALK_THREADS)
+    gal_residual_kernel(const Grid<T> g, const GalRows<T> gr, const T *__restrict__ u, const T *__restrict__ f,
+                        T *__restrict__ r, int kchunk, int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    for (int k = k0; k < k1; ++k) {
+        const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
+        double row[GAL_SLOTS];
+        gal_row(g, gr, p, i, j, k, row);
+        const double up = (double)u[p];
+        double s = f ? (double)f[p] : 0.0;
+        s -= row[GAL_CENTRE] * up;
+#pragma unroll
+        for (int q = 0; q < GAL_SLOTS; ++q)
+            if (q != GAL_CENTRE && row[q] != 0) s -= row[q] * ((double)u[p + gal_step(g, q)] - up);
+        r[p] = T(s);
+    }
+}
+
+// One colour of Gauss-Seidel on a Galerkin level, in place: the nodes whose
+// index parities (i, j, k) are the colour's bits 0, 1, 2 (27-point rows
+// couple no two nodes of one colour).  A walk launch over the level.
+template <class T>
+__global__ void __launch_bounds__(WALK_THREADS)
+    gal_colour_kernel(const Grid<T> g, const GalRows<T> gr, T *u, const T *__restrict__ f, int colour, int kchunk,
+                      int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    if ((i & 1) != (colour & 1) || (j & 1) != ((colour >> 1) & 1)) return;
+    const int kc = (colour >> 2) & 1;
+    for (int k = k0 + ((k0 & 1) != kc); k < k1; k += 2) {
+        const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
+        const double up = (double)u[p];
+        double row[GAL_SLOTS];
+        gal_row(g, gr, p, i, j, k, row);
+        double s = (double)f[p] - row[GAL_CENTRE] * up;
+#pragma unroll
+        for (int q = 0; q < GAL_SLOTS; ++q)
+            if (q != GAL_CENTRE && row[q] != 0) s -= row[q] * ((double)u[p + gal_step(g, q)] - up);
+        const double d = gal_diag(row);
+        if (d > 0) u[p] = T(up + s / d);
+    }
+}
+
+// The Galerkin build probes R A P with the 27 classes of coarse nodes by
+// their indices mod 3 (x, y, z: a class's digits): e = 1 on the class, 0
+// elsewhere; R A P e then holds at each coarse node its entry towards the
+// one node of the class within its 27 neighbours (no two of a class are
+// that close, and R A P couples no farther).  Class GAL_SLOTS is every
+// node: R A P 1 is the rows' sums, P 1 close to 1 and A of it formed in
+// differences.  A walk launch over the coarse level.
+template <class T>
+__global__ void __launch_bounds__(WALK_THREADS)
+    gal_probe_kernel(const Grid<T> g, T *e, int cls, int kchunk, int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    for (int k = k0; k < k1; ++k)
+        e[g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz] =
+            cls == GAL_SLOTS || (i % 3 == cls % 3 && j % 3 == cls / 3 % 3 && k % 3 == cls / 9) ? T(1) : T(0);
+}
+
+// y = R (-A P e) of class cls into the coarse level's slots (st: GAL_SLOTS
+// arrays of elems): the off-diagonal entries, or the sums (cls GAL_SLOTS).
+template <class T>
+__global__ void __launch_bounds__(WALK_THREADS)
+    gal_scatter_kernel(const Grid<T> g, const T *__restrict__ y, T *st, int64_t elems, int cls, int kchunk, int nyb,
+                       int nchunks)
+{
+    int i, j, k0, k1;
+    if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    const int ci[3] = {cls % 3, cls / 3 % 3, cls / 9};
+    for (int k = k0; k < k1; ++k) {
+        const int at[3] = {i, j, k};
+        int o[3];
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+            const int m = ((ci[d] - at[d]) % 3 + 3) % 3; // the class' node at +m (mod 3)
+            o[d] = m == 2 ? -1 : m;
+        }
+        const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
+        const int slot = cls == GAL_SLOTS ? GAL_CENTRE : gal_slot(o[0], o[1], o[2]);
+        if (slot != GAL_CENTRE || cls == GAL_SLOTS) st[slot * elems + p] = -y[p];
     }
 }
 

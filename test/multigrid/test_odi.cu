@@ -1,23 +1,32 @@
-/* test_odi.cu -- the operator-dependent transfers (src/odi.h) against the
+/* test_odi.cu -- the operator-dependent coarsening (src/odi.h) against the
  * host.
  *
  * For each grid below and each precision, a V-cycle handle takes a beta
  * that jumps (a ball of 1e3 at the centre, times a random factor in
  * [0.5, 2] at every point); every level pair must then take the
- * operator-dependent transfers (the grids keep nodes on every coarsened
- * axis).  For every pair, on random data:
- *  - the prolongation, staged as odi.h says, recomputed on the host from the
- *    level's face fractions (downloaded) and the table couplings
- *    (axis_coef of the host axes), each stage from the device's values of
- *    the stage before: |gpu - host| <= tol * max |e|;
+ * operator-dependent transfers into a Galerkin level (the grids keep nodes
+ * on every coarsened axis).  For every pair, on random data, with the fine
+ * level's rows from the host (level 0: the table couplings of the host
+ * axes times the downloaded face fractions; a Galerkin level: its
+ * downloaded slots):
+ *  - the prolongation, staged and collapsed as odi.h says (the positive
+ *    parts of the collapsed couplings), recomputed on the host, each stage
+ *    from the device's values of the stage before:
+ *    |gpu - host| <= tol * max |e|;
  *  - the restriction is its adjoint weighted by the cell volumes:
  *    sum_fine W (P e) r = sum_coarse Wc e (R r), to tol times the sum of
  *    the magnitudes of the terms;
+ *  - the coarse operator is Galerkin's: sum_coarse Wc y (A_c x) =
+ *    sum_fine W (P y) (A P x) for random x and y, A_c from the coarse
+ *    level's slots, A from the fine level's rows, both on the host, to tol
+ *    times the sum of the magnitudes (the entries of A_c reach 1e3 times
+ *    the others');
  *  - on a Neumann box P keeps constants: P 1 = 1;
  *  - the ghosts and padding of every array written come back bit for bit
  *    (NaN where nothing may be read).
  * tol: 1e-13 in double, 64 FLT_EPSILON in float (values stored in float
- * between the stages).
+ * between the stages; the Galerkin identity 1e-11 / 2e-4: A_c's entries are
+ * sums of many rounded terms).
  */
 #include "../whitebox.h"
 
@@ -39,6 +48,9 @@ static const odi_case cases[] = {
     {"3D 31x31x15 hz = 4 hx (semicoarsening)", {31, 31, 15}, {0.01, 0.01, 0.04}, "DDNNDD"},
     {"2D 63x31 mixed", {63, 31, 1}, {0.015, 0.02, 0.0}, "DNND"},
     {"2D 64x31 Dirichlet / Neumann", {64, 31, 1}, {0.02, 0.02, 0.0}, "DDNN"},
+    {"3D 63x63x63 Dirichlet (four Galerkin levels from Galerkin levels)", {63, 63, 63}, {0.015, 0.015, 0.015},
+     "DDDDDD"},
+    {"3D 111x111x111 Dirichlet", {111, 111, 111}, {0.009, 0.009, 0.009}, "DDDDDD"},
 };
 
 static int odi_pairs = 0;
@@ -106,9 +118,13 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
         clo[d] = ac.c_lo;
         chi[d] = ac.c_hi;
     }
-    std::vector<T> fr[3];
+    std::vector<T> fr[3], fst, cst;
+    const bool fgal = F.gr.st != nullptr;
+    if (fgal) fst = download(F.gr.st, (int64_t)pgpu::GAL_SLOTS * f.elems);
+    if (!CHECK(C.gr.st != nullptr, "%s: the coarse level is a Galerkin level", pw)) return;
+    cst = download(C.gr.st, (int64_t)pgpu::GAL_SLOTS * c.elems);
     const T *dfr[3] = {F.g.fx, F.g.fy, F.g.fz};
-    for (int d = 0; d < (f.is3d ? 3 : 2); ++d) {
+    for (int d = 0; d < (f.is3d ? 3 : 2) && !fgal; ++d) {
         if (!CHECK(dfr[d] != nullptr, "%s: the level has face fractions along axis %d", pw, d)) return;
         fr[d] = download(dfr[d], f.elems);
     }
@@ -121,10 +137,47 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
         const T frac = fr[d][(size_t)(s ? p + st[d] : p)];
         return (double)(T)(tab * frac);
     };
+    /* a row as odi.h reads it: slot (dx+1) + 3 (dy+1) + 9 (dz+1) the entry
+     * towards that neighbour (0 beyond the box), the centre the row's sum */
+    auto row_of = [&](const Lay &y, const std::vector<T> &slots, bool seven, int i, int j, int k, double *a) {
+        for (int q = 0; q < 27; ++q) a[q] = 0;
+        if (!seven) {
+            for (int q = 0; q < 27; ++q) a[q] = (double)slots[(size_t)(q * y.elems + y.at(i, j, k))];
+            return;
+        }
+        const int at[3] = {i, j, k};
+        for (int d = 0; d < (y.is3d ? 3 : 2); ++d)
+            for (int sd = 0; sd < 2; ++sd) {
+                const double cp = coupling(d, sd, i, j, k);
+                const bool in = sd ? at[d] < y.n[d] - 1 : at[d] > 0;
+                int o[3] = {0, 0, 0};
+                o[d] = sd ? 1 : -1;
+                if (in) a[(o[0] + 1) + 3 * (o[1] + 1) + 9 * (o[2] + 1)] = -cp;
+                else a[13] += cp;
+            }
+    };
     auto stage_of = [&](int i, int j, int k) {
         return (cn[0][(size_t)i] < 0) + (cn[1][(size_t)j] < 0) + (f.is3d && cn[2][(size_t)k] < 0);
     };
-
+    /* (A v) on a level's interior from its rows, in differences */
+    auto apply = [&](const Lay &y, const std::vector<T> &slots, bool seven, const std::vector<double> &v,
+                     std::vector<double> &out) {
+        out.assign((size_t)y.elems, 0.0);
+        for (int k = 0; k < y.n[2]; ++k)
+            for (int j = 0; j < y.n[1]; ++j)
+                for (int i = 0; i < y.n[0]; ++i) {
+                    double a[27];
+                    row_of(y, slots, seven, i, j, k, a);
+                    const int64_t p = y.at(i, j, k);
+                    double sum = a[13] * v[(size_t)p];
+                    for (int q = 0; q < 27; ++q) {
+                        if (q == 13 || a[q] == 0) continue;
+                        const int o[3] = {q % 3 - 1, q / 3 % 3 - 1, q / 9 - 1};
+                        sum += a[q] * (v[(size_t)y.at(i + o[0], j + o[1], k + o[2])] - v[(size_t)p]);
+                    }
+                    out[(size_t)p] = sum;
+                }
+    };
     /* random e on the coarse interior (ghosts 0); P e into out (NaN outside
      * the interior), in = 0 inside, NaN outside */
     std::vector<T> e((size_t)c.elems, T(0)), in((size_t)f.elems, T(NAN)), out0((size_t)f.elems, T(NAN));
@@ -156,15 +209,21 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
                 if (s == 0) {
                     want = (double)e[(size_t)c.at(cc[0], cc[1], cc[2])];
                 } else {
-                    double num = 0, den = 0;
-                    for (int d = 0; d < (f.is3d ? 3 : 2); ++d) {
-                        if (cc[d] >= 0) continue;
-                        const int64_t st = d == 0 ? 1 : d == 1 ? f.sy : f.sz;
-                        const double lo = coupling(d, 0, i, j, k), hi = coupling(d, 1, i, j, k);
-                        const int64_t p = f.at(i, j, k);
-                        if (lo != 0 && at[d] > 0) num += lo * (double)pe[(size_t)(p - st)];
-                        if (hi != 0 && at[d] < f.n[d] - 1) num += hi * (double)pe[(size_t)(p + st)];
-                        den += lo + hi;
+                    double a[27], w[27] = {0}, num = 0, den;
+                    row_of(f, fst, !fgal, i, j, k, a);
+                    for (int q = 0; q < 27; ++q) {
+                        if (q == 13) continue;
+                        int o[3] = {q % 3 - 1, q / 3 % 3 - 1, q / 9 - 1};
+                        for (int d = 0; d < 3; ++d)
+                            if (cc[d] >= 0) o[d] = 0; /* collapsed onto the between-axes */
+                        w[(o[0] + 1) + 3 * (o[1] + 1) + 9 * (o[2] + 1)] -= a[q];
+                    }
+                    den = std::max(a[13], 0.0);
+                    for (int q = 0; q < 27; ++q) {
+                        if (q == 13 || !(w[q] > 0)) continue; /* the positive part */
+                        const int o[3] = {q % 3 - 1, q / 3 % 3 - 1, q / 9 - 1};
+                        num += w[q] * (double)pe[(size_t)f.at(at[0] + o[0], at[1] + o[1], at[2] + o[2])];
+                        den += w[q];
                     }
                     want = den > 0 ? num / den : 0.0;
                 }
@@ -231,6 +290,137 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
           "%s: restriction, the volume-weighted adjoint: |sum W (P e) r - sum Wc e (R r)| / (tol sum of "
           "magnitudes) = %.3g (%.6g against %.6g), %lld coarse elements outside the interior written",
           pw, rel, lhs, rhs, (long long)coutside);
+    /* Galerkin: sum Wc y (A_c x) = sum W (P y) (A P x), x and y random, P on
+     * the device */
+    if (!neumann_box) {
+        std::vector<double> px[2], cx[2];
+        for (int v = 0; v < 2; ++v) {
+            std::vector<T> xv((size_t)c.elems, T(0));
+            cx[v].assign((size_t)c.elems, 0.0);
+            for (int k = 0; k < c.n[2]; ++k)
+                for (int j = 0; j < c.n[1]; ++j)
+                    for (int i = 0; i < c.n[0]; ++i) {
+                        const int64_t q = c.at(i, j, k);
+                        xv[(size_t)q] = (T)t_rand(-1.0, 1.0);
+                        cx[v][(size_t)q] = (double)xv[(size_t)q];
+                    }
+            T *d_x = (T *)t_dev_upload(xv.data(), xv.size() * sizeof(T));
+            T *d_px = (T *)t_dev_upload(out0.data(), out0.size() * sizeof(T));
+            T *d_z = (T *)t_dev_upload(in.data(), in.size() * sizeof(T));
+            x.odi_prolong(env, d_x, d_z, d_px, d_px);
+            const std::vector<T> h = download(d_px, f.elems);
+            px[v].assign((size_t)f.elems, 0.0);
+            for (int k = 0; k < f.n[2]; ++k)
+                for (int j = 0; j < f.n[1]; ++j)
+                    for (int i = 0; i < f.n[0]; ++i) px[v][(size_t)f.at(i, j, k)] = (double)h[(size_t)f.at(i, j, k)];
+            t_dev_free(d_x);
+            t_dev_free(d_px);
+            t_dev_free(d_z);
+        }
+        std::vector<double> apx, acx;
+        apply(f, fst, !fgal, px[0], apx);
+        apply(c, cst, false, cx[0], acx);
+        double gl = 0, gr = 0, gm = 0;
+        for (int k = 0; k < f.n[2]; ++k)
+            for (int j = 0; j < f.n[1]; ++j)
+                for (int i = 0; i < f.n[0]; ++i) {
+                    const int64_t p = f.at(i, j, k);
+                    const double t = vol(fa, f, i, j, k) * px[1][(size_t)p] * apx[(size_t)p];
+                    gl += t;
+                    gm += std::fabs(t);
+                }
+        for (int k = 0; k < c.n[2]; ++k)
+            for (int j = 0; j < c.n[1]; ++j)
+                for (int i = 0; i < c.n[0]; ++i) {
+                    const int64_t q = c.at(i, j, k);
+                    const double t = vol(ca, c, i, j, k) * cx[1][(size_t)q] * acx[(size_t)q];
+                    gr += t;
+                    gm += std::fabs(t);
+                }
+        const double gtol = sizeof(T) == sizeof(float) ? 2e-4 : 1e-11;
+        CHECK(std::fabs(gl - gr) <= gtol * gm,
+              "%s: the Galerkin operator: |sum W (P y) (A P x) - sum Wc y (A_c x)| / sum of magnitudes = %.3g "
+              "(bound %.1g; %.6g against %.6g)",
+              pw, std::fabs(gl - gr) / gm, gtol, gl, gr);
+    }
+    /* the coarse level's residual and one Gauss-Seidel iteration (colours
+     * in order, in place) against the host, from random u and f */
+    {
+        std::vector<T> u0((size_t)c.elems, T(NAN)), fv((size_t)c.elems, T(NAN)), nanv((size_t)c.elems, T(NAN));
+        std::vector<double> ud((size_t)c.elems, 0.0);
+        double umax = 0;
+        for (int k = 0; k < c.n[2]; ++k)
+            for (int j = 0; j < c.n[1]; ++j)
+                for (int i = 0; i < c.n[0]; ++i) {
+                    const int64_t q = c.at(i, j, k);
+                    u0[(size_t)q] = (T)t_rand(-1.0, 1.0);
+                    fv[(size_t)q] = (T)t_rand(-1.0, 1.0);
+                    ud[(size_t)q] = (double)u0[(size_t)q];
+                }
+        T *d_u = (T *)t_dev_upload(u0.data(), u0.size() * sizeof(T));
+        T *d_f = (T *)t_dev_upload(fv.data(), fv.size() * sizeof(T));
+        T *d_res = (T *)t_dev_upload(nanv.data(), nanv.size() * sizeof(T));
+        pgpu::Level<T> L = C;
+        L.u = d_u;
+        L.f = d_f;
+        L.cur = 0;
+        L.in_x = false;
+        pgpu::residual(env, L, (const T *)d_u, d_res);
+        std::vector<double> au;
+        apply(c, cst, false, ud, au);
+        const std::vector<T> res = download(d_res, c.elems);
+        double rworst = 0, rmag = 0;
+        for (int k = 0; k < c.n[2]; ++k)
+            for (int j = 0; j < c.n[1]; ++j)
+                for (int i = 0; i < c.n[0]; ++i) {
+                    const int64_t q = c.at(i, j, k);
+                    double a[27], m = std::fabs((double)fv[(size_t)q]);
+                    row_of(c, cst, false, i, j, k, a);
+                    for (int t = 0; t < 27; ++t) m += std::fabs(a[t]) * 2.0; /* |a| (|u_q| + |u_p|), |u| <= 1 */
+                    rworst = t_max_nan(rworst, std::fabs((double)res[(size_t)q] - ((double)fv[(size_t)q] - au[(size_t)q])) / m);
+                    rmag = std::max(rmag, m);
+                }
+        CHECK(rworst <= tol, "%s: the Galerkin level's residual against the host: max |gpu - host| / (|f| + sum |a| "
+              "(|u_q| + |u_p|)) = %.3g (tol %.1g)", pw, rworst, tol);
+        (void)rmag;
+        pgpu::smooth(env, L, false, 1, T(1), 0);
+        const std::vector<T> us = download(d_u, c.elems);
+        const int colours = c.is3d ? 8 : 4;
+        for (int col = 0; col < colours; ++col)
+            for (int k = col >> 2 & 1; k < c.n[2]; k += 2)
+                for (int j = col >> 1 & 1; j < c.n[1]; j += 2)
+                    for (int i = col & 1; i < c.n[0]; i += 2) {
+                        const int64_t q = c.at(i, j, k);
+                        double a[27];
+                        row_of(c, cst, false, i, j, k, a);
+                        double sum = (double)fv[(size_t)q] - a[13] * ud[(size_t)q], dg = a[13];
+                        for (int t = 0; t < 27; ++t) {
+                            if (t == 13 || a[t] == 0) continue;
+                            const int o[3] = {t % 3 - 1, t / 3 % 3 - 1, t / 9 - 1};
+                            sum -= a[t] * (ud[(size_t)c.at(i + o[0], j + o[1], k + o[2])] - ud[(size_t)q]);
+                            dg -= a[t];
+                        }
+                        if (dg > 0) ud[(size_t)q] += sum / dg;
+                        umax = std::max(umax, std::fabs(ud[(size_t)q]));
+                    }
+        double sworst = 0;
+        int64_t swritten = 0;
+        for (int64_t q = 0; q < c.elems; ++q) {
+            const bool inside = !std::isnan((double)u0[(size_t)q]);
+            if (!inside) {
+                swritten += !std::isnan((double)us[(size_t)q]);
+                continue;
+            }
+            sworst = t_max_nan(sworst, std::fabs((double)us[(size_t)q] - ud[(size_t)q]) / (umax > 1 ? umax : 1.0));
+        }
+        CHECK(sworst <= 16 * tol && swritten == 0,
+              "%s: a Gauss-Seidel iteration on the Galerkin level against the host: max |gpu - host| / max(1, max |u|) = "
+              "%.3g (bound %.1g), %lld ghosts written",
+              pw, sworst, 16 * tol, (long long)swritten);
+        t_dev_free(d_u);
+        t_dev_free(d_f);
+        t_dev_free(d_res);
+    }
     t_dev_free(d_e);
     t_dev_free(d_in);
     t_dev_free(d_out);
