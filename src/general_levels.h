@@ -347,13 +347,15 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
             launch(C.walk, 0, env.st, gal_probe_kernel<T>, C.g, C.u, cls);
             PGPU_LAUNCHED();
             for (int q = 0; q <= top; ++q) {
-                launch(F.walk, 0, env.st, odi_prolong_kernel<T>, F.g, x.fr, C.g, x.oa, (const T *)C.u, s, q);
+                launch(F.walk, 0, env.st, x.fr.st ? odi_prolong_kernel<T, true> : odi_prolong_kernel<T, false>, F.g, x.fr, C.g,
+                       x.oa, (const T *)C.u, s, q);
                 PGPU_LAUNCHED();
             }
             launch(F.walk, 0, env.st, gal_residual_kernel<T>, F.g, x.fr, (const T *)s, (const T *)nullptr, r);
             PGPU_LAUNCHED();
             for (int q = top; q >= 0; --q) {
-                launch(F.walk, 0, env.st, odi_restrict_kernel<T>, F.g, x.fr, C.g, x.oa, r, C.t, q);
+                launch(F.walk, 0, env.st, x.fr.st ? odi_restrict_kernel<T, true> : odi_restrict_kernel<T, false>, F.g, x.fr,
+                       C.g, x.oa, r, C.t, q);
                 PGPU_LAUNCHED();
             }
             launch(C.walk, 0, env.st, gal_scatter_kernel<T>, C.g, (const T *)C.t, st, C.elems, cls);

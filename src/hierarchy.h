@@ -161,8 +161,11 @@ static pgpu_status smooth(Env &env, Level<T> &L, bool jacobi, int iters, T omega
         const int nc = L.g.is3d ? 8 : 4;
         for (int s = 0; s < iters; ++s)
             for (int c = 0; c < nc; ++c) {
-                launch(L.walk, 0, env.st, gal_colour_kernel<T>, L.g, L.gr, L.iter(), (const T *)L.f,
-                       flip ? nc - 1 - c : c);
+                const int colour = flip ? nc - 1 - c : c;
+                if ((colour & 1) >= L.g.nx || (colour >> 1 & 1) >= L.g.ny || (colour >> 2 & 1) >= L.g.nz)
+                    continue; // (no node of that colour)
+                launch(gal_colour_launch(L.g, colour), 0, env.st, gal_colour_kernel<T>, L.g, L.gr, L.iter(),
+                       (const T *)L.f, colour);
                 PGPU_LAUNCHED();
             }
         return PGPU_SUCCESS;

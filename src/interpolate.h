@@ -536,7 +536,7 @@ template <class T> struct Transfer {
     {
         char *err = env.err;
         for (int s = odi_top(fg); s >= 0; --s) {
-            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, fr, cg, oa, r, fc, s);
+            launch(fwalk, 0, env.st, fr.st ? odi_restrict_kernel<T, true> : odi_restrict_kernel<T, false>, fg, fr, cg, oa, r, fc, s);
             PGPU_LAUNCHED();
         }
         return PGPU_SUCCESS;
@@ -548,7 +548,7 @@ template <class T> struct Transfer {
     {
         char *err = env.err;
         for (int s = 0; s <= odi_top(fg); ++s) {
-            launch(fwalk, 0, env.st, odi_prolong_kernel<T>, fg, fr, cg, oa, e, scratch, s);
+            launch(fwalk, 0, env.st, fr.st ? odi_prolong_kernel<T, true> : odi_prolong_kernel<T, false>, fg, fr, cg, oa, e, scratch, s);
             PGPU_LAUNCHED();
         }
         if (blocks) *blocks = blocks_of(fwalk);

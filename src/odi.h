@@ -160,21 +160,33 @@ template <class T> __device__ __forceinline__ int64_t gal_step(const Grid<T> &g,
 // kept where positive (a Galerkin row's positive entries would otherwise
 // make weights of either sign and divisors near 0); returns the divisor,
 // the row's sum (where positive) plus the kept couplings.
-__device__ __forceinline__ double odi_collapse(const double (&a)[GAL_SLOTS], const int (&c)[3],
-                                               double (&w)[GAL_SLOTS])
+template <int CM> __device__ __forceinline__ void odi_group(const double (&a)[GAL_SLOTS], double (&w)[GAL_SLOTS])
 {
 #pragma unroll
     for (int t = 0; t < GAL_SLOTS; ++t) w[t] = 0;
+#pragma unroll
     for (int q = 0; q < GAL_SLOTS; ++q) {
-        if (q == GAL_CENTRE || a[q] == 0) continue;
         int o[3];
         gal_offset(q, o);
-#pragma unroll
-        for (int d = 0; d < 3; ++d)
-            if (c[d] >= 0) o[d] = 0;
-        w[gal_slot(o[0], o[1], o[2])] -= a[q];
+        const int to = gal_slot(CM & 1 ? 0 : o[0], CM & 2 ? 0 : o[1], CM & 4 ? 0 : o[2]);
+        if (q != GAL_CENTRE && to != GAL_CENTRE) w[to] -= a[q];
     }
-    w[GAL_CENTRE] = 0; // (what collapses onto the node itself)
+}
+__device__ __forceinline__ double odi_collapse(const double (&a)[GAL_SLOTS], const int (&c)[3],
+                                               double (&w)[GAL_SLOTS])
+{
+    // (by the node's coarse axes, known at compile time in each case: w
+    // stays in registers)
+    switch ((c[0] >= 0 ? 1 : 0) | (c[1] >= 0 ? 2 : 0) | (c[2] >= 0 ? 4 : 0)) {
+    case 0: odi_group<0>(a, w); break;
+    case 1: odi_group<1>(a, w); break;
+    case 2: odi_group<2>(a, w); break;
+    case 3: odi_group<3>(a, w); break;
+    case 4: odi_group<4>(a, w); break;
+    case 5: odi_group<5>(a, w); break;
+    case 6: odi_group<6>(a, w); break;
+    default: odi_group<7>(a, w); break;
+    }
     double den = a[GAL_CENTRE] > 0 ? a[GAL_CENTRE] : 0.0;
 #pragma unroll
     for (int t = 0; t < GAL_SLOTS; ++t) den += w[t] > 0 ? w[t] : 0.0;
@@ -194,13 +206,30 @@ __device__ __forceinline__ double odi_collapse(const double (&a)[GAL_SLOTS], con
 // fine couplings along B over their sum, Dirichlet walls included.
 // s = P e on the nodes of one stage (s of the stages before read).  A walk
 // launch over the fine level.
-template <class T>
+// A 7-point level's divisor for a node of between-axes B (c): its
+// couplings along B and its walls' (odi_collapse of gal_row, directly).
+template <class T> __device__ __forceinline__ double odi_den7(const GenPoint<T> &q, const int (&c)[3], const int (&at)[3],
+                                                               const int (&n)[3])
+{
+    double s = 0;
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+        if (c[d] < 0) s += (double)q.d[2 * d] + (double)q.d[2 * d + 1];
+        else s += (at[d] > 0 ? 0.0 : (double)q.d[2 * d]) + (at[d] < n[d] - 1 ? 0.0 : (double)q.d[2 * d + 1]);
+    }
+    return s;
+}
+
+// S27: the fine level is a Galerkin level (fr.st), else its 7-point form.
+template <class T, bool S27>
 __global__ void __launch_bounds__(WALK_THREADS)
     odi_prolong_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a,
                        const T *__restrict__ e, T *s, int stage, int kchunk, int nyb, int nchunks)
 {
     int i, j, k0, k1;
     if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    const int n[3] = {fine.nx, fine.ny, fine.nz};
+    const int64_t st[3] = {1, fine.sy, fine.sz};
     for (int k = k0; k < k1; ++k) {
         int c[3];
         if (odi_stage(a, fine.is3d, i, j, k, c) != stage) continue;
@@ -209,11 +238,25 @@ __global__ void __launch_bounds__(WALK_THREADS)
             s[p] = e[coarse.base + c[0] + (int64_t)c[1] * coarse.sy + (fine.is3d ? (int64_t)c[2] * coarse.sz : 0)];
             continue;
         }
-        double row[GAL_SLOTS], w[GAL_SLOTS];
-        gal_row(fine, fr, p, i, j, k, row);
-        double num = 0, den = odi_collapse(row, c, w);
-        for (int q = 0; q < GAL_SLOTS; ++q)
-            if (w[q] > 0) num += w[q] * (double)s[p + gal_step(fine, q)];
+        double num = 0, den;
+        if constexpr (S27) {
+            double row[GAL_SLOTS], w[GAL_SLOTS];
+            gal_row(fine, fr, p, i, j, k, row);
+            den = odi_collapse(row, c, w);
+#pragma unroll
+            for (int q = 0; q < GAL_SLOTS; ++q)
+                if (w[q] > 0) num += w[q] * (double)s[p + gal_step(fine, q)];
+        } else {
+            const GenPoint<T> q = gen_couplings(fine, p, i, j, k);
+            const int at[3] = {i, j, k};
+#pragma unroll
+            for (int d = 0; d < 3; ++d) {
+                if (c[d] >= 0) continue;
+                if (at[d] > 0) num += (double)q.v[2 * d] * (double)s[p - st[d]];
+                if (at[d] < n[d] - 1) num += (double)q.v[2 * d + 1] * (double)s[p + st[d]];
+            }
+            den = odi_den7(q, c, at, n);
+        }
         s[p] = den > 0 ? T(num / den) : T(0);
     }
 }
@@ -239,13 +282,23 @@ __global__ void __launch_bounds__(WALK_THREADS)
     if (REDUCE) write_partial(partials, acc);
 }
 
+// The coupling of a node across one face of axis d, as gen_couplings forms
+// it inside the box: the table's (low or high, at node index at) times the
+// face's fraction (element e: the face's high node).
+template <class T> __device__ __forceinline__ double odi_face(const Grid<T> &g, int d, int64_t e, int at, bool high)
+{
+    const T *tab = d == 0 ? (high ? g.cxh : g.cxl) : d == 1 ? (high ? g.cyh : g.cyl) : (high ? g.czh : g.czl);
+    const T *fr = d == 0 ? g.fx : d == 1 ? g.fy : g.fz;
+    return (double)(T)(tab[at] * (fr ? fr[e] : T(1)));
+}
+
 // One stage of R r = Wc^-1 P^T W r, from the highest stage down.  A node p
 // of `stage` sums W r of its own and, from each neighbour q of a higher
 // stage whose between-axes hold p's offset, q's collapsed entry towards p
 // (odi_prolong_kernel's weight numerator) times t_q / den_q, stored over r
 // by q's launch; it stores its own t / den the same way, or at stage 0
 // writes the coarse right-hand side.
-template <class T>
+template <class T, bool S27>
 __global__ void __launch_bounds__(WALK_THREADS)
     odi_restrict_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a, T *r,
                         T *fc, int stage, int kchunk, int nyb, int nchunks)
@@ -262,7 +315,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
         double w = (double)__ldg(a.wf[0] + i) * (double)__ldg(a.wf[1] + j);
         if (fine.is3d) w *= (double)__ldg(a.wf[2] + k);
         double sum = w * (double)r[p];
-        if (stage < top)
+        if (S27 && stage < top) {
             for (int q = 0; q < GAL_SLOTS; ++q) {
                 int o[3];
                 gal_offset(q, o);
@@ -281,30 +334,44 @@ __global__ void __launch_bounds__(WALK_THREADS)
                 if (!held) continue;
                 const int64_t pq = p + o[0] + (int64_t)o[1] * fine.sy + (int64_t)o[2] * fine.sz;
                 // q's entries that collapse onto p: -o on q's between-axes, anything on its others
-                double cpl = 0;
-                if (fr.st) {
-                    int lo[3], hi[3];
+                int lo[3], hi[3];
 #pragma unroll
-                    for (int d = 0; d < 3; ++d) {
-                        lo[d] = cq[d] >= 0 && (d < 2 || fine.is3d) ? -1 : -o[d];
-                        hi[d] = cq[d] >= 0 && (d < 2 || fine.is3d) ? 1 : -o[d];
-                    }
-                    for (int mz = lo[2]; mz <= hi[2]; ++mz)
-                        for (int my = lo[1]; my <= hi[1]; ++my)
-                            for (int mx = lo[0]; mx <= hi[0]; ++mx)
-                                cpl -= (double)fr.st[gal_slot(mx, my, mz) * fr.elems + pq];
-                } else if (abs(o[0]) + abs(o[1]) + abs(o[2]) == 1) {
-                    const GenPoint<T> g = gen_couplings(fine, pq, x[0], x[1], x[2]);
-                    const int d = o[0] ? 0 : o[1] ? 1 : 2;
-                    cpl = (double)g.v[2 * d + (o[d] < 0 ? 1 : 0)]; // q's face towards p
+                for (int d = 0; d < 3; ++d) {
+                    lo[d] = cq[d] >= 0 && (d < 2 || fine.is3d) ? -1 : -o[d];
+                    hi[d] = cq[d] >= 0 && (d < 2 || fine.is3d) ? 1 : -o[d];
                 }
-                if (!(cpl > 0)) continue; // (odi_collapse's positive part)
-                sum += cpl * (double)r[pq];
+                double cpl = 0;
+                for (int mz = lo[2]; mz <= hi[2]; ++mz)
+                    for (int my = lo[1]; my <= hi[1]; ++my)
+                        for (int mx = lo[0]; mx <= hi[0]; ++mx)
+                            cpl -= (double)fr.st[gal_slot(mx, my, mz) * fr.elems + pq];
+                if (cpl > 0) sum += cpl * (double)r[pq]; // (odi_collapse's positive part)
             }
+        } else if (!S27 && stage < top) {
+            // 7-point: the neighbours along p's coarse-node axes that lie
+            // between coarse nodes there, by their face towards p
+            const int64_t st[3] = {1, fine.sy, fine.sz};
+            for (int d = 0; d < (fine.is3d ? 3 : 2); ++d) {
+                if (c[d] < 0) continue;
+#pragma unroll
+                for (int side = 0; side < 2; ++side) {
+                    const int x = at[d] + (side ? 1 : -1);
+                    if (x < 0 || x >= n[d] || __ldg(a.cn[d] + x) >= 0) continue; // a wall, or d not coarsened
+                    // q above: its low face (element q); below: its high face (element p)
+                    const double cq = odi_face(fine, d, side ? p + st[d] : p, x, !side);
+                    sum += cq * (double)r[side ? p + st[d] : p - st[d]];
+                }
+            }
+        }
         if (stage > 0) {
-            double row[GAL_SLOTS], wq[GAL_SLOTS];
-            gal_row(fine, fr, p, i, j, k, row);
-            const double den = odi_collapse(row, c, wq); // as odi_prolong_kernel's
+            double den; // as odi_prolong_kernel's
+            if constexpr (S27) {
+                double row[GAL_SLOTS], wq[GAL_SLOTS];
+                gal_row(fine, fr, p, i, j, k, row);
+                den = odi_collapse(row, c, wq);
+            } else {
+                den = odi_den7(gen_couplings(fine, p, i, j, k), c, at, n);
+            }
             r[p] = den > 0 ? T(sum / den) : T(0);
         } else {
             double wc = (double)__ldg(a.wc[0] + c[0]) * (double)__ldg(a.wc[1] + c[1]);
@@ -347,11 +414,16 @@ __global__ void __launch_bounds__(WALK_THREADS)
     gal_colour_kernel(const Grid<T> g, const GalRows<T> gr, T *u, const T *__restrict__ f, int colour, int kchunk,
                       int nyb, int nchunks)
 {
+    // a walk launch over the colour's columns and planes: thread (i', j'),
+    // planes k' of [k0, k1), at node (2 i' + x bit, 2 j' + y bit, 2 k' + z bit)
+    const int cx = colour & 1, cy = (colour >> 1) & 1, cz = (colour >> 2) & 1;
+    const int hx = (g.nx - cx + 1) / 2, hy = (g.ny - cy + 1) / 2, hz = g.is3d ? (g.nz - cz + 1) / 2 : 1;
     int i, j, k0, k1;
-    if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    if ((i & 1) != (colour & 1) || (j & 1) != ((colour >> 1) & 1)) return;
-    const int kc = (colour >> 2) & 1;
-    for (int k = k0 + ((k0 & 1) != kc); k < k1; k += 2) {
+    if (!walk_thread(hx, hy, hz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    i = 2 * i + cx;
+    j = 2 * j + cy;
+    for (int kk = k0; kk < k1; ++kk) {
+        const int k = g.is3d ? 2 * kk + cz : 0;
         const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
         const double up = (double)u[p];
         double row[GAL_SLOTS];
@@ -363,6 +435,14 @@ __global__ void __launch_bounds__(WALK_THREADS)
         const double d = gal_diag(row);
         if (d > 0) u[p] = T(up + s / d);
     }
+}
+
+// The walk launch of gal_colour_kernel for a colour of g.
+template <class T> static ColLaunch gal_colour_launch(const Grid<T> &g, int colour)
+{
+    const int cx = colour & 1, cy = (colour >> 1) & 1, cz = (colour >> 2) & 1;
+    return walk_launch((g.nx - cx + 1) / 2, (g.ny - cy + 1) / 2, g.is3d ? (g.nz - cz + 1) / 2 : 1, g.is3d != 0,
+                       Tune<T>::walk_group);
 }
 
 // The Galerkin build probes R A P with the 27 classes of coarse nodes by
