@@ -426,7 +426,8 @@
  *    jumps without a Dirichlet face (singular problems) can stall it, and
  *    BiCGStab around the cycle, too (PGPU_ERROR_NOT_CONVERGED, the
  *    report holding what was reached), an inclusion of 10^6 (a ball at
- *    256^3) may stop short of a tight tolerance (1e-8), and masks of many
+ *    256^3) stops short of a tight tolerance (1e-8: the rounding of the
+ *    finest level's residual, MASKS AND VARIABLE COEFFICIENTS), and masks of many
  *    small pockets or narrow channels need tens to hundreds of iterations.
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
  *    without mask or beta.  The exact inverse on the empty
@@ -621,13 +622,15 @@
  *    width stays closed.  Where beta jumps (its largest value is more than
  *    10 times its smallest) and no mask is set, on a grid whose coarsened
  *    axes keep every other node (Dirichlet and Neumann faces; not a
- *    periodic axis), the coarse levels follow the operator instead: a
- *    coarse face's coefficient takes the fine faces along it in series
- *    (harmonic mean) and the prolongation weighs the coarse values by the
- *    fine couplings (and the restriction is its adjoint), so that an
- *    inclusion's near-constant mode reaches the coarse levels; a cycle
- *    there costs about twice the geometric one (the bench's 'ball' rows).
- *    The coarse
+ *    periodic axis; one GPU), the coarse levels follow the operator
+ *    instead: each is the Galerkin product R A P of the level above (27
+ *    coefficients a point, 9 in 2D), the prolongation weighs the coarse
+ *    values by the fine level's couplings (BoxMG's rule) and the
+ *    restriction is its adjoint, so that an inclusion's near-constant mode
+ *    reaches the coarse levels and the cycles converge as fast on a jump of
+ *    1e6 as on 1e3 (the bench's 'ball' rows: a cycle there costs several
+ *    geometric ones, and pgpu_set_coefficients, which builds the levels,
+ *    about as much as the V-cycles to 1e-8).  The coarse
  *    levels cannot follow a wall, so on a mask a cycle ends with two
  *    Gauss-Seidel iterations on the fluid points of the blocks (8^3
  *    points, 2D 16^2) that hold a fluid point next to a solid one, where
@@ -649,11 +652,16 @@
  *       pocket, say: the coarse levels hold it on its heaviest parent
  *       alone); on a small pocket held by one such cell V-cycles and FMG
  *       diverged;
- *     + they stall on an inclusion (a ball whose beta is 1e3 or 1e6 times
- *       its surroundings'): without a mask (the operator-following coarse
- *       levels above) near a relative residual of 1e-7 (1e3) or 1e-4 (1e6),
- *       and after a fast start where a mask is set beside it (the coarse
- *       coefficients are then averaged, and miss its near-constant mode;
+ *     + on an inclusion (a ball whose beta is 1e3 to 1e6 times its
+ *       surroundings') without a mask (the Galerkin levels above) they
+ *       converge at 0.2-0.4 a cycle (1e3: 12 cycles to 1e-8 at 127^3 and
+ *       255^3) down to the rounding of the finest level's residual, which
+ *       grows with the jump and the grid: in double near 3e-8 (63^3),
+ *       1.5e-7 (127^3) and 6e-7 (255^3) for 1e6, so a tighter tolerance
+ *       ends in PGPU_ERROR_NOT_CONVERGED there (CG too); in float that
+ *       rounding is near 0.1 on a 1e3 ball (127^3): take double.  Where a
+ *       mask is set beside it they stall after a fast start (the coarse
+ *       coefficients are then averaged and miss its near-constant mode;
  *       W-cycles may diverge there);
  *     + they may stall (PGPU_ERROR_NOT_CONVERGED) on singular pockets with
  *       a varying beta, and stalled (near 1e-10 in double) or diverged
@@ -664,10 +672,11 @@
  *       Neumann faces or across a periodic axis (two-phase beta of 1000:1 and
  *       10^6:1 on grids with a pair of periodic faces: the transfers that
  *       follow beta need coarse nodes on fine ones, which a periodic axis's
- *       coarse levels do not have) and on a beta that varies from point to
- *       point (drawn at random from 0.1 to 10) on strongly anisotropic grids
- *       (spacings 9:1 and 22:1); FMG with W-cycles diverged on a sealed 2D
- *       pocket between Neumann faces, where V-cycles converge.
+ *       coarse levels do not have); FMG with W-cycles diverged on a sealed
+ *       2D pocket between Neumann faces, where V-cycles converge.  On a beta
+ *       drawn at random from 0.1 to 10 point by point on strongly
+ *       anisotropic grids (spacings 9:1 and 22:1, Dirichlet boxes) they
+ *       converge at 0.23-0.30 a cycle (the Galerkin levels).
  *    CG with the multigrid preconditioner converged on each of these we
  *    replayed -- the inclusions, the lone Dirichlet cells and the pocket one
  *    of them holds, the random solid cells (BiCGStab too), the jumps next to
@@ -696,8 +705,11 @@
  *    beta's reciprocals, from which the smoother and the residual form the
  *    faces; in double, for a multigrid method on 3D grids of 2^22 points
  *    or more whose tiles suit it, one more: a third iterate for the finest
- *    level); two bytes and an array per axis per coarse point); later
- *    calls allocate nothing.  The call
+ *    level); two bytes and an array per axis per coarse point; where beta
+ *    jumps, for a multigrid method or preconditioner, the Galerkin levels:
+ *    27 values of u's precision per coarse point (9 in 2D; about 27/7 N w
+ *    in 3D, 3 N w in 2D) and two arrays of u's size for their build);
+ *    later calls allocate nothing.  The call
  *    waits for the stream to read whether the data are valid (and, for a
  *    mask, how many singular regions it has); on invalid
  *    data (a mask byte other than the three types, beta <= 0 or not

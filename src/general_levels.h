@@ -234,7 +234,7 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         x.rr_fused = rr_box[l] && !on;
         x.odi = odi && x.odi_ok && (size_t)(l + 1) < gen.gst.size() && gen.gst[(size_t)l + 1];
         x.fr = lv[l].gr;
-        lv[l + 1].gr = x.odi ? GalRows<T>{gen.gst[(size_t)l + 1], lv[l + 1].elems} : GalRows<T>{};
+        lv[l + 1].gr = x.odi ? GalRows<T>{gen.gst[(size_t)l + 1], lv[l + 1].elems, lv[0].g.is3d ? 0 : 9} : GalRows<T>{};
     }
     singular = singular_box && !gen.mask;
     return changed;
@@ -317,7 +317,7 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
     PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, 2 * n0 * sizeof(T), "the Galerkin build's probe vectors"));
     for (int l = 1; l < nl; ++l) {
         if (!lv[l - 1].down.odi_ok) continue;
-        const size_t bytes = (size_t)GAL_SLOTS * (size_t)lv[l].elems * sizeof(T);
+        const size_t bytes = (size_t)gal_stored(lv[l].g.is3d != 0) * (size_t)lv[l].elems * sizeof(T);
         PGPU_FORWARD(env.mem.alloc(err, (void **)&st[(size_t)l], bytes, "a Galerkin level's operator"));
         PGPU_CUDA(cudaMemsetAsync(st[(size_t)l], 0, bytes, env.st));
     }

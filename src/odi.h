@@ -1,36 +1,39 @@
-// odi.h -- operator-dependent transfers: the prolongation that follows beta's jumps, and its adjoint
+// odi.h -- operator-dependent coarsening where beta jumps: Galerkin coarse levels and their transfers
 #pragma once
 #include "restrict.h"
 
 namespace pgpu {
 
-// Where beta jumps, the geometric prolongation (linear in position) puts a
-// coarse correction across the jump as if the two sides were one medium:
-// a fine point inside a ball of beta 1e3 whose coarse neighbour along an
-// axis lies outside takes half of that neighbour's value, where the
-// operator, which couples it a thousand times more strongly to the inside,
-// wants nearly none.  The ball's near-constant mode then comes back from
-// the coarse levels with a dent at its rim that costs 1e3 times its
-// energy, and the face-averaged coarse coefficients (mean along a coarse
-// face's path) price that mode so high that the cycles barely move it:
-// V-cycles stalled near 0.99 a cycle on such a ball.  Coarse coefficients
-// in series along the path (gen_coarse_kernel with GenCoarse::series) price
-// it right, but with the linear prolongation the coarse correction then
-// overshoots and the cycles diverge.  So on a level pair whose coarse build
-// takes the series, the prolongation takes the fine operator's weights
-// (Alcouffe, Brandt, Dendy and Painter; de Zeeuw; BoxMG, for a 7-point
-// operator), in stages by the number of axes along which a fine node lies
-// between two coarse nodes:
-//   0: the node is a coarse node: its value;
-//   1..3: sum over those axes d of (c_lo,d v(p - e_d) + c_hi,d v(p + e_d)),
-//         over the sum of those couplings, v the values of the stage before
-//         (0 across a Dirichlet wall; a Neumann wall's c is 0: odi_den).
-// In 1D this is exact for the operator's own null space and the series
-// coefficient is the Galerkin one.  The restriction is the adjoint weighted
-// by cell volumes, R = Wc^-1 P^T W, as the geometric one is, so the cycle
-// stays symmetric for CG.  It needs vertex coarsening on every coarsened
-// axis (each fine node on a coarse node, or between two of them or a wall:
-// OdiAxes::cn), no mask, and one GPU (Transfer::odi_ok, Hierarchy's rule).
+// Where beta jumps, the geometric transfers treat an inclusion and its
+// surroundings as one medium: the linear prolongation puts half of an
+// outside coarse value onto an inside fine point that the operator couples
+// a thousand times more strongly to the inside, and no 7-point coarse
+// coefficient (face means, or faces in series along the path) then prices
+// the inclusion's near-constant mode right: V-cycles stalled at 0.95-0.99 a
+// cycle on a ball of 1e3 or 1e6.  So each level the transfers reach here
+// (Transfer::odi, Hierarchy::general_apply's rule: beta jumps, no mask, no
+// periodic axis, one GPU, every coarsened axis keeping nodes) is a
+// Galerkin level: its operator is R A P of the level above, 27 entries a
+// node (9 in 2D: GalRows), and
+//  - P follows the level above's rows (BoxMG: Dendy; de Zeeuw), in stages
+//    by the axes along which a fine node lies between two coarse nodes
+//    (odi_stage): a coarse node takes its value; a node of a higher stage
+//    collapses its row onto those between-axes (an entry counts towards
+//    the node at its offset with the other components set to 0) and takes
+//    the collapsed couplings' positive parts, over their sum plus the row's
+//    sum, as weights on its lower-stage neighbours (odi_collapse);
+//  - R = Wc^-1 P^T W, its adjoint weighted by the cell volumes, so that
+//    R A P is symmetric in Wc and the cycle stays a CG preconditioner;
+//  - the Galerkin levels are smoothed by Gauss-Seidel in 8 colours (4 in
+//    2D: a 27-point row couples no two nodes of one colour) and their
+//    residuals formed in differences (GalRows);
+//  - pgpu_set_coefficients builds them level by level by probing R A P
+//    with 27 classes of coarse nodes and the constant (gal_probe_kernel).
+// The finest level keeps its own 7-point form and smoothers; P and R read
+// its faces directly.  Convergence no longer depends on the jump's size
+// (1e3 to 1e6: the bench's 'ball' rows); what stops V-cycles and CG on
+// large jumps is the finest level's residual, whose rounding in double
+// grows with the jump (the header's MASKS AND VARIABLE COEFFICIENTS).
 
 // Per axis of a level pair: cn[i] the coarse interior index of fine node i
 // where it is a coarse node, else -1; wf / wc the fine and coarse cell
@@ -96,7 +99,11 @@ constexpr int GAL_SLOTS = 27, GAL_CENTRE = 13;
 template <class T> struct GalRows {
     const T *st = nullptr;
     int64_t elems = 0;
+    int lo = 0; // the first slot stored: 0, or in 2D 9 (the nine slots of offset 0 along z)
+    __device__ __forceinline__ T at(int s, int64_t p) const { return st[(s - lo) * elems + p]; }
 };
+// The slots a Galerkin level stores (2D: the nine of offset 0 along z).
+__host__ __device__ __forceinline__ int gal_stored(bool is3d) { return is3d ? 27 : 9; }
 __host__ __device__ __forceinline__ int gal_slot(int dx, int dy, int dz) { return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1); }
 __host__ __device__ __forceinline__ void gal_offset(int s, int (&o)[3])
 {
@@ -114,7 +121,7 @@ __device__ __forceinline__ void gal_row(const Grid<T> &g, const GalRows<T> &r, i
 {
     if (r.st) {
 #pragma unroll
-        for (int s = 0; s < GAL_SLOTS; ++s) a[s] = (double)r.st[s * r.elems + p];
+        for (int s = 0; s < GAL_SLOTS; ++s) a[s] = r.lo == 0 || (s >= 9 && s < 18) ? (double)r.at(s, p) : 0.0;
         return;
     }
 #pragma unroll
@@ -344,7 +351,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
                 for (int mz = lo[2]; mz <= hi[2]; ++mz)
                     for (int my = lo[1]; my <= hi[1]; ++my)
                         for (int mx = lo[0]; mx <= hi[0]; ++mx)
-                            cpl -= (double)fr.st[gal_slot(mx, my, mz) * fr.elems + pq];
+                            cpl -= (double)fr.at(gal_slot(mx, my, mz), pq);
                 if (cpl > 0) sum += cpl * (double)r[pq]; // (odi_collapse's positive part)
             }
         } else if (!S27 && stage < top) {
@@ -463,8 +470,9 @@ __global__ void __launch_bounds__(WALK_THREADS)
             cls == GAL_SLOTS || (i % 3 == cls % 3 && j % 3 == cls / 3 % 3 && k % 3 == cls / 9) ? T(1) : T(0);
 }
 
-// y = R (-A P e) of class cls into the coarse level's slots (st: GAL_SLOTS
-// arrays of elems): the off-diagonal entries, or the sums (cls GAL_SLOTS).
+// y = R (-A P e) of class cls into the coarse level's slots (st: its
+// gal_stored arrays of elems, from slot GalRows::lo): the off-diagonal
+// entries, or the sums (cls GAL_SLOTS).
 template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
     gal_scatter_kernel(const Grid<T> g, const T *__restrict__ y, T *st, int64_t elems, int cls, int kchunk, int nyb,
@@ -483,7 +491,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
         }
         const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
         const int slot = cls == GAL_SLOTS ? GAL_CENTRE : gal_slot(o[0], o[1], o[2]);
-        if (slot != GAL_CENTRE || cls == GAL_SLOTS) st[slot * elems + p] = -y[p];
+        if (slot != GAL_CENTRE || cls == GAL_SLOTS) st[(slot - (g.is3d ? 0 : 9)) * elems + p] = -y[p];
     }
 }
 

@@ -120,9 +120,21 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
     }
     std::vector<T> fr[3], fst, cst;
     const bool fgal = F.gr.st != nullptr;
-    if (fgal) fst = download(F.gr.st, (int64_t)pgpu::GAL_SLOTS * f.elems);
-    if (!CHECK(C.gr.st != nullptr, "%s: the coarse level is a Galerkin level", pw)) return;
-    cst = download(C.gr.st, (int64_t)pgpu::GAL_SLOTS * c.elems);
+    /* a Galerkin level's slots as 27 arrays (2D stores the nine of offset 0
+     * along z) */
+    auto slots_of = [&](const pgpu::GalRows<T> &g, const Lay &y) {
+        const int stored = pgpu::gal_stored(y.is3d != 0);
+        const std::vector<T> h = download(g.st, (int64_t)stored * y.elems);
+        std::vector<T> all((size_t)27 * y.elems, T(0));
+        for (int q = 0; q < stored; ++q)
+            std::copy(h.begin() + (size_t)q * y.elems, h.begin() + (size_t)(q + 1) * y.elems,
+                      all.begin() + (size_t)(q + g.lo) * y.elems);
+        return all;
+    };
+    if (fgal) fst = slots_of(F.gr, f);
+    if (!CHECK(C.gr.st != nullptr && C.gr.lo == (c.is3d ? 0 : 9), "%s: the coarse level is a Galerkin level", pw))
+        return;
+    cst = slots_of(C.gr, c);
     const T *dfr[3] = {F.g.fx, F.g.fy, F.g.fz};
     for (int d = 0; d < (f.is3d ? 3 : 2) && !fgal; ++d) {
         if (!CHECK(dfr[d] != nullptr, "%s: the level has face fractions along axis %d", pw, d)) return;
