@@ -74,10 +74,13 @@
  *  PGPU_FFT (direct)      many solves of a box (any faces), no mask, no
  *                         beta: exact up to rounding,
  *                         no iterations; the cheapest on periodic boxes
- *  PGPU_CG, PGPU_BICGSTAB beta jumps or inclusions, masks where V-cycles
- *  with the multigrid     are slow or diverge: the robust choice, which
- *  preconditioner (the    converges where V-cycles alone stall or diverge;
- *  default)               an iteration costs more than a V-cycle.  With the
+ *  PGPU_CG, PGPU_BICGSTAB beta jumps beside masks, Neumann faces or across
+ *  with the multigrid     periodic axes, masks where V-cycles are slow or
+ *  preconditioner (the    diverge (inclusions without a mask: V-cycles
+ *  default)               converge too, MASKS AND VARIABLE COEFFICIENTS):
+ *                         the robust choice, which converges where V-cycles
+ *                         alone stall or diverge; an iteration costs more
+ *                         than a V-cycle.  With the
  *                         FFT preconditioner: a checked tolerance on a box
  *                         (KRYLOV METHODS)
  *  PGPU_JACOBI,           smoothing, teaching, comparison: a sweep runs
@@ -654,13 +657,15 @@
  *       diverged;
  *     + on an inclusion (a ball whose beta is 1e3 to 1e6 times its
  *       surroundings') without a mask (the Galerkin levels above) they
- *       converge at 0.2-0.4 a cycle (1e3: 12 cycles to 1e-8 at 127^3 and
- *       255^3) down to the rounding of the finest level's residual, which
- *       grows with the jump and the grid: in double near 3e-8 (63^3),
- *       1.5e-7 (127^3) and 6e-7 (255^3) for 1e6, so a tighter tolerance
- *       ends in PGPU_ERROR_NOT_CONVERGED there (CG too); in float that
- *       rounding is near 0.1 on a 1e3 ball (127^3): take double.  Where a
- *       mask is set beside it they stall after a fast start (the coarse
+ *       converge as fast on 1e6 as on 1e3 (the bench's 'ball' rows: 13
+ *       cycles to 1e-8 at 256^3) down to the rounding of the finest level's
+ *       residual, which grows with the jump and the grid (1e6 at 256^3, in
+ *       double: near 7e-7), so a tighter tolerance ends in
+ *       PGPU_ERROR_NOT_CONVERGED there, CG's too, u then as close to the
+ *       solution as that rounding allows; in float that rounding is far
+ *       larger (about 0.1 on a 1e3 ball): float ends NOT_CONVERGED though
+ *       its u is good to float's rounding; take double.  Where a mask is
+ *       set beside it they stall after a fast start (the coarse
  *       coefficients are then averaged and miss its near-constant mode;
  *       W-cycles may diverge there);
  *     + they may stall (PGPU_ERROR_NOT_CONVERGED) on singular pockets with
@@ -676,7 +681,7 @@
  *       2D pocket between Neumann faces, where V-cycles converge.  On a beta
  *       drawn at random from 0.1 to 10 point by point on strongly
  *       anisotropic grids (spacings 9:1 and 22:1, Dirichlet boxes) they
- *       converge at 0.23-0.30 a cycle (the Galerkin levels).
+ *       converge on the Galerkin levels (the bench's 'beta-aniso' rows).
  *    CG with the multigrid preconditioner converged on each of these we
  *    replayed -- the inclusions, the lone Dirichlet cells and the pocket one
  *    of them holds, the random solid cells (BiCGStab too), the jumps next to
