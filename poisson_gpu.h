@@ -680,8 +680,10 @@
  *       coarse levels do not have); FMG with W-cycles diverged on a sealed
  *       2D pocket between Neumann faces, where V-cycles converge.  On a beta
  *       drawn at random from 0.1 to 10 point by point on strongly
- *       anisotropic grids (spacings 9:1 and 22:1, Dirichlet boxes) they
- *       converge on the Galerkin levels (the bench's 'beta-aniso' rows).
+ *       anisotropic grids (spacings 9:1 and 22:1) they converge where the
+ *       coarse levels are Galerkin's (Dirichlet boxes: the bench's
+ *       'beta-aniso' rows) and may diverge where they cannot be (a mask, a
+ *       periodic axis, an even axis beside a Neumann face).
  *    CG with the multigrid preconditioner converged on each of these we
  *    replayed -- the inclusions, the lone Dirichlet cells and the pocket one
  *    of them holds, the random solid cells (BiCGStab too), the jumps next to
