@@ -4655,9 +4655,10 @@ __device__ __forceinline__ int odi_stage(const OdiAxes<T> &a, bool is3d, int i, 
 }
 
 // A level's operator as the transfers and the Galerkin build read it: the
-// 27 slot arrays of a Galerkin level (st, slot s at st + s elems: the entry
-// towards the node at offset gal_offset(s), 0 where that lies outside the
-// box), or, where st is NULL, the level's 7-point general form
+// 27 slot arrays of a Galerkin level (st, slot s at st + s n, node (i, j,
+// k) at gal_index: the entry towards the node at offset gal_offset(s), 0
+// where that lies outside the box), or, where st is NULL, the level's
+// 7-point general form
 // (gen_couplings), its couplings to nodes inside the box as the entries.
 // The centre slot holds the row's sum, not the diagonal: A u at p is
 //   rsum u_p + sum_{s != centre} a_s (u_{p+s} - u_p),
@@ -4666,11 +4667,40 @@ __device__ __forceinline__ int odi_stage(const OdiAxes<T> &a, bool is3d, int i, 
 // neighbours' sum cancel to a few digits); P, R and the build take the
 // same differences.  Ghosts are never read: corrections are 0 there.
 constexpr int GAL_SLOTS = 27, GAL_CENTRE = 13;
+// Where a node's entry lies in a slot array: the nodes by colour (their
+// index parities, gal_colour_kernel's), each colour's x fastest, so that a
+// colour pass reads its rows contiguously.
+struct GalPack {
+    int64_t off[8]; // each colour's first index
+    int hx[8], hy[8]; // its extents along x and y
+};
+__host__ __device__ __forceinline__ int64_t gal_index(const GalPack &q, int i, int j, int k)
+{
+    const int c = (i & 1) | (j & 1) << 1 | (k & 1) << 2;
+    return q.off[c] + ((int64_t)(k >> 1) * q.hy[c] + (j >> 1)) * q.hx[c] + (i >> 1);
+}
+static GalPack gal_pack(int nx, int ny, int nz)
+{
+    GalPack q{};
+    int64_t at = 0;
+    for (int c = 0; c < 8; ++c) {
+        const int cx = c & 1, cy = c >> 1 & 1, cz = c >> 2 & 1;
+        q.hx[c] = (nx - cx + 1) / 2;
+        q.hy[c] = (ny - cy + 1) / 2;
+        q.off[c] = at;
+        at += (int64_t)q.hx[c] * q.hy[c] * ((nz - cz + 1) / 2);
+    }
+    return q;
+}
 template <class T> struct GalRows {
     const T *st = nullptr;
-    int64_t elems = 0;
-    int lo = 0; // the first slot stored: 0, or in 2D 9 (the nine slots of offset 0 along z)
-    __device__ __forceinline__ T at(int s, int64_t p) const { return st[(s - lo) * elems + p]; }
+    int64_t n = 0; // a slot's length: the level's interior points
+    int lo = 0;    // the first slot stored: 0, or in 2D 9 (the nine slots of offset 0 along z)
+    GalPack pk{};
+    __device__ __forceinline__ T at(int s, int i, int j, int k) const
+    {
+        return st[(s - lo) * n + gal_index(pk, i, j, k)];
+    }
 };
 // The slots a Galerkin level stores (2D: the nine of offset 0 along z).
 __host__ __device__ __forceinline__ int gal_stored(bool is3d) { return is3d ? 27 : 9; }
@@ -4691,7 +4721,7 @@ __device__ __forceinline__ void gal_row(const Grid<T> &g, const GalRows<T> &r, i
 {
     if (r.st) {
 #pragma unroll
-        for (int s = 0; s < GAL_SLOTS; ++s) a[s] = r.lo == 0 || (s >= 9 && s < 18) ? (double)r.at(s, p) : 0.0;
+        for (int s = 0; s < GAL_SLOTS; ++s) a[s] = r.lo == 0 || (s >= 9 && s < 18) ? (double)r.at(s, i, j, k) : 0.0;
         return;
     }
 #pragma unroll
@@ -4921,7 +4951,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
                 for (int mz = lo[2]; mz <= hi[2]; ++mz)
                     for (int my = lo[1]; my <= hi[1]; ++my)
                         for (int mx = lo[0]; mx <= hi[0]; ++mx)
-                            cpl -= (double)fr.at(gal_slot(mx, my, mz), pq);
+                            cpl -= (double)fr.at(gal_slot(mx, my, mz), x[0], x[1], x[2]);
                 if (cpl > 0) sum += cpl * (double)r[pq]; // (odi_collapse's positive part)
             }
         } else if (!S27 && stage < top) {
@@ -5040,12 +5070,11 @@ __global__ void __launch_bounds__(WALK_THREADS)
             cls == GAL_SLOTS || (i % 3 == cls % 3 && j % 3 == cls / 3 % 3 && k % 3 == cls / 9) ? T(1) : T(0);
 }
 
-// y = R (-A P e) of class cls into the coarse level's slots (st: its
-// gal_stored arrays of elems, from slot GalRows::lo): the off-diagonal
-// entries, or the sums (cls GAL_SLOTS).
+// y = R (-A P e) of class cls into the coarse level's slots (gr): the
+// off-diagonal entries, or the sums (cls GAL_SLOTS).
 template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
-    gal_scatter_kernel(const Grid<T> g, const T *__restrict__ y, T *st, int64_t elems, int cls, int kchunk, int nyb,
+    gal_scatter_kernel(const Grid<T> g, const T *__restrict__ y, const GalRows<T> gr, int cls, int kchunk, int nyb,
                        int nchunks)
 {
     int i, j, k0, k1;
@@ -5061,7 +5090,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
         }
         const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
         const int slot = cls == GAL_SLOTS ? GAL_CENTRE : gal_slot(o[0], o[1], o[2]);
-        if (slot != GAL_CENTRE || cls == GAL_SLOTS) st[(slot - (g.is3d ? 0 : 9)) * elems + p] = -y[p];
+        if (slot != GAL_CENTRE || cls == GAL_SLOTS)
+            const_cast<T *>(gr.st)[(slot - gr.lo) * gr.n + gal_index(gr.pk, i, j, k)] = -y[p];
     }
 }
 
@@ -8002,7 +8032,7 @@ template <class T> struct General {
     bool narrow = false;             // beta lies inside beta_recip_min .. max
     bool jump = false;               // beta's largest value is more than JUMP_RATIO times its smallest
     // Galerkin levels (odi.h; where beta jumps): per level, gal_stored arrays
-    // of its elements (NULL where the pair into it keeps no nodes), and the
+    // of its points (NULL where the pair into it keeps no nodes), and the
     // build's two probe vectors of level 0's size.
     std::vector<T *> gst;
     T *gscr = nullptr;
@@ -8864,7 +8894,10 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         x.rr_fused = rr_box[l] && !on;
         x.odi = odi && x.odi_ok && (size_t)(l + 1) < gen.gst.size() && gen.gst[(size_t)l + 1];
         x.fr = lv[l].gr;
-        lv[l + 1].gr = x.odi ? GalRows<T>{gen.gst[(size_t)l + 1], lv[l + 1].elems, lv[0].g.is3d ? 0 : 9} : GalRows<T>{};
+        const Grid<T> &cg = lv[l + 1].g;
+        lv[l + 1].gr = x.odi ? GalRows<T>{gen.gst[(size_t)l + 1], (int64_t)lv[l + 1].npts, cg.is3d ? 0 : 9,
+                                          gal_pack(cg.nx, cg.ny, cg.is3d ? cg.nz : 1)}
+                             : GalRows<T>{};
     }
     singular = singular_box && !gen.mask;
     return changed;
@@ -8947,7 +8980,7 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
     PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, 2 * n0 * sizeof(T), "the Galerkin build's probe vectors"));
     for (int l = 1; l < nl; ++l) {
         if (!lv[l - 1].down.odi_ok) continue;
-        const size_t bytes = (size_t)gal_stored(lv[l].g.is3d != 0) * (size_t)lv[l].elems * sizeof(T);
+        const size_t bytes = (size_t)gal_stored(lv[l].g.is3d != 0) * (size_t)lv[l].npts * sizeof(T);
         PGPU_FORWARD(env.mem.alloc(err, (void **)&st[(size_t)l], bytes, "a Galerkin level's operator"));
         PGPU_CUDA(cudaMemsetAsync(st[(size_t)l], 0, bytes, env.st));
     }
@@ -8970,7 +9003,6 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         const Transfer<T> &x = F.down;
         if (!x.odi) continue;
         T *s = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
-        T *st = const_cast<T *>(C.gr.st);
         const int top = odi_top(F.g);
         for (int cls = 0; cls <= GAL_SLOTS; ++cls) {
             if (!F.g.is3d && cls >= 9 && cls < GAL_SLOTS) continue;
@@ -8988,7 +9020,7 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
                        C.g, x.oa, r, C.t, q);
                 PGPU_LAUNCHED();
             }
-            launch(C.walk, 0, env.st, gal_scatter_kernel<T>, C.g, (const T *)C.t, st, C.elems, cls);
+            launch(C.walk, 0, env.st, gal_scatter_kernel<T>, C.g, (const T *)C.t, C.gr, cls);
             PGPU_LAUNCHED();
         }
     }

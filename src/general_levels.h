@@ -234,7 +234,10 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         x.rr_fused = rr_box[l] && !on;
         x.odi = odi && x.odi_ok && (size_t)(l + 1) < gen.gst.size() && gen.gst[(size_t)l + 1];
         x.fr = lv[l].gr;
-        lv[l + 1].gr = x.odi ? GalRows<T>{gen.gst[(size_t)l + 1], lv[l + 1].elems, lv[0].g.is3d ? 0 : 9} : GalRows<T>{};
+        const Grid<T> &cg = lv[l + 1].g;
+        lv[l + 1].gr = x.odi ? GalRows<T>{gen.gst[(size_t)l + 1], (int64_t)lv[l + 1].npts, cg.is3d ? 0 : 9,
+                                          gal_pack(cg.nx, cg.ny, cg.is3d ? cg.nz : 1)}
+                             : GalRows<T>{};
     }
     singular = singular_box && !gen.mask;
     return changed;
@@ -317,7 +320,7 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
     PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, 2 * n0 * sizeof(T), "the Galerkin build's probe vectors"));
     for (int l = 1; l < nl; ++l) {
         if (!lv[l - 1].down.odi_ok) continue;
-        const size_t bytes = (size_t)gal_stored(lv[l].g.is3d != 0) * (size_t)lv[l].elems * sizeof(T);
+        const size_t bytes = (size_t)gal_stored(lv[l].g.is3d != 0) * (size_t)lv[l].npts * sizeof(T);
         PGPU_FORWARD(env.mem.alloc(err, (void **)&st[(size_t)l], bytes, "a Galerkin level's operator"));
         PGPU_CUDA(cudaMemsetAsync(st[(size_t)l], 0, bytes, env.st));
     }
@@ -340,7 +343,6 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         const Transfer<T> &x = F.down;
         if (!x.odi) continue;
         T *s = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
-        T *st = const_cast<T *>(C.gr.st);
         const int top = odi_top(F.g);
         for (int cls = 0; cls <= GAL_SLOTS; ++cls) {
             if (!F.g.is3d && cls >= 9 && cls < GAL_SLOTS) continue;
@@ -358,7 +360,7 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
                        C.g, x.oa, r, C.t, q);
                 PGPU_LAUNCHED();
             }
-            launch(C.walk, 0, env.st, gal_scatter_kernel<T>, C.g, (const T *)C.t, st, C.elems, cls);
+            launch(C.walk, 0, env.st, gal_scatter_kernel<T>, C.g, (const T *)C.t, C.gr, cls);
             PGPU_LAUNCHED();
         }
     }

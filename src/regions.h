@@ -551,7 +551,7 @@ template <class T> struct General {
     bool narrow = false;             // beta lies inside beta_recip_min .. max
     bool jump = false;               // beta's largest value is more than JUMP_RATIO times its smallest
     // Galerkin levels (odi.h; where beta jumps): per level, gal_stored arrays
-    // of its elements (NULL where the pair into it keeps no nodes), and the
+    // of its points (NULL where the pair into it keeps no nodes), and the
     // build's two probe vectors of level 0's size.
     std::vector<T *> gst;
     T *gscr = nullptr;

@@ -124,11 +124,22 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
      * along z) */
     auto slots_of = [&](const pgpu::GalRows<T> &g, const Lay &y) {
         const int stored = pgpu::gal_stored(y.is3d != 0);
-        const std::vector<T> h = download(g.st, (int64_t)stored * y.elems);
+        const int64_t npts = (int64_t)y.n[0] * y.n[1] * y.n[2];
+        const std::vector<T> h = download(g.st, (int64_t)stored * npts);
         std::vector<T> all((size_t)27 * y.elems, T(0));
-        for (int q = 0; q < stored; ++q)
-            std::copy(h.begin() + (size_t)q * y.elems, h.begin() + (size_t)(q + 1) * y.elems,
-                      all.begin() + (size_t)(q + g.lo) * y.elems);
+        std::vector<char> seen((size_t)npts, 0); /* gal_index: one node each */
+        for (int k = 0; k < y.n[2]; ++k)
+            for (int j = 0; j < y.n[1]; ++j)
+                for (int i = 0; i < y.n[0]; ++i) {
+                    const int64_t at = pgpu::gal_index(g.pk, i, j, k);
+                    if (at >= 0 && at < npts) seen[(size_t)at]++;
+                    for (int q = 0; q < stored && at >= 0 && at < npts; ++q)
+                        all[(size_t)((q + g.lo) * y.elems + y.at(i, j, k))] = h[(size_t)(q * npts + at)];
+                }
+        int64_t bad = 0;
+        for (char c : seen) bad += c != 1;
+        CHECK(bad == 0 && g.n == npts, "%s: the slots' index takes each of a level's %lld points once (%lld not)", pw,
+              (long long)npts, (long long)bad);
         return all;
     };
     if (fgal) fst = slots_of(F.gr, f);
