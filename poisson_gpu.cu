@@ -4658,8 +4658,8 @@ __device__ __forceinline__ int odi_stage(const OdiAxes<T> &a, bool is3d, int i, 
 // 27 slot arrays of a Galerkin level (st, slot s at st + s n, node (i, j,
 // k) at gal_index: the entry towards the node at offset gal_offset(s), 0
 // where that lies outside the box), or, where st is NULL, the level's
-// 7-point general form
-// (gen_couplings), its couplings to nodes inside the box as the entries.
+// 7-point general form (gen_couplings), its couplings to nodes inside the
+// box as the entries.
 // The centre slot holds the row's sum, not the diagonal: A u at p is
 //   rsum u_p + sum_{s != centre} a_s (u_{p+s} - u_p),
 // whose terms stay small where u is nearly constant across strong
@@ -4761,12 +4761,13 @@ template <class T> __device__ __forceinline__ int64_t gal_step(const Grid<T> &g,
     return o[0] + (int64_t)o[1] * g.sy + (int64_t)o[2] * g.sz;
 }
 
-// A node's collapsed couplings (c: its coarse indices, odi_stage's): w[t]
-// for each slot t with t's components on the node's coarse axes 0, the sum
-// of -a over the entries whose offsets agree with t on its between-axes,
-// kept where positive (a Galerkin row's positive entries would otherwise
-// make weights of either sign and divisors near 0); returns the divisor,
-// the row's sum (where positive) plus the kept couplings.
+// A node's collapsed couplings (odi_collapse; c: its coarse indices,
+// odi_stage's): w[t] for each slot t with t's components on the node's
+// coarse axes 0, the sum of -a over the entries whose offsets agree with t
+// on its between-axes (odi_group, for one set CM of coarse axes).  P and R
+// take the positive ones alone (a Galerkin row's positive entries would
+// otherwise make weights of either sign and divisors near 0); the divisor
+// is the row's sum (where positive) plus those.
 template <int CM> __device__ __forceinline__ void odi_group(const double (&a)[GAL_SLOTS], double (&w)[GAL_SLOTS])
 {
 #pragma unroll
