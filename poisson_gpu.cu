@@ -4597,8 +4597,9 @@ namespace pgpu {
 //  - the Galerkin levels are smoothed by Gauss-Seidel in 8 colours (4 in
 //    2D: a 27-point row couples no two nodes of one colour) and their
 //    residuals formed in differences (GalRows);
-//  - pgpu_set_coefficients builds them level by level by probing R A P
-//    with 27 classes of coarse nodes and the constant (gal_probe_kernel).
+//  - pgpu_set_coefficients builds them level by level: the entries off
+//    the centre from P's columns in shared memory (gal_rap_kernel), the
+//    rows' sums as R A P 1 formed in differences (gal_sums_kernel).
 // The finest level keeps its own 7-point form and smoothers; P and R read
 // its faces directly.  Convergence no longer depends on the jump's size
 // (1e3 to 1e6: the bench's 'ball' rows); what stops V-cycles and CG on
@@ -4606,10 +4607,11 @@ namespace pgpu {
 // grows with the jump (the header's MASKS AND VARIABLE COEFFICIENTS).
 
 // Per axis of a level pair: cn[i] the coarse interior index of fine node i
-// where it is a coarse node, else -1; wf / wc the fine and coarse cell
+// where it is a coarse node, else -1 (cf: the inverse); wf / wc the fine and coarse cell
 // widths (the restriction's weights).
 template <class T> struct OdiAxes {
     const int *cn[3];
+    const int *cf[3]; // coarse node I's fine index
     const T *wf[3], *wc[3];
 };
 
@@ -4679,16 +4681,25 @@ __host__ __device__ __forceinline__ int64_t gal_index(const GalPack &q, int i, i
     const int c = (i & 1) | (j & 1) << 1 | (k & 1) << 2;
     return q.off[c] + ((int64_t)(k >> 1) * q.hy[c] + (j >> 1)) * q.hx[c] + (i >> 1);
 }
+// A colour's extents: its nodes along each axis (nz 1 in 2D: colours with
+// the z bit are empty there).
+__host__ __device__ __forceinline__ void gal_colour_extent(int nx, int ny, int nz, int colour, int (&h)[3])
+{
+    h[0] = (nx - (colour & 1) + 1) / 2;
+    h[1] = (ny - (colour >> 1 & 1) + 1) / 2;
+    h[2] = (nz - (colour >> 2 & 1) + 1) / 2;
+}
 static GalPack gal_pack(int nx, int ny, int nz)
 {
     GalPack q{};
     int64_t at = 0;
     for (int c = 0; c < 8; ++c) {
-        const int cx = c & 1, cy = c >> 1 & 1, cz = c >> 2 & 1;
-        q.hx[c] = (nx - cx + 1) / 2;
-        q.hy[c] = (ny - cy + 1) / 2;
+        int h[3];
+        gal_colour_extent(nx, ny, nz, c, h);
+        q.hx[c] = h[0];
+        q.hy[c] = h[1];
         q.off[c] = at;
-        at += (int64_t)q.hx[c] * q.hy[c] * ((nz - cz + 1) / 2);
+        at += (int64_t)h[0] * h[1] * h[2];
     }
     return q;
 }
@@ -4990,9 +5001,21 @@ __global__ void __launch_bounds__(WALK_THREADS)
     }
 }
 
+// f - (A u)_p for row `row` of node p (u_p = up), in differences, summed in
+// double in slot order, entries of 0 skipped (their neighbour is not read).
+template <class T>
+__device__ __forceinline__ double gal_resid(const Grid<T> &g, const double (&row)[GAL_SLOTS], const T *u, int64_t p,
+                                            double up, double f)
+{
+    double s = f - row[GAL_CENTRE] * up;
+#pragma unroll
+    for (int q = 0; q < GAL_SLOTS; ++q)
+        if (q != GAL_CENTRE && row[q] != 0) s -= row[q] * ((double)u[p + gal_step(g, q)] - up);
+    return s;
+}
+
 // r = f - A u on a level (f NULL: r = -A u), A by rows (gal_row) in
-// differences, summed in double in slot order, entries of 0 skipped (their
-// neighbour is not read).  A walk launch over the level.
+// differences (gal_resid).  A walk launch over the level.
 template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
     gal_residual_kernel(const Grid<T> g, const GalRows<T> gr, const T *__restrict__ u, const T *__restrict__ f,
@@ -5004,13 +5027,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
         const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
         double row[GAL_SLOTS];
         gal_row(g, gr, p, i, j, k, row);
-        const double up = (double)u[p];
-        double s = f ? (double)f[p] : 0.0;
-        s -= row[GAL_CENTRE] * up;
-#pragma unroll
-        for (int q = 0; q < GAL_SLOTS; ++q)
-            if (q != GAL_CENTRE && row[q] != 0) s -= row[q] * ((double)u[p + gal_step(g, q)] - up);
-        r[p] = T(s);
+        r[p] = T(gal_resid(g, row, u, p, (double)u[p], f ? (double)f[p] : 0.0));
     }
 }
 
@@ -5024,22 +5041,19 @@ __global__ void __launch_bounds__(WALK_THREADS)
 {
     // a walk launch over the colour's columns and planes: thread (i', j'),
     // planes k' of [k0, k1), at node (2 i' + x bit, 2 j' + y bit, 2 k' + z bit)
-    const int cx = colour & 1, cy = (colour >> 1) & 1, cz = (colour >> 2) & 1;
-    const int hx = (g.nx - cx + 1) / 2, hy = (g.ny - cy + 1) / 2, hz = g.is3d ? (g.nz - cz + 1) / 2 : 1;
+    int h[3];
+    gal_colour_extent(g.nx, g.ny, g.is3d ? g.nz : 1, colour, h);
     int i, j, k0, k1;
-    if (!walk_thread(hx, hy, hz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    i = 2 * i + cx;
-    j = 2 * j + cy;
+    if (!walk_thread(h[0], h[1], h[2], kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    i = 2 * i + (colour & 1);
+    j = 2 * j + (colour >> 1 & 1);
     for (int kk = k0; kk < k1; ++kk) {
-        const int k = g.is3d ? 2 * kk + cz : 0;
+        const int k = g.is3d ? 2 * kk + (colour >> 2 & 1) : 0;
         const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
         const double up = (double)u[p];
         double row[GAL_SLOTS];
         gal_row(g, gr, p, i, j, k, row);
-        double s = (double)f[p] - row[GAL_CENTRE] * up;
-#pragma unroll
-        for (int q = 0; q < GAL_SLOTS; ++q)
-            if (q != GAL_CENTRE && row[q] != 0) s -= row[q] * ((double)u[p + gal_step(g, q)] - up);
+        const double s = gal_resid(g, row, u, p, up, (double)f[p]);
         const double d = gal_diag(row);
         if (d > 0) u[p] = T(up + s / d);
     }
@@ -5048,52 +5062,255 @@ __global__ void __launch_bounds__(WALK_THREADS)
 // The walk launch of gal_colour_kernel for a colour of g.
 template <class T> static ColLaunch gal_colour_launch(const Grid<T> &g, int colour)
 {
-    const int cx = colour & 1, cy = (colour >> 1) & 1, cz = (colour >> 2) & 1;
-    return walk_launch((g.nx - cx + 1) / 2, (g.ny - cy + 1) / 2, g.is3d ? (g.nz - cz + 1) / 2 : 1, g.is3d != 0,
-                       Tune<T>::walk_group);
+    int h[3];
+    gal_colour_extent(g.nx, g.ny, g.is3d ? g.nz : 1, colour, h);
+    return walk_launch(h[0], h[1], h[2], g.is3d != 0, Tune<T>::walk_group);
 }
 
-// The Galerkin build probes R A P with the 27 classes of coarse nodes by
-// their indices mod 3 (x, y, z: a class's digits): e = 1 on the class, 0
-// elsewhere; R A P e then holds at each coarse node its entry towards the
-// one node of the class within its 27 neighbours (no two of a class are
-// that close, and R A P couples no farther).  Class GAL_SLOTS is every
-// node: R A P 1 is the rows' sums, P 1 close to 1 and A of it formed in
-// differences.  A walk launch over the coarse level.
+// The Galerkin build's off-diagonal entries, R A P directly: for coarse
+// nodes I and J = I + o (o != 0),
+//   A_c(I, J) = sum_i W_i P(i, I) sum_j A(i, j) P(j, J) / Wc_I,
+// i over the fine nodes P's column I reaches, j over column J's (P's
+// column of a coarse node lives on its block: the fine nodes within one
+// index of it along its coarsened axes that lie between coarse nodes,
+// and itself).  A block owns a tile of 32 coarse nodes: it first forms the
+// columns of the tile and one node around it into shared memory, stage by
+// stage as odi_prolong_kernel forms P e for e = 1 at one node (each value
+// rounded to T, as that kernel stores it), and the diagonals of the fine
+// nodes under the tile; then each warp takes a slot o, a lane a tile node,
+// and sums over the pairs (i, j) within one index of each other on every
+// axis (on a 7-point level: equal on all axes but at most one).  The rows'
+// sums (the centre slots) come from R A P 1 formed in differences
+// (Hierarchy::galerkin_build), not from these entries.
+constexpr int GAL_TX = 4, GAL_TY = 4, GAL_TZ = 2; // a block's coarse tile in 3D (2D: GAL_T2X x GAL_T2Y)
+constexpr int GAL_T2X = 8, GAL_T2Y = 4, GAL_THREADS = 256;
+constexpr int GAL_COLS = (GAL_TX + 2) * (GAL_TY + 2) * (GAL_TZ + 2);
+constexpr int GAL_FINE = (2 * GAL_TX + 1) * (2 * GAL_TY + 1) * (2 * GAL_TZ + 1);
+static_assert(GAL_TX * GAL_TY * GAL_TZ == 32 && GAL_T2X * GAL_T2Y == 32, "a tile is a warp's lanes");
+static_assert(GAL_COLS >= (GAL_T2X + 2) * (GAL_T2Y + 2) && GAL_FINE >= (2 * GAL_T2X + 1) * (2 * GAL_T2Y + 1),
+              "the 2D tile fits the 3D tile's shared arrays");
+
+// Coarse node I's block along axis d: its fine nodes x[m] and their offsets
+// o[m] from its own (-1, 0, 1), m < the count returned.
+template <class T>
+__device__ __forceinline__ int odi_block_axis(const OdiAxes<T> &a, int d, int n, int I, int (&x)[3], int (&o)[3])
+{
+    const int f = __ldg(a.cf[d] + I);
+    int m = 0;
+#pragma unroll
+    for (int s = -1; s <= 1; ++s) {
+        const int y = f + s;
+        if (s == 0 || (y >= 0 && y < n && __ldg(a.cn[d] + y) < 0)) {
+            x[m] = y;
+            o[m] = s;
+            ++m;
+        }
+    }
+    return m;
+}
+
+// Along one axis, the pairs (i of I's block, j of J's) one index apart at
+// most: 4 bits a pair (i's block offset + 1, then j's << 2), those at the
+// same node (eq, up to 3) and those one apart (ne, up to 4).
+struct OdiPairs {
+    unsigned eq = 0, ne = 0;
+    int neq = 0, nne = 0;
+};
+template <class T> __device__ __forceinline__ OdiPairs odi_pairs(const OdiAxes<T> &a, int d, int n, int I, int J)
+{
+    int xi[3], oi[3], xj[3], oj[3];
+    const int ni = odi_block_axis(a, d, n, I, xi, oi), nj = odi_block_axis(a, d, n, J, xj, oj);
+    OdiPairs r;
+#pragma unroll
+    for (int u = 0; u < 3; ++u)
+#pragma unroll
+        for (int v = 0; v < 3; ++v) {
+            if (u >= ni || v >= nj) continue;
+            const unsigned code = (unsigned)(oi[u] + 1) | (unsigned)(oj[v] + 1) << 2;
+            const int gap = xj[v] - xi[u];
+            if (gap == 0) r.eq |= code << 4 * r.neq++;
+            else if (gap == 1 || gap == -1) r.ne |= code << 4 * r.nne++;
+        }
+    return r;
+}
+
+template <class T, bool S27>
+__global__ void __launch_bounds__(GAL_THREADS)
+    gal_rap_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a,
+                   const GalRows<T> cr)
+{
+    __shared__ double col[GAL_COLS][GAL_SLOTS]; // P's columns by block offset (gal_slot)
+    __shared__ double dia[GAL_FINE];            // the fine diagonals under the tile
+    const bool is3d = fine.is3d != 0;
+    const int tx = is3d ? GAL_TX : GAL_T2X, ty = is3d ? GAL_TY : GAL_T2Y, tz = is3d ? GAL_TZ : 1;
+    const int hx = tx + 2, hy = ty + 2, hz = is3d ? tz + 2 : 1; // the tile and one node around it
+    const int cnz = is3d ? coarse.nz : 1, fnz = is3d ? fine.nz : 1;
+    const int bx = (coarse.nx + tx - 1) / tx, by = (coarse.ny + ty - 1) / ty;
+    const int b = blockIdx.x;
+    const int I0[3] = {b % bx * tx, b / bx % by * ty, b / bx / by * tz};
+    const int nf[3] = {fine.nx, fine.ny, fnz}, nc[3] = {coarse.nx, coarse.ny, cnz};
+    const int top = odi_top(fine);
+    // 1. The columns (zero outside their blocks).
+    for (int t = threadIdx.x; t < hx * hy * hz; t += blockDim.x) {
+        double *cs = col[t];
+        for (int s = 0; s < GAL_SLOTS; ++s) cs[s] = 0;
+        const int J[3] = {I0[0] - 1 + t % hx, I0[1] - 1 + t / hx % hy, is3d ? I0[2] - 1 + t / hx / hy : 0};
+        if (J[0] < 0 || J[0] >= nc[0] || J[1] < 0 || J[1] >= nc[1] || J[2] < 0 || J[2] >= nc[2]) continue;
+        cs[GAL_CENTRE] = 1;
+        int F[3];
+        for (int d = 0; d < 3; ++d) F[d] = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0;
+        for (int stage = 1; stage <= top; ++stage)
+            for (int s = 0; s < GAL_SLOTS; ++s) {
+                int o[3], x[3];
+                gal_offset(s, o);
+                if ((o[0] != 0) + (o[1] != 0) + (o[2] != 0) != stage || (!is3d && o[2])) continue;
+                bool in = true;
+                for (int d = 0; d < 3; ++d) {
+                    x[d] = F[d] + o[d];
+                    in = in && (!o[d] || (x[d] >= 0 && x[d] < nf[d] && __ldg(a.cn[d] + x[d]) < 0));
+                }
+                if (!in) continue;
+                int c[3];
+                odi_stage(a, is3d, x[0], x[1], x[2], c);
+                const int64_t p = fine.base + x[0] + (int64_t)x[1] * fine.sy + (int64_t)x[2] * fine.sz;
+                double num = 0, den;
+                if constexpr (S27) { // (odi_prolong_kernel's two forms, P e's value outside the block 0)
+                    double row[GAL_SLOTS], w[GAL_SLOTS];
+                    gal_row(fine, fr, p, x[0], x[1], x[2], row);
+                    den = odi_collapse(row, c, w);
+#pragma unroll
+                    for (int q = 0; q < GAL_SLOTS; ++q) {
+                        int m[3];
+                        gal_offset(q, m);
+                        const int y0 = o[0] + m[0], y1 = o[1] + m[1], y2 = o[2] + m[2];
+                        if (w[q] > 0 && y0 >= -1 && y0 <= 1 && y1 >= -1 && y1 <= 1 && y2 >= -1 && y2 <= 1)
+                            num += w[q] * cs[gal_slot(y0, y1, y2)];
+                    }
+                } else {
+                    const GenPoint<T> g = gen_couplings(fine, p, x[0], x[1], x[2]);
+#pragma unroll
+                    for (int d = 0; d < 3; ++d) {
+                        if (c[d] >= 0) continue;
+                        int lo[3] = {o[0], o[1], o[2]}, hi[3] = {o[0], o[1], o[2]};
+                        --lo[d];
+                        ++hi[d];
+                        if (x[d] > 0 && lo[d] >= -1) num += (double)g.v[2 * d] * cs[gal_slot(lo[0], lo[1], lo[2])];
+                        if (x[d] < nf[d] - 1 && hi[d] <= 1)
+                            num += (double)g.v[2 * d + 1] * cs[gal_slot(hi[0], hi[1], hi[2])];
+                    }
+                    den = odi_den7(g, c, x, nf);
+                }
+                cs[s] = den > 0 ? (double)T(num / den) : 0.0;
+            }
+    }
+    // 2. The diagonals of the fine nodes from one before the tile's first
+    // coarse node to one past its last (consecutive coarse nodes lie at
+    // most two fine nodes apart).
+    int F0[3], fx[3];
+    for (int d = 0; d < 3; ++d) {
+        F0[d] = d < 2 || is3d ? __ldg(a.cf[d] + I0[d]) - 1 : 0;
+        fx[d] = d == 0 ? 2 * tx + 1 : d == 1 ? 2 * ty + 1 : (is3d ? 2 * tz + 1 : 1);
+    }
+    for (int t = threadIdx.x; t < fx[0] * fx[1] * fx[2]; t += blockDim.x) {
+        const int x[3] = {F0[0] + t % fx[0], F0[1] + t / fx[0] % fx[1], F0[2] + t / fx[0] / fx[1]};
+        double d = 0;
+        if (x[0] >= 0 && x[0] < nf[0] && x[1] >= 0 && x[1] < nf[1] && x[2] >= 0 && x[2] < nf[2]) {
+            double row[GAL_SLOTS];
+            gal_row(fine, fr, fine.base + x[0] + (int64_t)x[1] * fine.sy + (int64_t)x[2] * fine.sz, x[0], x[1],
+                    x[2], row);
+            d = gal_diag(row);
+        }
+        dia[t] = d;
+    }
+    __syncthreads();
+    // 3. The entries: warp w the slots w, w + 8, ..., lane v tile node v.
+    const int v = threadIdx.x & 31;
+    const int I[3] = {I0[0] + v % tx, I0[1] + v / tx % ty, I0[2] + v / tx / ty};
+    if (I[0] >= nc[0] || I[1] >= nc[1] || I[2] >= nc[2]) return;
+    const double *ci = col[(I[0] - I0[0] + 1) + hx * ((I[1] - I0[1] + 1) + hy * (is3d ? I[2] - I0[2] + 1 : 0))];
+    int FI[3];
+    for (int d = 0; d < 3; ++d) FI[d] = d < 2 || is3d ? __ldg(a.cf[d] + I[d]) : 0;
+    double wc = (double)__ldg(a.wc[0] + I[0]) * (double)__ldg(a.wc[1] + I[1]);
+    if (is3d) wc *= (double)__ldg(a.wc[2] + I[2]);
+    for (int s = (is3d ? 0 : 9) + (threadIdx.x >> 5); s < (is3d ? GAL_SLOTS : 18); s += GAL_THREADS / 32) {
+        if (s == GAL_CENTRE) continue;
+        int o[3];
+        gal_offset(s, o);
+        const int J[3] = {I[0] + o[0], I[1] + o[1], I[2] + o[2]};
+        double e = 0;
+        if (J[0] >= 0 && J[0] < nc[0] && J[1] >= 0 && J[1] < nc[1] && J[2] >= 0 && J[2] < nc[2]) {
+            const double *cj = col[(J[0] - I0[0] + 1) + hx * ((J[1] - I0[1] + 1) + hy * (is3d ? J[2] - I0[2] + 1 : 0))];
+            int FJ[3];
+            OdiPairs pr[3];
+            for (int d = 0; d < 3; ++d) {
+                FJ[d] = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0;
+                if (d < 2 || is3d) pr[d] = odi_pairs(a, d, nf[d], I[d], J[d]);
+                else pr[d].eq = 5, pr[d].neq = 1; // (offsets 0 and 0)
+            }
+            // the pairs of the lists lx, ly, lz (4 bits a pair)
+            auto sum = [&](unsigned lx, int mx, unsigned ly, int my, unsigned lz, int mz) {
+                for (int cz = 0; cz < mz; ++cz) {
+                    const unsigned pz = lz >> 4 * cz & 15;
+                    const int iz = FI[2] + (int)(pz & 3) - 1, jz = FJ[2] + (int)(pz >> 2) - 1;
+                    for (int cy = 0; cy < my; ++cy) {
+                        const unsigned py = ly >> 4 * cy & 15;
+                        const int iy = FI[1] + (int)(py & 3) - 1, jy = FJ[1] + (int)(py >> 2) - 1;
+                        for (int cx = 0; cx < mx; ++cx) {
+                            const unsigned px = lx >> 4 * cx & 15;
+                            const int ix = FI[0] + (int)(px & 3) - 1, jx = FJ[0] + (int)(px >> 2) - 1;
+                            const double pi = ci[(px & 3) + 3 * (py & 3) + 9 * (pz & 3)];
+                            const double pj = cj[(px >> 2) + 3 * (py >> 2) + 9 * (pz >> 2)];
+                            if (pi == 0 || pj == 0) continue;
+                            const int dx = jx - ix, dy = jy - iy, dz = jz - iz;
+                            double aij;
+                            if (!dx && !dy && !dz) {
+                                aij = dia[(ix - F0[0]) + fx[0] * ((iy - F0[1]) + fx[1] * (iz - F0[2]))];
+                            } else if constexpr (S27) {
+                                aij = (double)fr.at(gal_slot(dx, dy, dz), ix, iy, iz);
+                            } else { // one axis apart (the lists' choice)
+                                const int dd = dx ? 0 : dy ? 1 : 2, hi = dx + dy + dz > 0;
+                                const int64_t p = fine.base + ix + (int64_t)iy * fine.sy + (int64_t)iz * fine.sz;
+                                const int64_t stp = dd == 0 ? 1 : dd == 1 ? fine.sy : fine.sz;
+                                aij = -odi_face(fine, dd, hi ? p + stp : p, dd == 0 ? ix : dd == 1 ? iy : iz, hi);
+                            }
+                            double wgt = (double)__ldg(a.wf[0] + ix) * (double)__ldg(a.wf[1] + iy);
+                            if (is3d) wgt *= (double)__ldg(a.wf[2] + iz);
+                            e += wgt * pi * aij * pj;
+                        }
+                    }
+                }
+            };
+            if constexpr (S27) {
+                unsigned l[3];
+                int m[3];
+                for (int d = 0; d < 3; ++d) {
+                    l[d] = pr[d].eq | pr[d].ne << 4 * pr[d].neq;
+                    m[d] = pr[d].neq + pr[d].nne;
+                }
+                sum(l[0], m[0], l[1], m[1], l[2], m[2]);
+            } else {
+                sum(pr[0].eq, pr[0].neq, pr[1].eq, pr[1].neq, pr[2].eq, pr[2].neq);
+                sum(pr[0].ne, pr[0].nne, pr[1].eq, pr[1].neq, pr[2].eq, pr[2].neq);
+                sum(pr[0].eq, pr[0].neq, pr[1].ne, pr[1].nne, pr[2].eq, pr[2].neq);
+                sum(pr[0].eq, pr[0].neq, pr[1].eq, pr[1].neq, pr[2].ne, pr[2].nne);
+            }
+            e /= wc;
+        }
+        const_cast<T *>(cr.st)[(s - cr.lo) * cr.n + gal_index(cr.pk, I[0], I[1], I[2])] = T(e);
+    }
+}
+
+// The rows' sums: the centre slots = R A P 1 (y = R (-A P 1), formed in
+// differences).  A walk launch over the coarse level.
 template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
-    gal_probe_kernel(const Grid<T> g, T *e, int cls, int kchunk, int nyb, int nchunks)
+    gal_sums_kernel(const Grid<T> g, const T *__restrict__ y, const GalRows<T> gr, int kchunk, int nyb, int nchunks)
 {
     int i, j, k0, k1;
     if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
     for (int k = k0; k < k1; ++k)
-        e[g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz] =
-            cls == GAL_SLOTS || (i % 3 == cls % 3 && j % 3 == cls / 3 % 3 && k % 3 == cls / 9) ? T(1) : T(0);
-}
-
-// y = R (-A P e) of class cls into the coarse level's slots (gr): the
-// off-diagonal entries, or the sums (cls GAL_SLOTS).
-template <class T>
-__global__ void __launch_bounds__(WALK_THREADS)
-    gal_scatter_kernel(const Grid<T> g, const T *__restrict__ y, const GalRows<T> gr, int cls, int kchunk, int nyb,
-                       int nchunks)
-{
-    int i, j, k0, k1;
-    if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    const int ci[3] = {cls % 3, cls / 3 % 3, cls / 9};
-    for (int k = k0; k < k1; ++k) {
-        const int at[3] = {i, j, k};
-        int o[3];
-#pragma unroll
-        for (int d = 0; d < 3; ++d) {
-            const int m = ((ci[d] - at[d]) % 3 + 3) % 3; // the class' node at +m (mod 3)
-            o[d] = m == 2 ? -1 : m;
-        }
-        const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
-        const int slot = cls == GAL_SLOTS ? GAL_CENTRE : gal_slot(o[0], o[1], o[2]);
-        if (slot != GAL_CENTRE || cls == GAL_SLOTS)
-            const_cast<T *>(gr.st)[(slot - gr.lo) * gr.n + gal_index(gr.pk, i, j, k)] = -y[p];
-    }
+        const_cast<T *>(gr.st)[(GAL_CENTRE - gr.lo) * gr.n + gal_index(gr.pk, i, j, k)] =
+            -y[g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz];
 }
 
 } // namespace pgpu
@@ -5645,16 +5862,23 @@ template <class T> struct Transfer {
         }
         return PGPU_SUCCESS;
     }
+    // s = P e by the operator-dependent weights, stage by stage.
+    pgpu_status odi_stages(Env &env, const T *e, T *s) const
+    {
+        char *err = env.err;
+        for (int q = 0; q <= odi_top(fg); ++q) {
+            launch(fwalk, 0, env.st, fr.st ? odi_prolong_kernel<T, true> : odi_prolong_kernel<T, false>, fg, fr, cg, oa, e, s, q);
+            PGPU_LAUNCHED();
+        }
+        return PGPU_SUCCESS;
+    }
     // out = in + P e by the operator-dependent weights, through scratch
     // (scratch may be out, not in unless in == out); partials as prolong's.
     pgpu_status odi_prolong(Env &env, const T *e, const T *in, T *out, T *scratch, double *partials = nullptr,
                             size_t *blocks = nullptr) const
     {
         char *err = env.err;
-        for (int s = 0; s <= odi_top(fg); ++s) {
-            launch(fwalk, 0, env.st, fr.st ? odi_prolong_kernel<T, true> : odi_prolong_kernel<T, false>, fg, fr, cg, oa, e, scratch, s);
-            PGPU_LAUNCHED();
-        }
+        PGPU_FORWARD(odi_stages(env, e, scratch));
         if (blocks) *blocks = blocks_of(fwalk);
         if (partials) launch(fwalk, 0, env.st, odi_add_kernel<T, true>, fg, (const T *)scratch, in, out, partials);
         else launch(fwalk, 0, env.st, odi_add_kernel<T, false>, fg, (const T *)scratch, in, out, (double *)nullptr);
@@ -8417,7 +8641,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
     std::vector<int> iv;
     auto putT = [&](const std::vector<double> &v) { size_t o = tv.size(); for (double d : v) tv.push_back((T)d); return o; };
     auto putI = [&](const std::vector<int> &v) { size_t o = iv.size(); iv.insert(iv.end(), v.begin(), v.end()); return o; };
-    struct AxisOff { size_t cl, ch, rw, fw, cnt, idx, i2, w2, i4, w4, s2, ws2, s4, ws4, cn, wf, wc; };
+    struct AxisOff { size_t cl, ch, rw, fw, cnt, idx, i2, w2, i4, w4, s2, ws2, s4, ws4, cn, cf, wf, wc; };
     struct LevelOff { AxisOff a[3]; size_t tz0, wz0, wz1, fz0, fz1; };
     std::vector<LevelOff> off(nl);
     std::vector<char> odi_ok(nl, 0);
@@ -8475,7 +8699,11 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
             const Axis &a = hl[l].ax[d], &ca = hl[l + 1].ax[d];
             std::vector<int> cn;
             vertex = odi_node_map(a, ca, t[d].coarsened, cn) && vertex;
+            std::vector<int> cf((size_t)ca.n, 0);
+            for (int i = 0; i < a.n; ++i)
+                if (cn[(size_t)i] >= 0 && cn[(size_t)i] < ca.n) cf[(size_t)cn[(size_t)i]] = i;
             off[l].a[d].cn = putI(cn);
+            off[l].a[d].cf = putI(cf);
             off[l].a[d].wf = putT(a.w);
             off[l].a[d].wc = putT(ca.w);
         }
@@ -8633,6 +8861,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         x.bt_pro = bt_pro[l] && !(plan && l < dist_levels);
         x.fi_tile = fi_tile[l] != 0;
         x.oa = OdiAxes<T>{{di + o[0].cn, di + o[1].cn, di + o[2].cn},
+                          {di + o[0].cf, di + o[1].cf, di + o[2].cf},
                           {dt + o[0].wf, dt + o[1].wf, dt + o[2].wf},
                           {dt + o[0].wc, dt + o[1].wc, dt + o[2].wc}};
         x.odi_ok = odi_ok[l] && !plan;
@@ -8978,7 +9207,7 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
     std::vector<T *> st((size_t)nl, nullptr);
     T *scr = nullptr;
     const size_t n0 = (size_t)lv[0].elems;
-    PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, 2 * n0 * sizeof(T), "the Galerkin build's probe vectors"));
+    PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, 2 * n0 * sizeof(T), "the Galerkin build's vectors"));
     for (int l = 1; l < nl; ++l) {
         if (!lv[l - 1].down.odi_ok) continue;
         const size_t bytes = (size_t)gal_stored(lv[l].g.is3d != 0) * (size_t)lv[l].npts * sizeof(T);
@@ -8991,10 +9220,10 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
 }
 
 // Each Galerkin level's operator R A P, from the level above's rows
-// (Transfer::fr), by the 28 probes of gal_probe_kernel (10 in 2D): e on
-// the coarse level's u, P e and -A P e in two vectors of the fine level
-// (level 0: gscr; a coarse one: its u and t, free between solves), R of it
-// in the coarse t.
+// (Transfer::fr): the entries off the centre directly (gal_rap_kernel), the
+// rows' sums as R (A P 1): 1 on the coarse level's u, P 1 and -A P 1 in
+// two vectors of the fine level (level 0: gscr; a coarse one: its u and t,
+// free between solves), R of it in the coarse t.
 template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
 {
     char *err = env.err;
@@ -9003,27 +9232,21 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         Level<T> &F = lv[l], &C = lv[l + 1];
         const Transfer<T> &x = F.down;
         if (!x.odi) continue;
+        const int64_t tiles = F.g.is3d ? (int64_t)((C.g.nx + GAL_TX - 1) / GAL_TX) * ((C.g.ny + GAL_TY - 1) / GAL_TY) *
+                                             ((C.g.nz + GAL_TZ - 1) / GAL_TZ)
+                                       : (int64_t)((C.g.nx + GAL_T2X - 1) / GAL_T2X) * ((C.g.ny + GAL_T2Y - 1) / GAL_T2Y);
+        PGPU_RETURN_IF(tiles > INT32_MAX, PGPU_ERROR_UNSUPPORTED, "a Galerkin level of %lld tiles", (long long)tiles);
+        (x.fr.st ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>)<<<(unsigned)tiles, GAL_THREADS, 0, env.st>>>(
+            F.g, x.fr, C.g, x.oa, C.gr);
+        PGPU_LAUNCHED();
         T *s = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
-        const int top = odi_top(F.g);
-        for (int cls = 0; cls <= GAL_SLOTS; ++cls) {
-            if (!F.g.is3d && cls >= 9 && cls < GAL_SLOTS) continue;
-            launch(C.walk, 0, env.st, gal_probe_kernel<T>, C.g, C.u, cls);
-            PGPU_LAUNCHED();
-            for (int q = 0; q <= top; ++q) {
-                launch(F.walk, 0, env.st, x.fr.st ? odi_prolong_kernel<T, true> : odi_prolong_kernel<T, false>, F.g, x.fr, C.g,
-                       x.oa, (const T *)C.u, s, q);
-                PGPU_LAUNCHED();
-            }
-            launch(F.walk, 0, env.st, gal_residual_kernel<T>, F.g, x.fr, (const T *)s, (const T *)nullptr, r);
-            PGPU_LAUNCHED();
-            for (int q = top; q >= 0; --q) {
-                launch(F.walk, 0, env.st, x.fr.st ? odi_restrict_kernel<T, true> : odi_restrict_kernel<T, false>, F.g, x.fr,
-                       C.g, x.oa, r, C.t, q);
-                PGPU_LAUNCHED();
-            }
-            launch(C.walk, 0, env.st, gal_scatter_kernel<T>, C.g, (const T *)C.t, C.gr, cls);
-            PGPU_LAUNCHED();
-        }
+        PGPU_FORWARD(axpby(env, C.g, C.col, T(1), T(0), (const T *)nullptr, T(0), (const T *)nullptr, C.u));
+        PGPU_FORWARD(x.odi_stages(env, (const T *)C.u, s));
+        launch(F.walk, 0, env.st, gal_residual_kernel<T>, F.g, x.fr, (const T *)s, (const T *)nullptr, r);
+        PGPU_LAUNCHED();
+        PGPU_FORWARD(x.odi_restrict(env, r, C.t));
+        launch(C.walk, 0, env.st, gal_sums_kernel<T>, C.g, (const T *)C.t, C.gr);
+        PGPU_LAUNCHED();
     }
     return PGPU_SUCCESS;
 }

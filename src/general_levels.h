@@ -317,7 +317,7 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
     std::vector<T *> st((size_t)nl, nullptr);
     T *scr = nullptr;
     const size_t n0 = (size_t)lv[0].elems;
-    PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, 2 * n0 * sizeof(T), "the Galerkin build's probe vectors"));
+    PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, 2 * n0 * sizeof(T), "the Galerkin build's vectors"));
     for (int l = 1; l < nl; ++l) {
         if (!lv[l - 1].down.odi_ok) continue;
         const size_t bytes = (size_t)gal_stored(lv[l].g.is3d != 0) * (size_t)lv[l].npts * sizeof(T);
@@ -330,10 +330,10 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
 }
 
 // Each Galerkin level's operator R A P, from the level above's rows
-// (Transfer::fr), by the 28 probes of gal_probe_kernel (10 in 2D): e on
-// the coarse level's u, P e and -A P e in two vectors of the fine level
-// (level 0: gscr; a coarse one: its u and t, free between solves), R of it
-// in the coarse t.
+// (Transfer::fr): the entries off the centre directly (gal_rap_kernel), the
+// rows' sums as R (A P 1): 1 on the coarse level's u, P 1 and -A P 1 in
+// two vectors of the fine level (level 0: gscr; a coarse one: its u and t,
+// free between solves), R of it in the coarse t.
 template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
 {
     char *err = env.err;
@@ -342,27 +342,21 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         Level<T> &F = lv[l], &C = lv[l + 1];
         const Transfer<T> &x = F.down;
         if (!x.odi) continue;
+        const int64_t tiles = F.g.is3d ? (int64_t)((C.g.nx + GAL_TX - 1) / GAL_TX) * ((C.g.ny + GAL_TY - 1) / GAL_TY) *
+                                             ((C.g.nz + GAL_TZ - 1) / GAL_TZ)
+                                       : (int64_t)((C.g.nx + GAL_T2X - 1) / GAL_T2X) * ((C.g.ny + GAL_T2Y - 1) / GAL_T2Y);
+        PGPU_RETURN_IF(tiles > INT32_MAX, PGPU_ERROR_UNSUPPORTED, "a Galerkin level of %lld tiles", (long long)tiles);
+        (x.fr.st ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>)<<<(unsigned)tiles, GAL_THREADS, 0, env.st>>>(
+            F.g, x.fr, C.g, x.oa, C.gr);
+        PGPU_LAUNCHED();
         T *s = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
-        const int top = odi_top(F.g);
-        for (int cls = 0; cls <= GAL_SLOTS; ++cls) {
-            if (!F.g.is3d && cls >= 9 && cls < GAL_SLOTS) continue;
-            launch(C.walk, 0, env.st, gal_probe_kernel<T>, C.g, C.u, cls);
-            PGPU_LAUNCHED();
-            for (int q = 0; q <= top; ++q) {
-                launch(F.walk, 0, env.st, x.fr.st ? odi_prolong_kernel<T, true> : odi_prolong_kernel<T, false>, F.g, x.fr, C.g,
-                       x.oa, (const T *)C.u, s, q);
-                PGPU_LAUNCHED();
-            }
-            launch(F.walk, 0, env.st, gal_residual_kernel<T>, F.g, x.fr, (const T *)s, (const T *)nullptr, r);
-            PGPU_LAUNCHED();
-            for (int q = top; q >= 0; --q) {
-                launch(F.walk, 0, env.st, x.fr.st ? odi_restrict_kernel<T, true> : odi_restrict_kernel<T, false>, F.g, x.fr,
-                       C.g, x.oa, r, C.t, q);
-                PGPU_LAUNCHED();
-            }
-            launch(C.walk, 0, env.st, gal_scatter_kernel<T>, C.g, (const T *)C.t, C.gr, cls);
-            PGPU_LAUNCHED();
-        }
+        PGPU_FORWARD(axpby(env, C.g, C.col, T(1), T(0), (const T *)nullptr, T(0), (const T *)nullptr, C.u));
+        PGPU_FORWARD(x.odi_stages(env, (const T *)C.u, s));
+        launch(F.walk, 0, env.st, gal_residual_kernel<T>, F.g, x.fr, (const T *)s, (const T *)nullptr, r);
+        PGPU_LAUNCHED();
+        PGPU_FORWARD(x.odi_restrict(env, r, C.t));
+        launch(C.walk, 0, env.st, gal_sums_kernel<T>, C.g, (const T *)C.t, C.gr);
+        PGPU_LAUNCHED();
     }
     return PGPU_SUCCESS;
 }

@@ -329,7 +329,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
     std::vector<int> iv;
     auto putT = [&](const std::vector<double> &v) { size_t o = tv.size(); for (double d : v) tv.push_back((T)d); return o; };
     auto putI = [&](const std::vector<int> &v) { size_t o = iv.size(); iv.insert(iv.end(), v.begin(), v.end()); return o; };
-    struct AxisOff { size_t cl, ch, rw, fw, cnt, idx, i2, w2, i4, w4, s2, ws2, s4, ws4, cn, wf, wc; };
+    struct AxisOff { size_t cl, ch, rw, fw, cnt, idx, i2, w2, i4, w4, s2, ws2, s4, ws4, cn, cf, wf, wc; };
     struct LevelOff { AxisOff a[3]; size_t tz0, wz0, wz1, fz0, fz1; };
     std::vector<LevelOff> off(nl);
     std::vector<char> odi_ok(nl, 0);
@@ -387,7 +387,11 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
             const Axis &a = hl[l].ax[d], &ca = hl[l + 1].ax[d];
             std::vector<int> cn;
             vertex = odi_node_map(a, ca, t[d].coarsened, cn) && vertex;
+            std::vector<int> cf((size_t)ca.n, 0);
+            for (int i = 0; i < a.n; ++i)
+                if (cn[(size_t)i] >= 0 && cn[(size_t)i] < ca.n) cf[(size_t)cn[(size_t)i]] = i;
             off[l].a[d].cn = putI(cn);
+            off[l].a[d].cf = putI(cf);
             off[l].a[d].wf = putT(a.w);
             off[l].a[d].wc = putT(ca.w);
         }
@@ -545,6 +549,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         x.bt_pro = bt_pro[l] && !(plan && l < dist_levels);
         x.fi_tile = fi_tile[l] != 0;
         x.oa = OdiAxes<T>{{di + o[0].cn, di + o[1].cn, di + o[2].cn},
+                          {di + o[0].cf, di + o[1].cf, di + o[2].cf},
                           {dt + o[0].wf, dt + o[1].wf, dt + o[2].wf},
                           {dt + o[0].wc, dt + o[1].wc, dt + o[2].wc}};
         x.odi_ok = odi_ok[l] && !plan;

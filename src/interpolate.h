@@ -541,16 +541,23 @@ template <class T> struct Transfer {
         }
         return PGPU_SUCCESS;
     }
+    // s = P e by the operator-dependent weights, stage by stage.
+    pgpu_status odi_stages(Env &env, const T *e, T *s) const
+    {
+        char *err = env.err;
+        for (int q = 0; q <= odi_top(fg); ++q) {
+            launch(fwalk, 0, env.st, fr.st ? odi_prolong_kernel<T, true> : odi_prolong_kernel<T, false>, fg, fr, cg, oa, e, s, q);
+            PGPU_LAUNCHED();
+        }
+        return PGPU_SUCCESS;
+    }
     // out = in + P e by the operator-dependent weights, through scratch
     // (scratch may be out, not in unless in == out); partials as prolong's.
     pgpu_status odi_prolong(Env &env, const T *e, const T *in, T *out, T *scratch, double *partials = nullptr,
                             size_t *blocks = nullptr) const
     {
         char *err = env.err;
-        for (int s = 0; s <= odi_top(fg); ++s) {
-            launch(fwalk, 0, env.st, fr.st ? odi_prolong_kernel<T, true> : odi_prolong_kernel<T, false>, fg, fr, cg, oa, e, scratch, s);
-            PGPU_LAUNCHED();
-        }
+        PGPU_FORWARD(odi_stages(env, e, scratch));
         if (blocks) *blocks = blocks_of(fwalk);
         if (partials) launch(fwalk, 0, env.st, odi_add_kernel<T, true>, fg, (const T *)scratch, in, out, partials);
         else launch(fwalk, 0, env.st, odi_add_kernel<T, false>, fg, (const T *)scratch, in, out, (double *)nullptr);
