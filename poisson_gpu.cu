@@ -4594,6 +4594,10 @@ namespace pgpu {
 //    sum, as weights on its lower-stage neighbours (odi_collapse);
 //  - R = Wc^-1 P^T W, its adjoint weighted by the cell volumes, so that
 //    R A P is symmetric in Wc and the cycle stays a CG preconditioner;
+//  - from level 0 P and R run those stages on its 7-point rows; from a
+//    Galerkin level they read P's weights, which the build stores
+//    (odi_pw_kernel, odi_rw_kernel: one pass each, not a row of 27
+//    entries read and collapsed per node and stage);
 //  - the Galerkin levels are smoothed by Gauss-Seidel in 8 colours (4 in
 //    2D: a 27-point row couples no two nodes of one colour) and their
 //    residuals formed in differences (GalRows);
@@ -4654,6 +4658,25 @@ __device__ __forceinline__ int odi_stage(const OdiAxes<T> &a, bool is3d, int i, 
     c[1] = __ldg(a.cn[1] + j);
     c[2] = is3d ? __ldg(a.cn[2] + k) : 0;
     return (c[0] < 0) + (c[1] < 0) + (c[2] < 0);
+}
+
+// Coarse node I's block along axis d: its fine nodes x[m] and their offsets
+// o[m] from its own (-1, 0, 1), m < the count returned.
+template <class T>
+__device__ __forceinline__ int odi_block_axis(const OdiAxes<T> &a, int d, int n, int I, int (&x)[3], int (&o)[3])
+{
+    const int f = __ldg(a.cf[d] + I);
+    int m = 0;
+#pragma unroll
+    for (int s = -1; s <= 1; ++s) {
+        const int y = f + s;
+        if (s == 0 || (y >= 0 && y < n && __ldg(a.cn[d] + y) < 0)) {
+            x[m] = y;
+            o[m] = s;
+            ++m;
+        }
+    }
+    return m;
 }
 
 // A level's operator as the transfers and the Galerkin build read it: the
@@ -4839,11 +4862,13 @@ template <class T> __device__ __forceinline__ double odi_den7(const GenPoint<T> 
     return s;
 }
 
-// S27: the fine level is a Galerkin level (fr.st), else its 7-point form.
-template <class T, bool S27>
+// s = P e on the nodes of one stage of a 7-point level (level 0; a
+// Galerkin level's P is its stored weights, odi_pw_kernel).  A walk
+// launch over the fine level.
+template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
-    odi_prolong_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a,
-                       const T *__restrict__ e, T *s, int stage, int kchunk, int nyb, int nchunks)
+    odi_prolong_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, const T *__restrict__ e, T *s,
+                       int stage, int kchunk, int nyb, int nchunks)
 {
     int i, j, k0, k1;
     if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
@@ -4857,26 +4882,119 @@ __global__ void __launch_bounds__(WALK_THREADS)
             s[p] = e[coarse.base + c[0] + (int64_t)c[1] * coarse.sy + (fine.is3d ? (int64_t)c[2] * coarse.sz : 0)];
             continue;
         }
-        double num = 0, den;
-        if constexpr (S27) {
-            double row[GAL_SLOTS], w[GAL_SLOTS];
-            gal_row(fine, fr, p, i, j, k, row);
-            den = odi_collapse(row, c, w);
+        double num = 0;
+        const GenPoint<T> q = gen_couplings(fine, p, i, j, k);
+        const int at[3] = {i, j, k};
 #pragma unroll
-            for (int q = 0; q < GAL_SLOTS; ++q)
-                if (w[q] > 0) num += w[q] * (double)s[p + gal_step(fine, q)];
-        } else {
-            const GenPoint<T> q = gen_couplings(fine, p, i, j, k);
-            const int at[3] = {i, j, k};
-#pragma unroll
-            for (int d = 0; d < 3; ++d) {
-                if (c[d] >= 0) continue;
-                if (at[d] > 0) num += (double)q.v[2 * d] * (double)s[p - st[d]];
-                if (at[d] < n[d] - 1) num += (double)q.v[2 * d + 1] * (double)s[p + st[d]];
-            }
-            den = odi_den7(q, c, at, n);
+        for (int d = 0; d < 3; ++d) {
+            if (c[d] >= 0) continue;
+            if (at[d] > 0) num += (double)q.v[2 * d] * (double)s[p - st[d]];
+            if (at[d] < n[d] - 1) num += (double)q.v[2 * d + 1] * (double)s[p + st[d]];
         }
+        const double den = odi_den7(q, c, at, n);
         s[p] = den > 0 ? T(num / den) : T(0);
+    }
+}
+
+// A Galerkin level's P as stored weights: node (i, j, k)'s weight towards
+// the coarse node at its corner q (bit d set: the one above it along axis
+// d, clear: below it, or its own index where it is a coarse node there),
+// in array q of odi_corners.  gal_rap_kernel stores them from P's columns.
+__host__ __device__ __forceinline__ int odi_corners(bool is3d) { return is3d ? 8 : 4; }
+template <class T> __device__ __forceinline__ int64_t odi_pw_index(const Grid<T> &g, int q, int i, int j, int k)
+{
+    const int64_t n = (int64_t)g.nx * g.ny * (g.is3d ? g.nz : 1);
+    return q * n + i + (int64_t)g.nx * (j + (int64_t)g.ny * k);
+}
+
+// out = in + P e (in NULL: out = P e) from the stored weights, a node's
+// corners summed in double in corner order; REDUCE measures the correction
+// as interp_kernel's does.  A walk launch over the fine level.
+template <class T, bool REDUCE>
+__global__ void __launch_bounds__(WALK_THREADS)
+    odi_pw_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, const T *__restrict__ pw,
+                  const T *__restrict__ e, const T *in, T *out, double *partials, int kchunk, int nyb, int nchunks)
+{
+    Red3 acc{0, 0, 0};
+    int i, j, k0, k1;
+    if (walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
+        const int n[3] = {fine.nx, fine.ny, fine.nz};
+        for (int k = k0; k < k1; ++k) {
+            int c[3];
+            odi_stage(a, fine.is3d, i, j, k, c);
+            const int at[3] = {i, j, k};
+            double s = 0;
+            for (int q = 0; q < odi_corners(fine.is3d != 0); ++q) {
+                int J[3];
+                bool ok = true;
+#pragma unroll
+                for (int d = 0; d < 3; ++d) {
+                    const int up = q >> d & 1;
+                    if (c[d] >= 0) {
+                        J[d] = c[d];
+                        ok = ok && !up;
+                    } else {
+                        const int x = at[d] + (up ? 1 : -1);
+                        ok = ok && x >= 0 && x < n[d];
+                        J[d] = ok ? __ldg(a.cn[d] + x) : 0;
+                    }
+                }
+                if (!ok) continue;
+                s += (double)pw[odi_pw_index(fine, q, i, j, k)] *
+                     (double)e[coarse.base + J[0] + (int64_t)J[1] * coarse.sy + (int64_t)J[2] * coarse.sz];
+            }
+            const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
+            const T v = T(s);
+            if (!in) {
+                out[p] = v;
+                continue;
+            }
+            const T old = in[p];
+            out[p] = old + v;
+            if (REDUCE) note_correction(acc, v, old + v);
+        }
+    }
+    if (REDUCE) write_partial(partials, acc);
+}
+
+// fc = R r = Wc^-1 P^T W r from the stored weights: each coarse node sums
+// W r P over its block (odi_block_axis), in double.  A walk launch over the
+// coarse level.
+template <class T>
+__global__ void __launch_bounds__(WALK_THREADS)
+    odi_rw_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, const T *__restrict__ pw,
+                  const T *__restrict__ r, T *fc, int kchunk, int nyb, int nchunks)
+{
+    int I, J, k0, k1;
+    if (!walk_thread(coarse.nx, coarse.ny, coarse.nz, kchunk, nyb, nchunks, I, J, k0, k1)) return;
+    const bool is3d = fine.is3d != 0;
+    const int nf[3] = {fine.nx, fine.ny, is3d ? fine.nz : 1};
+    for (int K = k0; K < k1; ++K) {
+        const int C[3] = {I, J, K};
+        int x[3][3], o[3][3], m[3];
+        for (int d = 0; d < 3; ++d) {
+            if (d == 2 && !is3d) {
+                x[2][0] = o[2][0] = 0;
+                m[2] = 1;
+                continue;
+            }
+            m[d] = odi_block_axis(a, d, nf[d], C[d], x[d], o[d]);
+        }
+        double sum = 0;
+        for (int cz = 0; cz < m[2]; ++cz)
+            for (int cy = 0; cy < m[1]; ++cy)
+                for (int cx = 0; cx < m[0]; ++cx) {
+                    const int i = x[0][cx], j = x[1][cy], k = x[2][cz];
+                    // the coarse node's corner as seen from the fine one
+                    const int q = (o[0][cx] < 0) | (o[1][cy] < 0) << 1 | (o[2][cz] < 0) << 2;
+                    double w = (double)__ldg(a.wf[0] + i) * (double)__ldg(a.wf[1] + j);
+                    if (is3d) w *= (double)__ldg(a.wf[2] + k);
+                    sum += w * (double)pw[odi_pw_index(fine, q, i, j, k)] *
+                           (double)r[fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz];
+                }
+        double wc = (double)__ldg(a.wc[0] + I) * (double)__ldg(a.wc[1] + J);
+        if (is3d) wc *= (double)__ldg(a.wc[2] + K);
+        fc[coarse.base + I + (int64_t)J * coarse.sy + (int64_t)K * coarse.sz] = T(sum / wc);
     }
 }
 
@@ -4911,21 +5029,23 @@ template <class T> __device__ __forceinline__ double odi_face(const Grid<T> &g, 
     return (double)(T)(tab[at] * (fr ? fr[e] : T(1)));
 }
 
-// One stage of R r = Wc^-1 P^T W r, from the highest stage down.  A node p
-// of `stage` sums W r of its own and, from each neighbour q of a higher
-// stage whose between-axes hold p's offset, q's collapsed entry towards p
-// (odi_prolong_kernel's weight numerator) times t_q / den_q, stored over r
-// by q's launch; it stores its own t / den the same way, or at stage 0
-// writes the coarse right-hand side.
-template <class T, bool S27>
+// One stage of R r = Wc^-1 P^T W r on a 7-point level (level 0; a
+// Galerkin level's R reads the stored weights, odi_rw_kernel), from the
+// highest stage down.  A node p of `stage` sums W r of its own and, from
+// each neighbour q of a higher stage along p's coarse-node axes, q's
+// coupling towards p times t_q / den_q, stored over r by q's launch; it
+// stores its own t / den the same way, or at stage 0 writes the coarse
+// right-hand side.
+template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
-    odi_restrict_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a, T *r,
-                        T *fc, int stage, int kchunk, int nyb, int nchunks)
+    odi_restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, T *r, T *fc, int stage,
+                        int kchunk, int nyb, int nchunks)
 {
     int i, j, k0, k1;
     if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
     const int n[3] = {fine.nx, fine.ny, fine.nz};
     const int top = odi_top(fine);
+    const int64_t st[3] = {1, fine.sy, fine.sz};
     for (int k = k0; k < k1; ++k) {
         int c[3];
         if (odi_stage(a, fine.is3d, i, j, k, c) != stage) continue;
@@ -4934,42 +5054,9 @@ __global__ void __launch_bounds__(WALK_THREADS)
         double w = (double)__ldg(a.wf[0] + i) * (double)__ldg(a.wf[1] + j);
         if (fine.is3d) w *= (double)__ldg(a.wf[2] + k);
         double sum = w * (double)r[p];
-        if (S27 && stage < top) {
-            for (int q = 0; q < GAL_SLOTS; ++q) {
-                int o[3];
-                gal_offset(q, o);
-                if (q == GAL_CENTRE || (!fine.is3d && o[2])) continue;
-                int x[3], cq[3];
-                bool in = true;
-#pragma unroll
-                for (int d = 0; d < 3; ++d) {
-                    x[d] = at[d] + o[d];
-                    in = in && x[d] >= 0 && x[d] < n[d];
-                }
-                if (!in || odi_stage(a, fine.is3d, x[0], x[1], x[2], cq) <= stage) continue;
-                bool held = true; // p lies in q's between-axes
-#pragma unroll
-                for (int d = 0; d < 3; ++d) held = held && (!o[d] || cq[d] < 0);
-                if (!held) continue;
-                const int64_t pq = p + o[0] + (int64_t)o[1] * fine.sy + (int64_t)o[2] * fine.sz;
-                // q's entries that collapse onto p: -o on q's between-axes, anything on its others
-                int lo[3], hi[3];
-#pragma unroll
-                for (int d = 0; d < 3; ++d) {
-                    lo[d] = cq[d] >= 0 && (d < 2 || fine.is3d) ? -1 : -o[d];
-                    hi[d] = cq[d] >= 0 && (d < 2 || fine.is3d) ? 1 : -o[d];
-                }
-                double cpl = 0;
-                for (int mz = lo[2]; mz <= hi[2]; ++mz)
-                    for (int my = lo[1]; my <= hi[1]; ++my)
-                        for (int mx = lo[0]; mx <= hi[0]; ++mx)
-                            cpl -= (double)fr.at(gal_slot(mx, my, mz), x[0], x[1], x[2]);
-                if (cpl > 0) sum += cpl * (double)r[pq]; // (odi_collapse's positive part)
-            }
-        } else if (!S27 && stage < top) {
-            // 7-point: the neighbours along p's coarse-node axes that lie
-            // between coarse nodes there, by their face towards p
-            const int64_t st[3] = {1, fine.sy, fine.sz};
+        if (stage < top) {
+            // the neighbours along p's coarse-node axes that lie between
+            // coarse nodes there, by their face towards p
             for (int d = 0; d < (fine.is3d ? 3 : 2); ++d) {
                 if (c[d] < 0) continue;
 #pragma unroll
@@ -4983,14 +5070,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
             }
         }
         if (stage > 0) {
-            double den; // as odi_prolong_kernel's
-            if constexpr (S27) {
-                double row[GAL_SLOTS], wq[GAL_SLOTS];
-                gal_row(fine, fr, p, i, j, k, row);
-                den = odi_collapse(row, c, wq);
-            } else {
-                den = odi_den7(gen_couplings(fine, p, i, j, k), c, at, n);
-            }
+            const double den = odi_den7(gen_couplings(fine, p, i, j, k), c, at, n); // as odi_prolong_kernel's
             r[p] = den > 0 ? T(sum / den) : T(0);
         } else {
             double wc = (double)__ldg(a.wc[0] + c[0]) * (double)__ldg(a.wc[1] + c[1]);
@@ -5090,25 +5170,6 @@ static_assert(GAL_TX * GAL_TY * GAL_TZ == 32 && GAL_T2X * GAL_T2Y == 32, "a tile
 static_assert(GAL_COLS >= (GAL_T2X + 2) * (GAL_T2Y + 2) && GAL_FINE >= (2 * GAL_T2X + 1) * (2 * GAL_T2Y + 1),
               "the 2D tile fits the 3D tile's shared arrays");
 
-// Coarse node I's block along axis d: its fine nodes x[m] and their offsets
-// o[m] from its own (-1, 0, 1), m < the count returned.
-template <class T>
-__device__ __forceinline__ int odi_block_axis(const OdiAxes<T> &a, int d, int n, int I, int (&x)[3], int (&o)[3])
-{
-    const int f = __ldg(a.cf[d] + I);
-    int m = 0;
-#pragma unroll
-    for (int s = -1; s <= 1; ++s) {
-        const int y = f + s;
-        if (s == 0 || (y >= 0 && y < n && __ldg(a.cn[d] + y) < 0)) {
-            x[m] = y;
-            o[m] = s;
-            ++m;
-        }
-    }
-    return m;
-}
-
 // Along one axis, the pairs (i of I's block, j of J's) one index apart at
 // most: 4 bits a pair (i's block offset + 1, then j's << 2), those at the
 // same node (eq, up to 3) and those one apart (ne, up to 4).
@@ -5137,7 +5198,7 @@ template <class T> __device__ __forceinline__ OdiPairs odi_pairs(const OdiAxes<T
 template <class T, bool S27>
 __global__ void __launch_bounds__(GAL_THREADS)
     gal_rap_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a,
-                   const GalRows<T> cr)
+                   const GalRows<T> cr, T *pw)
 {
     __shared__ double col[GAL_COLS][GAL_SLOTS]; // P's columns by block offset (gal_slot)
     __shared__ double dia[GAL_FINE];            // the fine diagonals under the tile
@@ -5202,6 +5263,23 @@ __global__ void __launch_bounds__(GAL_THREADS)
                 }
                 cs[s] = den > 0 ? (double)T(num / den) : 0.0;
             }
+        // the tile's own columns as P's weights (each fine node's corner
+        // towards J written by J's block alone)
+        const int lx = t % hx, ly = t / hx % hy, lz = t / hx / hy;
+        if (!pw || lx < 1 || lx > tx || ly < 1 || ly > ty || (is3d && (lz < 1 || lz > tz))) continue;
+        for (int s = 0; s < GAL_SLOTS; ++s) {
+            int o[3];
+            gal_offset(s, o);
+            if (!is3d && o[2]) continue;
+            bool in = true;
+            for (int d = 0; d < 3; ++d) {
+                const int x = F[d] + o[d];
+                in = in && (!o[d] || (x >= 0 && x < nf[d] && __ldg(a.cn[d] + x) < 0));
+            }
+            if (in)
+                pw[odi_pw_index(fine, (o[0] < 0) | (o[1] < 0) << 1 | (o[2] < 0) << 2, F[0] + o[0], F[1] + o[1],
+                                F[2] + o[2])] = T(cs[s]);
+        }
     }
     // 2. The diagonals of the fine nodes from one before the tile's first
     // coarse node to one past its last (consecutive coarse nodes lie at
@@ -5784,6 +5862,7 @@ template <class T> struct Transfer {
     // level's rows as the transfers read them.
     OdiAxes<T> oa{};
     GalRows<T> fr{};
+    T *pw = nullptr; // with fr.st: P's weights (odi_pw_index), stored by the Galerkin build
     bool odi_ok = false, odi = false;
 
     enum Route { AUTO = 0, DIRECT = 1, TILED = 2 }; // AUTO: the tiles where eligible
@@ -5852,34 +5931,40 @@ template <class T> struct Transfer {
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
-    // fc = R r by the operator-dependent weights (odi); r is overwritten.
+    // fc = R r by the operator-dependent weights (odi); r may be overwritten.
     pgpu_status odi_restrict(Env &env, T *r, T *fc) const
     {
         char *err = env.err;
+        if (fr.st) {
+            launch(cwalk, 0, env.st, odi_rw_kernel<T>, fg, cg, oa, (const T *)pw, (const T *)r, fc);
+            PGPU_LAUNCHED();
+            return PGPU_SUCCESS;
+        }
         for (int s = odi_top(fg); s >= 0; --s) {
-            launch(fwalk, 0, env.st, fr.st ? odi_restrict_kernel<T, true> : odi_restrict_kernel<T, false>, fg, fr, cg, oa, r, fc, s);
+            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s);
             PGPU_LAUNCHED();
         }
         return PGPU_SUCCESS;
     }
-    // s = P e by the operator-dependent weights, stage by stage.
-    pgpu_status odi_stages(Env &env, const T *e, T *s) const
-    {
-        char *err = env.err;
-        for (int q = 0; q <= odi_top(fg); ++q) {
-            launch(fwalk, 0, env.st, fr.st ? odi_prolong_kernel<T, true> : odi_prolong_kernel<T, false>, fg, fr, cg, oa, e, s, q);
-            PGPU_LAUNCHED();
-        }
-        return PGPU_SUCCESS;
-    }
-    // out = in + P e by the operator-dependent weights, through scratch
-    // (scratch may be out, not in unless in == out); partials as prolong's.
+    // out = in + P e by the operator-dependent weights (in NULL: out = P e),
+    // through scratch where the fine level is level 0 (scratch may be out,
+    // not in unless in == out); partials as prolong's.
     pgpu_status odi_prolong(Env &env, const T *e, const T *in, T *out, T *scratch, double *partials = nullptr,
                             size_t *blocks = nullptr) const
     {
         char *err = env.err;
-        PGPU_FORWARD(odi_stages(env, e, scratch));
         if (blocks) *blocks = blocks_of(fwalk);
+        if (fr.st) {
+            if (partials) launch(fwalk, 0, env.st, odi_pw_kernel<T, true>, fg, cg, oa, (const T *)pw, e, in, out, partials);
+            else launch(fwalk, 0, env.st, odi_pw_kernel<T, false>, fg, cg, oa, (const T *)pw, e, in, out, (double *)nullptr);
+            PGPU_LAUNCHED();
+            return PGPU_SUCCESS;
+        }
+        for (int s = 0; s <= odi_top(fg); ++s) {
+            launch(fwalk, 0, env.st, odi_prolong_kernel<T>, fg, cg, oa, e, scratch, s);
+            PGPU_LAUNCHED();
+        }
+        if (!in) return PGPU_SUCCESS; // (scratch == out)
         if (partials) launch(fwalk, 0, env.st, odi_add_kernel<T, true>, fg, (const T *)scratch, in, out, partials);
         else launch(fwalk, 0, env.st, odi_add_kernel<T, false>, fg, (const T *)scratch, in, out, (double *)nullptr);
         PGPU_LAUNCHED();
@@ -8257,9 +8342,11 @@ template <class T> struct General {
     bool narrow = false;             // beta lies inside beta_recip_min .. max
     bool jump = false;               // beta's largest value is more than JUMP_RATIO times its smallest
     // Galerkin levels (odi.h; where beta jumps): per level, gal_stored arrays
-    // of its points (NULL where the pair into it keeps no nodes), and the
-    // build's two probe vectors of level 0's size.
-    std::vector<T *> gst;
+    // of its points (NULL where the pair into it keeps no nodes), P's
+    // weights from each level that may be a Galerkin one into the next
+    // (gpw: odi_corners arrays of its points), and the build's two vectors
+    // of level 0's size.
+    std::vector<T *> gst, gpw;
     T *gscr = nullptr;
     struct CoarseLevel {
         CoarseAxis ax[3];
@@ -9124,6 +9211,7 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         x.rr_fused = rr_box[l] && !on;
         x.odi = odi && x.odi_ok && (size_t)(l + 1) < gen.gst.size() && gen.gst[(size_t)l + 1];
         x.fr = lv[l].gr;
+        x.pw = x.odi && x.fr.st && (size_t)l < gen.gpw.size() ? gen.gpw[(size_t)l] : nullptr;
         const Grid<T> &cg = lv[l + 1].g;
         lv[l + 1].gr = x.odi ? GalRows<T>{gen.gst[(size_t)l + 1], (int64_t)lv[l + 1].npts, cg.is3d ? 0 : 9,
                                           gal_pack(cg.nx, cg.ny, cg.is3d ? cg.nz : 1)}
@@ -9208,19 +9296,26 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
     T *scr = nullptr;
     const size_t n0 = (size_t)lv[0].elems;
     PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, 2 * n0 * sizeof(T), "the Galerkin build's vectors"));
+    std::vector<T *> pw((size_t)nl, nullptr);
     for (int l = 1; l < nl; ++l) {
         if (!lv[l - 1].down.odi_ok) continue;
         const size_t bytes = (size_t)gal_stored(lv[l].g.is3d != 0) * (size_t)lv[l].npts * sizeof(T);
         PGPU_FORWARD(env.mem.alloc(err, (void **)&st[(size_t)l], bytes, "a Galerkin level's operator"));
         PGPU_CUDA(cudaMemsetAsync(st[(size_t)l], 0, bytes, env.st));
+        if (l + 1 == nl || !lv[l].down.odi_ok) continue;
+        const size_t wb = (size_t)odi_corners(lv[l].g.is3d != 0) * (size_t)lv[l].npts * sizeof(T);
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&pw[(size_t)l], wb, "a Galerkin level's prolongation weights"));
+        PGPU_CUDA(cudaMemsetAsync(pw[(size_t)l], 0, wb, env.st));
     }
     gen.gscr = scr;
+    gen.gpw = pw;
     gen.gst = st; // last: says the part is done
     return PGPU_SUCCESS;
 }
 
 // Each Galerkin level's operator R A P, from the level above's rows
-// (Transfer::fr): the entries off the centre directly (gal_rap_kernel), the
+// (Transfer::fr): the entries off the centre directly (gal_rap_kernel,
+// which also stores P's weights where the level above is a Galerkin one), the
 // rows' sums as R (A P 1): 1 on the coarse level's u, P 1 and -A P 1 in
 // two vectors of the fine level (level 0: gscr; a coarse one: its u and t,
 // free between solves), R of it in the coarse t.
@@ -9236,12 +9331,13 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
                                              ((C.g.nz + GAL_TZ - 1) / GAL_TZ)
                                        : (int64_t)((C.g.nx + GAL_T2X - 1) / GAL_T2X) * ((C.g.ny + GAL_T2Y - 1) / GAL_T2Y);
         PGPU_RETURN_IF(tiles > INT32_MAX, PGPU_ERROR_UNSUPPORTED, "a Galerkin level of %lld tiles", (long long)tiles);
+        PGPU_RETURN_IF(x.fr.st && !x.pw, PGPU_ERROR_CUDA, "internal: a Galerkin level without P's weights");
         (x.fr.st ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>)<<<(unsigned)tiles, GAL_THREADS, 0, env.st>>>(
-            F.g, x.fr, C.g, x.oa, C.gr);
+            F.g, x.fr, C.g, x.oa, C.gr, x.pw);
         PGPU_LAUNCHED();
         T *s = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
         PGPU_FORWARD(axpby(env, C.g, C.col, T(1), T(0), (const T *)nullptr, T(0), (const T *)nullptr, C.u));
-        PGPU_FORWARD(x.odi_stages(env, (const T *)C.u, s));
+        PGPU_FORWARD(x.odi_prolong(env, (const T *)C.u, (const T *)nullptr, s, s));
         launch(F.walk, 0, env.st, gal_residual_kernel<T>, F.g, x.fr, (const T *)s, (const T *)nullptr, r);
         PGPU_LAUNCHED();
         PGPU_FORWARD(x.odi_restrict(env, r, C.t));

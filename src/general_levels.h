@@ -234,6 +234,7 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         x.rr_fused = rr_box[l] && !on;
         x.odi = odi && x.odi_ok && (size_t)(l + 1) < gen.gst.size() && gen.gst[(size_t)l + 1];
         x.fr = lv[l].gr;
+        x.pw = x.odi && x.fr.st && (size_t)l < gen.gpw.size() ? gen.gpw[(size_t)l] : nullptr;
         const Grid<T> &cg = lv[l + 1].g;
         lv[l + 1].gr = x.odi ? GalRows<T>{gen.gst[(size_t)l + 1], (int64_t)lv[l + 1].npts, cg.is3d ? 0 : 9,
                                           gal_pack(cg.nx, cg.ny, cg.is3d ? cg.nz : 1)}
@@ -318,19 +319,26 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
     T *scr = nullptr;
     const size_t n0 = (size_t)lv[0].elems;
     PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, 2 * n0 * sizeof(T), "the Galerkin build's vectors"));
+    std::vector<T *> pw((size_t)nl, nullptr);
     for (int l = 1; l < nl; ++l) {
         if (!lv[l - 1].down.odi_ok) continue;
         const size_t bytes = (size_t)gal_stored(lv[l].g.is3d != 0) * (size_t)lv[l].npts * sizeof(T);
         PGPU_FORWARD(env.mem.alloc(err, (void **)&st[(size_t)l], bytes, "a Galerkin level's operator"));
         PGPU_CUDA(cudaMemsetAsync(st[(size_t)l], 0, bytes, env.st));
+        if (l + 1 == nl || !lv[l].down.odi_ok) continue;
+        const size_t wb = (size_t)odi_corners(lv[l].g.is3d != 0) * (size_t)lv[l].npts * sizeof(T);
+        PGPU_FORWARD(env.mem.alloc(err, (void **)&pw[(size_t)l], wb, "a Galerkin level's prolongation weights"));
+        PGPU_CUDA(cudaMemsetAsync(pw[(size_t)l], 0, wb, env.st));
     }
     gen.gscr = scr;
+    gen.gpw = pw;
     gen.gst = st; // last: says the part is done
     return PGPU_SUCCESS;
 }
 
 // Each Galerkin level's operator R A P, from the level above's rows
-// (Transfer::fr): the entries off the centre directly (gal_rap_kernel), the
+// (Transfer::fr): the entries off the centre directly (gal_rap_kernel,
+// which also stores P's weights where the level above is a Galerkin one), the
 // rows' sums as R (A P 1): 1 on the coarse level's u, P 1 and -A P 1 in
 // two vectors of the fine level (level 0: gscr; a coarse one: its u and t,
 // free between solves), R of it in the coarse t.
@@ -346,12 +354,13 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
                                              ((C.g.nz + GAL_TZ - 1) / GAL_TZ)
                                        : (int64_t)((C.g.nx + GAL_T2X - 1) / GAL_T2X) * ((C.g.ny + GAL_T2Y - 1) / GAL_T2Y);
         PGPU_RETURN_IF(tiles > INT32_MAX, PGPU_ERROR_UNSUPPORTED, "a Galerkin level of %lld tiles", (long long)tiles);
+        PGPU_RETURN_IF(x.fr.st && !x.pw, PGPU_ERROR_CUDA, "internal: a Galerkin level without P's weights");
         (x.fr.st ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>)<<<(unsigned)tiles, GAL_THREADS, 0, env.st>>>(
-            F.g, x.fr, C.g, x.oa, C.gr);
+            F.g, x.fr, C.g, x.oa, C.gr, x.pw);
         PGPU_LAUNCHED();
         T *s = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
         PGPU_FORWARD(axpby(env, C.g, C.col, T(1), T(0), (const T *)nullptr, T(0), (const T *)nullptr, C.u));
-        PGPU_FORWARD(x.odi_stages(env, (const T *)C.u, s));
+        PGPU_FORWARD(x.odi_prolong(env, (const T *)C.u, (const T *)nullptr, s, s));
         launch(F.walk, 0, env.st, gal_residual_kernel<T>, F.g, x.fr, (const T *)s, (const T *)nullptr, r);
         PGPU_LAUNCHED();
         PGPU_FORWARD(x.odi_restrict(env, r, C.t));

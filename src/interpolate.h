@@ -463,6 +463,7 @@ template <class T> struct Transfer {
     // level's rows as the transfers read them.
     OdiAxes<T> oa{};
     GalRows<T> fr{};
+    T *pw = nullptr; // with fr.st: P's weights (odi_pw_index), stored by the Galerkin build
     bool odi_ok = false, odi = false;
 
     enum Route { AUTO = 0, DIRECT = 1, TILED = 2 }; // AUTO: the tiles where eligible
@@ -531,34 +532,40 @@ template <class T> struct Transfer {
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
-    // fc = R r by the operator-dependent weights (odi); r is overwritten.
+    // fc = R r by the operator-dependent weights (odi); r may be overwritten.
     pgpu_status odi_restrict(Env &env, T *r, T *fc) const
     {
         char *err = env.err;
+        if (fr.st) {
+            launch(cwalk, 0, env.st, odi_rw_kernel<T>, fg, cg, oa, (const T *)pw, (const T *)r, fc);
+            PGPU_LAUNCHED();
+            return PGPU_SUCCESS;
+        }
         for (int s = odi_top(fg); s >= 0; --s) {
-            launch(fwalk, 0, env.st, fr.st ? odi_restrict_kernel<T, true> : odi_restrict_kernel<T, false>, fg, fr, cg, oa, r, fc, s);
+            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s);
             PGPU_LAUNCHED();
         }
         return PGPU_SUCCESS;
     }
-    // s = P e by the operator-dependent weights, stage by stage.
-    pgpu_status odi_stages(Env &env, const T *e, T *s) const
-    {
-        char *err = env.err;
-        for (int q = 0; q <= odi_top(fg); ++q) {
-            launch(fwalk, 0, env.st, fr.st ? odi_prolong_kernel<T, true> : odi_prolong_kernel<T, false>, fg, fr, cg, oa, e, s, q);
-            PGPU_LAUNCHED();
-        }
-        return PGPU_SUCCESS;
-    }
-    // out = in + P e by the operator-dependent weights, through scratch
-    // (scratch may be out, not in unless in == out); partials as prolong's.
+    // out = in + P e by the operator-dependent weights (in NULL: out = P e),
+    // through scratch where the fine level is level 0 (scratch may be out,
+    // not in unless in == out); partials as prolong's.
     pgpu_status odi_prolong(Env &env, const T *e, const T *in, T *out, T *scratch, double *partials = nullptr,
                             size_t *blocks = nullptr) const
     {
         char *err = env.err;
-        PGPU_FORWARD(odi_stages(env, e, scratch));
         if (blocks) *blocks = blocks_of(fwalk);
+        if (fr.st) {
+            if (partials) launch(fwalk, 0, env.st, odi_pw_kernel<T, true>, fg, cg, oa, (const T *)pw, e, in, out, partials);
+            else launch(fwalk, 0, env.st, odi_pw_kernel<T, false>, fg, cg, oa, (const T *)pw, e, in, out, (double *)nullptr);
+            PGPU_LAUNCHED();
+            return PGPU_SUCCESS;
+        }
+        for (int s = 0; s <= odi_top(fg); ++s) {
+            launch(fwalk, 0, env.st, odi_prolong_kernel<T>, fg, cg, oa, e, scratch, s);
+            PGPU_LAUNCHED();
+        }
+        if (!in) return PGPU_SUCCESS; // (scratch == out)
         if (partials) launch(fwalk, 0, env.st, odi_add_kernel<T, true>, fg, (const T *)scratch, in, out, partials);
         else launch(fwalk, 0, env.st, odi_add_kernel<T, false>, fg, (const T *)scratch, in, out, (double *)nullptr);
         PGPU_LAUNCHED();

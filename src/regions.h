@@ -551,9 +551,11 @@ template <class T> struct General {
     bool narrow = false;             // beta lies inside beta_recip_min .. max
     bool jump = false;               // beta's largest value is more than JUMP_RATIO times its smallest
     // Galerkin levels (odi.h; where beta jumps): per level, gal_stored arrays
-    // of its points (NULL where the pair into it keeps no nodes), and the
-    // build's two probe vectors of level 0's size.
-    std::vector<T *> gst;
+    // of its points (NULL where the pair into it keeps no nodes), P's
+    // weights from each level that may be a Galerkin one into the next
+    // (gpw: odi_corners arrays of its points), and the build's two vectors
+    // of level 0's size.
+    std::vector<T *> gst, gpw;
     T *gscr = nullptr;
     struct CoarseLevel {
         CoarseAxis ax[3];
