@@ -633,7 +633,7 @@
  *    reaches the coarse levels and the cycles converge as fast on a jump of
  *    1e6 as on 1e3 (the bench's 'ball' rows: a cycle there costs several
  *    geometric ones, and pgpu_set_coefficients, which builds the levels,
- *    about as much as the V-cycles to 1e-8).  The coarse
+ *    about half as much as the V-cycles to 1e-8).  The coarse
  *    levels cannot follow a wall, so on a mask a cycle ends with two
  *    Gauss-Seidel iterations on the fluid points of the blocks (8^3
  *    points, 2D 16^2) that hold a fluid point next to a solid one, where
@@ -658,11 +658,12 @@
  *     + on an inclusion (a ball whose beta is 1e3 to 1e6 times its
  *       surroundings') without a mask (the Galerkin levels above) they
  *       converge as fast on 1e6 as on 1e3 (the bench's 'ball' rows: 13
- *       cycles to 1e-8 at 256^3) down to the rounding of the finest level's
- *       residual, which grows with the jump and the grid (1e6 at 256^3, in
- *       double: near 7e-7), so a tighter tolerance ends in
- *       PGPU_ERROR_NOT_CONVERGED there, CG's too, u then as close to the
- *       solution as that rounding allows; in float that rounding is far
+ *       cycles to 1e-8 at 256^3) down to the residual that u's own
+ *       rounding leaves, which grows with the jump and the grid (1e6 at
+ *       256^3, in double: near 7e-7, a few times that of the exact discrete
+ *       solution rounded to double), so a tighter tolerance ends in
+ *       PGPU_ERROR_NOT_CONVERGED there, CG's too, u then about as close to
+ *       the solution as double can hold it; in float that rounding is far
  *       larger (about 0.1 on a 1e3 ball): float ends NOT_CONVERGED though
  *       its u is good to float's rounding; take double.  Where a mask is
  *       set beside it they stall after a fast start (the coarse
@@ -714,8 +715,10 @@
  *    or more whose tiles suit it, one more: a third iterate for the finest
  *    level); two bytes and an array per axis per coarse point; where beta
  *    jumps, for a multigrid method or preconditioner, the Galerkin levels:
- *    27 values of u's precision per coarse point (9 in 2D; about 27/7 N w
- *    in 3D, 3 N w in 2D) and two arrays of u's size for their build);
+ *    27 values of u's precision per coarse point and 8 more (the
+ *    prolongation's weights) per coarse point above a coarser one (9 and
+ *    4 in 2D; about 5 N w in 3D, 4.3 N w in 2D) and two arrays of u's
+ *    size for their build);
  *    later calls allocate nothing.  The call
  *    waits for the stream to read whether the data are valid (and, for a
  *    mask, how many singular regions it has); on invalid
