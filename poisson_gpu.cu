@@ -4607,8 +4607,8 @@ namespace pgpu {
 // The finest level keeps its own 7-point form and smoothers; P and R read
 // its faces directly.  Convergence no longer depends on the jump's size
 // (1e3 to 1e6: the bench's 'ball' rows); what stops V-cycles and CG on
-// large jumps is the finest level's residual, whose rounding in double
-// grows with the jump (the header's MASKS AND VARIABLE COEFFICIENTS).
+// large jumps is the residual u's own rounding leaves, which grows with the
+// jump (doc/model/floor.py; the header's MASKS AND VARIABLE COEFFICIENTS).
 
 // Per axis of a level pair: cn[i] the coarse interior index of fine node i
 // where it is a coarse node, else -1 (cf: the inverse); wf / wc the fine and coarse cell
