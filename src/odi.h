@@ -650,6 +650,11 @@ __global__ void __launch_bounds__(GAL_THREADS)
         cs[GAL_CENTRE] = 1;
         int F[3];
         for (int d = 0; d < 3; ++d) F[d] = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0;
+        // the tile's own columns are also P's weights (each fine node's
+        // corner towards J written by J's block alone)
+        const int lx = t % hx, ly = t / hx % hy, lz = t / hx / hy;
+        T *const own = pw && lx >= 1 && lx <= tx && ly >= 1 && ly <= ty && (!is3d || (lz >= 1 && lz <= tz)) ? pw : nullptr;
+        if (own) own[odi_pw_index(fine, 0, F[0], F[1], F[2])] = T(1);
         for (int stage = 1; stage <= top; ++stage)
             for (int s = 0; s < GAL_SLOTS; ++s) {
                 int o[3], x[3];
@@ -692,24 +697,8 @@ __global__ void __launch_bounds__(GAL_THREADS)
                     den = odi_den7(g, c, x, nf);
                 }
                 cs[s] = den > 0 ? (double)T(num / den) : 0.0;
+                if (own) own[odi_pw_index(fine, (o[0] < 0) | (o[1] < 0) << 1 | (o[2] < 0) << 2, x[0], x[1], x[2])] = T(cs[s]);
             }
-        // the tile's own columns as P's weights (each fine node's corner
-        // towards J written by J's block alone)
-        const int lx = t % hx, ly = t / hx % hy, lz = t / hx / hy;
-        if (!pw || lx < 1 || lx > tx || ly < 1 || ly > ty || (is3d && (lz < 1 || lz > tz))) continue;
-        for (int s = 0; s < GAL_SLOTS; ++s) {
-            int o[3];
-            gal_offset(s, o);
-            if (!is3d && o[2]) continue;
-            bool in = true;
-            for (int d = 0; d < 3; ++d) {
-                const int x = F[d] + o[d];
-                in = in && (!o[d] || (x >= 0 && x < nf[d] && __ldg(a.cn[d] + x) < 0));
-            }
-            if (in)
-                pw[odi_pw_index(fine, (o[0] < 0) | (o[1] < 0) << 1 | (o[2] < 0) << 2, F[0] + o[0], F[1] + o[1],
-                                F[2] + o[2])] = T(cs[s]);
-        }
     }
     // 2. The diagonals of the fine nodes from one before the tile's first
     // coarse node to one past its last (consecutive coarse nodes lie at
