@@ -933,8 +933,8 @@ typedef enum pgpu_preconditioner {
     PGPU_PRECOND_NONE = 1,
     PGPU_PRECOND_JACOBI = 2, /* the operator's diagonal */
     PGPU_PRECOND_VCYCLE = 3, /* one multigrid cycle from zero (V, or W with PGPU_WCYCLE);
-                                classic CG's first application on one GPU: one
-                                FMG pass */
+                                classic CG's first application on one GPU
+                                without mask or beta: one FMG pass */
     PGPU_PRECOND_FFT = 4     /* the FFT solve of the box without mask or beta */
 } pgpu_preconditioner;
 

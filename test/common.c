@@ -196,6 +196,14 @@ uint64_t t_rand_u64(void)
     return z ^ (z >> 31);
 }
 
+uint64_t t_rand_at(uint64_t state)
+{
+    t_seed();
+    const uint64_t was = rng_state;
+    rng_state = state;
+    return was;
+}
+
 double t_rand(double lo, double hi)
 {
     const double unit = (double)(t_rand_u64() >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */

@@ -73,6 +73,9 @@ int t_sync(const char *what);
 uint64_t t_seed(void);
 uint64_t t_rand_u64(void);
 double t_rand(double lo, double hi); /* uniform in [lo, hi) */
+/* Puts the generator at `state` (a draw the seed's run reached) and returns
+ * where it was: a case found by one seed, replayed in every run. */
+uint64_t t_rand_at(uint64_t state);
 
 /* ---- precision ---------------------------------------------------------------- */
 
