@@ -158,6 +158,13 @@ static pgpu_status smooth(Env &env, Level<T> &L, bool jacobi, int iters, T omega
 {
     if (L.gr.st) { // a Galerkin level: Gauss-Seidel by colours, in place (colour order reversed by flip)
         char *err = env.err;
+        if (L.npts <= GAL_BLOCK_NODES) { // (a small one in one block)
+            if (iters > 0)
+                gal_colours_block_kernel<T><<<1, GAL_BLOCK_THREADS, 0, env.st>>>(L.g, L.gr, L.iter(), (const T *)L.f,
+                                                                                 iters, flip);
+            PGPU_LAUNCHED();
+            return PGPU_SUCCESS;
+        }
         const int nc = L.g.is3d ? 8 : 4;
         for (int s = 0; s < iters; ++s)
             for (int c = 0; c < nc; ++c) {

@@ -120,7 +120,7 @@ __device__ __forceinline__ int odi_block_axis(const OdiAxes<T> &a, int d, int n,
 // whose terms stay small where u is nearly constant across strong
 // couplings (inside an inclusion of beta 1e6 a diagonal and its
 // neighbours' sum cancel to a few digits); P, R and the build take the
-// same differences.  Ghosts are never read: corrections are 0 there.
+// same differences.  Ghost values never enter (corrections are 0 there).
 constexpr int GAL_SLOTS = 27, GAL_CENTRE = 13;
 // Where a node's entry lies in a slot array: the nodes by colour (their
 // index parities, gal_colour_kernel's), each colour's x fastest, so that a
@@ -512,12 +512,26 @@ __global__ void __launch_bounds__(WALK_THREADS)
 }
 
 // f - (A u)_p for row `row` of node p (u_p = up), in differences, summed in
-// double in slot order, entries of 0 skipped (their neighbour is not read).
+// double in slot order, entries of 0 skipped.  dense (a Galerkin level,
+// whose arrays have the whole ghost frame): every neighbour in the plane
+// (3D: in the box) is read, whatever its entry, so that the reads issue
+// together; a read that waits on its entry costs a memory latency per slot
+// (a colour pass on a level of 15^3 took 13 us).  Otherwise (the 7-point
+// form on the caller's arrays) an entry of 0 leaves its neighbour unread.
 template <class T>
 __device__ __forceinline__ double gal_resid(const Grid<T> &g, const double (&row)[GAL_SLOTS], const T *u, int64_t p,
-                                            double up, double f)
+                                            double up, double f, bool dense)
 {
     double s = f - row[GAL_CENTRE] * up;
+    if (dense) {
+#pragma unroll
+        for (int q = 0; q < GAL_SLOTS; ++q) {
+            if (q == GAL_CENTRE) continue;
+            const double v = g.is3d || (q >= 9 && q < 18) ? (double)u[p + gal_step(g, q)] : up;
+            s -= row[q] * (row[q] != 0 ? v - up : 0.0); // (a ghost's value, maybe not a number, never enters)
+        }
+        return s;
+    }
 #pragma unroll
     for (int q = 0; q < GAL_SLOTS; ++q)
         if (q != GAL_CENTRE && row[q] != 0) s -= row[q] * ((double)u[p + gal_step(g, q)] - up);
@@ -537,8 +551,22 @@ __global__ void __launch_bounds__(WALK_THREADS)
         const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
         double row[GAL_SLOTS];
         gal_row(g, gr, p, i, j, k, row);
-        r[p] = T(gal_resid(g, row, u, p, (double)u[p], f ? (double)f[p] : 0.0));
+        r[p] = T(gal_resid(g, row, u, p, (double)u[p], f ? (double)f[p] : 0.0, gr.st != nullptr));
     }
+}
+
+// Gauss-Seidel at node (i, j, k) of a Galerkin level, in place.
+template <class T>
+__device__ __forceinline__ void gal_gs_node(const Grid<T> &g, const GalRows<T> &gr, T *u, const T *__restrict__ f,
+                                            int i, int j, int k)
+{
+    const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
+    const double up = (double)u[p];
+    double row[GAL_SLOTS];
+    gal_row(g, gr, p, i, j, k, row);
+    const double s = gal_resid(g, row, u, p, up, (double)f[p], true);
+    const double d = gal_diag(row);
+    if (d > 0) u[p] = T(up + s / d);
 }
 
 // One colour of Gauss-Seidel on a Galerkin level, in place: the nodes whose
@@ -557,16 +585,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
     if (!walk_thread(h[0], h[1], h[2], kchunk, nyb, nchunks, i, j, k0, k1)) return;
     i = 2 * i + (colour & 1);
     j = 2 * j + (colour >> 1 & 1);
-    for (int kk = k0; kk < k1; ++kk) {
-        const int k = g.is3d ? 2 * kk + (colour >> 2 & 1) : 0;
-        const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
-        const double up = (double)u[p];
-        double row[GAL_SLOTS];
-        gal_row(g, gr, p, i, j, k, row);
-        const double s = gal_resid(g, row, u, p, up, (double)f[p]);
-        const double d = gal_diag(row);
-        if (d > 0) u[p] = T(up + s / d);
-    }
+    for (int kk = k0; kk < k1; ++kk) gal_gs_node(g, gr, u, f, i, j, g.is3d ? 2 * kk + (colour >> 2 & 1) : 0);
 }
 
 // The walk launch of gal_colour_kernel for a colour of g.
@@ -575,6 +594,31 @@ template <class T> static ColLaunch gal_colour_launch(const Grid<T> &g, int colo
     int h[3];
     gal_colour_extent(g.nx, g.ny, g.is3d ? g.nz : 1, colour, h);
     return walk_launch(h[0], h[1], h[2], g.is3d != 0, Tune<T>::walk_group);
+}
+
+// A small Galerkin level's whole smoothing in one block: `iters` sweeps of
+// its colours (in reverse order with flip), each colour's nodes one a
+// thread, colours apart by a barrier -- the same updates in the same order
+// as a launch per colour, whose latency (about 10 us each, 32 per V(2,2)
+// cycle on each of the smallest levels) outweighs their work there.
+constexpr int GAL_BLOCK_THREADS = 512, GAL_BLOCK_NODES = 4096;
+template <class T>
+__global__ void __launch_bounds__(GAL_BLOCK_THREADS)
+    gal_colours_block_kernel(const Grid<T> g, const GalRows<T> gr, T *u, const T *__restrict__ f, int iters, int flip)
+{
+    const int nc = g.is3d ? 8 : 4;
+    for (int s = 0; s < iters; ++s)
+        for (int c = 0; c < nc; ++c) {
+            const int colour = flip ? nc - 1 - c : c;
+            int h[3];
+            gal_colour_extent(g.nx, g.ny, g.is3d ? g.nz : 1, colour, h);
+            const int m = h[0] * h[1] * h[2];
+            for (int t = threadIdx.x; t < m; t += GAL_BLOCK_THREADS) {
+                const int i = 2 * (t % h[0]) + (colour & 1), j = 2 * (t / h[0] % h[1]) + (colour >> 1 & 1);
+                gal_gs_node(g, gr, u, f, i, j, g.is3d ? 2 * (t / (h[0] * h[1])) + (colour >> 2 & 1) : 0);
+            }
+            __syncthreads();
+        }
 }
 
 // The Galerkin build's off-diagonal entries, R A P directly: for coarse
