@@ -16623,7 +16623,11 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     Level<T> &L = h.lv[0];
     PGPU_FORWARD(frame(env, L.g, (const T *)L.u, L.t, L.x, h.data_faces));
     int none = 0;
-    PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_COARSE, none, [&] { return mg.fmg_coarse(); }));
+    const bool centre = h.singular && h.gen.on() && !env.dist; // (as run_multigrid's pass: Multigrid::centre)
+    mg.centre = centre;
+    const pgpu_status coarse = replay.run(env, u, f, REPLAY_FMG_COARSE, none, [&] { return mg.fmg_coarse(); });
+    mg.centre = false;
+    PGPU_FORWARD(coarse);
     double rhs_norm = NAN;
     bool finite = true;
     PGPU_FORWARD(scan_read(rhs_norm, finite));
@@ -16658,11 +16662,14 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     const bool own_stop = flt && (h.gen.mask || h.gen.jump);
     const double after_tol = !flt && h.gen.jump ? FMG_JUMP_TOL : 0.0;
     const int extra = h.gen.mask && !own_stop && after_tol == 0 ? FMG_MASK_CYCLES : 0;
-    PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_FINISH, none, [&] {
+    mg.centre = centre;
+    const pgpu_status fin = replay.run(env, u, f, REPLAY_FMG_FINISH, none, [&] {
         PGPU_FORWARD(mg.fmg_finish());
         for (int k = 0; k < extra; ++k) PGPU_FORWARD(mg.cycle(0));
         return h.norm_launch(env, red);
-    }));
+    });
+    mg.centre = false;
+    PGPU_FORWARD(fin);
     PGPU_FORWARD(red.fetch(env, RES_NORM, 3));
     Convergence cv;
     cv.rhs_norm = rhs_norm;
