@@ -360,7 +360,7 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         PGPU_LAUNCHED();
         T *s = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
         PGPU_FORWARD(axpby(env, C.g, C.col, T(1), T(0), (const T *)nullptr, T(0), (const T *)nullptr, C.u));
-        PGPU_FORWARD(x.odi_prolong(env, (const T *)C.u, (const T *)nullptr, s, s));
+        PGPU_FORWARD(x.odi_prolong(env, (const T *)C.u, (const T *)nullptr, s));
         launch(F.walk, 0, env.st, gal_residual_kernel<T>, F.g, x.fr, (const T *)s, (const T *)nullptr, r);
         PGPU_LAUNCHED();
         PGPU_FORWARD(x.odi_restrict(env, r, C.t));

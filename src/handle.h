@@ -174,7 +174,7 @@ template <class T> pgpu_status Solver<T>::init(const pgpu_config &c)
     const Level<T> &L0 = h.lv[0];
     // Partials for the largest launch that reduces on level 0.
     size_t most = std::max(blocks_of(L0.col), blocks_of(L0.walk));
-    if (h.lv.size() > 1) most = std::max(most, blocks_of(L0.down.it));
+    if (h.lv.size() > 1) most = std::max({most, blocks_of(L0.down.it), blocks_of(L0.down.ot)});
     if (mixed) {
         if constexpr (std::is_same<T, double>::value) {
             in.reset(new Inner());

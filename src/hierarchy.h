@@ -562,6 +562,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         x.odi_ok = odi_ok[l] && !plan;
         x.odi = false;
         x.it = col_launch(F.g.nx, F.g.ny, F.g.nz, is3d, IT_FX, IT_FY, IT_FX, IT_FY, env.sms);
+        x.ot = odi_launch(F.g.nx, F.g.ny, F.g.nz, is3d, env.sms);
         x.rs = col_launch(C.g.nx, C.g.ny, C.g.nz, is3d, RS_TX, RS_TY, RS_TX, RS_TY, env.sms);
         x.bt_rr = plan && l < dist_levels ? 0 : bt_rr[l];
         typedef BetaTile<T> BT;

@@ -445,6 +445,7 @@ template <class T> struct Transfer {
     Taps<T> p2{}, p4{};       // direct interpolation: trilinear, tricubic
     Windows<T> w2{}, w4{};    // the same in windows, for the tiles
     ColLaunch fwalk{}, cwalk{}, rs{}, it{}; // walk launches over the fine / coarse level; the tiles'
+    ColLaunch ot{};           // level 0's operator-dependent transfers (odi_p_kernel, odi_r_kernel)
     bool rs_tile = false;     // restriction through restrict_tile_kernel
     bool rr_fused = false;    // ... and the residual's through restrict_residual_kernel
     // ... and through beta_tile_kernel's RR walk where the fine level is
@@ -532,42 +533,30 @@ template <class T> struct Transfer {
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
-    // fc = R r by the operator-dependent weights (odi); r may be overwritten.
-    pgpu_status odi_restrict(Env &env, T *r, T *fc) const
+    // fc = R r by the operator-dependent weights (odi).
+    pgpu_status odi_restrict(Env &env, const T *r, T *fc) const
     {
         char *err = env.err;
-        if (fr.st) {
-            launch(cwalk, 0, env.st, odi_rw_kernel<T>, fg, cg, oa, (const T *)pw, (const T *)r, fc);
-            PGPU_LAUNCHED();
-            return PGPU_SUCCESS;
-        }
-        for (int s = odi_top(fg); s >= 0; --s) {
-            launch(fwalk, 0, env.st, odi_restrict_kernel<T>, fg, cg, oa, r, fc, s);
-            PGPU_LAUNCHED();
-        }
+        if (fr.st) launch(cwalk, 0, env.st, odi_rw_kernel<T>, fg, cg, oa, (const T *)pw, r, fc);
+        else launch(ot, 0, env.st, odi_r_kernel<T>, fg, cg, oa, r, fc);
+        PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
-    // out = in + P e by the operator-dependent weights (in NULL: out = P e),
-    // through scratch where the fine level is level 0 (scratch may be out,
-    // not in unless in == out); partials as prolong's.
-    pgpu_status odi_prolong(Env &env, const T *e, const T *in, T *out, T *scratch, double *partials = nullptr,
+    // out = in + P e by the operator-dependent weights (in NULL: out = P e;
+    // in == out allowed); partials as prolong's.
+    pgpu_status odi_prolong(Env &env, const T *e, const T *in, T *out, double *partials = nullptr,
                             size_t *blocks = nullptr) const
     {
         char *err = env.err;
-        if (blocks) *blocks = blocks_of(fwalk);
         if (fr.st) {
+            if (blocks) *blocks = blocks_of(fwalk);
             if (partials) launch(fwalk, 0, env.st, odi_pw_kernel<T, true>, fg, cg, oa, (const T *)pw, e, in, out, partials);
             else launch(fwalk, 0, env.st, odi_pw_kernel<T, false>, fg, cg, oa, (const T *)pw, e, in, out, (double *)nullptr);
-            PGPU_LAUNCHED();
-            return PGPU_SUCCESS;
+        } else {
+            if (blocks) *blocks = blocks_of(ot);
+            if (partials) launch(ot, 0, env.st, odi_p_kernel<T, true>, fg, cg, oa, e, in, out, partials);
+            else launch(ot, 0, env.st, odi_p_kernel<T, false>, fg, cg, oa, e, in, out, (double *)nullptr);
         }
-        for (int s = 0; s <= odi_top(fg); ++s) {
-            launch(fwalk, 0, env.st, odi_prolong_kernel<T>, fg, cg, oa, e, scratch, s);
-            PGPU_LAUNCHED();
-        }
-        if (!in) return PGPU_SUCCESS; // (scratch == out)
-        if (partials) launch(fwalk, 0, env.st, odi_add_kernel<T, true>, fg, (const T *)scratch, in, out, partials);
-        else launch(fwalk, 0, env.st, odi_add_kernel<T, false>, fg, (const T *)scratch, in, out, (double *)nullptr);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }

@@ -279,9 +279,8 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
             PGPU_FORWARD(subtract_mean(e, *red, C.g, C.col, C.iter(), C.npts));
         }
         T *out = in_place ? L.iter() : L.other();
-        if (L.down.odi) // (in place through the other array, free since the restriction)
-            PGPU_FORWARD(L.down.odi_prolong(e, C.iter(), L.iter(), out, in_place ? L.other() : out,
-                                            sum ? red->d_part : nullptr, &blocks));
+        if (L.down.odi)
+            PGPU_FORWARD(L.down.odi_prolong(e, C.iter(), L.iter(), out, sum ? red->d_part : nullptr, &blocks));
         else
             PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), out, Transfer<T>::AUTO, sum ? red->d_part : nullptr,
                                         &blocks));

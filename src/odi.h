@@ -24,10 +24,10 @@ namespace pgpu {
 //    sum, as weights on its lower-stage neighbours (odi_collapse);
 //  - R = Wc^-1 P^T W, its adjoint weighted by the cell volumes, so that
 //    R A P is symmetric in Wc and the cycle stays a CG preconditioner;
-//  - from level 0 P and R run those stages on its 7-point rows; from a
-//    Galerkin level they read P's weights, which the build stores
-//    (odi_pw_kernel, odi_rw_kernel: one pass each, not a row of 27
-//    entries read and collapsed per node and stage);
+//  - from level 0 P and R run those stages on its 7-point rows, one pass
+//    each (odi_p_kernel, odi_r_kernel); from a Galerkin level they read
+//    P's weights, which the build stores (odi_pw_kernel, odi_rw_kernel: not
+//    a row of 27 entries read and collapsed per node and stage);
 //  - the Galerkin levels are smoothed by Gauss-Seidel in 8 colours (4 in
 //    2D: a 27-point row couples no two nodes of one colour) and their
 //    residuals formed in differences (GalRows);
@@ -276,8 +276,6 @@ __device__ __forceinline__ double odi_collapse(const double (&a)[GAL_SLOTS], con
 // a neighbour beyond the box counting 0 (a Dirichlet wall: its coupling
 // stays in den; a Neumann wall's is 0).  On a 7-point level this is the
 // fine couplings along B over their sum, Dirichlet walls included.
-// s = P e on the nodes of one stage (s of the stages before read).  A walk
-// launch over the fine level.
 // A 7-point level's divisor for a node of between-axes B (c): its
 // couplings along B and its walls' (odi_collapse of gal_row, directly).
 template <class T> __device__ __forceinline__ double odi_den7(const GenPoint<T> &q, const int (&c)[3], const int (&at)[3],
@@ -290,40 +288,6 @@ template <class T> __device__ __forceinline__ double odi_den7(const GenPoint<T> 
         else s += (at[d] > 0 ? 0.0 : (double)q.d[2 * d]) + (at[d] < n[d] - 1 ? 0.0 : (double)q.d[2 * d + 1]);
     }
     return s;
-}
-
-// s = P e on the nodes of one stage of a 7-point level (level 0; a
-// Galerkin level's P is its stored weights, odi_pw_kernel).  A walk
-// launch over the fine level.
-template <class T>
-__global__ void __launch_bounds__(WALK_THREADS)
-    odi_prolong_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, const T *__restrict__ e, T *s,
-                       int stage, int kchunk, int nyb, int nchunks)
-{
-    int i, j, k0, k1;
-    if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    const int n[3] = {fine.nx, fine.ny, fine.nz};
-    const int64_t st[3] = {1, fine.sy, fine.sz};
-    for (int k = k0; k < k1; ++k) {
-        int c[3];
-        if (odi_stage(a, fine.is3d, i, j, k, c) != stage) continue;
-        const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
-        if (stage == 0) {
-            s[p] = e[coarse.base + c[0] + (int64_t)c[1] * coarse.sy + (fine.is3d ? (int64_t)c[2] * coarse.sz : 0)];
-            continue;
-        }
-        double num = 0;
-        const GenPoint<T> q = gen_couplings(fine, p, i, j, k);
-        const int at[3] = {i, j, k};
-#pragma unroll
-        for (int d = 0; d < 3; ++d) {
-            if (c[d] >= 0) continue;
-            if (at[d] > 0) num += (double)q.v[2 * d] * (double)s[p - st[d]];
-            if (at[d] < n[d] - 1) num += (double)q.v[2 * d + 1] * (double)s[p + st[d]];
-        }
-        const double den = odi_den7(q, c, at, n);
-        s[p] = den > 0 ? T(num / den) : T(0);
-    }
 }
 
 // A Galerkin level's P as stored weights: node (i, j, k)'s weight towards
@@ -428,88 +392,384 @@ __global__ void __launch_bounds__(WALK_THREADS)
     }
 }
 
-// out = in + s on every interior point (no mask: the pair takes these
-// transfers only without one; in == out, s == out allowed); REDUCE
-// measures the correction as interp_kernel's does.
-template <class T, bool REDUCE>
-__global__ void __launch_bounds__(WALK_THREADS)
-    odi_add_kernel(const Grid<T> fine, const T *s, const T *in, T *out, double *partials, int kchunk, int nyb,
-                   int nchunks)
-{
-    Red3 acc{0, 0, 0};
-    int i, j, k0, k1;
-    if (walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) {
-        for (int k = k0; k < k1; ++k) {
-            const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
-            const T old = in[p], v = s[p];
-            out[p] = old + v;
-            if (REDUCE) note_correction(acc, v, old + v);
-        }
-    }
-    if (REDUCE) write_partial(partials, acc);
-}
-
 // The coupling of a node across one face of axis d, as gen_couplings forms
 // it inside the box: the table's (low or high, at node index at) times the
-// face's fraction (element e: the face's high node).
+// face's fraction (element e: the face's high node; odi_face_fr: the
+// fraction given).
 template <class T> __device__ __forceinline__ double odi_face(const Grid<T> &g, int d, int64_t e, int at, bool high)
 {
     const T *tab = d == 0 ? (high ? g.cxh : g.cxl) : d == 1 ? (high ? g.cyh : g.cyl) : (high ? g.czh : g.czl);
     const T *fr = d == 0 ? g.fx : d == 1 ? g.fy : g.fz;
     return (double)(T)(tab[at] * (fr ? fr[e] : T(1)));
 }
-
-// One stage of R r = Wc^-1 P^T W r on a 7-point level (level 0; a
-// Galerkin level's R reads the stored weights, odi_rw_kernel), from the
-// highest stage down.  A node p of `stage` sums W r of its own and, from
-// each neighbour q of a higher stage along p's coarse-node axes, q's
-// coupling towards p times t_q / den_q, stored over r by q's launch; it
-// stores its own t / den the same way, or at stage 0 writes the coarse
-// right-hand side.
-template <class T>
-__global__ void __launch_bounds__(WALK_THREADS)
-    odi_restrict_kernel(const Grid<T> fine, const Grid<T> coarse, const OdiAxes<T> a, T *r, T *fc, int stage,
-                        int kchunk, int nyb, int nchunks)
+template <class T> __device__ __forceinline__ double odi_face_fr(const Grid<T> &g, int d, int at, bool high, T fr)
 {
-    int i, j, k0, k1;
-    if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
-    const int n[3] = {fine.nx, fine.ny, fine.nz};
-    const int top = odi_top(fine);
-    const int64_t st[3] = {1, fine.sy, fine.sz};
-    for (int k = k0; k < k1; ++k) {
-        int c[3];
-        if (odi_stage(a, fine.is3d, i, j, k, c) != stage) continue;
-        const int at[3] = {i, j, k};
-        const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
-        double w = (double)__ldg(a.wf[0] + i) * (double)__ldg(a.wf[1] + j);
-        if (fine.is3d) w *= (double)__ldg(a.wf[2] + k);
-        double sum = w * (double)r[p];
-        if (stage < top) {
-            // the neighbours along p's coarse-node axes that lie between
-            // coarse nodes there, by their face towards p
-            for (int d = 0; d < (fine.is3d ? 3 : 2); ++d) {
-                if (c[d] < 0) continue;
-#pragma unroll
-                for (int side = 0; side < 2; ++side) {
-                    const int x = at[d] + (side ? 1 : -1);
-                    if (x < 0 || x >= n[d] || __ldg(a.cn[d] + x) >= 0) continue; // a wall, or d not coarsened
-                    // q above: its low face (element q); below: its high face (element p)
-                    const double cq = odi_face(fine, d, side ? p + st[d] : p, x, !side);
-                    sum += cq * (double)r[side ? p + st[d] : p - st[d]];
+    const T *tab = d == 0 ? (high ? g.cxh : g.cxl) : d == 1 ? (high ? g.cyh : g.cyl) : (high ? g.czh : g.czl);
+    return (double)(T)(tab[at] * fr);
+}
+
+// Level 0's transfers, one pass each (odi_p_kernel, odi_r_kernel), with
+// the stages' values in the stages' order:
+//  - a block of ODI_TX x ODI_TY threads takes a column each and walks a
+//    chunk of planes; its outer ring of columns only supplies the inner
+//    ones' neighbours (what an inner column needs never reads past the
+//    ring: a neighbour P reads along a node's between-axis is a coarse
+//    node there, which reads none along it; R the other way round);
+//  - in a plane the nodes run in phases by how many of x and y they lie
+//    between coarse nodes along (P: none, one, both; R the other way),
+//    passing values through shared memory;
+//  - along z a column's values on the planes either side wait in
+//    registers: P takes a plane between coarse planes after both, R a
+//    coarse plane after the between planes either side.  The block's
+//    order of planes (odi_order) is a list in shared memory, so that each
+//    plane's loads issue while the plane before runs its phases (behind a
+//    barrier each, a phase's own loads would wait a memory latency
+//    apiece).
+// The stages one launch each had read the whole level four times.
+constexpr int ODI_TX = 32, ODI_TY = 16; // (odi_col's order of threads needs these)
+constexpr int ODI_KMAX = 64; // the most planes a block's chunk takes (its list: two more)
+constexpr int ODI_PER_SM = 4; // (col_launch's per_sm: blocks of 512 threads)
+// A plane's place in the order: how its z neighbours' values come from
+// the registers lo and hi (the last two results of the other kind of
+// plane: P coarse planes, R between planes), and whether it is written.
+enum OdiStep {
+    ODI_OTHER = 0, // P: a coarse plane, R: a between plane (lo = hi, hi = its result)
+    ODI_PAIR = 1,  // below lo, above hi
+    ODI_ONE = 2,   // below hi, nothing above
+    ODI_WRITE = 4
+};
+static ColLaunch odi_launch(int nx, int ny, int nz, bool is3d, int sms)
+{
+    ColLaunch L = col_launch(nx, ny, nz, is3d, ODI_TX - 2, ODI_TY - 2, ODI_TX, ODI_TY, sms, ODI_PER_SM);
+    if (L.kchunk > ODI_KMAX) {
+        L.kchunk = ODI_KMAX;
+        L.nchunks = (nz + ODI_KMAX - 1) / ODI_KMAX;
+        set_grid(L, L.grid.x);
+    }
+    return L;
+}
+
+// A thread's column: its indices, its coarse indices along x and y (-1:
+// between coarse nodes), inside the box, owned (inner: written), and
+// whether its neighbours along x and y (below, above) lie inside and
+// between coarse nodes along that axis.
+struct OdiCol {
+    int i, j, c0, c1, tx, ty;
+    bool in, own, xl, xh, yl, yh;
+};
+template <class T> __device__ __forceinline__ OdiCol odi_col(const Grid<T> &f, const OdiAxes<T> &a, int yb)
+{
+    OdiCol c;
+    // A warp takes the columns of one parity along x on two rows two apart
+    // (rows 0 and 2, 1 and 3, 4 and 6, ...): where the nodes alternate
+    // between coarse nodes and not, its lanes then run the same phase.
+    const int t = threadIdx.x + threadIdx.y * ODI_TX, w = t >> 5, l = t & 31, q = w >> 1;
+    c.ty = (q >> 1) * 4 + (q & 1) + (l < 16 ? 0 : 2);
+    c.tx = 2 * (l & 15) + (w & 1);
+    c.i = blockIdx.x * (ODI_TX - 2) + c.tx - 1;
+    c.j = yb * (ODI_TY - 2) + c.ty - 1;
+    c.in = c.i >= 0 && c.i < f.nx && c.j >= 0 && c.j < f.ny;
+    c.own = c.in && c.tx > 0 && c.tx < ODI_TX - 1 && c.ty > 0 && c.ty < ODI_TY - 1;
+    c.c0 = c.in ? __ldg(a.cn[0] + c.i) : 0;
+    c.c1 = c.in ? __ldg(a.cn[1] + c.j) : 0;
+    c.xl = c.in && c.i > 0 && __ldg(a.cn[0] + c.i - 1) < 0;
+    c.xh = c.in && c.i < f.nx - 1 && __ldg(a.cn[0] + c.i + 1) < 0;
+    c.yl = c.in && c.j > 0 && __ldg(a.cn[1] + c.j - 1) < 0;
+    c.yh = c.in && c.j < f.ny - 1 && __ldg(a.cn[1] + c.j + 1) < 0;
+    return c;
+}
+// A plane's values by thread (x, y) at [y + 1][x + 1]: the frame around is
+// 0, read only by ring nodes no inner one needs.
+template <class T> using OdiPlane = T[ODI_TY + 2][ODI_TX + 2];
+template <class T> __device__ __forceinline__ T odi_nb(const OdiPlane<T> &sv, int x, int y) { return sv[y + 1][x + 1]; }
+template <class T> __device__ __forceinline__ void odi_frame(OdiPlane<T> &sv)
+{
+    T *v = &sv[0][0];
+    for (int t = threadIdx.x + threadIdx.y * ODI_TX; t < (ODI_TY + 2) * (ODI_TX + 2); t += ODI_TX * ODI_TY) v[t] = T(0);
+}
+template <class T> __device__ __forceinline__ int odi_cz(const Grid<T> &f, const OdiAxes<T> &a, int k)
+{
+    return f.is3d ? __ldg(a.cn[2] + k) : 0;
+}
+
+// The block's order of planes for its chunk [k0, k1) (thread 0 writes it;
+// the count returned after a barrier, which also orders odi_frame's
+// writes before the first plane's reads): P (R = false) takes a coarse plane
+// as it comes and a plane between coarse planes after the coarse one above
+// it; R takes a between plane as it comes and a coarse plane after the
+// between planes either side.  A chunk that starts on a plane of the
+// waiting kind takes the plane below it first, one that ends on one the
+// plane above it last (neither written).
+template <class T>
+__device__ __forceinline__ int odi_order(const Grid<T> &f, const OdiAxes<T> &a, bool R, int k0, int k1, int *seq)
+{
+    __shared__ int count;
+    __shared__ bool bz[ODI_KMAX + 3]; // planes k0 - 1 .. k1 + 1: between coarse planes
+    const int t = threadIdx.x + threadIdx.y * blockDim.x;
+    if (t < k1 - k0 + 3 && k0 - 1 + t >= 0 && k0 - 1 + t < f.nz) bz[t] = odi_cz(f, a, k0 - 1 + t) < 0;
+    __syncthreads();
+    if (t == 0) {
+        int n = 0, pend = -1;
+        auto between = [&](int k) { return bz[k - k0 + 1]; };
+        if (k0 > 0 && (R ? !between(k0) && between(k0 - 1) : between(k0))) seq[n++] = ((k0 - 1) << 3) | ODI_OTHER;
+        for (int k = k0; k < k1; ++k) {
+            if (between(k) != R) { // P: a between plane, R: a coarse one
+                if (R ? k + 1 < f.nz && between(k + 1) : k < f.nz - 1) pend = k;
+                else seq[n++] = (k << 3) | ODI_ONE | ODI_WRITE;
+                continue;
+            }
+            seq[n++] = (k << 3) | ODI_OTHER | (R ? 0 : ODI_WRITE);
+            if (pend >= 0) seq[n++] = (pend << 3) | ODI_PAIR | ODI_WRITE;
+            pend = -1;
+        }
+        if (pend >= 0) {
+            seq[n++] = (k1 << 3) | ODI_OTHER;
+            seq[n++] = (pend << 3) | ODI_PAIR | ODI_WRITE;
+        }
+        count = n;
+    }
+    __syncthreads();
+    return count;
+}
+
+// What a node of a plane loads, issued a plane ahead of its use: its faces'
+// fractions, and P: e at its coarse node, in; R: r.
+template <class T> struct OdiLoad {
+    T fr[6], a, b;
+};
+// Node p's faces' fractions (GenPoint's order; 1 where the level stores
+// none, 0 along z in 2D): gen_couplings' loads, issued ahead.
+template <class T> __device__ __forceinline__ void odi_fractions(const Grid<T> &f, int64_t p, T (&fr)[6])
+{
+    fr[0] = f.fx ? f.fx[p] : T(1);
+    fr[1] = f.fx ? f.fx[p + 1] : T(1);
+    fr[2] = f.fy ? f.fy[p] : T(1);
+    fr[3] = f.fy ? f.fy[p + f.sy] : T(1);
+    fr[4] = f.is3d ? (f.fz ? f.fz[p] : T(1)) : T(0);
+    fr[5] = f.is3d ? (f.fz ? f.fz[p + f.sz] : T(1)) : T(0);
+}
+// Node (i, j, k)'s couplings inside the box from its fractions, as
+// gen_couplings forms them (its couplings and their diagonal parts agree
+// there; the pair has no mask, so no face closes).
+template <class T>
+__device__ __forceinline__ void odi_couplings(const Grid<T> &f, int i, int j, int k, const T (&fr)[6], T (&q)[6])
+{
+    q[0] = f.cxl[i] * fr[0];
+    q[1] = f.cxh[i] * fr[1];
+    q[2] = f.cyl[j] * fr[2];
+    q[3] = f.cyh[j] * fr[3];
+    q[4] = f.is3d ? f.czl[k] * fr[4] : T(0);
+    q[5] = f.is3d ? f.czh[k] * fr[5] : T(0);
+}
+template <class T> __device__ __forceinline__ int64_t odi_at(const Grid<T> &f, const OdiCol &c, int k)
+{
+    return f.base + c.i + (int64_t)c.j * f.sy + (int64_t)k * f.sz;
+}
+
+template <class T>
+__device__ __forceinline__ OdiLoad<T> odi_p_load(const Grid<T> &f, const Grid<T> &cg, const OdiAxes<T> &a,
+                                                 const T *__restrict__ e, const T *in, const OdiCol &c, int step)
+{
+    OdiLoad<T> L{};
+    if (!c.in) return L;
+    const int k = step >> 3, cz = odi_cz(f, a, k);
+    const int64_t p = odi_at(f, c, k);
+    if (c.c0 >= 0 && c.c1 >= 0 && cz >= 0) L.a = e[cg.base + c.c0 + (int64_t)c.c1 * cg.sy + (f.is3d ? (int64_t)cz * cg.sz : 0)];
+    else odi_fractions(f, p, L.fr);
+    if ((step & ODI_WRITE) && c.own && in) L.b = in[p];
+    return L;
+}
+
+// One plane of out = in + P e (every thread of the block: it
+// synchronises); the column's value of P e.  A node takes its coarse
+// node's value, or its couplings along its between-axes times its
+// neighbours' values (in the plane: sv; below and above: the column's)
+// over its divisor, in that order.
+template <class T, bool REDUCE>
+__device__ __forceinline__ T odi_p_step(const Grid<T> &f, const OdiAxes<T> &a, const T *in, T *out, Red3 &acc,
+                                        OdiPlane<T> &sv, const OdiCol &c, int step, const OdiLoad<T> &L, T below,
+                                        T above)
+{
+    const int k = step >> 3, cz = odi_cz(f, a, k), ph = (c.c0 < 0) + (c.c1 < 0);
+    const bool coarse = c.c0 >= 0 && c.c1 >= 0 && cz >= 0;
+    GenPoint<T> q; // (its couplings inside the box: d = v)
+    double den = 0;
+    if (c.in && !coarse) {
+        odi_couplings(f, c.i, c.j, k, L.fr, q.d);
+        const int cc[3] = {c.c0, c.c1, cz}, at[3] = {c.i, c.j, k}, n[3] = {f.nx, f.ny, f.nz};
+        den = odi_den7(q, cc, at, n);
+    }
+    T v = L.a;
+    __syncthreads(); // (the plane before is read)
+    for (int s = 0; s < 3; ++s) {
+        if (c.in && ph == s) {
+            if (!coarse) {
+                double num = 0;
+                if (c.c0 < 0) {
+                    if (c.i > 0) num += (double)q.d[0] * (double)odi_nb(sv, c.tx - 1, c.ty);
+                    if (c.i < f.nx - 1) num += (double)q.d[1] * (double)odi_nb(sv, c.tx + 1, c.ty);
                 }
+                if (c.c1 < 0) {
+                    if (c.j > 0) num += (double)q.d[2] * (double)odi_nb(sv, c.tx, c.ty - 1);
+                    if (c.j < f.ny - 1) num += (double)q.d[3] * (double)odi_nb(sv, c.tx, c.ty + 1);
+                }
+                if (cz < 0) {
+                    if (k > 0) num += (double)q.d[4] * (double)below;
+                    if (k < f.nz - 1) num += (double)q.d[5] * (double)above;
+                }
+                v = den > 0 ? T(num / den) : T(0);
+            }
+            sv[c.ty + 1][c.tx + 1] = v;
+        }
+        if (s < 2) __syncthreads();
+    }
+    if ((step & ODI_WRITE) && c.own) {
+        const int64_t p = odi_at(f, c, k);
+        if (!in) {
+            out[p] = v;
+        } else {
+            out[p] = L.b + v;
+            if (REDUCE) note_correction(acc, v, L.b + v);
+        }
+    }
+    return v;
+}
+
+// out = in + P e (in NULL: out = P e; in == out allowed) on level 0, one
+// pass; REDUCE (with in) measures the correction as interp_kernel's does.
+template <class T, bool REDUCE>
+__global__ void __launch_bounds__(ODI_TX *ODI_TY, 2)
+    odi_p_kernel(const Grid<T> f, const Grid<T> cg, const OdiAxes<T> a, const T *__restrict__ e, const T *in, T *out,
+                 double *partials, int kchunk, int nyb, int nchunks)
+{
+    __shared__ OdiPlane<T> sv;
+    __shared__ int seq[ODI_KMAX + 2];
+    Red3 acc{0, 0, 0};
+    int yb, zc;
+    if (block_yz(nyb, nchunks, yb, zc)) {
+        const OdiCol c = odi_col(f, a, yb);
+        int k0, k1;
+        chunk_planes(zc, kchunk, f.nz, k0, k1);
+        odi_frame(sv);
+        const int n = odi_order(f, a, false, k0, k1, seq);
+        T lo = T(0), hi = T(0); // the last two coarse planes' values
+        OdiLoad<T> next = odi_p_load(f, cg, a, e, in, c, seq[0]);
+        for (int s = 0; s < n; ++s) {
+            const int step = seq[s], how = step & 3;
+            const OdiLoad<T> cur = next;
+            if (s + 1 < n) next = odi_p_load(f, cg, a, e, in, c, seq[s + 1]);
+            const T below = how == ODI_PAIR ? lo : how == ODI_ONE ? hi : T(0), above = how == ODI_PAIR ? hi : T(0);
+            const T v = odi_p_step<T, REDUCE>(f, a, in, out, acc, sv, c, step, cur, below, above);
+            if (how == ODI_OTHER) {
+                lo = hi;
+                hi = v;
             }
         }
-        if (stage > 0) {
-            const double den = odi_den7(gen_couplings(fine, p, i, j, k), c, at, n); // as odi_prolong_kernel's
-            r[p] = den > 0 ? T(sum / den) : T(0);
-        } else {
-            double wc = (double)__ldg(a.wc[0] + c[0]) * (double)__ldg(a.wc[1] + c[1]);
-            if (fine.is3d) wc *= (double)__ldg(a.wc[2] + c[2]);
-            fc[coarse.base + c[0] + (int64_t)c[1] * coarse.sy + (fine.is3d ? (int64_t)c[2] * coarse.sz : 0)] =
-                T(sum / wc);
+    }
+    if (REDUCE) write_partial(partials, acc);
+}
+
+template <class T>
+__device__ __forceinline__ OdiLoad<T> odi_r_load(const Grid<T> &f, const T *__restrict__ r, const OdiCol &c, int step)
+{
+    OdiLoad<T> L{};
+    if (!c.in) return L;
+    const int64_t p = odi_at(f, c, step >> 3);
+    odi_fractions(f, p, L.fr);
+    L.a = r[p];
+    return L;
+}
+
+// One plane of fc = R r = Wc^-1 P^T W r on level 0, the stages' adjoint
+// (every thread of the block: it synchronises); the column's t.  A node
+// sums W r of its own and, from each neighbour q along its coarse-node
+// axes that lies between coarse nodes there, q's coupling towards it times
+// t_q (in the plane: sv; below and above: the column's), in that order; t
+// = that sum over the node's divisor (P's), or on a coarse node the coarse
+// right-hand side.
+template <class T>
+__device__ __forceinline__ T odi_r_step(const Grid<T> &f, const Grid<T> &cg, const OdiAxes<T> &a, T *fc,
+                                        OdiPlane<T> &sv, const OdiCol &c, int step, const OdiLoad<T> &L, T below,
+                                        T above)
+{
+    const int k = step >> 3, cz = odi_cz(f, a, k), ph = (c.c0 < 0) + (c.c1 < 0);
+    const bool coarse = c.c0 >= 0 && c.c1 >= 0 && cz >= 0;
+    const bool zl = f.is3d && cz >= 0 && k > 0 && __ldg(a.cn[2] + k - 1) < 0;
+    const bool zh = f.is3d && cz >= 0 && k < f.nz - 1 && __ldg(a.cn[2] + k + 1) < 0;
+    // q's coupling towards the node: q below along an axis (its high face)
+    // and above (its low face)
+    double cq[6] = {0, 0, 0, 0, 0, 0}, sum = 0, den = 0;
+    if (c.in) {
+        double w = (double)__ldg(a.wf[0] + c.i) * (double)__ldg(a.wf[1] + c.j);
+        if (f.is3d) w *= (double)__ldg(a.wf[2] + k);
+        sum = w * (double)L.a;
+        if (c.c0 >= 0 && c.xl) cq[0] = odi_face_fr(f, 0, c.i - 1, true, L.fr[0]);
+        if (c.c0 >= 0 && c.xh) cq[1] = odi_face_fr(f, 0, c.i + 1, false, L.fr[1]);
+        if (c.c1 >= 0 && c.yl) cq[2] = odi_face_fr(f, 1, c.j - 1, true, L.fr[2]);
+        if (c.c1 >= 0 && c.yh) cq[3] = odi_face_fr(f, 1, c.j + 1, false, L.fr[3]);
+        if (zl) cq[4] = odi_face_fr(f, 2, k - 1, true, L.fr[4]);
+        if (zh) cq[5] = odi_face_fr(f, 2, k + 1, false, L.fr[5]);
+        if (!coarse) {
+            const int cc[3] = {c.c0, c.c1, cz}, at[3] = {c.i, c.j, k}, n[3] = {f.nx, f.ny, f.nz};
+            GenPoint<T> q;
+            odi_couplings(f, c.i, c.j, k, L.fr, q.d);
+            den = odi_den7(q, cc, at, n); // as odi_p_step's
+        }
+    }
+    T t = T(0);
+    __syncthreads(); // (the plane before is read)
+    for (int s = 2; s >= 0; --s) {
+        if (c.in && ph == s) {
+            if (c.c0 >= 0 && c.xl) sum += cq[0] * (double)odi_nb(sv, c.tx - 1, c.ty);
+            if (c.c0 >= 0 && c.xh) sum += cq[1] * (double)odi_nb(sv, c.tx + 1, c.ty);
+            if (c.c1 >= 0 && c.yl) sum += cq[2] * (double)odi_nb(sv, c.tx, c.ty - 1);
+            if (c.c1 >= 0 && c.yh) sum += cq[3] * (double)odi_nb(sv, c.tx, c.ty + 1);
+            if (zl) sum += cq[4] * (double)below;
+            if (zh) sum += cq[5] * (double)above;
+            if (!coarse) {
+                t = den > 0 ? T(sum / den) : T(0);
+            } else if ((step & ODI_WRITE) && c.own) {
+                double wc = (double)__ldg(a.wc[0] + c.c0) * (double)__ldg(a.wc[1] + c.c1);
+                if (f.is3d) wc *= (double)__ldg(a.wc[2] + cz);
+                fc[cg.base + c.c0 + (int64_t)c.c1 * cg.sy + (f.is3d ? (int64_t)cz * cg.sz : 0)] = T(sum / wc);
+            }
+            sv[c.ty + 1][c.tx + 1] = t;
+        }
+        if (s > 0) __syncthreads();
+    }
+    return t;
+}
+
+// fc = R r on level 0, one pass.
+template <class T>
+__global__ void __launch_bounds__(ODI_TX *ODI_TY, 2)
+    odi_r_kernel(const Grid<T> f, const Grid<T> cg, const OdiAxes<T> a, const T *__restrict__ r, T *fc, int kchunk,
+                 int nyb, int nchunks)
+{
+    __shared__ OdiPlane<T> sv;
+    __shared__ int seq[ODI_KMAX + 2];
+    int yb, zc;
+    if (!block_yz(nyb, nchunks, yb, zc)) return;
+    const OdiCol c = odi_col(f, a, yb);
+    int k0, k1;
+    chunk_planes(zc, kchunk, f.nz, k0, k1);
+    odi_frame(sv);
+    const int n = odi_order(f, a, true, k0, k1, seq);
+    T lo = T(0), hi = T(0); // the last two between planes' t
+    OdiLoad<T> next = odi_r_load(f, r, c, seq[0]);
+    for (int s = 0; s < n; ++s) {
+        const int step = seq[s], how = step & 3;
+        const OdiLoad<T> cur = next;
+        if (s + 1 < n) next = odi_r_load(f, r, c, seq[s + 1]);
+        const T below = how == ODI_PAIR ? lo : how == ODI_ONE ? hi : T(0), above = how == ODI_PAIR ? hi : T(0);
+        const T t = odi_r_step(f, cg, a, fc, sv, c, step, cur, below, above);
+        if (how == ODI_OTHER) {
+            lo = hi;
+            hi = t;
         }
     }
 }
+
 
 // f - (A u)_p for row `row` of node p (u_p = up), in differences, summed in
 // double in slot order, entries of 0 skipped.  dense (a Galerkin level,
@@ -629,8 +889,8 @@ __global__ void __launch_bounds__(GAL_BLOCK_THREADS)
 // index of it along its coarsened axes that lie between coarse nodes,
 // and itself).  A block owns a tile of 32 coarse nodes: it first forms the
 // columns of the tile and one node around it into shared memory, stage by
-// stage as odi_prolong_kernel forms P e for e = 1 at one node (each value
-// rounded to T, as that kernel stores it), and the diagonals of the fine
+// stage as odi_p_step forms P e for e = 1 at one node (each value
+// rounded to T, as that kernel passes it on), and the diagonals of the fine
 // nodes under the tile; then each warp takes a slot o, a lane a tile node,
 // and sums over the pairs (i, j) within one index of each other on every
 // axis (on a 7-point level: equal on all axes but at most one).  The rows'
@@ -714,7 +974,7 @@ __global__ void __launch_bounds__(GAL_THREADS)
                 odi_stage(a, is3d, x[0], x[1], x[2], c);
                 const int64_t p = fine.base + x[0] + (int64_t)x[1] * fine.sy + (int64_t)x[2] * fine.sz;
                 double num = 0, den;
-                if constexpr (S27) { // (odi_prolong_kernel's two forms, P e's value outside the block 0)
+                if constexpr (S27) { // (odi_p_step's two forms, P e's value outside the block 0)
                     double row[GAL_SLOTS], w[GAL_SLOTS];
                     gal_row(fine, fr, p, x[0], x[1], x[2], row);
                     den = odi_collapse(row, c, w);
