@@ -4995,7 +4995,7 @@ template <class T> __device__ __forceinline__ double odi_face_fr(const Grid<T> &
 //    plane's loads issue while the plane before runs its phases (behind a
 //    barrier each, a phase's own loads would wait a memory latency
 //    apiece).
-// The stages one launch each had read the whole level four times.
+// (A launch per stage would walk the whole level once a stage.)
 constexpr int ODI_TX = 32, ODI_TY = 16; // (odi_col's order of threads needs these)
 constexpr int ODI_KMAX = 64; // the most planes a block's chunk takes (its list: two more)
 constexpr int ODI_PER_SM = 4; // (col_launch's per_sm: blocks of 512 threads)
@@ -9938,7 +9938,8 @@ template <class T> class Multigrid {
     // rounding, scaled by the coefficients' contrast): an all-Neumann box
     // around a 1e6 inclusion gathered a constant of 1e5 times u in a W-cycle
     // FMG, whose removal at the end then left 1.5e-11 of u in its mean.
-    // (Not in a preconditioner: the projection would break its symmetry.)
+    // (Not in a preconditioner: the projection would break its symmetry.
+    // Solver::symmetric_cycle sets it with the handle's form.)
     bool centre = false;
     // flip0: a cycle may end with level 0's iterate in its other array
     // (Level::cur), which a caller that keeps track of it allows: level 0's
@@ -10501,13 +10502,9 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     char *err = e.err;
     Level<T> &L = h.lv[0];
     const void *uk = L.u, *fk = L.f;
-    const bool centre = h.singular && h.gen.on() && !e.dist;
     auto pass = [&]() -> pgpu_status {
         int none = 0;
-        mg.centre = centre;
-        const pgpu_status s = rp->run(e, uk, fk, REPLAY_FMG, none, [&] { return mg.fmg_pass(); });
-        mg.centre = false;
-        return s;
+        return rp->run(e, uk, fk, REPLAY_FMG, none, [&] { return mg.fmg_pass(); });
     };
     // A cycle may end in level 0's other array (Multigrid::flip0): its graph
     // is that of the array it starts in, and its replay sets where it ends
@@ -10516,7 +10513,6 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     auto cycle = [&](bool measured, bool last = false) -> pgpu_status {
         int ends = L.cur;
         mg.measure = measured;
-        mg.centre = centre;
         mg.flip0 = !last || L.cur != 0;
         const int kind = (measured ? REPLAY_CYCLE_MEASURED : REPLAY_CYCLE) + (L.cur ? REPLAY_FROM_T : 0) +
                          (mg.flip0 ? 0 : REPLAY_KEEP_U);
@@ -10526,7 +10522,6 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
             return q;
         });
         mg.measure = false;
-        mg.centre = false;
         mg.flip0 = false;
         L.cur = ends;
         return s;
@@ -16872,11 +16867,7 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     Level<T> &L = h.lv[0];
     PGPU_FORWARD(frame(env, L.g, (const T *)L.u, L.t, L.x, h.data_faces));
     int none = 0;
-    const bool centre = h.singular && h.gen.on() && !env.dist; // (as run_multigrid's pass: Multigrid::centre)
-    mg.centre = centre;
-    const pgpu_status coarse = replay.run(env, u, f, REPLAY_FMG_COARSE, none, [&] { return mg.fmg_coarse(); });
-    mg.centre = false;
-    PGPU_FORWARD(coarse);
+    PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_COARSE, none, [&] { return mg.fmg_coarse(); }));
     double rhs_norm = NAN;
     bool finite = true;
     PGPU_FORWARD(scan_read(rhs_norm, finite));
@@ -16911,14 +16902,11 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     const bool own_stop = flt && (h.gen.mask || h.gen.jump);
     const double after_tol = !flt && h.gen.jump ? FMG_JUMP_TOL : 0.0;
     const int extra = h.gen.mask && !own_stop && after_tol == 0 ? FMG_MASK_CYCLES : 0;
-    mg.centre = centre;
-    const pgpu_status fin = replay.run(env, u, f, REPLAY_FMG_FINISH, none, [&] {
+    PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_FINISH, none, [&] {
         PGPU_FORWARD(mg.fmg_finish());
         for (int k = 0; k < extra; ++k) PGPU_FORWARD(mg.cycle(0));
         return h.norm_launch(env, red);
-    });
-    mg.centre = false;
-    PGPU_FORWARD(fin);
+    }));
     PGPU_FORWARD(red.fetch(env, RES_NORM, 3));
     Convergence cv;
     cv.rhs_norm = rhs_norm;
@@ -17005,11 +16993,14 @@ template <class T> pgpu_status Solver<T>::set_stream(cudaStream_t st)
 
 // Pipelined CG needs a symmetric cycle, and classic CG takes it where beta
 // varies or a mask is set; otherwise classic CG and BiCGStab take the
-// standard one (krylov.h's head says why).
+// standard one (krylov.h's head says why).  A solve by cycles alone of a
+// singular problem in the general form keeps the coarse corrections'
+// constant out (Multigrid::centre; never in a preconditioner).
 template <class T> void Solver<T>::symmetric_cycle()
 {
     const bool kmg = is_krylov(method) && cfg.preconditioner == PGPU_PRECOND_VCYCLE;
     mg.post_flip = kmg && ((cfg.flags & PGPU_PIPELINED) || (method == PGPU_CG && h.gen.on())) ? 1 : 0;
+    mg.centre = !is_krylov(method) && h.singular && h.gen.on() && !env.dist;
 }
 
 // pgpu_set_mask (is_mask) and pgpu_set_coefficients: check the data (one

@@ -565,11 +565,7 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     Level<T> &L = h.lv[0];
     PGPU_FORWARD(frame(env, L.g, (const T *)L.u, L.t, L.x, h.data_faces));
     int none = 0;
-    const bool centre = h.singular && h.gen.on() && !env.dist; // (as run_multigrid's pass: Multigrid::centre)
-    mg.centre = centre;
-    const pgpu_status coarse = replay.run(env, u, f, REPLAY_FMG_COARSE, none, [&] { return mg.fmg_coarse(); });
-    mg.centre = false;
-    PGPU_FORWARD(coarse);
+    PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_COARSE, none, [&] { return mg.fmg_coarse(); }));
     double rhs_norm = NAN;
     bool finite = true;
     PGPU_FORWARD(scan_read(rhs_norm, finite));
@@ -604,14 +600,11 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     const bool own_stop = flt && (h.gen.mask || h.gen.jump);
     const double after_tol = !flt && h.gen.jump ? FMG_JUMP_TOL : 0.0;
     const int extra = h.gen.mask && !own_stop && after_tol == 0 ? FMG_MASK_CYCLES : 0;
-    mg.centre = centre;
-    const pgpu_status fin = replay.run(env, u, f, REPLAY_FMG_FINISH, none, [&] {
+    PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_FINISH, none, [&] {
         PGPU_FORWARD(mg.fmg_finish());
         for (int k = 0; k < extra; ++k) PGPU_FORWARD(mg.cycle(0));
         return h.norm_launch(env, red);
-    });
-    mg.centre = false;
-    PGPU_FORWARD(fin);
+    }));
     PGPU_FORWARD(red.fetch(env, RES_NORM, 3));
     Convergence cv;
     cv.rhs_norm = rhs_norm;
@@ -698,11 +691,14 @@ template <class T> pgpu_status Solver<T>::set_stream(cudaStream_t st)
 
 // Pipelined CG needs a symmetric cycle, and classic CG takes it where beta
 // varies or a mask is set; otherwise classic CG and BiCGStab take the
-// standard one (krylov.h's head says why).
+// standard one (krylov.h's head says why).  A solve by cycles alone of a
+// singular problem in the general form keeps the coarse corrections'
+// constant out (Multigrid::centre; never in a preconditioner).
 template <class T> void Solver<T>::symmetric_cycle()
 {
     const bool kmg = is_krylov(method) && cfg.preconditioner == PGPU_PRECOND_VCYCLE;
     mg.post_flip = kmg && ((cfg.flags & PGPU_PIPELINED) || (method == PGPU_CG && h.gen.on())) ? 1 : 0;
+    mg.centre = !is_krylov(method) && h.singular && h.gen.on() && !env.dist;
 }
 
 // pgpu_set_mask (is_mask) and pgpu_set_coefficients: check the data (one

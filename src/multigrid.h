@@ -22,7 +22,8 @@ template <class T> class Multigrid {
     // rounding, scaled by the coefficients' contrast): an all-Neumann box
     // around a 1e6 inclusion gathered a constant of 1e5 times u in a W-cycle
     // FMG, whose removal at the end then left 1.5e-11 of u in its mean.
-    // (Not in a preconditioner: the projection would break its symmetry.)
+    // (Not in a preconditioner: the projection would break its symmetry.
+    // Solver::symmetric_cycle sets it with the handle's form.)
     bool centre = false;
     // flip0: a cycle may end with level 0's iterate in its other array
     // (Level::cur), which a caller that keeps track of it allows: level 0's
@@ -585,13 +586,9 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     char *err = e.err;
     Level<T> &L = h.lv[0];
     const void *uk = L.u, *fk = L.f;
-    const bool centre = h.singular && h.gen.on() && !e.dist;
     auto pass = [&]() -> pgpu_status {
         int none = 0;
-        mg.centre = centre;
-        const pgpu_status s = rp->run(e, uk, fk, REPLAY_FMG, none, [&] { return mg.fmg_pass(); });
-        mg.centre = false;
-        return s;
+        return rp->run(e, uk, fk, REPLAY_FMG, none, [&] { return mg.fmg_pass(); });
     };
     // A cycle may end in level 0's other array (Multigrid::flip0): its graph
     // is that of the array it starts in, and its replay sets where it ends
@@ -600,7 +597,6 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     auto cycle = [&](bool measured, bool last = false) -> pgpu_status {
         int ends = L.cur;
         mg.measure = measured;
-        mg.centre = centre;
         mg.flip0 = !last || L.cur != 0;
         const int kind = (measured ? REPLAY_CYCLE_MEASURED : REPLAY_CYCLE) + (L.cur ? REPLAY_FROM_T : 0) +
                          (mg.flip0 ? 0 : REPLAY_KEEP_U);
@@ -610,7 +606,6 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
             return q;
         });
         mg.measure = false;
-        mg.centre = false;
         mg.flip0 = false;
         L.cur = ends;
         return s;

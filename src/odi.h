@@ -425,7 +425,7 @@ template <class T> __device__ __forceinline__ double odi_face_fr(const Grid<T> &
 //    plane's loads issue while the plane before runs its phases (behind a
 //    barrier each, a phase's own loads would wait a memory latency
 //    apiece).
-// The stages one launch each had read the whole level four times.
+// (A launch per stage would walk the whole level once a stage.)
 constexpr int ODI_TX = 32, ODI_TY = 16; // (odi_col's order of threads needs these)
 constexpr int ODI_KMAX = 64; // the most planes a block's chunk takes (its list: two more)
 constexpr int ODI_PER_SM = 4; // (col_launch's per_sm: blocks of 512 threads)
