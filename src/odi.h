@@ -635,6 +635,34 @@ __device__ __forceinline__ T odi_p_step(const Grid<T> &f, const OdiAxes<T> &a, c
     return v;
 }
 
+// The walk both kernels take (after block_yz): the block's order of
+// planes for its chunk, each plane's loads (load(step): an OdiLoad) issued
+// while the plane before runs its step (step(step, its loads, below,
+// above): the column's result), the last two results of the other kind of
+// plane in lo and hi.
+template <class T, class Load, class Step>
+__device__ __forceinline__ void odi_walk(const Grid<T> &f, const OdiAxes<T> &a, bool R, int zc, int kchunk,
+                                         OdiPlane<T> &sv, int *seq, Load load, Step step)
+{
+    int k0, k1;
+    chunk_planes(zc, kchunk, f.nz, k0, k1);
+    odi_frame(sv);
+    const int n = odi_order(f, a, R, k0, k1, seq);
+    T lo = T(0), hi = T(0);
+    OdiLoad<T> next = load(seq[0]);
+    for (int s = 0; s < n; ++s) {
+        const int st = seq[s], how = st & 3;
+        const OdiLoad<T> cur = next;
+        if (s + 1 < n) next = load(seq[s + 1]);
+        const T below = how == ODI_PAIR ? lo : how == ODI_ONE ? hi : T(0), above = how == ODI_PAIR ? hi : T(0);
+        const T v = step(st, cur, below, above);
+        if (how == ODI_OTHER) {
+            lo = hi;
+            hi = v;
+        }
+    }
+}
+
 // out = in + P e (in NULL: out = P e; in == out allowed) on level 0, one
 // pass; REDUCE (with in) measures the correction as interp_kernel's does.
 template <class T, bool REDUCE>
@@ -648,23 +676,11 @@ __global__ void __launch_bounds__(ODI_TX *ODI_TY, 2)
     int yb, zc;
     if (block_yz(nyb, nchunks, yb, zc)) {
         const OdiCol c = odi_col(f, a, yb);
-        int k0, k1;
-        chunk_planes(zc, kchunk, f.nz, k0, k1);
-        odi_frame(sv);
-        const int n = odi_order(f, a, false, k0, k1, seq);
-        T lo = T(0), hi = T(0); // the last two coarse planes' values
-        OdiLoad<T> next = odi_p_load(f, cg, a, e, in, c, seq[0]);
-        for (int s = 0; s < n; ++s) {
-            const int step = seq[s], how = step & 3;
-            const OdiLoad<T> cur = next;
-            if (s + 1 < n) next = odi_p_load(f, cg, a, e, in, c, seq[s + 1]);
-            const T below = how == ODI_PAIR ? lo : how == ODI_ONE ? hi : T(0), above = how == ODI_PAIR ? hi : T(0);
-            const T v = odi_p_step<T, REDUCE>(f, a, in, out, acc, sv, c, step, cur, below, above);
-            if (how == ODI_OTHER) {
-                lo = hi;
-                hi = v;
-            }
-        }
+        odi_walk(
+            f, a, false, zc, kchunk, sv, seq, [&](int st) { return odi_p_load(f, cg, a, e, in, c, st); },
+            [&](int st, const OdiLoad<T> &L, T below, T above) {
+                return odi_p_step<T, REDUCE>(f, a, in, out, acc, sv, c, st, L, below, above);
+            });
     }
     if (REDUCE) write_partial(partials, acc);
 }
@@ -751,23 +767,11 @@ __global__ void __launch_bounds__(ODI_TX *ODI_TY, 2)
     int yb, zc;
     if (!block_yz(nyb, nchunks, yb, zc)) return;
     const OdiCol c = odi_col(f, a, yb);
-    int k0, k1;
-    chunk_planes(zc, kchunk, f.nz, k0, k1);
-    odi_frame(sv);
-    const int n = odi_order(f, a, true, k0, k1, seq);
-    T lo = T(0), hi = T(0); // the last two between planes' t
-    OdiLoad<T> next = odi_r_load(f, r, c, seq[0]);
-    for (int s = 0; s < n; ++s) {
-        const int step = seq[s], how = step & 3;
-        const OdiLoad<T> cur = next;
-        if (s + 1 < n) next = odi_r_load(f, r, c, seq[s + 1]);
-        const T below = how == ODI_PAIR ? lo : how == ODI_ONE ? hi : T(0), above = how == ODI_PAIR ? hi : T(0);
-        const T t = odi_r_step(f, cg, a, fc, sv, c, step, cur, below, above);
-        if (how == ODI_OTHER) {
-            lo = hi;
-            hi = t;
-        }
-    }
+    odi_walk(
+        f, a, true, zc, kchunk, sv, seq, [&](int st) { return odi_r_load(f, r, c, st); },
+        [&](int st, const OdiLoad<T> &L, T below, T above) {
+            return odi_r_step(f, cg, a, fc, sv, c, st, L, below, above);
+        });
 }
 
 
