@@ -484,12 +484,10 @@ template <class T> class Krylov {
     // The first preconditioner application is an FMG pass: flexible CG with
     // the standard cycle (no mask, no beta), on one GPU (the distributed FMG
     // as a correction solve is not yet run on several).  Not around the
-    // symmetric cycle: from an FMG direction, the flexible coefficients keep
-    // each later direction A-orthogonal to the last alone, and on 1% of
-    // random solid masks of a 3x31x3 grid with 26:1 spacing CG then stalled
-    // at relative residuals of 1e-8 to 14 after 600 iterations, where it
-    // converges in 48-57 from the cycle's own first direction (and the 1e3
-    // ball at 256^3 took 9 iterations either way, 61 ms against 73).
+    // symmetric cycle: the flexible coefficients keep each later direction
+    // A-orthogonal to the last alone, and from an FMG direction CG stalled
+    // on some random solid masks (test_mask replays them) that converge
+    // from the cycle's own first direction.
     bool fmg_start() const { return flexible && pre == PGPU_PRECOND_VCYCLE && !env->dist && !h->gen.on(); }
     bool classic_projects() const { return method == PGPU_CG && !pipelined && h->gen.mask && h->gen.regions; }
 };

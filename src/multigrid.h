@@ -500,7 +500,7 @@ template <class T> pgpu_status Multigrid<T>::fmg_interpolate(int l)
                                                                                    C.iter());
         PGPU_LAUNCHED();
     }
-    if (centre && red && h->singular && !e.dist) PGPU_FORWARD(subtract_mean(e, *red, C.g, C.col, C.iter(), C.npts));
+    if (centre && red) PGPU_FORWARD(subtract_mean(e, *red, C.g, C.col, C.iter(), C.npts));
     PGPU_FORWARD(L.down.interpolate(e, C.iter(), L.u));
     if (held) {
         PGPU_CUDA(cudaMemsetAsync(C.iter(), 0, (size_t)C.elems * sizeof(T), e.st));
