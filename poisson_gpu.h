@@ -715,10 +715,11 @@
  *    or more whose tiles suit it, one more: a third iterate for the finest
  *    level); two bytes and an array per axis per coarse point; where beta
  *    jumps, for a multigrid method or preconditioner, the Galerkin levels:
- *    27 values of u's precision per coarse point and 8 more (the
- *    prolongation's weights) per coarse point above a coarser one (9 and
- *    4 in 2D; about 5 N w in 3D, 4.3 N w in 2D) and two arrays of u's
- *    size for their build);
+ *    27 values of u's precision per coarse point and about 3.4 more (the
+ *    prolongation's weights) per point of a coarse level above a coarser
+ *    one (9 and 2.25 in 2D; about 4.3 N w in 3D, 3.8 N w in 2D) and, for
+ *    their build, the larger of two arrays of u's size and the
+ *    prolongation weights from level 0 (3.4 N w, 2.25 N w in 2D));
  *    later calls allocate nothing.  The call
  *    waits for the stream to read whether the data are valid (and, for a
  *    mask, how many singular regions it has); on invalid

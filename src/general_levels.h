@@ -317,8 +317,12 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
     if (nl < 2 || !gen.gst.empty()) return PGPU_SUCCESS;
     std::vector<T *> st((size_t)nl, nullptr);
     T *scr = nullptr;
-    const size_t n0 = (size_t)lv[0].elems;
-    PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, 2 * n0 * sizeof(T), "the Galerkin build's vectors"));
+    // (P's weights from a level of 7-point rows -- level 0, or one below a
+    // pair that keeps no nodes -- then level 0's two vectors)
+    size_t n0 = 2 * (size_t)lv[0].elems;
+    for (int l = 0; l + 1 < nl; ++l)
+        if (lv[l].down.odi_ok) n0 = std::max(n0, (size_t)odi_pw_count(lv[l].g, lv[l + 1].g));
+    PGPU_FORWARD(env.mem.alloc(err, (void **)&scr, n0 * sizeof(T), "the Galerkin build's vectors"));
     std::vector<T *> pw((size_t)nl, nullptr);
     for (int l = 1; l < nl; ++l) {
         if (!lv[l - 1].down.odi_ok) continue;
@@ -326,7 +330,7 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
         PGPU_FORWARD(env.mem.alloc(err, (void **)&st[(size_t)l], bytes, "a Galerkin level's operator"));
         PGPU_CUDA(cudaMemsetAsync(st[(size_t)l], 0, bytes, env.st));
         if (l + 1 == nl || !lv[l].down.odi_ok) continue;
-        const size_t wb = (size_t)odi_corners(lv[l].g.is3d != 0) * (size_t)lv[l].npts * sizeof(T);
+        const size_t wb = (size_t)odi_pw_count(lv[l].g, lv[l + 1].g) * sizeof(T);
         PGPU_FORWARD(env.mem.alloc(err, (void **)&pw[(size_t)l], wb, "a Galerkin level's prolongation weights"));
         PGPU_CUDA(cudaMemsetAsync(pw[(size_t)l], 0, wb, env.st));
     }
@@ -337,8 +341,9 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
 }
 
 // Each Galerkin level's operator R A P, from the level above's rows
-// (Transfer::fr): the entries off the centre directly (gal_rap_kernel,
-// which also stores P's weights where the level above is a Galerkin one), the
+// (Transfer::fr): P's weights stage by stage (gal_weights_kernel; from 7-point
+// rows in gscr, a Galerkin level's kept for its transfers), the entries off the
+// centre directly from them (gal_rap_kernel), the
 // rows' sums as R (A P 1): 1 on the coarse level's u, P 1 and -A P 1 in
 // two vectors of the fine level (level 0: gscr; a coarse one: its u and t,
 // free between solves), R of it in the coarse t.
@@ -355,8 +360,20 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
                                        : (int64_t)((C.g.nx + GAL_T2X - 1) / GAL_T2X) * ((C.g.ny + GAL_T2Y - 1) / GAL_T2Y);
         PGPU_RETURN_IF(tiles > INT32_MAX, PGPU_ERROR_UNSUPPORTED, "a Galerkin level of %lld tiles", (long long)tiles);
         PGPU_RETURN_IF(x.fr.st && !x.pw, PGPU_ERROR_CUDA, "internal: a Galerkin level without P's weights");
-        (x.fr.st ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>)<<<(unsigned)tiles, GAL_THREADS, 0, env.st>>>(
-            F.g, x.fr, C.g, x.oa, C.gr, x.pw);
+        T *const pw = x.fr.st ? x.pw : gen.gscr;
+        for (int stage = 0; stage <= odi_top(F.g); ++stage) {
+            launch(F.walk, 0, env.st, x.fr.st ? gal_weights_kernel<T, true> : gal_weights_kernel<T, false>, F.g, x.fr,
+                   C.g, x.oa, pw, stage);
+            PGPU_LAUNCHED();
+        }
+        const bool s27 = x.fr.st != nullptr;
+        const auto rap = s27 ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>;
+        const size_t smem = gal_rap_smem(s27);
+        PGPU_RETURN_IF(smem > (size_t)env.optin, PGPU_ERROR_UNSUPPORTED,
+                       "the Galerkin build needs %zu bytes of shared memory a block, the device offers %d", smem,
+                       env.optin);
+        PGPU_CUDA(cudaFuncSetAttribute(rap, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        rap<<<(unsigned)tiles, GAL_THREADS, smem, env.st>>>(F.g, x.fr, C.g, x.oa, C.gr, (const T *)pw);
         PGPU_LAUNCHED();
         T *s = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
         PGPU_FORWARD(axpby(env, C.g, C.col, T(1), T(0), (const T *)nullptr, T(0), (const T *)nullptr, C.u));

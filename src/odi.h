@@ -290,16 +290,33 @@ template <class T> __device__ __forceinline__ double odi_den7(const GenPoint<T> 
     return s;
 }
 
-// A Galerkin level's P as stored weights: node (i, j, k)'s weight towards
-// the coarse node at its corner q (bit d set: the one above it along axis
-// d, clear: below it, or its own index where it is a coarse node there),
-// in array q of odi_corners.  gal_rap_kernel stores them from P's columns.
+// A Galerkin level's P as stored weights: node x's weight towards the
+// coarse node at its corner q (bit d set: the one above it along axis d,
+// clear: below it, or its own index where it is a coarse node there),
+// packed: along an axis a node the pair keeps as a coarse node takes one
+// place and a node between two takes two (its corners below and above),
+// so that the weight lies at e_0 + N_0 (e_1 + N_1 e_2), e_d = x_d's first
+// place + q_d = 2 x_d - (the coarse nodes below x_d) + q_d, N_d = 2 n_d -
+// (the coarse nodes along d): 3.4 values a point in 3D (2.25 in 2D), each
+// point's 2^stage weights and no more.  gal_weights_kernel stores them.
 __host__ __device__ __forceinline__ int odi_corners(bool is3d) { return is3d ? 8 : 4; }
-template <class T> __device__ __forceinline__ int64_t odi_pw_index(const Grid<T> &g, int q, int i, int j, int k)
+template <class T> __host__ __device__ __forceinline__ int64_t odi_pw_at(const Grid<T> &f, const Grid<T> &c, const int (&e)[3])
 {
-    const int64_t n = (int64_t)g.nx * g.ny * (g.is3d ? g.nz : 1);
-    return q * n + i + (int64_t)g.nx * (j + (int64_t)g.ny * k);
+    return e[0] + (int64_t)(2 * f.nx - c.nx) * (e[1] + (int64_t)(2 * f.ny - c.ny) * e[2]);
 }
+template <class T> static int64_t odi_pw_count(const Grid<T> &f, const Grid<T> &c)
+{
+    return (int64_t)(2 * f.nx - c.nx) * (2 * f.ny - c.ny) * (f.is3d ? 2 * f.nz - c.nz : 1);
+}
+// Node x's first place along axis d (cx: its coarse index there, or -1; a
+// node between two has a coarse node or the wall below it).
+template <class T> __device__ __forceinline__ int odi_place(const OdiAxes<T> &a, int d, int x, int cx)
+{
+    return 2 * x - (cx >= 0 ? cx : x > 0 ? __ldg(a.cn[d] + x - 1) + 1 : 0);
+}
+// The place of the fine node at offset o (-1, 0, 1) from coarse node J's
+// own along an axis, its corner towards J included.
+__device__ __forceinline__ int odi_place_of(int fJ, int J, int o) { return 2 * (fJ + o) - J - (o > 0) + (o < 0); }
 
 // out = in + P e (in NULL: out = P e) from the stored weights, a node's
 // corners summed in double in corner order; REDUCE measures the correction
@@ -317,6 +334,9 @@ __global__ void __launch_bounds__(WALK_THREADS)
             int c[3];
             odi_stage(a, fine.is3d, i, j, k, c);
             const int at[3] = {i, j, k};
+            int pl[3]; // its places (odi_pw_at)
+#pragma unroll
+            for (int d = 0; d < 3; ++d) pl[d] = odi_place(a, d, at[d], c[d]);
             double s = 0;
             for (int q = 0; q < odi_corners(fine.is3d != 0); ++q) {
                 int J[3];
@@ -334,7 +354,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
                     }
                 }
                 if (!ok) continue;
-                s += (double)pw[odi_pw_index(fine, q, i, j, k)] *
+                const int eq[3] = {pl[0] + (q & 1), pl[1] + (q >> 1 & 1), pl[2] + (q >> 2 & 1)};
+                s += (double)pw[odi_pw_at(fine, coarse, eq)] *
                      (double)e[coarse.base + J[0] + (int64_t)J[1] * coarse.sy + (int64_t)J[2] * coarse.sz];
             }
             const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
@@ -379,11 +400,12 @@ __global__ void __launch_bounds__(WALK_THREADS)
             for (int cy = 0; cy < m[1]; ++cy)
                 for (int cx = 0; cx < m[0]; ++cx) {
                     const int i = x[0][cx], j = x[1][cy], k = x[2][cz];
-                    // the coarse node's corner as seen from the fine one
-                    const int q = (o[0][cx] < 0) | (o[1][cy] < 0) << 1 | (o[2][cz] < 0) << 2;
+                    // the fine node's place, its corner towards C
+                    const int eq[3] = {odi_place_of(i - o[0][cx], I, o[0][cx]), odi_place_of(j - o[1][cy], J, o[1][cy]),
+                                       odi_place_of(k - o[2][cz], K, o[2][cz])};
                     double w = (double)__ldg(a.wf[0] + i) * (double)__ldg(a.wf[1] + j);
                     if (is3d) w *= (double)__ldg(a.wf[2] + k);
-                    sum += w * (double)pw[odi_pw_index(fine, q, i, j, k)] *
+                    sum += w * (double)pw[odi_pw_at(fine, coarse, eq)] *
                            (double)r[fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz];
                 }
         double wc = (double)__ldg(a.wc[0] + I) * (double)__ldg(a.wc[1] + J);
@@ -885,19 +907,103 @@ __global__ void __launch_bounds__(GAL_BLOCK_THREADS)
         }
 }
 
+// P's weights (odi_pw_at) for the nodes of one stage (odi_stage), from the
+// level's rows and the weights of the stages below: a node of stage 0
+// weighs 1 towards itself; a node of a higher stage collapses its row
+// (odi_collapse; a 7-point level's couplings along its between-axes over
+// odi_den7) and weighs, towards each corner J, its collapsed couplings
+// times the weights towards J of the neighbours they reach -- those in J's
+// block, a between-axis crossed towards J -- over its divisor, rounded to
+// T (the value odi_p_kernel passes on for e = 1 at J).  The build launches
+// the stages in order, each a walk over the fine level.
+template <class T, bool S27>
+__global__ void __launch_bounds__(WALK_THREADS)
+    gal_weights_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a, T *pw,
+                       int stage, int kchunk, int nyb, int nchunks)
+{
+    int i, j, k0, k1;
+    if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
+    const bool is3d = fine.is3d != 0;
+    const int nf[3] = {fine.nx, fine.ny, is3d ? fine.nz : 1};
+    for (int k = k0; k < k1; ++k) {
+        int c[3];
+        if (odi_stage(a, is3d, i, j, k, c) != stage) continue;
+        const int x[3] = {i, j, k};
+        int e[3], lo[3], hi[3]; // its places; its corners' coarse indices below and above (-1: a wall)
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+            e[d] = odi_place(a, d, x[d], c[d]);
+            lo[d] = c[d] >= 0 ? c[d] : x[d] > 0 ? __ldg(a.cn[d] + x[d] - 1) : -1;
+            hi[d] = c[d] >= 0 ? c[d] : x[d] < nf[d] - 1 ? __ldg(a.cn[d] + x[d] + 1) : -1;
+        }
+        if (stage == 0) {
+            pw[odi_pw_at(fine, coarse, e)] = T(1);
+            continue;
+        }
+        const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
+        // the weight towards corner q of the neighbour at offset m (on the
+        // between-axes), 0 unless it lies in that corner's block
+        auto towards = [&](int q, int m0, int m1, int m2) -> double {
+            const int m[3] = {m0, m1, m2};
+            int y[3];
+#pragma unroll
+            for (int d = 0; d < 3; ++d) {
+                const int up = q >> d & 1;
+                if (m[d] && (m[d] > 0) != (up != 0)) return 0.0;
+                y[d] = m[d] ? 2 * (x[d] + m[d]) - (up ? hi[d] : lo[d]) : e[d] + up;
+            }
+            return (double)pw[odi_pw_at(fine, coarse, y)];
+        };
+        double den, w[GAL_SLOTS];
+        GenPoint<T> g;
+        if constexpr (S27) {
+            double row[GAL_SLOTS];
+            gal_row(fine, fr, p, i, j, k, row);
+            den = odi_collapse(row, c, w);
+        } else {
+            g = gen_couplings(fine, p, i, j, k);
+            den = odi_den7(g, c, x, nf);
+        }
+        for (int q = 0; q < odi_corners(is3d); ++q) {
+            bool ok = true;
+#pragma unroll
+            for (int d = 0; d < 3; ++d) ok = ok && ((q >> d & 1) ? c[d] < 0 && hi[d] >= 0 : c[d] >= 0 || lo[d] >= 0);
+            if (!ok) continue;
+            double num = 0;
+            if constexpr (S27) {
+#pragma unroll
+                for (int t = 0; t < GAL_SLOTS; ++t) {
+                    int m[3];
+                    gal_offset(t, m);
+                    if (w[t] > 0) num += w[t] * towards(q, m[0], m[1], m[2]);
+                }
+            } else {
+#pragma unroll
+                for (int d = 0; d < 3; ++d) {
+                    if (c[d] >= 0) continue;
+                    if (x[d] > 0) num += (double)g.v[2 * d] * towards(q, -(d == 0), -(d == 1), -(d == 2));
+                    if (x[d] < nf[d] - 1) num += (double)g.v[2 * d + 1] * towards(q, d == 0, d == 1, d == 2);
+                }
+            }
+            const int eq[3] = {e[0] + (q & 1), e[1] + (q >> 1 & 1), e[2] + (q >> 2 & 1)};
+            pw[odi_pw_at(fine, coarse, eq)] = den > 0 ? T(num / den) : T(0);
+        }
+    }
+}
+
 // The Galerkin build's off-diagonal entries, R A P directly: for coarse
 // nodes I and J = I + o (o != 0),
 //   A_c(I, J) = sum_i W_i P(i, I) sum_j A(i, j) P(j, J) / Wc_I,
 // i over the fine nodes P's column I reaches, j over column J's (P's
 // column of a coarse node lives on its block: the fine nodes within one
 // index of it along its coarsened axes that lie between coarse nodes,
-// and itself).  A block owns a tile of 32 coarse nodes: it first forms the
-// columns of the tile and one node around it into shared memory, stage by
-// stage as odi_p_step forms P e for e = 1 at one node (each value
-// rounded to T, as that kernel passes it on), and the diagonals of the fine
-// nodes under the tile; then each warp takes a slot o, a lane a tile node,
-// and sums over the pairs (i, j) within one index of each other on every
-// axis (on a 7-point level: equal on all axes but at most one).  The rows'
+// and itself).  A block owns a tile of 32 coarse nodes: it first reads the
+// columns of the tile and one node around it into shared memory from P's
+// weights (gal_weights_kernel), the rows of the fine nodes under the tile
+// (a Galerkin level's: their diagonals) with their cell volumes, and each
+// axis's pairs; then each warp takes a slot o, a lane a tile node, and
+// sums over the pairs (i, j) within one index of each other on every axis
+// (on a 7-point level: equal on all axes but at most one).  The rows'
 // sums (the centre slots) come from R A P 1 formed in differences
 // (Hierarchy::galerkin_build), not from these entries.
 constexpr int GAL_TX = 4, GAL_TY = 4, GAL_TZ = 2; // a block's coarse tile in 3D (2D: GAL_T2X x GAL_T2Y)
@@ -907,6 +1013,9 @@ constexpr int GAL_FINE = (2 * GAL_TX + 1) * (2 * GAL_TY + 1) * (2 * GAL_TZ + 1);
 static_assert(GAL_TX * GAL_TY * GAL_TZ == 32 && GAL_T2X * GAL_T2Y == 32, "a tile is a warp's lanes");
 static_assert(GAL_COLS >= (GAL_T2X + 2) * (GAL_T2Y + 2) && GAL_FINE >= (2 * GAL_T2X + 1) * (2 * GAL_T2Y + 1),
               "the 2D tile fits the 3D tile's shared arrays");
+static_assert(GAL_T2X >= GAL_TX && GAL_T2X >= GAL_TY && GAL_T2X >= GAL_T2Y, "a tile's extents fit the pairs' lists");
+// gal_rap_kernel's dynamic shared memory (s27: the level above is a Galerkin one)
+static size_t gal_rap_smem(bool s27) { return sizeof(double) * (GAL_COLS * GAL_SLOTS + GAL_FINE * (s27 ? 2 : 8)); }
 
 // Along one axis, the pairs (i of I's block, j of J's) one index apart at
 // most: 4 bits a pair (i's block offset + 1, then j's << 2), those at the
@@ -936,10 +1045,17 @@ template <class T> __device__ __forceinline__ OdiPairs odi_pairs(const OdiAxes<T
 template <class T, bool S27>
 __global__ void __launch_bounds__(GAL_THREADS)
     gal_rap_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a,
-                   const GalRows<T> cr, T *pw)
+                   const GalRows<T> cr, const T *__restrict__ pw)
 {
-    __shared__ double col[GAL_COLS][GAL_SLOTS]; // P's columns by block offset (gal_slot)
-    __shared__ double dia[GAL_FINE];            // the fine diagonals under the tile
+    // P's columns by block offset (gal_slot); the fine rows under the tile
+    // (gal_rap_smem: 7-point, the couplings by face, 2 d + high, then the
+    // diagonal; a Galerkin level's, the diagonal alone) and their cell
+    // volumes; each axis's pairs by tile node and offset
+    extern __shared__ double gal_sm[];
+    double(*const col)[GAL_SLOTS] = reinterpret_cast<double(*)[GAL_SLOTS]>(gal_sm);
+    constexpr int AW = S27 ? 1 : 7;
+    double *const arow = gal_sm + GAL_COLS * GAL_SLOTS, *const vol = arow + GAL_FINE * AW;
+    __shared__ OdiPairs lists[3][GAL_T2X][3];
     const bool is3d = fine.is3d != 0;
     const int tx = is3d ? GAL_TX : GAL_T2X, ty = is3d ? GAL_TY : GAL_T2Y, tz = is3d ? GAL_TZ : 1;
     const int hx = tx + 2, hy = ty + 2, hz = is3d ? tz + 2 : 1; // the tile and one node around it
@@ -948,65 +1064,21 @@ __global__ void __launch_bounds__(GAL_THREADS)
     const int b = blockIdx.x;
     const int I0[3] = {b % bx * tx, b / bx % by * ty, b / bx / by * tz};
     const int nf[3] = {fine.nx, fine.ny, fnz}, nc[3] = {coarse.nx, coarse.ny, cnz};
-    const int top = odi_top(fine);
-    // 1. The columns (zero outside their blocks).
-    for (int t = threadIdx.x; t < hx * hy * hz; t += blockDim.x) {
-        double *cs = col[t];
-        for (int s = 0; s < GAL_SLOTS; ++s) cs[s] = 0;
-        const int J[3] = {I0[0] - 1 + t % hx, I0[1] - 1 + t / hx % hy, is3d ? I0[2] - 1 + t / hx / hy : 0};
-        if (J[0] < 0 || J[0] >= nc[0] || J[1] < 0 || J[1] >= nc[1] || J[2] < 0 || J[2] >= nc[2]) continue;
-        cs[GAL_CENTRE] = 1;
-        int F[3];
-        for (int d = 0; d < 3; ++d) F[d] = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0;
-        // the tile's own columns are also P's weights (each fine node's
-        // corner towards J written by J's block alone)
-        const int lx = t % hx, ly = t / hx % hy, lz = t / hx / hy;
-        T *const own = pw && lx >= 1 && lx <= tx && ly >= 1 && ly <= ty && (!is3d || (lz >= 1 && lz <= tz)) ? pw : nullptr;
-        if (own) own[odi_pw_index(fine, 0, F[0], F[1], F[2])] = T(1);
-        for (int stage = 1; stage <= top; ++stage)
-            for (int s = 0; s < GAL_SLOTS; ++s) {
-                int o[3], x[3];
-                gal_offset(s, o);
-                if ((o[0] != 0) + (o[1] != 0) + (o[2] != 0) != stage || (!is3d && o[2])) continue;
-                bool in = true;
-                for (int d = 0; d < 3; ++d) {
-                    x[d] = F[d] + o[d];
-                    in = in && (!o[d] || (x[d] >= 0 && x[d] < nf[d] && __ldg(a.cn[d] + x[d]) < 0));
-                }
-                if (!in) continue;
-                int c[3];
-                odi_stage(a, is3d, x[0], x[1], x[2], c);
-                const int64_t p = fine.base + x[0] + (int64_t)x[1] * fine.sy + (int64_t)x[2] * fine.sz;
-                double num = 0, den;
-                if constexpr (S27) { // (odi_p_step's two forms, P e's value outside the block 0)
-                    double row[GAL_SLOTS], w[GAL_SLOTS];
-                    gal_row(fine, fr, p, x[0], x[1], x[2], row);
-                    den = odi_collapse(row, c, w);
-#pragma unroll
-                    for (int q = 0; q < GAL_SLOTS; ++q) {
-                        int m[3];
-                        gal_offset(q, m);
-                        const int y0 = o[0] + m[0], y1 = o[1] + m[1], y2 = o[2] + m[2];
-                        if (w[q] > 0 && y0 >= -1 && y0 <= 1 && y1 >= -1 && y1 <= 1 && y2 >= -1 && y2 <= 1)
-                            num += w[q] * cs[gal_slot(y0, y1, y2)];
-                    }
-                } else {
-                    const GenPoint<T> g = gen_couplings(fine, p, x[0], x[1], x[2]);
-#pragma unroll
-                    for (int d = 0; d < 3; ++d) {
-                        if (c[d] >= 0) continue;
-                        int lo[3] = {o[0], o[1], o[2]}, hi[3] = {o[0], o[1], o[2]};
-                        --lo[d];
-                        ++hi[d];
-                        if (x[d] > 0 && lo[d] >= -1) num += (double)g.v[2 * d] * cs[gal_slot(lo[0], lo[1], lo[2])];
-                        if (x[d] < nf[d] - 1 && hi[d] <= 1)
-                            num += (double)g.v[2 * d + 1] * cs[gal_slot(hi[0], hi[1], hi[2])];
-                    }
-                    den = odi_den7(g, c, x, nf);
-                }
-                cs[s] = den > 0 ? (double)T(num / den) : 0.0;
-                if (own) own[odi_pw_index(fine, (o[0] < 0) | (o[1] < 0) << 1 | (o[2] < 0) << 2, x[0], x[1], x[2])] = T(cs[s]);
-            }
+    // 1. The columns from P's weights (zero outside their blocks).
+    for (int t = threadIdx.x; t < hx * hy * hz * GAL_SLOTS; t += blockDim.x) {
+        const int u = t / GAL_SLOTS, s = t - u * GAL_SLOTS;
+        const int J[3] = {I0[0] - 1 + u % hx, I0[1] - 1 + u / hx % hy, is3d ? I0[2] - 1 + u / hx / hy : 0};
+        int o[3];
+        gal_offset(s, o);
+        bool in = J[0] >= 0 && J[0] < nc[0] && J[1] >= 0 && J[1] < nc[1] && J[2] >= 0 && J[2] < nc[2] &&
+                  (is3d || !o[2]);
+        int e[3];
+        for (int d = 0; d < 3 && in; ++d) {
+            const int F = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0, x = F + o[d];
+            in = !o[d] || (x >= 0 && x < nf[d] && __ldg(a.cn[d] + x) < 0);
+            e[d] = odi_place_of(F, J[d], o[d]);
+        }
+        col[u][s] = in ? (double)pw[odi_pw_at(fine, coarse, e)] : 0.0;
     }
     // 2. The diagonals of the fine nodes from one before the tile's first
     // coarse node to one past its last (consecutive coarse nodes lie at
@@ -1018,14 +1090,31 @@ __global__ void __launch_bounds__(GAL_THREADS)
     }
     for (int t = threadIdx.x; t < fx[0] * fx[1] * fx[2]; t += blockDim.x) {
         const int x[3] = {F0[0] + t % fx[0], F0[1] + t / fx[0] % fx[1], F0[2] + t / fx[0] / fx[1]};
-        double d = 0;
+        double row[GAL_SLOTS], w = 0;
+#pragma unroll
+        for (int q = 0; q < GAL_SLOTS; ++q) row[q] = 0;
         if (x[0] >= 0 && x[0] < nf[0] && x[1] >= 0 && x[1] < nf[1] && x[2] >= 0 && x[2] < nf[2]) {
-            double row[GAL_SLOTS];
             gal_row(fine, fr, fine.base + x[0] + (int64_t)x[1] * fine.sy + (int64_t)x[2] * fine.sz, x[0], x[1],
                     x[2], row);
-            d = gal_diag(row);
+            w = (double)__ldg(a.wf[0] + x[0]) * (double)__ldg(a.wf[1] + x[1]);
+            if (is3d) w *= (double)__ldg(a.wf[2] + x[2]);
         }
-        dia[t] = d;
+        if constexpr (!S27)
+#pragma unroll
+            for (int f = 0; f < 6; ++f)
+                arow[t * AW + f] = row[gal_slot(f >> 1 == 0 ? 2 * (f & 1) - 1 : 0, f >> 1 == 1 ? 2 * (f & 1) - 1 : 0,
+                                                f >> 1 == 2 ? 2 * (f & 1) - 1 : 0)];
+        arow[t * AW + AW - 1] = gal_diag(row);
+        vol[t] = w;
+    }
+    // each axis's pairs (odi_pairs) by tile node and offset
+    for (int t = threadIdx.x; t < 3 * GAL_T2X * 3; t += blockDim.x) {
+        const int d = t / (3 * GAL_T2X), v = t / 3 % GAL_T2X, o = t % 3 - 1;
+        const int I = I0[d] + v, J = I + o, m = d == 0 ? tx : d == 1 ? ty : tz;
+        OdiPairs r;
+        if (d == 2 && !is3d) r.eq = 5, r.neq = 1; // (offsets 0 and 0)
+        else if (v < m && I < nc[d] && J >= 0 && J < nc[d]) r = odi_pairs(a, d, nf[d], I, J);
+        lists[d][v][o + 1] = r;
     }
     __syncthreads();
     // 3. The entries: warp w the slots w, w + 8, ..., lane v tile node v.
@@ -1049,8 +1138,7 @@ __global__ void __launch_bounds__(GAL_THREADS)
             OdiPairs pr[3];
             for (int d = 0; d < 3; ++d) {
                 FJ[d] = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0;
-                if (d < 2 || is3d) pr[d] = odi_pairs(a, d, nf[d], I[d], J[d]);
-                else pr[d].eq = 5, pr[d].neq = 1; // (offsets 0 and 0)
+                pr[d] = lists[d][I[d] - I0[d]][o[d] + 1];
             }
             // the pairs of the lists lx, ly, lz (4 bits a pair)
             auto sum = [&](unsigned lx, int mx, unsigned ly, int my, unsigned lz, int mz) {
@@ -1067,20 +1155,13 @@ __global__ void __launch_bounds__(GAL_THREADS)
                             const double pj = cj[(px >> 2) + 3 * (py >> 2) + 9 * (pz >> 2)];
                             if (pi == 0 || pj == 0) continue;
                             const int dx = jx - ix, dy = jy - iy, dz = jz - iz;
+                            const int li = (ix - F0[0]) + fx[0] * ((iy - F0[1]) + fx[1] * (iz - F0[2]));
                             double aij;
-                            if (!dx && !dy && !dz) {
-                                aij = dia[(ix - F0[0]) + fx[0] * ((iy - F0[1]) + fx[1] * (iz - F0[2]))];
-                            } else if constexpr (S27) {
-                                aij = (double)fr.at(gal_slot(dx, dy, dz), ix, iy, iz);
-                            } else { // one axis apart (the lists' choice)
-                                const int dd = dx ? 0 : dy ? 1 : 2, hi = dx + dy + dz > 0;
-                                const int64_t p = fine.base + ix + (int64_t)iy * fine.sy + (int64_t)iz * fine.sz;
-                                const int64_t stp = dd == 0 ? 1 : dd == 1 ? fine.sy : fine.sz;
-                                aij = -odi_face(fine, dd, hi ? p + stp : p, dd == 0 ? ix : dd == 1 ? iy : iz, hi);
-                            }
-                            double wgt = (double)__ldg(a.wf[0] + ix) * (double)__ldg(a.wf[1] + iy);
-                            if (is3d) wgt *= (double)__ldg(a.wf[2] + iz);
-                            e += wgt * pi * aij * pj;
+                            if (!dx && !dy && !dz) aij = arow[li * AW + AW - 1];
+                            else if constexpr (S27) aij = (double)fr.at(gal_slot(dx, dy, dz), ix, iy, iz);
+                            else // one axis apart (the lists' choice)
+                                aij = arow[li * AW + 2 * (dx ? 0 : dy ? 1 : 2) + (dx + dy + dz > 0)];
+                            e += vol[li] * pi * aij * pj;
                         }
                     }
                 }

@@ -553,8 +553,8 @@ template <class T> struct General {
     // Galerkin levels (odi.h; where beta jumps): per level, gal_stored arrays
     // of its points (NULL where the pair into it keeps no nodes), P's
     // weights from each level that may be a Galerkin one into the next
-    // (gpw: odi_corners arrays of its points), and the build's two vectors
-    // of level 0's size.
+    // (gpw: odi_pw_count values), and the build's scratch: P's weights from
+    // a level of 7-point rows, then two vectors of level 0's size.
     std::vector<T *> gst, gpw;
     T *gscr = nullptr;
     struct CoarseLevel {
