@@ -5485,7 +5485,8 @@ __global__ void __launch_bounds__(GAL_BLOCK_THREADS)
 // times the weights towards J of the neighbours they reach -- those in J's
 // block, a between-axis crossed towards J -- over its divisor, rounded to
 // T (the value odi_p_kernel passes on for e = 1 at J).  The build launches
-// the stages in order, each a walk over the fine level.
+// stages 1 to the top in order, each a walk over the fine level (stage 0's
+// weights with stage 1's, which take them as 1).
 template <class T, bool S27>
 __global__ void __launch_bounds__(WALK_THREADS)
     gal_weights_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a, T *pw,
@@ -5497,7 +5498,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
     const int nf[3] = {fine.nx, fine.ny, is3d ? fine.nz : 1};
     for (int k = k0; k < k1; ++k) {
         int c[3];
-        if (odi_stage(a, is3d, i, j, k, c) != stage) continue;
+        const int st = odi_stage(a, is3d, i, j, k, c);
+        if (st != stage && (st || stage != 1)) continue; // (stage 0 with stage 1)
         const int x[3] = {i, j, k};
         int e[3], lo[3], hi[3]; // its places; its corners' coarse indices below and above (-1: a wall)
 #pragma unroll
@@ -5506,23 +5508,26 @@ __global__ void __launch_bounds__(WALK_THREADS)
             lo[d] = c[d] >= 0 ? c[d] : x[d] > 0 ? __ldg(a.cn[d] + x[d] - 1) : -1;
             hi[d] = c[d] >= 0 ? c[d] : x[d] < nf[d] - 1 ? __ldg(a.cn[d] + x[d] + 1) : -1;
         }
-        if (stage == 0) {
+        if (st == 0) {
             pw[odi_pw_at(fine, coarse, e)] = T(1);
             continue;
         }
         const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
         // the weight towards corner q of the neighbour at offset m (on the
-        // between-axes), 0 unless it lies in that corner's block
+        // between-axes), 0 unless it lies in that corner's block; 1 where it
+        // is the corner (m along every between-axis)
         auto towards = [&](int q, int m0, int m1, int m2) -> double {
             const int m[3] = {m0, m1, m2};
             int y[3];
+            bool corner = true;
 #pragma unroll
             for (int d = 0; d < 3; ++d) {
                 const int up = q >> d & 1;
                 if (m[d] && (m[d] > 0) != (up != 0)) return 0.0;
                 y[d] = m[d] ? 2 * (x[d] + m[d]) - (up ? hi[d] : lo[d]) : e[d] + up;
+                corner = corner && (m[d] || c[d] >= 0);
             }
-            return (double)pw[odi_pw_at(fine, coarse, y)];
+            return corner ? 1.0 : (double)pw[odi_pw_at(fine, coarse, y)];
         };
         double den, w[GAL_SLOTS];
         GenPoint<T> g;
@@ -9713,7 +9718,7 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         PGPU_RETURN_IF(tiles > INT32_MAX, PGPU_ERROR_UNSUPPORTED, "a Galerkin level of %lld tiles", (long long)tiles);
         PGPU_RETURN_IF(x.fr.st && !x.pw, PGPU_ERROR_CUDA, "internal: a Galerkin level without P's weights");
         T *const pw = x.fr.st ? x.pw : gen.gscr;
-        for (int stage = 0; stage <= odi_top(F.g); ++stage) {
+        for (int stage = 1; stage <= odi_top(F.g); ++stage) {
             launch(F.walk, 0, env.st, x.fr.st ? gal_weights_kernel<T, true> : gal_weights_kernel<T, false>, F.g, x.fr,
                    C.g, x.oa, pw, stage);
             PGPU_LAUNCHED();

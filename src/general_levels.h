@@ -361,7 +361,7 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         PGPU_RETURN_IF(tiles > INT32_MAX, PGPU_ERROR_UNSUPPORTED, "a Galerkin level of %lld tiles", (long long)tiles);
         PGPU_RETURN_IF(x.fr.st && !x.pw, PGPU_ERROR_CUDA, "internal: a Galerkin level without P's weights");
         T *const pw = x.fr.st ? x.pw : gen.gscr;
-        for (int stage = 0; stage <= odi_top(F.g); ++stage) {
+        for (int stage = 1; stage <= odi_top(F.g); ++stage) {
             launch(F.walk, 0, env.st, x.fr.st ? gal_weights_kernel<T, true> : gal_weights_kernel<T, false>, F.g, x.fr,
                    C.g, x.oa, pw, stage);
             PGPU_LAUNCHED();
