@@ -4601,9 +4601,10 @@ namespace pgpu {
 //  - the Galerkin levels are smoothed by Gauss-Seidel in 8 colours (4 in
 //    2D: a 27-point row couples no two nodes of one colour) and their
 //    residuals formed in differences (GalRows);
-//  - pgpu_set_coefficients builds them level by level: the entries off
-//    the centre from P's columns in shared memory (gal_rap_kernel), the
-//    rows' sums as R A P 1 formed in differences (gal_sums_kernel).
+//  - pgpu_set_coefficients builds them level by level: P's weights, once
+//    a node (gal_weights_kernel), the entries off the centre from them
+//    (gal_rap_kernel), the rows' sums as R A P 1 formed in differences
+//    (gal_sums_kernel).
 // The finest level keeps its own 7-point form and smoothers; P and R read
 // its faces directly.  Convergence no longer depends on the jump's size
 // (1e3 to 1e6: the bench's 'ball' rows); what stops V-cycles and CG on
@@ -4622,16 +4623,17 @@ template <class T> struct OdiAxes {
 // One axis of a level pair (fine a, coarse c; coarsened or kept whole):
 // cn[i] as OdiAxes::cn, and whether the pair keeps nodes along it -- every
 // coarse node on a fine one, every other fine node between two of them or
-// a wall, no periodic wrap (an axis kept whole keeps them all).
+// a wall, no periodic wrap (an axis kept whole keeps them all), on an
+// axis whose places for P's weights (odi_pw_at: up to 2 n) fit an int.
 static bool odi_node_map(const Axis &a, const Axis &c, bool coarsened, std::vector<int> &cn)
 {
     const int n = a.n;
     cn.assign((size_t)n, -1);
     if (!coarsened || !a.active) {
         for (int i = 0; i < n && i < c.n; ++i) cn[(size_t)i] = i;
-        return c.n == n;
+        return c.n == n && n <= INT32_MAX / 2;
     }
-    if (a.lo == PGPU_BC_PERIODIC) return false;
+    if (a.lo == PGPU_BC_PERIODIC || n > INT32_MAX / 2) return false;
     const double tol = 1e-9 * a.h;
     for (int i = 0, I = 0; i < n; ++i) {
         while (I < c.n && c.x[(size_t)I] < a.x[(size_t)i] - tol) ++I;
@@ -4868,15 +4870,15 @@ template <class T> __device__ __forceinline__ double odi_den7(const GenPoint<T> 
 // so that the weight lies at e_0 + N_0 (e_1 + N_1 e_2), e_d = x_d's first
 // place + q_d = 2 x_d - (the coarse nodes below x_d) + q_d, N_d = 2 n_d -
 // (the coarse nodes along d): 3.4 values a point in 3D (2.25 in 2D), each
-// point's 2^stage weights and no more.  gal_weights_kernel stores them.
+// point's 2^stage places and no more.  gal_weights_kernel stores them.
 __host__ __device__ __forceinline__ int odi_corners(bool is3d) { return is3d ? 8 : 4; }
 template <class T> __host__ __device__ __forceinline__ int64_t odi_pw_at(const Grid<T> &f, const Grid<T> &c, const int (&e)[3])
 {
-    return e[0] + (int64_t)(2 * f.nx - c.nx) * (e[1] + (int64_t)(2 * f.ny - c.ny) * e[2]);
+    return e[0] + (2 * (int64_t)f.nx - c.nx) * (e[1] + (2 * (int64_t)f.ny - c.ny) * e[2]);
 }
 template <class T> static int64_t odi_pw_count(const Grid<T> &f, const Grid<T> &c)
 {
-    return (int64_t)(2 * f.nx - c.nx) * (2 * f.ny - c.ny) * (f.is3d ? 2 * f.nz - c.nz : 1);
+    return (2 * (int64_t)f.nx - c.nx) * (2 * (int64_t)f.ny - c.ny) * (f.is3d ? 2 * (int64_t)f.nz - c.nz : 1);
 }
 // Node x's first place along axis d (cx: its coarse index there, or -1; a
 // node between two has a coarse node or the wall below it).
@@ -5599,6 +5601,9 @@ struct OdiPairs {
     unsigned eq = 0, ne = 0;
     int neq = 0, nne = 0;
 };
+// gal_rap_kernel's pairs of each axis by tile node and offset (static
+// shared memory, beside gal_rap_smem's dynamic)
+typedef OdiPairs GalLists[3][GAL_T2X][3];
 template <class T> __device__ __forceinline__ OdiPairs odi_pairs(const OdiAxes<T> &a, int d, int n, int I, int J)
 {
     int xi[3], oi[3], xj[3], oj[3];
@@ -5630,7 +5635,7 @@ __global__ void __launch_bounds__(GAL_THREADS)
     double(*const col)[GAL_SLOTS] = reinterpret_cast<double(*)[GAL_SLOTS]>(gal_sm);
     constexpr int AW = S27 ? 1 : 7;
     double *const arow = gal_sm + GAL_COLS * GAL_SLOTS, *const vol = arow + GAL_FINE * AW;
-    __shared__ OdiPairs lists[3][GAL_T2X][3];
+    __shared__ GalLists lists;
     const bool is3d = fine.is3d != 0;
     const int tx = is3d ? GAL_TX : GAL_T2X, ty = is3d ? GAL_TY : GAL_T2Y, tz = is3d ? GAL_TZ : 1;
     const int hx = tx + 2, hy = ty + 2, hz = is3d ? tz + 2 : 1; // the tile and one node around it
@@ -5655,9 +5660,9 @@ __global__ void __launch_bounds__(GAL_THREADS)
         }
         col[u][s] = in ? (double)pw[odi_pw_at(fine, coarse, e)] : 0.0;
     }
-    // 2. The diagonals of the fine nodes from one before the tile's first
-    // coarse node to one past its last (consecutive coarse nodes lie at
-    // most two fine nodes apart).
+    // 2. The rows and cell volumes of the fine nodes from one before the
+    // tile's first coarse node to one past its last (consecutive coarse
+    // nodes lie at most two fine nodes apart).
     int F0[3], fx[3];
     for (int d = 0; d < 3; ++d) {
         F0[d] = d < 2 || is3d ? __ldg(a.cf[d] + I0[d]) - 1 : 0;
@@ -6246,7 +6251,7 @@ template <class T> struct Transfer {
     // level's rows as the transfers read them.
     OdiAxes<T> oa{};
     GalRows<T> fr{};
-    T *pw = nullptr; // with fr.st: P's weights (odi_pw_index), stored by the Galerkin build
+    T *pw = nullptr; // with fr.st: P's weights (odi_pw_at), stored by the Galerkin build
     bool odi_ok = false, odi = false;
 
     enum Route { AUTO = 0, DIRECT = 1, TILED = 2 }; // AUTO: the tiles where eligible
@@ -9726,9 +9731,9 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         const bool s27 = x.fr.st != nullptr;
         const auto rap = s27 ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>;
         const size_t smem = gal_rap_smem(s27);
-        PGPU_RETURN_IF(smem > (size_t)env.optin, PGPU_ERROR_UNSUPPORTED,
-                       "the Galerkin build needs %zu bytes of shared memory a block, the device offers %d", smem,
-                       env.optin);
+        PGPU_RETURN_IF(smem + sizeof(GalLists) > (size_t)env.optin, PGPU_ERROR_UNSUPPORTED,
+                       "the Galerkin build needs %zu bytes of shared memory a block, the device offers %d",
+                       smem + sizeof(GalLists), env.optin);
         PGPU_CUDA(cudaFuncSetAttribute(rap, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         rap<<<(unsigned)tiles, GAL_THREADS, smem, env.st>>>(F.g, x.fr, C.g, x.oa, C.gr, (const T *)pw);
         PGPU_LAUNCHED();

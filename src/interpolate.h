@@ -464,7 +464,7 @@ template <class T> struct Transfer {
     // level's rows as the transfers read them.
     OdiAxes<T> oa{};
     GalRows<T> fr{};
-    T *pw = nullptr; // with fr.st: P's weights (odi_pw_index), stored by the Galerkin build
+    T *pw = nullptr; // with fr.st: P's weights (odi_pw_at), stored by the Galerkin build
     bool odi_ok = false, odi = false;
 
     enum Route { AUTO = 0, DIRECT = 1, TILED = 2 }; // AUTO: the tiles where eligible
