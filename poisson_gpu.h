@@ -633,7 +633,7 @@
  *    reaches the coarse levels and the cycles converge as fast on a jump of
  *    1e6 as on 1e3 (the bench's 'ball' rows: a cycle there costs several
  *    geometric ones, and pgpu_set_coefficients, which builds the levels,
- *    about half as much as the V-cycles to 1e-8).  The coarse
+ *    about a third as much as the V-cycles to 1e-8).  The coarse
  *    levels cannot follow a wall, so on a mask a cycle ends with two
  *    Gauss-Seidel iterations on the fluid points of the blocks (8^3
  *    points, 2D 16^2) that hold a fluid point next to a solid one, where
