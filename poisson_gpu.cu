@@ -4880,15 +4880,20 @@ template <class T> static int64_t odi_pw_count(const Grid<T> &f, const Grid<T> &
 {
     return (2 * (int64_t)f.nx - c.nx) * (2 * (int64_t)f.ny - c.ny) * (f.is3d ? 2 * (int64_t)f.nz - c.nz : 1);
 }
-// Node x's first place along axis d (cx: its coarse index there, or -1; a
-// node between two has a coarse node or the wall below it).
+// Node x's first place along an axis (cx: its coarse index there, or -1;
+// below: the coarse index of the node below a node between two, -1 at the
+// wall), and along axis d of a pair.
+__host__ __device__ __forceinline__ int odi_first_place(int x, int cx, int below)
+{
+    return 2 * x - (cx >= 0 ? cx : below + 1);
+}
 template <class T> __device__ __forceinline__ int odi_place(const OdiAxes<T> &a, int d, int x, int cx)
 {
-    return 2 * x - (cx >= 0 ? cx : x > 0 ? __ldg(a.cn[d] + x - 1) + 1 : 0);
+    return odi_first_place(x, cx, cx >= 0 || x == 0 ? -1 : __ldg(a.cn[d] + x - 1));
 }
 // The place of the fine node at offset o (-1, 0, 1) from coarse node J's
 // own along an axis, its corner towards J included.
-__device__ __forceinline__ int odi_place_of(int fJ, int J, int o) { return 2 * (fJ + o) - J - (o > 0) + (o < 0); }
+__host__ __device__ __forceinline__ int odi_place_of(int fJ, int J, int o) { return 2 * (fJ + o) - J - (o > 0) + (o < 0); }
 
 // out = in + P e (in NULL: out = P e) from the stored weights, a node's
 // corners summed in double in corner order; REDUCE measures the correction

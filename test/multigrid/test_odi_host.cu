@@ -12,7 +12,10 @@
  *    node on a coarse node (cn >= 0) takes that node's value alone, and a
  *    node between takes its values only from its neighbours' coarse nodes
  *    or from the wall beside it; the coarse nodes it names are distinct,
- *    every one named once.
+ *    every one named once;
+ *  - P's stored weights' places along the axis (odi_first_place,
+ *    odi_place_of): each in range, each taken once, a coarse node's block
+ *    finding its nodes' places towards it.
  * cpu suite. */
 #include "../whitebox.h"
 
@@ -78,6 +81,32 @@ static void axis_case(int n, int lo, int hi, double h)
         }
         for (int I = 0; I < c.n; ++I)
             if (named[(size_t)I] != 1) fail("level %zu: coarse node %d named %d times", l, I, named[(size_t)I]);
+        // P's stored weights' places along the axis (odi_pw_at's factor): a
+        // coarse node takes one, a node between two takes two (its corners
+        // below and above), within [0, 2 n - nc), each place once; a coarse
+        // node's block finds its nodes' places towards it
+        const int np = 2 * a.n - c.n;
+        std::vector<int> taken((size_t)np, 0), fI((size_t)c.n, -1);
+        for (int i = 0; i < a.n; ++i) {
+            const int ci = cn[(size_t)i], p = odi_first_place(i, ci, ci >= 0 || i == 0 ? -1 : cn[(size_t)i - 1]);
+            if (ci >= 0 && ci < c.n) fI[(size_t)ci] = i;
+            for (int q = 0; q < (ci >= 0 ? 1 : 2); ++q) {
+                if (p + q < 0 || p + q >= np) fail("level %zu node %d: place %d of %d", l, i, p + q, np);
+                else ++taken[(size_t)(p + q)];
+            }
+        }
+        for (int u = 0; u < np; ++u)
+            if (taken[(size_t)u] != 1) fail("level %zu: place %d taken %d times", l, u, taken[(size_t)u]);
+        for (int I = 0; I < c.n; ++I)
+            for (int o = -1; o <= 1; ++o) {
+                const int x = fI[(size_t)I] + o;
+                if (o && (x < 0 || x >= a.n || cn[(size_t)x] >= 0)) continue; // (not in its block)
+                const int want = odi_first_place(x, cn[(size_t)x], cn[(size_t)x] >= 0 || x == 0 ? -1 : cn[(size_t)x - 1]) +
+                                 (o < 0);
+                if (odi_place_of(fI[(size_t)I], I, o) != want)
+                    fail("level %zu coarse node %d offset %d: place %d, the node's %d", l, I, o,
+                         odi_place_of(fI[(size_t)I], I, o), want);
+            }
     }
     CHECK(bad == 0, "%s: %ld level pairs, %ld keep nodes; %ld wrong%s%s", name, pairs, kept, bad,
           bad ? ", first: " : "", first);
