@@ -5511,9 +5511,9 @@ __global__ void __launch_bounds__(WALK_THREADS)
         int e[3], lo[3], hi[3]; // its places; its corners' coarse indices below and above (-1: a wall)
 #pragma unroll
         for (int d = 0; d < 3; ++d) {
-            e[d] = odi_place(a, d, x[d], c[d]);
             lo[d] = c[d] >= 0 ? c[d] : x[d] > 0 ? __ldg(a.cn[d] + x[d] - 1) : -1;
             hi[d] = c[d] >= 0 ? c[d] : x[d] < nf[d] - 1 ? __ldg(a.cn[d] + x[d] + 1) : -1;
+            e[d] = odi_first_place(x[d], c[d], lo[d]);
         }
         if (st == 0) {
             pw[odi_pw_at(fine, coarse, e)] = T(1);
@@ -9727,13 +9727,13 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
                                        : (int64_t)((C.g.nx + GAL_T2X - 1) / GAL_T2X) * ((C.g.ny + GAL_T2Y - 1) / GAL_T2Y);
         PGPU_RETURN_IF(tiles > INT32_MAX, PGPU_ERROR_UNSUPPORTED, "a Galerkin level of %lld tiles", (long long)tiles);
         PGPU_RETURN_IF(x.fr.st && !x.pw, PGPU_ERROR_CUDA, "internal: a Galerkin level without P's weights");
-        T *const pw = x.fr.st ? x.pw : gen.gscr;
+        const bool s27 = x.fr.st != nullptr;
+        T *const pw = s27 ? x.pw : gen.gscr;
         for (int stage = 1; stage <= odi_top(F.g); ++stage) {
-            launch(F.walk, 0, env.st, x.fr.st ? gal_weights_kernel<T, true> : gal_weights_kernel<T, false>, F.g, x.fr,
+            launch(F.walk, 0, env.st, s27 ? gal_weights_kernel<T, true> : gal_weights_kernel<T, false>, F.g, x.fr,
                    C.g, x.oa, pw, stage);
             PGPU_LAUNCHED();
         }
-        const bool s27 = x.fr.st != nullptr;
         const auto rap = s27 ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>;
         const size_t smem = gal_rap_smem(s27);
         PGPU_RETURN_IF(smem + sizeof(GalLists) > (size_t)env.optin, PGPU_ERROR_UNSUPPORTED,

@@ -941,9 +941,9 @@ __global__ void __launch_bounds__(WALK_THREADS)
         int e[3], lo[3], hi[3]; // its places; its corners' coarse indices below and above (-1: a wall)
 #pragma unroll
         for (int d = 0; d < 3; ++d) {
-            e[d] = odi_place(a, d, x[d], c[d]);
             lo[d] = c[d] >= 0 ? c[d] : x[d] > 0 ? __ldg(a.cn[d] + x[d] - 1) : -1;
             hi[d] = c[d] >= 0 ? c[d] : x[d] < nf[d] - 1 ? __ldg(a.cn[d] + x[d] + 1) : -1;
+            e[d] = odi_first_place(x[d], c[d], lo[d]);
         }
         if (st == 0) {
             pw[odi_pw_at(fine, coarse, e)] = T(1);
