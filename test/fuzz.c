@@ -60,7 +60,8 @@
  * Options: [budget_seconds | --time T] (default 150), --seed S, --case K
  * (that case only, verbose), --cases N, -v (a line per case), --strict,
  * --no-offset (the same cases without the constant on singular regions),
- * --as M (the same cases solved by method M; see apply_as).
+ * --as M (the same cases solved by method M; see apply_as), --as-double
+ * (the same cases in double).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -587,6 +588,7 @@ static int no_offset; /* --no-offset: the constants on singular regions drawn bu
  * pipelined), bicgstab, cg-jacobi, cg-none, cg-fft.  For telling apart what
  * fails in a case: the method or the problem. */
 static const char *as_method;
+static int as_double; /* --as-double: the same cases in double */
 static int history; /* --history: each convergence check of a replayed case, on one line per solve */
 
 static void print_check(void *user, int it, double rn, double rel)
@@ -609,6 +611,11 @@ static int apply_as(fcase *c)
               {"cg-jacobi", PGPU_CG, 0, PGPU_PRECOND_JACOBI},
               {"cg-none", PGPU_CG, 0, PGPU_PRECOND_NONE},
               {"cg-fft", PGPU_CG, 0, PGPU_PRECOND_FFT}};
+    if (as_double) {
+        c->prec = PGPU_DOUBLE;
+        c->flags = (c->flags & ~(unsigned)(PGPU_FLOAT | PGPU_MIXED)) | PGPU_DOUBLE;
+        c->cfg.flags = c->flags;
+    }
     if (!as_method) return 1;
     for (size_t e = 0; e < sizeof as / sizeof as[0]; ++e)
         if (!strcmp(as_method, as[e].name)) {
@@ -1402,6 +1409,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--no-offset")) no_offset = 1;
         else if (!strcmp(argv[a], "--history")) history = 1;
         else if (!strcmp(argv[a], "--as") && a + 1 < argc) as_method = argv[++a];
+        else if (!strcmp(argv[a], "--as-double")) as_double = 1;
         else if (argv[a][0] != '-' && atof(argv[a]) > 0) budget = atof(argv[a]);
         else {
             usage(argv[0]);
