@@ -1893,11 +1893,11 @@ static pgpu_status subtract_mean(Env &env, Reducer &red, const Grid<T> &g, const
     return axpby(env, g, cl, T(0), T(1), (const T *)u, T(0), (const T *)nullptr, u, red.d_res + RES_SUM, npts);
 }
 
-// ||f - shift - A u||_2 and max |f - shift - A u| over g's interior
-// (synchronises).
+// ||f - shift - A u||_2 and max |f - shift - A u| over g's interior, into
+// the reducer's slot (residual_norm: RES_NORM, and synchronises).
 template <class T>
 static pgpu_status residual_norm_launch(Env &env, Reducer &red, const Grid<T> &g, const ColLaunch &walk, const T *u,
-                                        const T *f, const T *shift)
+                                        const T *f, const T *shift, int slot = RES_NORM)
 {
     char *err = env.err;
     PGPU_FORWARD(dist_halo(env, g, const_cast<T *>(u)));
@@ -1906,7 +1906,7 @@ static pgpu_status residual_norm_launch(Env &env, Reducer &red, const Grid<T> &g
                red.d_part);
     });
     PGPU_LAUNCHED();
-    return red.total<T>(env, blocks_of(walk), RES_NORM);
+    return red.total<T>(env, blocks_of(walk), slot);
 }
 template <class T>
 static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const ColLaunch &walk, const T *u,
@@ -9073,11 +9073,11 @@ template <class T> class Hierarchy {
         const Level<T> &L = lv[0];
         return residual_norm(env, red, L.g, L.rwalk, (const T *)L.iter(), (const T *)L.f, L.shift, rn, rmax);
     }
-    // ... its launches alone (into the reducer's slot RES_NORM).
-    pgpu_status norm_launch(Env &env, Reducer &red)
+    // ... its launches alone (into the reducer's slot).
+    pgpu_status norm_launch(Env &env, Reducer &red, int slot = RES_NORM)
     {
         const Level<T> &L = lv[0];
-        return residual_norm_launch(env, red, L.g, L.rwalk, (const T *)L.iter(), (const T *)L.f, L.shift);
+        return residual_norm_launch(env, red, L.g, L.rwalk, (const T *)L.iter(), (const T *)L.f, L.shift, slot);
     }
 };
 
@@ -10581,6 +10581,7 @@ template <class T> double Multigrid<T>::global_points(int l) const
 // keeps it there (255x256x255 with D/N, P/P and N/D faces: 1.09e-6 from
 // the 8th cycle on, max error 8.8e-7).
 constexpr int FMG_MASK_CYCLES = 2; // V-cycles after the default FMG pass on a mask (solve_fmg_pass)
+constexpr double FMG_MASK_FALL = 0.5; // ... which leave at most this much of the pass's residual (else more)
 constexpr double FMG_JUMP_TOL = 1e-8; // FMG's residual tolerance where beta jumps and none is given (run_method)
 constexpr double FLOAT_CORRECTION = 0x1p-20;
 constexpr double FLOAT_STALL = 8.0;
@@ -17013,22 +17014,33 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     // times max |u|): V-cycles follow it to FMG_JUMP_TOL in double, to
     // float's own stop in float, which they may not reach (NOT_CONVERGED,
     // not a wrong SUCCESS).
+    // Those cycles must converge, which they do not on every mask (the
+    // header's list): where they leave more than FMG_MASK_FALL of the
+    // pass's residual (its norm in RES_CORR) and more than FMG_JUMP_TOL of
+    // b, V-cycles go on to FMG_JUMP_TOL, so that a stall or a divergence
+    // ends in NOT_CONVERGED or BREAKDOWN, not in SUCCESS with what the
+    // pass left.
     const bool flt = std::is_same<T, float>::value;
     const bool own_stop = flt && (h.gen.mask || h.gen.jump);
-    const double after_tol = !flt && h.gen.jump ? FMG_JUMP_TOL : 0.0;
+    double after_tol = !flt && h.gen.jump ? FMG_JUMP_TOL : 0.0;
     const int extra = h.gen.mask && !own_stop && after_tol == 0 ? FMG_MASK_CYCLES : 0;
     PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_FINISH, none, [&] {
         PGPU_FORWARD(mg.fmg_finish());
+        if (extra) PGPU_FORWARD(h.norm_launch(env, red, RES_CORR));
         for (int k = 0; k < extra; ++k) PGPU_FORWARD(mg.cycle(0));
         return h.norm_launch(env, red);
     }));
-    PGPU_FORWARD(red.fetch(env, RES_NORM, 3));
+    static_assert(RES_CORR > RES_NORM, "one fetch takes both");
+    PGPU_FORWARD(red.fetch(env, RES_NORM, extra ? RES_CORR + 3 - RES_NORM : 3));
     Convergence cv;
     cv.rhs_norm = rhs_norm;
     cv.measured(std::sqrt(red.h_res[RES_NORM + 1]), red.h_res[RES_NORM + 2], r);
     pgpu_status result = PGPU_SUCCESS;
     if (!std::isfinite(r.residual_norm))
         result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", r.residual_norm);
+    else if (extra && !(r.residual_norm <= FMG_MASK_FALL * std::sqrt(red.h_res[RES_CORR + 1])) &&
+             r.residual_norm > FMG_JUMP_TOL * rhs_norm)
+        after_tol = FMG_JUMP_TOL;
     r.iterations = extra;
     PGPU_FORWARD(h.settle(env));
     if ((own_stop || after_tol > 0) && result == PGPU_SUCCESS) {

@@ -295,9 +295,13 @@
  *    with tolerance 0 returns after one FMG pass (discretisation accuracy;
  *    with a mask after the pass and two V-cycles, which report.iterations
  *    counts: the pass alone leaves an error of about 3e-3 of max |u| next
- *    to solid cells, which the two cycles take some three orders lower; in
- *    float after the pass and the V-cycles of float's own stop, the (**)
- *    rule below, NOT_CONVERGED where they do not reach it);
+ *    to solid cells, which the two cycles take some three orders lower;
+ *    where they leave more than half the pass's residual and more than
+ *    1e-8 of ||b|| -- the cycles stall or diverge on that mask -- V-cycles
+ *    go on to a relative residual of 1e-8, and a stall or divergence there
+ *    ends in NOT_CONVERGED or BREAKDOWN; in float after the pass and the
+ *    V-cycles of float's own stop, the (**) rule below, NOT_CONVERGED where
+ *    they do not reach it);
  *    with a tolerance it goes on with V-cycles until it is met (at most
  *    max_iterations of them).
  *  - check_interval: iterations between residual checks (each check costs
@@ -679,7 +683,10 @@
  *       10^6:1 on grids with a pair of periodic faces: the transfers that
  *       follow beta need coarse nodes on fine ones, which a periodic axis's
  *       coarse levels do not have); FMG with W-cycles diverged on a sealed
- *       2D pocket between Neumann faces, where V-cycles converge.  On a beta
+ *       2D pocket between Neumann faces, where V-cycles converge; V-cycles
+ *       and FMG diverged, in double and float, on a 2D mask of blobs and
+ *       walls one cell thick sealing two pockets, beside three Neumann
+ *       faces (43 x 47; CG around the cycle converged there).  On a beta
  *       drawn at random from 0.1 to 10 point by point on strongly
  *       anisotropic grids (spacings 9:1 and 22:1) they converge where the
  *       coarse levels are Galerkin's (Dirichlet boxes: the bench's

@@ -596,22 +596,33 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     // times max |u|): V-cycles follow it to FMG_JUMP_TOL in double, to
     // float's own stop in float, which they may not reach (NOT_CONVERGED,
     // not a wrong SUCCESS).
+    // Those cycles must converge, which they do not on every mask (the
+    // header's list): where they leave more than FMG_MASK_FALL of the
+    // pass's residual (its norm in RES_CORR) and more than FMG_JUMP_TOL of
+    // b, V-cycles go on to FMG_JUMP_TOL, so that a stall or a divergence
+    // ends in NOT_CONVERGED or BREAKDOWN, not in SUCCESS with what the
+    // pass left.
     const bool flt = std::is_same<T, float>::value;
     const bool own_stop = flt && (h.gen.mask || h.gen.jump);
-    const double after_tol = !flt && h.gen.jump ? FMG_JUMP_TOL : 0.0;
+    double after_tol = !flt && h.gen.jump ? FMG_JUMP_TOL : 0.0;
     const int extra = h.gen.mask && !own_stop && after_tol == 0 ? FMG_MASK_CYCLES : 0;
     PGPU_FORWARD(replay.run(env, u, f, REPLAY_FMG_FINISH, none, [&] {
         PGPU_FORWARD(mg.fmg_finish());
+        if (extra) PGPU_FORWARD(h.norm_launch(env, red, RES_CORR));
         for (int k = 0; k < extra; ++k) PGPU_FORWARD(mg.cycle(0));
         return h.norm_launch(env, red);
     }));
-    PGPU_FORWARD(red.fetch(env, RES_NORM, 3));
+    static_assert(RES_CORR > RES_NORM, "one fetch takes both");
+    PGPU_FORWARD(red.fetch(env, RES_NORM, extra ? RES_CORR + 3 - RES_NORM : 3));
     Convergence cv;
     cv.rhs_norm = rhs_norm;
     cv.measured(std::sqrt(red.h_res[RES_NORM + 1]), red.h_res[RES_NORM + 2], r);
     pgpu_status result = PGPU_SUCCESS;
     if (!std::isfinite(r.residual_norm))
         result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", r.residual_norm);
+    else if (extra && !(r.residual_norm <= FMG_MASK_FALL * std::sqrt(red.h_res[RES_CORR + 1])) &&
+             r.residual_norm > FMG_JUMP_TOL * rhs_norm)
+        after_tol = FMG_JUMP_TOL;
     r.iterations = extra;
     PGPU_FORWARD(h.settle(env));
     if ((own_stop || after_tol > 0) && result == PGPU_SUCCESS) {

@@ -292,11 +292,11 @@ template <class T> class Hierarchy {
         const Level<T> &L = lv[0];
         return residual_norm(env, red, L.g, L.rwalk, (const T *)L.iter(), (const T *)L.f, L.shift, rn, rmax);
     }
-    // ... its launches alone (into the reducer's slot RES_NORM).
-    pgpu_status norm_launch(Env &env, Reducer &red)
+    // ... its launches alone (into the reducer's slot).
+    pgpu_status norm_launch(Env &env, Reducer &red, int slot = RES_NORM)
     {
         const Level<T> &L = lv[0];
-        return residual_norm_launch(env, red, L.g, L.rwalk, (const T *)L.iter(), (const T *)L.f, L.shift);
+        return residual_norm_launch(env, red, L.g, L.rwalk, (const T *)L.iter(), (const T *)L.f, L.shift, slot);
     }
 };
 

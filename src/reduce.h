@@ -319,11 +319,11 @@ static pgpu_status subtract_mean(Env &env, Reducer &red, const Grid<T> &g, const
     return axpby(env, g, cl, T(0), T(1), (const T *)u, T(0), (const T *)nullptr, u, red.d_res + RES_SUM, npts);
 }
 
-// ||f - shift - A u||_2 and max |f - shift - A u| over g's interior
-// (synchronises).
+// ||f - shift - A u||_2 and max |f - shift - A u| over g's interior, into
+// the reducer's slot (residual_norm: RES_NORM, and synchronises).
 template <class T>
 static pgpu_status residual_norm_launch(Env &env, Reducer &red, const Grid<T> &g, const ColLaunch &walk, const T *u,
-                                        const T *f, const T *shift)
+                                        const T *f, const T *shift, int slot = RES_NORM)
 {
     char *err = env.err;
     PGPU_FORWARD(dist_halo(env, g, const_cast<T *>(u)));
@@ -332,7 +332,7 @@ static pgpu_status residual_norm_launch(Env &env, Reducer &red, const Grid<T> &g
                red.d_part);
     });
     PGPU_LAUNCHED();
-    return red.total<T>(env, blocks_of(walk), RES_NORM);
+    return red.total<T>(env, blocks_of(walk), slot);
 }
 template <class T>
 static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const ColLaunch &walk, const T *u,
