@@ -616,18 +616,19 @@ static int apply_as(fcase *c)
         c->flags = (c->flags & ~(unsigned)(PGPU_FLOAT | PGPU_MIXED)) | PGPU_DOUBLE;
         c->cfg.flags = c->flags;
     }
-    if (!as_method) return 1;
-    for (size_t e = 0; e < sizeof as / sizeof as[0]; ++e)
-        if (!strcmp(as_method, as[e].name)) {
-            c->method = as[e].method;
-            c->pre = as[e].pre;
-            c->flags = as[e].method | as[e].extra | c->prec;
-            c->cfg.flags = c->flags;
-            c->cfg.preconditioner = (pgpu_preconditioner)c->pre;
-            if (c->tol_kind == 1 && !(c->tol_drawn > 0) && c->prec != PGPU_FLOAT) c->tol_drawn = 1e-10;
-            return 1;
-        }
-    return 0;
+    if (as_method) {
+        size_t e = 0;
+        while (e < sizeof as / sizeof as[0] && strcmp(as_method, as[e].name)) ++e;
+        if (e == sizeof as / sizeof as[0]) return 0;
+        c->method = as[e].method;
+        c->pre = as[e].pre;
+        c->flags = as[e].method | as[e].extra | c->prec;
+        c->cfg.flags = c->flags;
+        c->cfg.preconditioner = (pgpu_preconditioner)c->pre;
+    }
+    /* a drawn tolerance that float's floor was to set, now of a double solve */
+    if (c->tol_kind == 1 && !(c->tol_drawn > 0) && c->prec != PGPU_FLOAT) c->tol_drawn = 1e-10;
+    return 1;
 }
 
 /* ---- one round of data ---------------------------------------------------------------- */
