@@ -296,9 +296,10 @@
  *    with a mask after the pass and two V-cycles, which report.iterations
  *    counts: the pass alone leaves an error of about 3e-3 of max |u| next
  *    to solid cells, which the two cycles take some three orders lower;
- *    where they leave more than a tenth of the pass's residual and more
- *    than 1e-8 of ||b|| -- the cycles converge slowly, stall or diverge on
- *    that mask, and the pass is short of the discretisation error there --
+ *    where they leave more than a tenth of the pass's residual or a
+ *    relative residual above 1e-6 -- the cycles converge slowly, stall or
+ *    diverge on that mask, or it has modes of small eigenvalue (pockets
+ *    joined by a narrow channel) whose error the residual hides --
  *    V-cycles go on to a relative residual of 1e-8, and a stall or
  *    divergence there ends in NOT_CONVERGED or BREAKDOWN; in float after the
  *    pass and the V-cycles of float's own stop, the (**) rule below,

@@ -597,11 +597,12 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     // float's own stop in float, which they may not reach (NOT_CONVERGED,
     // not a wrong SUCCESS).
     // Those cycles must converge, which they do not on every mask (the
-    // header's list): where they leave more than FMG_MASK_FALL of the
-    // pass's residual (its norm in RES_CORR) and more than FMG_JUMP_TOL of
-    // b, V-cycles go on to FMG_JUMP_TOL, so that a stall or a divergence
-    // ends in NOT_CONVERGED or BREAKDOWN, not in SUCCESS with what the
-    // pass left.
+    // header's list), and must leave no error that the residual hides:
+    // where they leave more than FMG_MASK_FALL of the pass's residual (its
+    // norm in RES_CORR) or a relative residual above FMG_MASK_RES, and more
+    // than FMG_JUMP_TOL of b, V-cycles go on to FMG_JUMP_TOL, so that a
+    // stall or a divergence ends in NOT_CONVERGED or BREAKDOWN, not in
+    // SUCCESS with what the pass left.
     const bool flt = std::is_same<T, float>::value;
     const bool own_stop = flt && (h.gen.mask || h.gen.jump);
     double after_tol = !flt && h.gen.jump ? FMG_JUMP_TOL : 0.0;
@@ -620,7 +621,9 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     pgpu_status result = PGPU_SUCCESS;
     if (!std::isfinite(r.residual_norm))
         result = record(err, PGPU_ERROR_BREAKDOWN, "FMG: the residual became %g", r.residual_norm);
-    else if (extra && !(r.residual_norm <= FMG_MASK_FALL * std::sqrt(red.h_res[RES_CORR + 1])) &&
+    else if (extra &&
+             !(r.residual_norm <= FMG_MASK_FALL * std::sqrt(red.h_res[RES_CORR + 1]) &&
+               r.residual_norm <= FMG_MASK_RES * rhs_norm) &&
              r.residual_norm > FMG_JUMP_TOL * rhs_norm)
         after_tol = FMG_JUMP_TOL;
     r.iterations = extra;
