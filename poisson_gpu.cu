@@ -1919,7 +1919,9 @@ static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const
     return PGPU_SUCCESS;
 }
 
-static double float_residual_floor(const pgpu_config &c); // handle.h
+static double float_residual_floor(const pgpu_config &c); // validate.h
+static double float_floor(double lmax, double lmin);       // validate.h
+static double lambda_max_bound(const pgpu_config &c);      // validate.h
 // The tolerance float takes for a config's 0 (the header's (*)): 1e-5, or
 // float's floor on the grid where that is larger.
 inline double float_own_tolerance(double floor) { return std::max(1e-5, floor); }
@@ -1933,6 +1935,7 @@ inline double float_own_tolerance(double floor) { return std::max(1e-5, floor); 
 struct Convergence {
     double rhs_norm = NAN, tol = 0, first = -1;
     double floor = 0; // float_residual_floor of the (global) config: where float's own stops end
+    double lmax = 0;  // with a mask or beta: a bound of the operator's largest eigenvalue (float_floor of a u)
     int max_it = 0;
     pgpu_monitor monitor = nullptr; // the user's, called at every check
     void *user = nullptr;
@@ -8723,6 +8726,7 @@ template <class T> struct General {
     T *bw = nullptr;                 // level 0 of a 3D grid: 1 / beta (Grid::bw), used where narrow
     bool narrow = false;             // beta lies inside beta_recip_min .. max
     bool jump = false;               // beta's largest value is more than JUMP_RATIO times its smallest
+    double beta_hi = 1;              // beta's largest value (1 without beta)
     // Galerkin levels (odi.h; where beta jumps): per level, gal_stored arrays
     // of its points (NULL where the pair into it keeps no nodes), P's
     // weights from each level that may be a Galerkin one into the next
@@ -10703,7 +10707,23 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     // reported: the report's norms hold the end's residual; verify: the
     // residual confirms a stop on the correction (below)
     bool residual_stop = false, reported = false, verify = false;
-    const double bound = FLOAT_OWN_SLACK * float_accept(cv);
+    double bound = FLOAT_OWN_SLACK * float_accept(cv);
+    // With a mask or beta the grid's floor may lie far above what float
+    // reaches (a pocket held by one Dirichlet cell: float V-cycles crawling
+    // at 0.95 a cycle, where double's stall, stopped at a relative residual
+    // of 2.8e-4 with 1e-2 to 0.85 of ||u*|| left; float CG reached 2e-6
+    // there): the floor of the u at hand, measured once where a stop is in
+    // sight, bounds it.
+    bool own_floor = std::is_same<T, float>::value && h.gen.on() && cv.lmax > 0;
+    auto tighten = [&]() -> pgpu_status {
+        if (!own_floor) return PGPU_SUCCESS;
+        own_floor = false;
+        PGPU_FORWARD(red.dot(e, L.g, L.col, (const T *)L.iter(), (const T *)nullptr, RES_CORR));
+        PGPU_FORWARD(red.fetch(e, RES_CORR, 3));
+        const double fu = float_floor(cv.lmax, cv.rhs_norm / std::sqrt(red.h_res[RES_CORR + 1]));
+        if (fu > 0) bound = std::min(bound, FLOAT_OWN_SLACK * fu); // (not where u is 0 or not finite)
+        return PGPU_SUCCESS;
+    };
     double last_rn = HUGE_VAL; // verify, fall: the residual at the previous check, after last_it cycles
     int last_it = 0;
     if (by_correction) {
@@ -10759,10 +10779,12 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
             double rn = 0, rmax = 0;
             PGPU_FORWARD(h.norm(e, red, rn, rmax));
             cv.measured(rn, rmax, r);
+            PGPU_FORWARD(tighten());
             if (!(r.relative_residual <= bound) && std::isfinite(rn)) residual_stop = verify = true;
             else reported = true;
         }
         if (residual_stop) cv.tol = float_own_tolerance(cv.floor);
+        if (verify) cv.tol = std::min(cv.tol, bound);
         iterate = residual_stop;
     }
     // Float on a mask's singular regions: u drifts along each region's
@@ -10779,9 +10801,16 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         if (drift) PGPU_FORWARD(h.project(e, (const T *)L.iter(), (const T *)L.iter(), 0, L.iter()));
         PGPU_FORWARD(h.norm(e, red, rn, rmax));
         cv.judge(err, rn, rmax, it, "multigrid", "cycles", r, stop, result);
+        // (the stop on the residual where the coarse levels carry nothing:
+        // with a mask or beta u's own floor bounds it as well)
+        if (stop && result == PGPU_SUCCESS && residual_stop && !verify && own_floor) {
+            PGPU_FORWARD(tighten());
+            if (!(r.relative_residual <= bound)) cv.tol = bound, verify = true, stop = false;
+        }
         if (fall) {
             // the fall per cycle (checks may be several cycles apart)
             const double rel = r.relative_residual, per = std::pow(rn / last_rn, 1.0 / std::max(1, it - last_it));
+            if (rel <= bound) PGPU_FORWARD(tighten());
             floor_checks = rel <= FLOAT_CORRECTION && per > 0.5 ? floor_checks + 1 : 0;
             const bool done = (rel <= bound && per > 0.95) || floor_checks >= FLOAT_FLOOR_CHECKS;
             if (done || (stop && result == PGPU_ERROR_NOT_CONVERGED && rel <= bound)) {
@@ -16754,6 +16783,7 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
     cv.rhs_norm = rhs_norm;
     cv.tol = cfg.tolerance;
     cv.floor = float_residual_floor(env.dist ? env.dist->global : cfg);
+    cv.lmax = h.gen.on() ? lambda_max_bound(cfg) * h.gen.beta_hi : 0;
     cv.max_it = cfg.max_iterations;
     cv.monitor = monitor;
     cv.user = monitor_user;
@@ -17062,6 +17092,7 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     if ((own_stop || after_tol > 0) && result == PGPU_SUCCESS) {
         cv.tol = after_tol;
         cv.floor = float_residual_floor(cfg);
+        cv.lmax = lambda_max_bound(cfg) * h.gen.beta_hi;
         cv.max_it = cfg.max_iterations;
         cv.monitor = monitor;
         cv.user = monitor_user;
@@ -17181,6 +17212,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     const unsigned blocks = grid_for((int64_t)L.npts, env.sms);
     unsigned checked = 0; // the check's flags
     bool beta_jump = false;
+    double beta_hi = 1;
     if (data) {
         PGPU_CUDA(cudaMemsetAsync(G.flags, 0, sizeof(unsigned), env.st));
         PGPU_CUDA(cudaMemsetAsync(G.range, 0xff, sizeof(unsigned long long), env.st)); // smallest: above all
@@ -17201,6 +17233,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
             std::memcpy(&lo, &range[0], sizeof lo);
             std::memcpy(&hi, &range[1], sizeof hi);
             beta_jump = hi > JUMP_RATIO * lo;
+            beta_hi = hi;
         }
         if (is_mask && ((flags & GEN_BAD_TYPE) || !(flags & GEN_FLUID))) // the near tiles' marks of a refused mask
             PGPU_CUDA(cudaMemsetAsync(G.near_bits, 0, (size_t)G.near_words * sizeof(uint32_t), env.st));
@@ -17220,6 +17253,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     if (is_mask && mask) G.held = (checked & GEN_HELD) != 0;
     if (!is_mask && beta) G.narrow = !(checked & GEN_WIDE_BETA);
     if (!is_mask) G.jump = beta && beta_jump;
+    if (!is_mask) G.beta_hi = beta ? beta_hi : 1.0;
     h.shut_ok = !is_krylov(method);
     const bool changed = h.general_apply(env);
     symmetric_cycle();
@@ -17406,23 +17440,36 @@ namespace pgpu {
 
 static bool mul_ok(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
 
-// The relative residual float rounding lets an iteration reach on this grid:
-// storing u in float perturbs it by about eps |u| in every mode, which the
-// operator turns into a residual of up to eps * diag * |u|, while b is about
+// An upper bound of the largest eigenvalue of the operator with unit
+// coefficient: 4 / h^2 summed over the axes.
+static double lambda_max_bound(const pgpu_config &c)
+{
+    const int dims = c.nz > 1 ? 3 : 2;
+    const double h[3] = {c.hx, c.hy, c.hz};
+    double lmax = 0;
+    for (int a = 0; a < dims; ++a) lmax += 4.0 / (h[a] * h[a]);
+    return lmax;
+}
+
+// The relative residual float rounding lets an iteration reach: storing u
+// in float perturbs it by about eps |u| in every mode, which the operator
+// turns into a residual of up to eps * diag * |u|, while b is about
 // lambda_min |u| for a smooth solution.  A quarter of eps * lambda_max /
-// lambda_min (lambda_max = 2 diag): reachable for smooth solutions, loose for
-// rough ones (set the tolerance explicitly to go further).
+// lambda_min (lambda_max = 2 diag).  With the grid's lambda_min
+// (float_residual_floor): reachable for smooth solutions, loose for rough
+// ones (set the tolerance explicitly to go further); with ||b|| / ||u|| of a
+// u at hand in its place, that u's own floor (run_multigrid).
+static double float_floor(double lmax, double lmin) { return 0.25 * 1.1920929e-7 * lmax / lmin; }
 static double float_residual_floor(const pgpu_config &c)
 {
     const bool is3d = c.nz > 1;
     const int dims = is3d ? 3 : 2;
     const int64_t n[3] = {c.nx, c.ny, c.nz};
     const double h[3] = {c.hx, c.hy, c.hz};
-    double lmax = 0, lsum = 0, lnz = INFINITY;
+    double lsum = 0, lnz = INFINITY;
     for (int a = 0; a < dims; ++a) {
         const int lo = c.bc[2 * a], hi = c.bc[2 * a + 1];
         const double q = 4.0 / (h[a] * h[a]);
-        lmax += q;
         double first; // the lowest eigenvalue of the axis, or its lowest non-zero one
         if (lo == PGPU_BC_DIRICHLET && hi == PGPU_BC_DIRICHLET) first = q * std::pow(std::sin(M_PI / (2.0 * (n[a] + 1))), 2);
         else if (lo == PGPU_BC_PERIODIC) first = n[a] > 1 ? q * std::pow(std::sin(M_PI / n[a]), 2) : INFINITY;
@@ -17433,7 +17480,7 @@ static double float_residual_floor(const pgpu_config &c)
         lnz = std::min(lnz, first);
     }
     const double lmin = lsum > 0 ? lsum : lnz;
-    return std::isfinite(lmin) && lmin > 0 ? 0.25 * 1.1920929e-7 * lmax / lmin : 1e-5;
+    return std::isfinite(lmin) && lmin > 0 ? float_floor(lambda_max_bound(c), lmin) : 1e-5;
 }
 
 // Validates a config (no CUDA call) and resolves every default in one place.

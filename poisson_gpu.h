@@ -270,22 +270,25 @@
  *  levels carry no correction at all (a singular problem whose first coarse
  *  level is one node, a mask with no fluid coarse point) the residual
  *  decides, at the (*) tolerance, and the monitor sees residuals.  With a
- *  mask or beta the true residual then confirms the stop: above 16 times
- *  the (*) floor (at least 1.2e-4) the cycles go on, checked on the
- *  residual, until it meets the (*) tolerance or stops falling, and end
- *  PGPU_ERROR_NOT_CONVERGED where it stays above that bound (a mode the
+ *  mask or beta the true residual then confirms either stop: above 16 times
+ *  the (*) floor (at least 1.2e-4), or 16 times the floor of the u at hand
+ *  where that is lower (a quarter of eps lambda_max ||u|| / ||b||,
+ *  lambda_max = 4 / h^2 summed over the axes times beta's largest value),
+ *  the cycles go on, checked on the residual, until it meets the (*)
+ *  tolerance (or that bound, where lower) or stops falling, and end
+ *  PGPU_ERROR_NOT_CONVERGED where it stays above the bound (a mode the
  *  coarse levels barely correct, such as a pocket held by one Dirichlet
- *  cell, keeps the correction small while the error is not).  A mask
- *  with singular regions (each region's constant, which no cycle removes,
- *  stays in the correction) is checked on the residual from the start: the
+ *  cell, keeps the correction small while the error is not).  A mask with
+ *  singular regions (each region's constant, which no cycle removes, stays
+ *  in the correction) is checked on the residual from the start: the
  *  cycles go on while it falls and end where it falls by less than 5% per
  *  cycle within that bound, or less than twofold below 2^-20 at two checks
  *  in a row (at the first, u's rounding in the residual still hides an
  *  error the next cycle removes); above the bound at max_iterations,
- *  NOT_CONVERGED.  The residual of a float u
- *  cannot show the error left (its rounding alone gives a relative
- *  residual of ~eps lambda_max / lambda_min / 10); the correction can: the
- *  cycles stop, after a handful, at float's accuracy (WHICH METHOD).
+ *  NOT_CONVERGED.  The residual of a float u cannot show the error left
+ *  (its rounding alone gives a relative residual of ~eps lambda_max /
+ *  lambda_min / 10); the correction can: the cycles stop, after a handful,
+ *  at float's accuracy (WHICH METHOD).
  *  (***) float CG / BiCGStab with tolerance 0 stop when the recursive
  *  residual falls to 2^-20 of ||b|| and accept the true one down to float's
  *  floor (the (*) value); see KRYLOV METHODS.

@@ -323,6 +323,7 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
     cv.rhs_norm = rhs_norm;
     cv.tol = cfg.tolerance;
     cv.floor = float_residual_floor(env.dist ? env.dist->global : cfg);
+    cv.lmax = h.gen.on() ? lambda_max_bound(cfg) * h.gen.beta_hi : 0;
     cv.max_it = cfg.max_iterations;
     cv.monitor = monitor;
     cv.user = monitor_user;
@@ -631,6 +632,7 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     if ((own_stop || after_tol > 0) && result == PGPU_SUCCESS) {
         cv.tol = after_tol;
         cv.floor = float_residual_floor(cfg);
+        cv.lmax = lambda_max_bound(cfg) * h.gen.beta_hi;
         cv.max_it = cfg.max_iterations;
         cv.monitor = monitor;
         cv.user = monitor_user;
@@ -750,6 +752,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     const unsigned blocks = grid_for((int64_t)L.npts, env.sms);
     unsigned checked = 0; // the check's flags
     bool beta_jump = false;
+    double beta_hi = 1;
     if (data) {
         PGPU_CUDA(cudaMemsetAsync(G.flags, 0, sizeof(unsigned), env.st));
         PGPU_CUDA(cudaMemsetAsync(G.range, 0xff, sizeof(unsigned long long), env.st)); // smallest: above all
@@ -770,6 +773,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
             std::memcpy(&lo, &range[0], sizeof lo);
             std::memcpy(&hi, &range[1], sizeof hi);
             beta_jump = hi > JUMP_RATIO * lo;
+            beta_hi = hi;
         }
         if (is_mask && ((flags & GEN_BAD_TYPE) || !(flags & GEN_FLUID))) // the near tiles' marks of a refused mask
             PGPU_CUDA(cudaMemsetAsync(G.near_bits, 0, (size_t)G.near_words * sizeof(uint32_t), env.st));
@@ -789,6 +793,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
     if (is_mask && mask) G.held = (checked & GEN_HELD) != 0;
     if (!is_mask && beta) G.narrow = !(checked & GEN_WIDE_BETA);
     if (!is_mask) G.jump = beta && beta_jump;
+    if (!is_mask) G.beta_hi = beta ? beta_hi : 1.0;
     h.shut_ok = !is_krylov(method);
     const bool changed = h.general_apply(env);
     symmetric_cycle();

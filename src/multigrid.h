@@ -670,7 +670,23 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     // reported: the report's norms hold the end's residual; verify: the
     // residual confirms a stop on the correction (below)
     bool residual_stop = false, reported = false, verify = false;
-    const double bound = FLOAT_OWN_SLACK * float_accept(cv);
+    double bound = FLOAT_OWN_SLACK * float_accept(cv);
+    // With a mask or beta the grid's floor may lie far above what float
+    // reaches (a pocket held by one Dirichlet cell: float V-cycles crawling
+    // at 0.95 a cycle, where double's stall, stopped at a relative residual
+    // of 2.8e-4 with 1e-2 to 0.85 of ||u*|| left; float CG reached 2e-6
+    // there): the floor of the u at hand, measured once where a stop is in
+    // sight, bounds it.
+    bool own_floor = std::is_same<T, float>::value && h.gen.on() && cv.lmax > 0;
+    auto tighten = [&]() -> pgpu_status {
+        if (!own_floor) return PGPU_SUCCESS;
+        own_floor = false;
+        PGPU_FORWARD(red.dot(e, L.g, L.col, (const T *)L.iter(), (const T *)nullptr, RES_CORR));
+        PGPU_FORWARD(red.fetch(e, RES_CORR, 3));
+        const double fu = float_floor(cv.lmax, cv.rhs_norm / std::sqrt(red.h_res[RES_CORR + 1]));
+        if (fu > 0) bound = std::min(bound, FLOAT_OWN_SLACK * fu); // (not where u is 0 or not finite)
+        return PGPU_SUCCESS;
+    };
     double last_rn = HUGE_VAL; // verify, fall: the residual at the previous check, after last_it cycles
     int last_it = 0;
     if (by_correction) {
@@ -726,10 +742,12 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
             double rn = 0, rmax = 0;
             PGPU_FORWARD(h.norm(e, red, rn, rmax));
             cv.measured(rn, rmax, r);
+            PGPU_FORWARD(tighten());
             if (!(r.relative_residual <= bound) && std::isfinite(rn)) residual_stop = verify = true;
             else reported = true;
         }
         if (residual_stop) cv.tol = float_own_tolerance(cv.floor);
+        if (verify) cv.tol = std::min(cv.tol, bound);
         iterate = residual_stop;
     }
     // Float on a mask's singular regions: u drifts along each region's
@@ -746,9 +764,16 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         if (drift) PGPU_FORWARD(h.project(e, (const T *)L.iter(), (const T *)L.iter(), 0, L.iter()));
         PGPU_FORWARD(h.norm(e, red, rn, rmax));
         cv.judge(err, rn, rmax, it, "multigrid", "cycles", r, stop, result);
+        // (the stop on the residual where the coarse levels carry nothing:
+        // with a mask or beta u's own floor bounds it as well)
+        if (stop && result == PGPU_SUCCESS && residual_stop && !verify && own_floor) {
+            PGPU_FORWARD(tighten());
+            if (!(r.relative_residual <= bound)) cv.tol = bound, verify = true, stop = false;
+        }
         if (fall) {
             // the fall per cycle (checks may be several cycles apart)
             const double rel = r.relative_residual, per = std::pow(rn / last_rn, 1.0 / std::max(1, it - last_it));
+            if (rel <= bound) PGPU_FORWARD(tighten());
             floor_checks = rel <= FLOAT_CORRECTION && per > 0.5 ? floor_checks + 1 : 0;
             const bool done = (rel <= bound && per > 0.95) || floor_checks >= FLOAT_FLOOR_CHECKS;
             if (done || (stop && result == PGPU_ERROR_NOT_CONVERGED && rel <= bound)) {

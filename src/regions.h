@@ -550,6 +550,7 @@ template <class T> struct General {
     T *bw = nullptr;                 // level 0 of a 3D grid: 1 / beta (Grid::bw), used where narrow
     bool narrow = false;             // beta lies inside beta_recip_min .. max
     bool jump = false;               // beta's largest value is more than JUMP_RATIO times its smallest
+    double beta_hi = 1;              // beta's largest value (1 without beta)
     // Galerkin levels (odi.h; where beta jumps): per level, gal_stored arrays
     // of its points (NULL where the pair into it keeps no nodes), P's
     // weights from each level that may be a Galerkin one into the next

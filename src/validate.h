@@ -6,23 +6,36 @@ namespace pgpu {
 
 static bool mul_ok(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
 
-// The relative residual float rounding lets an iteration reach on this grid:
-// storing u in float perturbs it by about eps |u| in every mode, which the
-// operator turns into a residual of up to eps * diag * |u|, while b is about
+// An upper bound of the largest eigenvalue of the operator with unit
+// coefficient: 4 / h^2 summed over the axes.
+static double lambda_max_bound(const pgpu_config &c)
+{
+    const int dims = c.nz > 1 ? 3 : 2;
+    const double h[3] = {c.hx, c.hy, c.hz};
+    double lmax = 0;
+    for (int a = 0; a < dims; ++a) lmax += 4.0 / (h[a] * h[a]);
+    return lmax;
+}
+
+// The relative residual float rounding lets an iteration reach: storing u
+// in float perturbs it by about eps |u| in every mode, which the operator
+// turns into a residual of up to eps * diag * |u|, while b is about
 // lambda_min |u| for a smooth solution.  A quarter of eps * lambda_max /
-// lambda_min (lambda_max = 2 diag): reachable for smooth solutions, loose for
-// rough ones (set the tolerance explicitly to go further).
+// lambda_min (lambda_max = 2 diag).  With the grid's lambda_min
+// (float_residual_floor): reachable for smooth solutions, loose for rough
+// ones (set the tolerance explicitly to go further); with ||b|| / ||u|| of a
+// u at hand in its place, that u's own floor (run_multigrid).
+static double float_floor(double lmax, double lmin) { return 0.25 * 1.1920929e-7 * lmax / lmin; }
 static double float_residual_floor(const pgpu_config &c)
 {
     const bool is3d = c.nz > 1;
     const int dims = is3d ? 3 : 2;
     const int64_t n[3] = {c.nx, c.ny, c.nz};
     const double h[3] = {c.hx, c.hy, c.hz};
-    double lmax = 0, lsum = 0, lnz = INFINITY;
+    double lsum = 0, lnz = INFINITY;
     for (int a = 0; a < dims; ++a) {
         const int lo = c.bc[2 * a], hi = c.bc[2 * a + 1];
         const double q = 4.0 / (h[a] * h[a]);
-        lmax += q;
         double first; // the lowest eigenvalue of the axis, or its lowest non-zero one
         if (lo == PGPU_BC_DIRICHLET && hi == PGPU_BC_DIRICHLET) first = q * std::pow(std::sin(M_PI / (2.0 * (n[a] + 1))), 2);
         else if (lo == PGPU_BC_PERIODIC) first = n[a] > 1 ? q * std::pow(std::sin(M_PI / n[a]), 2) : INFINITY;
@@ -33,7 +46,7 @@ static double float_residual_floor(const pgpu_config &c)
         lnz = std::min(lnz, first);
     }
     const double lmin = lsum > 0 ? lsum : lnz;
-    return std::isfinite(lmin) && lmin > 0 ? 0.25 * 1.1920929e-7 * lmax / lmin : 1e-5;
+    return std::isfinite(lmin) && lmin > 0 ? float_floor(lambda_max_bound(c), lmin) : 1e-5;
 }
 
 // Validates a config (no CUDA call) and resolves every default in one place.

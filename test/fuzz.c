@@ -21,7 +21,9 @@
  * Checks per solve: status (documented UNSUPPORTED combinations counted as
  * skipped; documented non-convergence classes counted as tolerated), no
  * CUDA error, sentinels, finiteness, the host's true relative residual of
- * the result against the tolerance, the report (status, relative residual,
+ * the result against the tolerance (the default FMG's: the header's rule;
+ * float's own stop of V-cycles with a mask or beta: also within 16 times the
+ * floor of the u returned), the report (status, relative residual,
  * rhs norm, singular, projected, rhs_mean, iterations / refinements), the
  * mean on each singular region, and the error against u*: in the 2-norm
  * against kappa * (residual + data rounding) (kappa: the box's, times the
@@ -1188,12 +1190,14 @@ static int run_case(uint64_t seed, long K, int verbose)
         if (!(tol_eff > 0)) tol_eff = 1e-10; /* documented default (double, mixed) */
         double res_bound;
         const char *res_rule;
-        /* the header's default FMG (tolerance 0) in double: the pass alone
-         * on the box (discretisation accuracy, no residual that rough data
-         * would meet), V-cycles to 1e-8 after it where beta jumps (its ratio
-         * over 10), with a mask the pass and cycles to at most 1e-6 */
+        /* the header's default FMG (tolerance 0): the pass alone without a
+         * mask where beta does not jump (discretisation accuracy, no residual
+         * that rough data would meet); in double V-cycles to 1e-8 after it
+         * where beta jumps (its ratio over 10), with a mask the pass and
+         * cycles to at most 1e-6; in float the (**) stop there (below) */
         const int fmg_default = m == PGPU_FMG && cfg.tolerance == 0 && prec == PGPU_DOUBLE;
-        const int fmg_pass_only = fmg_default && !mask && !(bmax > 10.0 * bmin);
+        const int fmg_pass_only = m == PGPU_FMG && cfg.tolerance == 0 && prec != PGPU_MIXED && !mask &&
+                                  !(bmax > 10.0 * bmin);
         if (fmg_pass_only) {
             res_bound = INFINITY;
             res_rule = "default FMG: the pass";
@@ -1297,7 +1301,7 @@ static int run_case(uint64_t seed, long K, int verbose)
             fail(&O, "round %d: report refinements %d without MIXED", q, rep.refinements);
 
         /* the error against u* */
-        double e2 = 0, u2 = 0, emax = 0, umax = 0, f2 = 0;
+        double e2 = 0, u2 = 0, emax = 0, umax = 0, f2 = 0, g2 = 0;
         double *rsum = calloc((size_t)RG.count + 1, 8);
         REF_FOR_EACH_INTERIOR(&g, i, j, k) {
             const int64_t p = ref_idx(&g, i, j, k);
@@ -1308,11 +1312,27 @@ static int run_case(uint64_t seed, long K, int verbose)
             if (!(fabs(df) <= emax)) emax = fabs(df);
             if (fabs(Dq->ustar[p]) > umax) umax = fabs(Dq->ustar[p]);
             f2 += Dq->f[p] * Dq->f[p];
+            g2 += got[p] * got[p];
             rsum[RG.label[p]] += got[p];
         }
         e2 = sqrt(e2);
         u2 = sqrt(u2);
         f2 = sqrt(f2);
+        g2 = sqrt(g2);
+        /* the header's (**): float V-cycles' own stop with a mask or beta (and
+         * FMG's cycles after its pass on a mask or where beta jumps) ends
+         * within 16 times the floor of the u it returns, a quarter of eps
+         * lambda_max ||u|| / ||b|| (lambda_max: 4 / h^2 summed over the axes,
+         * times beta's largest value), where that lies below the grid's */
+        if (st == PGPU_SUCCESS && prec == PGPU_FLOAT && cfg.tolerance == 0 && nm.rhs_norm > 0 &&
+            ((m == PGPU_VCYCLE && (mask || beta)) || (m == PGPU_FMG && (mask || bmax > 10.0 * bmin)))) {
+            double lmax = 0;
+            for (int a = 0; a < g.dims; ++a) lmax += 4.0 / (g.h[a] * g.h[a]);
+            const double fu = 0.25 * 1.1920929e-7 * lmax * bmax * g2 / nm.rhs_norm;
+            if (!(nm.relative <= 1.1 * fmax(16.0 * fu, 0x1p-20) + rfloor_f))
+                fail(&O, "round %d: float's own stop at a relative residual %.3e, above 16 times u's floor %.3e", q,
+                     nm.relative, fu);
+        }
         /* mean zero on each singular region */
         double worst_mean = 0;
         for (int64_t id = 0; id < RG.count; ++id)
