@@ -10780,8 +10780,12 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
             PGPU_FORWARD(h.norm(e, red, rn, rmax));
             cv.measured(rn, rmax, r);
             PGPU_FORWARD(tighten());
-            if (!(r.relative_residual <= bound) && std::isfinite(rn)) residual_stop = verify = true;
-            else reported = true;
+            if (!std::isfinite(rn))
+                result = record(err, PGPU_ERROR_BREAKDOWN, "multigrid: the residual became %g after %d cycles", rn, it);
+            else if (!(r.relative_residual <= bound))
+                residual_stop = verify = true;
+            else
+                reported = true;
         }
         if (residual_stop) cv.tol = float_own_tolerance(cv.floor);
         if (verify) cv.tol = std::min(cv.tol, bound);

@@ -58,7 +58,9 @@
  *  method (flags)         when to take it, and what it gives
  *  PGPU_FMG (the default) one accurate solve, any faces, masks: one pass
  *                         from no guess, below the discretisation error
- *                         (with a mask: the pass and two V-cycles, in
+ *                         (with a mask: the pass and two V-cycles, more
+ *                         where those leave a relative residual above
+ *                         1e-6 (METHODS AND DEFAULTS: tolerance), in
  *                         float V-cycles to float's own stop; with a
  *                         tolerance: V-cycles after it; where beta jumps
  *                         (its largest value over 10 times its smallest)
@@ -273,7 +275,8 @@
  *  mask or beta the true residual then confirms either stop: above 16 times
  *  the (*) floor (at least 1.2e-4), or 16 times the floor of the u at hand
  *  where that is lower (a quarter of eps lambda_max ||u|| / ||b||,
- *  lambda_max = 4 / h^2 summed over the axes times beta's largest value),
+ *  lambda_max = 4 / h^2 summed over the axes times beta's largest value,
+ *  ||u|| measured once, where a stop first comes in sight),
  *  the cycles go on, checked on the residual, until it meets the (*)
  *  tolerance (or that bound, where lower) or stops falling, and end
  *  PGPU_ERROR_NOT_CONVERGED where it stays above the bound (a mode the
@@ -305,7 +308,7 @@
  *    joined by a narrow channel) whose error the residual hides --
  *    V-cycles go on to a relative residual of 1e-8, and a stall or
  *    divergence there ends in NOT_CONVERGED or BREAKDOWN; in float after the
- *    pass and the V-cycles of float's own stop, the (**) rule below,
+ *    pass and the V-cycles of float's own stop, the (**) rule above,
  *    NOT_CONVERGED where they do not reach it);
  *    with a tolerance it goes on with V-cycles until it is met (at most
  *    max_iterations of them).
