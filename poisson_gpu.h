@@ -276,7 +276,8 @@
  *  the (*) floor (at least 1.2e-4), or 16 times the floor of the u at hand
  *  where that is lower (a quarter of eps lambda_max ||u|| / ||b||,
  *  lambda_max = 4 / h^2 summed over the axes times beta's largest value,
- *  ||u|| measured once, where a stop first comes in sight),
+ *  ||u|| measured where the stop is decided, its mean out first on a
+ *  singular problem),
  *  the cycles go on, checked on the residual, until it meets the (*)
  *  tolerance (or that bound, where lower) or stops falling, and end
  *  PGPU_ERROR_NOT_CONVERGED where it stays above the bound (a mode the

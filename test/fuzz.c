@@ -1330,8 +1330,8 @@ static int run_case(uint64_t seed, long K, int verbose)
          * within 16 times the floor of the u it returns, a quarter of eps
          * lambda_max ||u|| / ||b|| (lambda_max: 4 / h^2 summed over the axes,
          * times beta's largest value), where that lies below the grid's;
-         * within a factor 2, as the library takes ||u|| where a stop first
-         * comes in sight */
+         * within a factor 2, as the library takes ||u|| where it decides the
+         * stop, a check before the u it returns */
         if (st == PGPU_SUCCESS && prec == PGPU_FLOAT && cfg.tolerance == 0 && nm.rhs_norm > 0 &&
             ((m == PGPU_VCYCLE && (mask || beta)) || (m == PGPU_FMG && (mask || bmax > 10.0 * bmin)))) {
             double lmax = 0;
