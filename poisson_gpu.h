@@ -443,8 +443,11 @@
  *    BiCGStab around the cycle, too (PGPU_ERROR_NOT_CONVERGED, the
  *    report holding what was reached), an inclusion of 10^6 (a ball at
  *    256^3) stops short of a tight tolerance (1e-8: the rounding of the
- *    finest level's residual, MASKS AND VARIABLE COEFFICIENTS), and masks of many
- *    small pockets or narrow channels need tens to hundreds of iterations.
+ *    finest level's residual, MASKS AND VARIABLE COEFFICIENTS), masks of many
+ *    small pockets or narrow channels need tens to hundreds of iterations,
+ *    and solid cells drawn at random point by point, leaving many singular
+ *    pockets (9 and 13 of 21 regions) beside held cells, stalled it at
+ *    4e-3 to 1e-2 where BiCGStab and V-cycles converged.
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
  *    without mask or beta.  The exact inverse on the empty
  *    box: one iteration, one FFT solve (there faster to a tolerance than
@@ -467,8 +470,9 @@
  *    to rounding: without the multigrid preconditioner (NONE or JACOBI) it
  *    may end in PGPU_ERROR_BREAKDOWN in float, and in double on beta jumps
  *    of 10^6 (after thousands of iterations); on masks with many singular
- *    pockets or with beta jumps it can break down with the multigrid one
- *    too.  Classic CG is the robust choice there.
+ *    pockets or with beta jumps it can break down or stall with the
+ *    multigrid one too (a 10^6 ball: near 7e-7, where classic CG goes on).
+ *    Classic CG is the robust choice there.
  *  - The iterate is the caller's u (its interior is the initial guess); the
  *    other vectors are workspace (pgpu_workspace_bytes): CG 4 arrays of u's
  *    size (3 without a preconditioner), pipelined CG 8 (6), BiCGStab 7 (5).

@@ -1145,15 +1145,22 @@ static int run_case(uint64_t seed, long K, int verbose)
                 (C.pre == PGPU_PRECOND_NONE || C.pre == PGPU_PRECOND_JACOBI) &&
                 (prec == PGPU_FLOAT || C.beta_kind == BK_JUMP))
                 doc = 1, why = "pipelined CG without a multigrid preconditioner, in float or on strong jumps";
-            if (st == PGPU_ERROR_BREAKDOWN && (C.flags & PGPU_PIPELINED) && mask &&
-                (C.beta_kind == BK_JUMP || RG.singular > 1))
-                doc = 1, why = "pipelined CG on masks with jumps or many singular pockets";
+            if (nc && (C.flags & PGPU_PIPELINED) && (C.beta_kind == BK_JUMP || (mask && RG.singular > 1)))
+                doc = 1, why = "pipelined CG on beta jumps or masks with many singular pockets: may break down or "
+                               "stall";
             if (st == PGPU_ERROR_NOT_CONVERGED && is_krylov(m) && mg_pre(C.pre) && C.beta_kind == BK_JUMP &&
                 RG.singular > 0)
                 doc = 1, why = "MG-preconditioned Krylov on strong jumps without a Dirichlet face: may stall";
             if (nc && is_krylov(m) && mg_pre(C.pre) && C.beta_kind == BK_RANDOM && anisotropy(&g) >= 4.0)
                 doc = 1, why = "MG-preconditioned Krylov: beta random from point to point on a strongly anisotropic "
                                "grid";
+            if (nc && m == PGPU_CG && !(C.flags & PGPU_PIPELINED) && mg_pre(C.pre) && (C.mask_kinds & MK_NOISE) &&
+                RG.singular > 4)
+                doc = 1, why = "CG around the cycle: random solid cells leaving many singular pockets";
+            if (nc && m == PGPU_CG && mg_pre(C.pre) && cfg.pre_smooth != cfg.post_smooth &&
+                (mask || beta || (C.flags & PGPU_PIPELINED)))
+                doc = 1, why = "CG around a cycle of unequal smoothing counts where it must be symmetric (the header: "
+                               "keep them equal)";
             if (st == PGPU_ERROR_NOT_CONVERGED && (m == PGPU_JACOBI || m == PGPU_RBGS) && mask)
                 doc = 1, why = "Jacobi/RBGS on a mask: sweeps unknown";
             if (st == PGPU_ERROR_NOT_CONVERGED && prec == PGPU_FLOAT && beta_varies &&
