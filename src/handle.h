@@ -927,8 +927,10 @@ pgpu_status Solver<T>::project_u(T *u, const Convergence &cv, pgpu_report &r, pg
 
 // With beta's jumps the rounding of the constants taken out of u moves the
 // residual (a 1e6 jump: 2.4e-11 to 2.8e-11; 6.8e-9 to 1.8e-8): the report
-// describes the u returned, and no SUCCESS stands above the tolerance
-// (float: above what its own stop accepts, up to FLOAT_OWN_SLACK times it).
+// describes the u returned, and no SUCCESS stands above the tolerance (nor,
+// for float Jacobi and RBGS on their own tolerance, above the
+// FLOAT_OWN_SLACK times it that they accept; the own stops of the other
+// methods leave cv.tol 0 and are not judged here).
 template <class T> pgpu_status Solver<T>::measure_again(const Convergence &cv, pgpu_report &r, pgpu_status &result)
 {
     char *err = env.err;
@@ -937,7 +939,8 @@ template <class T> pgpu_status Solver<T>::measure_again(const Convergence &cv, p
     double rn = 0, rmax = 0;
     PGPU_FORWARD(h.norm(env, red, rn, rmax));
     cv.measured(rn, rmax, r);
-    const double cap = (std::is_same<T, float>::value ? FLOAT_OWN_SLACK : 1.0) * cv.tol;
+    const bool own = std::is_same<T, float>::value && cv.tol == float_own_tolerance(cv.floor);
+    const double cap = (own ? FLOAT_OWN_SLACK : 1.0) * cv.tol;
     if (result == PGPU_SUCCESS && cv.tol > 0 && !(r.relative_residual <= cap))
         result = record(err, PGPU_ERROR_NOT_CONVERGED,
                         "relative residual %.3e with the null space's constants taken out of u (%.3e before), "

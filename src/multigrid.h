@@ -795,7 +795,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
                 else
                     result = record(err, PGPU_ERROR_NOT_CONVERGED,
                                     "multigrid: relative residual %.3e after %d cycles with the singular regions' "
-                                    "constants taken out (%.3e before), tolerance %.3e: this problem's rounding",
+                                    "constants taken out (%.3e before), tolerance %.3e",
                                     r.relative_residual, it, before, cv.tol);
             }
         }
@@ -827,13 +827,21 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
             if (r.relative_residual <= bound) {
                 result = PGPU_SUCCESS;
                 err[0] = 0;
-            } else if (result == PGPU_SUCCESS) {
-                result = record(err, PGPU_ERROR_NOT_CONVERGED,
-                                "multigrid: the residual stopped falling at a relative %.3e after %d cycles, above "
-                                "float's limit %.3e for this grid",
-                                r.relative_residual, it, bound);
+                break;
             }
-            break;
+            // (u's floor, measured again, may lie below the tolerance just
+            // met: a residual still falling goes on to it)
+            if (result == PGPU_SUCCESS && rn < last_rn && it < maxit) {
+                cv.tol = bound;
+                stop = false;
+            } else {
+                if (result == PGPU_SUCCESS)
+                    result = record(err, PGPU_ERROR_NOT_CONVERGED,
+                                    "multigrid: the residual stopped falling at a relative %.3e after %d cycles, "
+                                    "above float's limit %.3e for this grid",
+                                    r.relative_residual, it, bound);
+                break;
+            }
         }
         last_rn = rn;
         last_it = it;
