@@ -115,13 +115,12 @@
  *    (by default a relative residual of 1e-10; FMG: one pass).
  *  - PGPU_FLOAT: the fast choice (half the bytes) when an error of about
  *    1e-6 of max |u| against the exact discrete solution is acceptable
- *    (FMG, V-cycles, FFT on cubic cells): below the discretisation error of
- *    most grids.  Where the cells are not cubic the iterative methods'
- *    float operator rounds its diagonal (2/hx^2 + 2/hy^2 + 2/hz^2) apart
- *    from its couplings, a shift of up to eps/2 of the diagonal that leaves
- *    an error of up to about 3e-8 lambda_max / lambda_min of max |u| (1.5e-4
- *    on a 2D 59 x 56 grid, hx:hy = 0.95, between Neumann and Dirichlet
- *    faces); the FFT solve is not affected, PGPU_MIXED neither.
+ *    (FMG, V-cycles, CG, FFT on cubic cells): below the discretisation
+ *    error of most grids.  Residuals and the Krylov methods' operator take
+ *    the diagonal as the sum of the couplings in double.  Float Jacobi and
+ *    RBGS relax with it rounded to float (2/hx^2 + 2/hy^2 + 2/hz^2):
+ *    where the cells are not cubic that shifts their fixed point by up to
+ *    about 3e-8 lambda_max / lambda_min of max |u|.
  *  - PGPU_MIXED: double arrays and double's accuracy (a relative residual
  *    of 1e-10 by default) at near float's speed, when the residual must go
  *    below ~1e-6.
