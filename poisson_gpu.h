@@ -265,7 +265,8 @@
  *  is an estimate: where JACOBI or RBGS with this tolerance stop making
  *  new lows of the residual for 16 checks within 16 times it (and within
  *  twice their low), that is float's limit there and the solve ends with
- *  PGPU_SUCCESS.
+ *  PGPU_SUCCESS; a tolerance of your own that they do not reach (their
+ *  updates can stop at several times the estimate) ends NOT_CONVERGED.
  *  (**) float V-cycles with tolerance 0 stop on the coarse-grid correction
  *  instead of the residual: when its RMS, times q / (1 - q) where it falls
  *  slowly by a factor q > 1/2 per check (what the cycles still have to
