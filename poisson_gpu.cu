@@ -9736,7 +9736,14 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
 // centre directly from them (gal_rap_kernel), the
 // rows' sums as R (A P 1): 1 on the coarse level's u, P 1 and -A P 1 in
 // two vectors of the fine level (level 0: gscr; a coarse one: its u and t,
-// free between solves), R of it in the coarse t.
+// free between solves), R of it in the coarse t.  On a singular problem
+// (every face Neumann: the Galerkin levels take no mask and no periodic
+// axis) the sums are 0 exactly -- A 1 = 0, and P 1 = 1 since each node's
+// weights are its couplings over their sum -- and are stored so: formed,
+// they were rounding of either sign, a single node's diagonal of 1e-16
+// times its neighbours' whose inverse sent the cycle's correction far
+// along the constants (V-cycles diverged, CG broke down on a Neumann box
+// with beta from 0.1 to 10 point by point).
 template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
 {
     char *err = env.err;
@@ -9765,6 +9772,11 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         PGPU_CUDA(cudaFuncSetAttribute(rap, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         rap<<<(unsigned)tiles, GAL_THREADS, smem, env.st>>>(F.g, x.fr, C.g, x.oa, C.gr, (const T *)pw);
         PGPU_LAUNCHED();
+        if (singular) {
+            PGPU_CUDA(cudaMemsetAsync(const_cast<T *>(C.gr.st) + (size_t)(GAL_CENTRE - C.gr.lo) * (size_t)C.gr.n, 0,
+                                      (size_t)C.gr.n * sizeof(T), env.st));
+            continue;
+        }
         T *s = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
         PGPU_FORWARD(axpby(env, C.g, C.col, T(1), T(0), (const T *)nullptr, T(0), (const T *)nullptr, C.u));
         PGPU_FORWARD(x.odi_prolong(env, (const T *)C.u, (const T *)nullptr, s));

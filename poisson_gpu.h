@@ -444,7 +444,7 @@
  *    256^3).  The robust choice for beta jumps and masks: it converges where
  *    V-cycles alone diverge (1000:1 two-phase flow between Neumann faces,
  *    other jumps next to Neumann faces), though not on every grid: 10^6
- *    jumps without a Dirichlet face (singular problems) can stall it, and
+ *    jumps beside a mask without a Dirichlet face can stall it, and
  *    BiCGStab around the cycle, too (PGPU_ERROR_NOT_CONVERGED, the
  *    report holding what was reached), an inclusion of 10^6 (a ball at
  *    256^3) stops short of a tight tolerance (1e-8: the rounding of the

@@ -1124,7 +1124,7 @@ static int run_case(uint64_t seed, long K, int verbose)
                     doc = 1, why = "V-cycles: beta random from point to point on a strongly anisotropic grid";
                 else if (solid_on_dirichlet_face(&M))
                     doc = 1, why = "V-cycles: solid cells covering a Dirichlet face";
-                else if (RG.singular > 0 && beta_varies)
+                else if (mask && RG.singular > 0 && beta_varies)
                     doc = 1, why = "V-cycles: singular pockets with a varying beta";
                 else if (lone_dirichlet(&M))
                     doc = 1, why = "V-cycles: a Dirichlet cell standing apart in the fluid";
@@ -1149,7 +1149,7 @@ static int run_case(uint64_t seed, long K, int verbose)
                 doc = 1, why = "pipelined CG on beta jumps or masks with many singular pockets: may break down or "
                                "stall";
             if (st == PGPU_ERROR_NOT_CONVERGED && is_krylov(m) && mg_pre(C.pre) && C.beta_kind == BK_JUMP &&
-                RG.singular > 0)
+                RG.singular > 0 && mask)
                 doc = 1, why = "MG-preconditioned Krylov on strong jumps without a Dirichlet face: may stall";
             if (nc && is_krylov(m) && mg_pre(C.pre) && C.beta_kind == BK_RANDOM && anisotropy(&g) >= 4.0)
                 doc = 1, why = "MG-preconditioned Krylov: beta random from point to point on a strongly anisotropic "
