@@ -267,6 +267,9 @@
  *  twice their low), that is float's limit there and the solve ends with
  *  PGPU_SUCCESS; a tolerance of your own that they do not reach (their
  *  updates can stop at several times the estimate) ends NOT_CONVERGED.
+ *  On a singular problem in float the report is measured after the mean is
+ *  taken out of u, which rounds u anew: it may lie above the tolerance by
+ *  up to 16 times the (*) floor and the solve still PGPU_SUCCESS.
  *  (**) float V-cycles with tolerance 0 stop on the coarse-grid correction
  *  instead of the residual: when its RMS, times q / (1 - q) where it falls
  *  slowly by a factor q > 1/2 per check (what the cycles still have to
