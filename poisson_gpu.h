@@ -453,9 +453,9 @@
  *    256^3) stops short of a tight tolerance (1e-8: the rounding of the
  *    finest level's residual, MASKS AND VARIABLE COEFFICIENTS), masks of many
  *    small pockets or narrow channels need tens to hundreds of iterations,
- *    and solid cells drawn at random point by point, leaving many singular
- *    pockets (9 and 13 of 21 regions) beside held cells, stalled it at
- *    4e-3 to 1e-2 where BiCGStab and V-cycles converged.
+ *    and solid cells drawn at random point by point, leaving several
+ *    singular pockets (4 of 7 regions to 13 of 21), stalled it at 4e-3 to
+ *    1e-2 where BiCGStab and V-cycles converged.
  *  - PGPU_PRECOND_FFT: the FFT solve of the box with the same faces,
  *    without mask or beta.  The exact inverse on the empty
  *    box: one iteration, one FFT solve (there faster to a tolerance than
