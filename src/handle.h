@@ -346,12 +346,11 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
     if (result != PGPU_SUCCESS && result != PGPU_ERROR_NOT_CONVERGED && result != PGPU_ERROR_BREAKDOWN)
         return result;
     if (h.singular && (method != PGPU_FFT || fft.line_solve())) {
-        // (in float, u - mean rounded anew moves the residual by about u's
-        // floor: a report measured before it was a third below the u returned)
+        // The report describes the u returned; in float, u - mean rounds u
+        // anew, by about its floor, which is not counted against the tolerance.
         PGPU_FORWARD(remove_mean(u));
         if (h.gen.on()) PGPU_FORWARD(measure_again(cv, r, result));
-        else if (std::is_same<T, float>::value) // (its own rounding, of about u's floor, is not failure)
-            PGPU_FORWARD(measure_again(cv, r, result, FLOAT_OWN_SLACK * cv.floor));
+        else if (std::is_same<T, float>::value) PGPU_FORWARD(measure_again(cv, r, result, FLOAT_OWN_SLACK * cv.floor));
     }
     if (h.gen.mask && h.gen.regions) PGPU_FORWARD(project_u(u, cv, r, result));
     return result;
