@@ -787,7 +787,9 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     PGPU_CUDA(cudaMemsetAsync(d_s, 0, KS_COUNT * sizeof(double), env->st));
     const char *what = method == PGPU_BICGSTAB ? "BiCGStab" : pipelined ? "pipelined CG" : "CG";
     // The flexible coefficients where the preconditioner is not symmetric
-    // (krylov.h's head): the standard cycle, and PGPU_MIXED's rounding.
+    // (krylov.h's head): the standard cycle, and PGPU_MIXED's rounding; and
+    // around the symmetric cycle too, which is symmetric only to rounding
+    // (on random solid cells the classic coefficients stalled more often).
     flexible = method == PGPU_CG && !pipelined && (fp.h || pre == PGPU_PRECOND_VCYCLE);
     int none = 0;
     const bool classic = method == PGPU_CG && !pipelined;
