@@ -5629,9 +5629,14 @@ struct OdiPairs {
     unsigned eq = 0, ne = 0;
     int neq = 0, nne = 0;
 };
-// gal_rap_kernel's pairs of each axis by tile node and offset (static
-// shared memory, beside gal_rap_smem's dynamic)
-typedef OdiPairs GalLists[3][GAL_T2X][3];
+// gal_rap_kernel's static shared memory, beside gal_rap_smem's dynamic:
+// each axis's pairs by tile node and offset, and the places of P's weights
+// along each axis by column (the tile and one node around it) and offset
+// (-1: the column has none there).
+struct GalStatic {
+    OdiPairs lists[3][GAL_T2X][3];
+    int place[3][GAL_T2X + 2][3];
+};
 template <class T> __device__ __forceinline__ OdiPairs odi_pairs(const OdiAxes<T> &a, int d, int n, int I, int J)
 {
     int xi[3], oi[3], xj[3], oj[3];
@@ -5663,7 +5668,7 @@ __global__ void __launch_bounds__(GAL_THREADS)
     double(*const col)[GAL_SLOTS] = reinterpret_cast<double(*)[GAL_SLOTS]>(gal_sm);
     constexpr int AW = S27 ? 1 : 7;
     double *const arow = gal_sm + GAL_COLS * GAL_SLOTS, *const vol = arow + GAL_FINE * AW;
-    __shared__ GalLists lists;
+    __shared__ GalStatic sh;
     const bool is3d = fine.is3d != 0;
     const int tx = is3d ? GAL_TX : GAL_T2X, ty = is3d ? GAL_TY : GAL_T2Y, tz = is3d ? GAL_TZ : 1;
     const int hx = tx + 2, hy = ty + 2, hz = is3d ? tz + 2 : 1; // the tile and one node around it
@@ -5672,21 +5677,24 @@ __global__ void __launch_bounds__(GAL_THREADS)
     const int b = blockIdx.x;
     const int I0[3] = {b % bx * tx, b / bx % by * ty, b / bx / by * tz};
     const int nf[3] = {fine.nx, fine.ny, fnz}, nc[3] = {coarse.nx, coarse.ny, cnz};
-    // 1. The columns from P's weights (zero outside their blocks).
+    // 1. The columns from P's weights (zero outside their blocks): the
+    // places along each axis first, then one independent load an entry.
+    for (int t = threadIdx.x; t < 3 * (GAL_T2X + 2) * 3; t += blockDim.x) {
+        const int d = t / (3 * (GAL_T2X + 2)), u = t / 3 % (GAL_T2X + 2), o = t % 3 - 1;
+        const int J = d < 2 || is3d ? I0[d] - 1 + u : 0;
+        int pl = -1;
+        if (u < (d == 0 ? hx : d == 1 ? hy : hz) && J >= 0 && J < nc[d]) {
+            const int F = d < 2 || is3d ? __ldg(a.cf[d] + J) : 0, x = F + o;
+            if (!o || (x >= 0 && x < nf[d] && (d < 2 || is3d) && __ldg(a.cn[d] + x) < 0)) pl = odi_place_of(F, J, o);
+        }
+        sh.place[d][u][o + 1] = pl;
+    }
+    __syncthreads();
+#pragma unroll 4
     for (int t = threadIdx.x; t < hx * hy * hz * GAL_SLOTS; t += blockDim.x) {
         const int u = t / GAL_SLOTS, s = t - u * GAL_SLOTS;
-        const int J[3] = {I0[0] - 1 + u % hx, I0[1] - 1 + u / hx % hy, is3d ? I0[2] - 1 + u / hx / hy : 0};
-        int o[3];
-        gal_offset(s, o);
-        bool in = J[0] >= 0 && J[0] < nc[0] && J[1] >= 0 && J[1] < nc[1] && J[2] >= 0 && J[2] < nc[2] &&
-                  (is3d || !o[2]);
-        int e[3];
-        for (int d = 0; d < 3 && in; ++d) {
-            const int F = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0, x = F + o[d];
-            in = !o[d] || (x >= 0 && x < nf[d] && __ldg(a.cn[d] + x) < 0);
-            e[d] = odi_place_of(F, J[d], o[d]);
-        }
-        col[u][s] = in ? (double)pw[odi_pw_at(fine, coarse, e)] : 0.0;
+        const int e[3] = {sh.place[0][u % hx][s % 3], sh.place[1][u / hx % hy][s / 3 % 3], sh.place[2][u / hx / hy][s / 9]};
+        col[u][s] = e[0] >= 0 && e[1] >= 0 && e[2] >= 0 ? (double)pw[odi_pw_at(fine, coarse, e)] : 0.0;
     }
     // 2. The rows and cell volumes of the fine nodes from one before the
     // tile's first coarse node to one past its last (consecutive coarse
@@ -5722,7 +5730,7 @@ __global__ void __launch_bounds__(GAL_THREADS)
         OdiPairs r;
         if (d == 2 && !is3d) r.eq = 5, r.neq = 1; // (offsets 0 and 0)
         else if (v < m && I < nc[d] && J >= 0 && J < nc[d]) r = odi_pairs(a, d, nf[d], I, J);
-        lists[d][v][o + 1] = r;
+        sh.lists[d][v][o + 1] = r;
     }
     __syncthreads();
     // 3. The entries: warp w the slots w, w + 8, ..., lane v tile node v.
@@ -5746,7 +5754,7 @@ __global__ void __launch_bounds__(GAL_THREADS)
             OdiPairs pr[3];
             for (int d = 0; d < 3; ++d) {
                 FJ[d] = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0;
-                pr[d] = lists[d][I[d] - I0[d]][o[d] + 1];
+                pr[d] = sh.lists[d][I[d] - I0[d]][o[d] + 1];
             }
             // the pairs of the lists lx, ly, lz (4 bits a pair)
             auto sum = [&](unsigned lx, int mx, unsigned ly, int my, unsigned lz, int mz) {
@@ -9767,9 +9775,9 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         }
         const auto rap = s27 ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>;
         const size_t smem = gal_rap_smem(s27);
-        PGPU_RETURN_IF(smem + sizeof(GalLists) > (size_t)env.optin, PGPU_ERROR_UNSUPPORTED,
+        PGPU_RETURN_IF(smem + sizeof(GalStatic) > (size_t)env.optin, PGPU_ERROR_UNSUPPORTED,
                        "the Galerkin build needs %zu bytes of shared memory a block, the device offers %d",
-                       smem + sizeof(GalLists), env.optin);
+                       smem + sizeof(GalStatic), env.optin);
         PGPU_CUDA(cudaFuncSetAttribute(rap, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         rap<<<(unsigned)tiles, GAL_THREADS, smem, env.st>>>(F.g, x.fr, C.g, x.oa, C.gr, (const T *)pw);
         PGPU_LAUNCHED();
