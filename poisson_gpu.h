@@ -320,7 +320,12 @@
  *    pass and the V-cycles of float's own stop, the (**) rule above,
  *    NOT_CONVERGED where they do not reach it);
  *    with a tolerance it goes on with V-cycles until it is met (at most
- *    max_iterations of them).
+ *    max_iterations of them).  In double, V-cycles (FMG's too) whose
+ *    residual takes less than a tenth off in 5 cycles within 4 times the
+ *    floor of the u at hand (as in (**), with double's eps 2^-52) have met
+ *    the rounding of u, where more cycles move neither the residual nor u:
+ *    they end there in PGPU_ERROR_NOT_CONVERGED, not at max_iterations
+ *    (strong beta jumps on fine grids; MASKS AND VARIABLE COEFFICIENTS).
  *  - check_interval: iterations between residual checks (each check costs
  *    about one sweep and one transfer of a few bytes to the host).
  *  - omega: Jacobi weight (0, 1] (below 1 damps the checkerboard mode, which
@@ -365,8 +370,10 @@
  *    that would underflow or overflow; scale the data.  u is not touched
  *    (PGPU_FIXED skips this scan too).  PGPU_MIXED rounds residuals into
  *    float: its data should lie well inside float's range.
- *    PGPU_ERROR_NOT_CONVERGED: max_iterations reached; u and the report
- *    hold what was reached.  PGPU_ERROR_BREAKDOWN: NaN/Inf appeared in the
+ *    PGPU_ERROR_NOT_CONVERGED: the tolerance not reached -- max_iterations
+ *    ran out, or the method stopped where it no longer progresses (a stall
+ *    the header names, double's rounding of u: pgpu_last_error says
+ *    which); u and the report hold what was reached.  PGPU_ERROR_BREAKDOWN: NaN/Inf appeared in the
  *    residual, or it grew by 1e8 over its start.
  *  - All device memory is allocated in pgpu_create (pgpu_workspace_size
  *    says how much before, pgpu_workspace_bytes after; MEMORY below),
@@ -687,8 +694,11 @@
  *       rounding leaves, which grows with the jump and the grid (1e6 at
  *       256^3, in double: near 7e-7, a few times that of the exact discrete
  *       solution rounded to double), so a tighter tolerance ends in
- *       PGPU_ERROR_NOT_CONVERGED there, CG's too, u then about as close to
- *       the solution as double can hold it; in float that rounding is far
+ *       PGPU_ERROR_NOT_CONVERGED there, CG's too; u is then further from
+ *       the exact discrete solution than double's rounding of it, by what
+ *       that residual leaves in the inclusion's near-constant mode (the
+ *       bench's 'ball' fmg rows: the distance from CG's u, relative to
+ *       max |u|); in float that rounding is far
  *       larger (about 0.1 on a 1e3 ball): float ends NOT_CONVERGED though
  *       its u is good to float's rounding; take double.  Where a mask is
  *       set beside it they stall after a fast start (the coarse

@@ -12,8 +12,8 @@
  * iteration counts grow with N^2, and at 128^3 Jacobi needs ~78000 sweeps to
  * reach the default tolerance of 1e-10, beyond the default limit of 20000
  * (red-black Gauss-Seidel needs about half as many: still too many).
- * Asked for 128 they say so ("not converged within max_iterations", with
- * the residual reached, exit status 1).  That is what multigrid is for; they
+ * Asked for 128 they say so ("not converged: the tolerance was not
+ * reached", with the residual reached, exit status 1).  That is what multigrid is for; they
  * are here for comparison and teaching.
  *
  * Exit status: 0 solved, 1 a failure (printed), 2 usage, 77 no CUDA device

@@ -325,7 +325,7 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
     cv.rhs_norm = rhs_norm;
     cv.tol = cfg.tolerance;
     cv.floor = float_residual_floor(env.dist ? env.dist->global : cfg);
-    cv.lmax = h.gen.on() ? lambda_max_bound(cfg) * h.gen.beta_hi : 0;
+    cv.lmax = lambda_max_bound(cfg) * (h.gen.on() ? h.gen.beta_hi : 1.0);
     cv.max_it = cfg.max_iterations;
     cv.monitor = monitor;
     cv.user = monitor_user;

@@ -347,6 +347,7 @@ static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const
 
 static double float_residual_floor(const pgpu_config &c); // validate.h
 static double float_floor(double lmax, double lmin);       // validate.h
+static double rounding_floor(double eps, double lmax, double lmin); // validate.h
 static double lambda_max_bound(const pgpu_config &c);      // validate.h
 // The tolerance float takes for a config's 0 (the header's (*)): 1e-5, or
 // float's floor on the grid where that is larger.
@@ -361,7 +362,7 @@ inline double float_own_tolerance(double floor) { return std::max(1e-5, floor); 
 struct Convergence {
     double rhs_norm = NAN, tol = 0, first = -1;
     double floor = 0; // float_residual_floor of the (global) config: where float's own stops end
-    double lmax = 0;  // with a mask or beta: a bound of the operator's largest eigenvalue (float_floor of a u)
+    double lmax = 0;  // a bound of the operator's largest eigenvalue (rounding_floor of a u)
     int max_it = 0;
     pgpu_monitor monitor = nullptr; // the user's, called at every check
     void *user = nullptr;

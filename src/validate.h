@@ -24,8 +24,10 @@ static double lambda_max_bound(const pgpu_config &c)
 // lambda_min (lambda_max = 2 diag).  With the grid's lambda_min
 // (float_residual_floor): reachable for smooth solutions, loose for rough
 // ones (set the tolerance explicitly to go further); with ||b|| / ||u|| of a
-// u at hand in its place, that u's own floor (run_multigrid).
-static double float_floor(double lmax, double lmin) { return 0.25 * 1.1920929e-7 * lmax / lmin; }
+// u at hand in its place, that u's own floor (run_multigrid; in double
+// with eps = 2^-52, where V-cycles stop falling).
+static double rounding_floor(double eps, double lmax, double lmin) { return 0.25 * eps * lmax / lmin; }
+static double float_floor(double lmax, double lmin) { return rounding_floor(1.1920929e-7, lmax, lmin); }
 static double float_residual_floor(const pgpu_config &c)
 {
     const bool is3d = c.nz > 1;
@@ -223,7 +225,7 @@ static const char *status_text(pgpu_status st)
     case PGPU_ERROR_OUT_OF_MEMORY: return "out of device memory";
     case PGPU_ERROR_CUDA: return "CUDA, cuFFT or NCCL error";
     case PGPU_ERROR_NO_DEVICE: return "no CUDA device";
-    case PGPU_ERROR_NOT_CONVERGED: return "not converged within max_iterations";
+    case PGPU_ERROR_NOT_CONVERGED: return "not converged: the tolerance was not reached";
     case PGPU_ERROR_BREAKDOWN: return "breakdown: NaN/Inf appeared or the iteration diverged";
     case PGPU_ERROR_NONFINITE_INPUT: return "f or the boundary data hold NaN/Inf";
     }

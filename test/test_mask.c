@@ -1275,6 +1275,60 @@ static void held_pocket(void)
     }
 }
 
+/* Double V-cycles at the rounding of u: on a ball of beta 1e6 a tolerance
+ * of 1e-14 lies below what any double u reaches; the cycles end in
+ * NOT_CONVERGED soon after the residual stops falling (not at
+ * max_iterations), and a tolerance 20 times the level they stopped at is
+ * met. */
+static void rounding_stop(void)
+{
+    const int64_t n = 64;
+    double reached = NAN;
+    for (int pass = 0; pass < 2; ++pass) {
+        pgpu_config cfg = case_config(n, n, n, "DDDDDD", 1.0 / (n + 1), 1.0 / (n + 1), 1.0 / (n + 1), 0, 0,
+                                      PGPU_VCYCLE | PGPU_DOUBLE);
+        cfg.tolerance = pass ? 20.0 * reached : 1e-14;
+        cfg.max_iterations = 100;
+        char what[128];
+        snprintf(what, sizeof what, "V-cycles at double's rounding: a ball of beta 1e6, %lld^3, tolerance %.2e",
+                 (long long)n, cfg.tolerance);
+        mcase mc;
+        if (!(cfg.tolerance > 0) || !mc_init(&mc, &cfg, MREF_SHAPE_NONE, MREF_BETA_BALL, 1e6, NULL))
+            return;
+        mc_data(&mc);
+        pgpu_solver *s = mc_handle(&mc, &cfg, what);
+        double *u = malloc((size_t)mc.elems * sizeof(double));
+        void *typed = malloc(mc.bytes);
+        if (s && u && typed && mc_upload(&mc)) {
+            pgpu_report rep;
+            memset(&rep, 0, sizeof rep);
+            const pgpu_status st = pgpu_solve(s, mc.d_u, mc.d_f, &rep);
+            if (t_sync(what) && mc_download(&mc, typed, u)) {
+                const ref_norms nm = mref_residual(&mc.M, &mc.R, u, mc.f, NULL, NULL, NULL);
+                if (!pass) {
+                    CHECK(st == PGPU_ERROR_NOT_CONVERGED && rep.iterations < 40 && rep.relative_residual < 1e-5 &&
+                              strstr(pgpu_last_error(s), "rounding") != NULL,
+                          "%s: NOT_CONVERGED at the rounding before 40 cycles: %s after %d cycles, relative "
+                          "residual %.3e: %s",
+                          what, pgpu_status_string(st), rep.iterations, rep.relative_residual, pgpu_last_error(s));
+                    reached = rep.relative_residual;
+                } else {
+                    CHECK(st == PGPU_SUCCESS && nm.relative <= 1.01 * cfg.tolerance,
+                          "%s: SUCCESS: %s after %d cycles, host relative residual %.3e%s%s", what,
+                          pgpu_status_string(st), rep.iterations, nm.relative, st ? ": " : "",
+                          st ? pgpu_last_error(s) : "");
+                }
+                t_note("%s: %s after %d cycles, relative residual %.3e (host %.3e)", what, pgpu_status_string(st),
+                       rep.iterations, rep.relative_residual, nm.relative);
+            }
+        }
+        free(u);
+        free(typed);
+        pgpu_destroy(s);
+        mc_free(&mc);
+    }
+}
+
 /* Two handles of different sizes set masks in turn: what one handle's set
  * up for the coarse build (a kernel's shared-memory limit is the
  * process's) must not break the other's next pgpu_set_mask. */
@@ -1421,6 +1475,7 @@ int main(int argc, char **argv)
     scale_free(128, 2);
     scale_free(64, 3);
     held_pocket();
+    rounding_stop();
     convergence(63, MREF_SHAPE_SPHERE, MREF_BETA_JUMP, 1e3, 0);
     convergence(127, MREF_SHAPE_SPHERE, MREF_BETA_JUMP, 1e3, 0);
     return t_finish("test_mask");
