@@ -895,7 +895,17 @@ static int run_case(uint64_t seed, long K, int verbose)
             if (b > bmax) bmax = b;
         }
     }
-    const double kest = kbox * (bmax / bmin) * (mask ? 100.0 : 1.0);
+    /* A mask's 100; where Dirichlet cells alone hold the fluid (no
+     * Dirichlet box face), its lowest eigenvalue falls with the points
+     * each of them holds (a cell's capacity over its share of the volume):
+     * that count instead, where larger (seed 1796052051720514 case 2664:
+     * 41x17x2 periodic, one held cell beside walls, ||e|| / ||u*|| over
+     * the relative residual 1.2e5 in float and 1.3e5 in double, against
+     * 2.3e4 with the 100). */
+    int64_t nheld = 0;
+    if (mask) REF_FOR_EACH_INTERIOR(&g, i, j, k) nheld += mask[ref_idx(&g, i, j, k)] == PGPU_CELL_DIRICHLET;
+    const double kmask = nheld > 0 && !any_face(&g, PGPU_BC_DIRICHLET) ? fmax(100.0, (double)npts / (double)nheld) : 100.0;
+    const double kest = kbox * (bmax / bmin) * (mask ? kmask : 1.0);
 
     /* data of every round, drawn before anything runs */
     data D[2];
@@ -1388,7 +1398,12 @@ static int run_case(uint64_t seed, long K, int verbose)
                 const double offs = fabs(Dq->offset) * sqrt((double)npts) / bnorm;
                 /* (the FFT on strongly anisotropic spacing: up to the (*) floor, as the header says) */
                 const double aniso = m == PGPU_FFT ? 0.25 * eps_f * kbox * (1.0 + offs) : 0.0;
-                const double bmaxn = fmax(fmax(1e-4, aniso), 8.0 * eps_f * kbox / sqrt((double)npts) * (1.0 + offs));
+                double bmaxn = fmax(fmax(1e-4, aniso), 8.0 * eps_f * kbox / sqrt((double)npts) * (1.0 + offs));
+                /* (singular: the header lets the residual of u as returned, rounded anew as its mean goes out,
+                 * lie up to 16 times the (*) floor above the tolerance -- the error that residual allows;
+                 * seed 1796052744785831 case 2957 --as vcycle: 7x3x5, f's mean -49, a relative residual of
+                 * 2.8e-5 and 1.15e-4 of max |u*|) */
+                if (RG.singular > 0) bmaxn = fmax(bmaxn, 4.0 * kbox * nm.relative);
                 if (!(emax / umax <= bmaxn))
                     fail(&O, "round %d: float max error %.3e of max|u*| > %.3e (header: ~1e-6)", q, emax / umax, bmaxn);
             }
