@@ -5634,10 +5634,9 @@ struct OdiPairs {
 // each axis's pairs by tile node and offset, and the places of P's weights
 // along each axis by column (the tile and one node around it) and offset
 // (-1: the column has none there).
-struct GalStatic {
-    OdiPairs lists[3][GAL_T2X][3];
-    int place[3][GAL_T2X + 2][3];
-};
+typedef OdiPairs GalLists[3][GAL_T2X][3];
+typedef int GalPlaces[3][GAL_T2X + 2][3];
+constexpr size_t GAL_STATIC_SMEM = sizeof(GalLists) + sizeof(GalPlaces);
 template <class T> __device__ __forceinline__ OdiPairs odi_pairs(const OdiAxes<T> &a, int d, int n, int I, int J)
 {
     int xi[3], oi[3], xj[3], oj[3];
@@ -5669,7 +5668,8 @@ __global__ void __launch_bounds__(GAL_THREADS)
     double(*const col)[GAL_SLOTS] = reinterpret_cast<double(*)[GAL_SLOTS]>(gal_sm);
     constexpr int AW = S27 ? 1 : 7;
     double *const arow = gal_sm + GAL_COLS * GAL_SLOTS, *const vol = arow + GAL_FINE * AW;
-    __shared__ GalStatic sh;
+    __shared__ GalLists lists;
+    __shared__ GalPlaces place;
     const bool is3d = fine.is3d != 0;
     const int tx = is3d ? GAL_TX : GAL_T2X, ty = is3d ? GAL_TY : GAL_T2Y, tz = is3d ? GAL_TZ : 1;
     const int hx = tx + 2, hy = ty + 2, hz = is3d ? tz + 2 : 1; // the tile and one node around it
@@ -5688,13 +5688,13 @@ __global__ void __launch_bounds__(GAL_THREADS)
             const int F = d < 2 || is3d ? __ldg(a.cf[d] + J) : 0, x = F + o;
             if (!o || (x >= 0 && x < nf[d] && (d < 2 || is3d) && __ldg(a.cn[d] + x) < 0)) pl = odi_place_of(F, J, o);
         }
-        sh.place[d][u][o + 1] = pl;
+        place[d][u][o + 1] = pl;
     }
     __syncthreads();
 #pragma unroll 4
     for (int t = threadIdx.x; t < hx * hy * hz * GAL_SLOTS; t += blockDim.x) {
         const int u = t / GAL_SLOTS, s = t - u * GAL_SLOTS;
-        const int e[3] = {sh.place[0][u % hx][s % 3], sh.place[1][u / hx % hy][s / 3 % 3], sh.place[2][u / hx / hy][s / 9]};
+        const int e[3] = {place[0][u % hx][s % 3], place[1][u / hx % hy][s / 3 % 3], place[2][u / hx / hy][s / 9]};
         col[u][s] = e[0] >= 0 && e[1] >= 0 && e[2] >= 0 ? (double)pw[odi_pw_at(fine, coarse, e)] : 0.0;
     }
     // 2. The rows and cell volumes of the fine nodes from one before the
@@ -5731,7 +5731,7 @@ __global__ void __launch_bounds__(GAL_THREADS)
         OdiPairs r;
         if (d == 2 && !is3d) r.eq = 5, r.neq = 1; // (offsets 0 and 0)
         else if (v < m && I < nc[d] && J >= 0 && J < nc[d]) r = odi_pairs(a, d, nf[d], I, J);
-        sh.lists[d][v][o + 1] = r;
+        lists[d][v][o + 1] = r;
     }
     __syncthreads();
     // 3. The entries: warp w the slots w, w + 8, ..., lane v tile node v.
@@ -5755,7 +5755,7 @@ __global__ void __launch_bounds__(GAL_THREADS)
             OdiPairs pr[3];
             for (int d = 0; d < 3; ++d) {
                 FJ[d] = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0;
-                pr[d] = sh.lists[d][I[d] - I0[d]][o[d] + 1];
+                pr[d] = lists[d][I[d] - I0[d]][o[d] + 1];
             }
             // the pairs of the lists lx, ly, lz (4 bits a pair)
             auto sum = [&](unsigned lx, int mx, unsigned ly, int my, unsigned lz, int mz) {
@@ -9776,9 +9776,9 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         }
         const auto rap = s27 ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>;
         const size_t smem = gal_rap_smem(s27);
-        PGPU_RETURN_IF(smem + sizeof(GalStatic) > (size_t)env.optin, PGPU_ERROR_UNSUPPORTED,
+        PGPU_RETURN_IF(smem + GAL_STATIC_SMEM > (size_t)env.optin, PGPU_ERROR_UNSUPPORTED,
                        "the Galerkin build needs %zu bytes of shared memory a block, the device offers %d",
-                       smem + sizeof(GalStatic), env.optin);
+                       smem + GAL_STATIC_SMEM, env.optin);
         PGPU_CUDA(cudaFuncSetAttribute(rap, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         rap<<<(unsigned)tiles, GAL_THREADS, smem, env.st>>>(F.g, x.fr, C.g, x.oa, C.gr, (const T *)pw);
         PGPU_LAUNCHED();

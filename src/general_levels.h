@@ -376,9 +376,9 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         }
         const auto rap = s27 ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>;
         const size_t smem = gal_rap_smem(s27);
-        PGPU_RETURN_IF(smem + sizeof(GalStatic) > (size_t)env.optin, PGPU_ERROR_UNSUPPORTED,
+        PGPU_RETURN_IF(smem + GAL_STATIC_SMEM > (size_t)env.optin, PGPU_ERROR_UNSUPPORTED,
                        "the Galerkin build needs %zu bytes of shared memory a block, the device offers %d",
-                       smem + sizeof(GalStatic), env.optin);
+                       smem + GAL_STATIC_SMEM, env.optin);
         PGPU_CUDA(cudaFuncSetAttribute(rap, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         rap<<<(unsigned)tiles, GAL_THREADS, smem, env.st>>>(F.g, x.fr, C.g, x.oa, C.gr, (const T *)pw);
         PGPU_LAUNCHED();
