@@ -1942,6 +1942,7 @@ static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const
 static double float_residual_floor(const pgpu_config &c); // validate.h
 static double float_floor(double lmax, double lmin);       // validate.h
 static double rounding_floor(double eps, double lmax, double lmin); // validate.h
+constexpr double FLOAT_EPS = 1.1920929e-7, DOUBLE_EPS = 0x1p-52;     // (rounding_floor's eps)
 static double lambda_max_bound(const pgpu_config &c);      // validate.h
 // The tolerance float takes for a config's 0 (the header's (*)): 1e-5, or
 // float's floor on the grid where that is larger.
@@ -10772,12 +10773,20 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     // 1.0e-5 pass against 2.6e-6 after the mean is out): the mean goes out
     // of u first, as the solve's end takes it out anyway.
     const bool own_floor = std::is_same<T, float>::value && h.gen.on() && cv.lmax > 0;
+    // The floor of the u at hand for rounding eps (rounding_floor; 0 where
+    // u or b is 0 or u not finite).
+    auto u_floor = [&](double eps, double &fu) -> pgpu_status {
+        PGPU_FORWARD(red.dot(e, L.g, L.col, (const T *)L.iter(), (const T *)nullptr, RES_CORR));
+        PGPU_FORWARD(red.fetch(e, RES_CORR, 3));
+        const double un = std::sqrt(red.h_res[RES_CORR + 1]);
+        fu = un > 0 && cv.rhs_norm > 0 ? rounding_floor(eps, cv.lmax, cv.rhs_norm / un) : 0.0;
+        return PGPU_SUCCESS;
+    };
     auto tighten = [&]() -> pgpu_status {
         if (!own_floor) return PGPU_SUCCESS;
         if (h.singular) PGPU_FORWARD(subtract_mean(e, red, L.g, L.col, L.iter(), L.npts));
-        PGPU_FORWARD(red.dot(e, L.g, L.col, (const T *)L.iter(), (const T *)nullptr, RES_CORR));
-        PGPU_FORWARD(red.fetch(e, RES_CORR, 3));
-        const double fu = float_floor(cv.lmax, cv.rhs_norm / std::sqrt(red.h_res[RES_CORR + 1]));
+        double fu = 0;
+        PGPU_FORWARD(u_floor(FLOAT_EPS, fu));
         bound = fu > 0 ? std::min(bound0, FLOAT_OWN_SLACK * fu) : bound0; // (not where u is 0 or not finite)
         return PGPU_SUCCESS;
     };
@@ -10939,10 +10948,8 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
                 floor_mark = rn;
                 floor_since = 0;
             } else if ((floor_since += it - last_it) >= DOUBLE_FLOOR_CYCLES) {
-                PGPU_FORWARD(red.dot(e, L.g, L.col, (const T *)L.iter(), (const T *)nullptr, RES_CORR));
-                PGPU_FORWARD(red.fetch(e, RES_CORR, 3));
-                const double un = std::sqrt(red.h_res[RES_CORR + 1]);
-                const double fu = un > 0 && cv.rhs_norm > 0 ? rounding_floor(0x1p-52, cv.lmax, cv.rhs_norm / un) : 0;
+                double fu = 0;
+                PGPU_FORWARD(u_floor(DOUBLE_EPS, fu));
                 if (r.relative_residual <= DOUBLE_FLOOR_SLACK * fu) {
                     result = record(err, PGPU_ERROR_NOT_CONVERGED,
                                     "multigrid: the residual stopped falling at a relative %.3e after %d cycles, "
@@ -17618,7 +17625,7 @@ static double lambda_max_bound(const pgpu_config &c)
 // u at hand in its place, that u's own floor (run_multigrid; in double
 // with eps = 2^-52, where V-cycles stop falling).
 static double rounding_floor(double eps, double lmax, double lmin) { return 0.25 * eps * lmax / lmin; }
-static double float_floor(double lmax, double lmin) { return rounding_floor(1.1920929e-7, lmax, lmin); }
+static double float_floor(double lmax, double lmin) { return rounding_floor(FLOAT_EPS, lmax, lmin); }
 static double float_residual_floor(const pgpu_config &c)
 {
     const bool is3d = c.nz > 1;

@@ -694,12 +694,20 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     // 1.0e-5 pass against 2.6e-6 after the mean is out): the mean goes out
     // of u first, as the solve's end takes it out anyway.
     const bool own_floor = std::is_same<T, float>::value && h.gen.on() && cv.lmax > 0;
+    // The floor of the u at hand for rounding eps (rounding_floor; 0 where
+    // u or b is 0 or u not finite).
+    auto u_floor = [&](double eps, double &fu) -> pgpu_status {
+        PGPU_FORWARD(red.dot(e, L.g, L.col, (const T *)L.iter(), (const T *)nullptr, RES_CORR));
+        PGPU_FORWARD(red.fetch(e, RES_CORR, 3));
+        const double un = std::sqrt(red.h_res[RES_CORR + 1]);
+        fu = un > 0 && cv.rhs_norm > 0 ? rounding_floor(eps, cv.lmax, cv.rhs_norm / un) : 0.0;
+        return PGPU_SUCCESS;
+    };
     auto tighten = [&]() -> pgpu_status {
         if (!own_floor) return PGPU_SUCCESS;
         if (h.singular) PGPU_FORWARD(subtract_mean(e, red, L.g, L.col, L.iter(), L.npts));
-        PGPU_FORWARD(red.dot(e, L.g, L.col, (const T *)L.iter(), (const T *)nullptr, RES_CORR));
-        PGPU_FORWARD(red.fetch(e, RES_CORR, 3));
-        const double fu = float_floor(cv.lmax, cv.rhs_norm / std::sqrt(red.h_res[RES_CORR + 1]));
+        double fu = 0;
+        PGPU_FORWARD(u_floor(FLOAT_EPS, fu));
         bound = fu > 0 ? std::min(bound0, FLOAT_OWN_SLACK * fu) : bound0; // (not where u is 0 or not finite)
         return PGPU_SUCCESS;
     };
@@ -861,10 +869,8 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
                 floor_mark = rn;
                 floor_since = 0;
             } else if ((floor_since += it - last_it) >= DOUBLE_FLOOR_CYCLES) {
-                PGPU_FORWARD(red.dot(e, L.g, L.col, (const T *)L.iter(), (const T *)nullptr, RES_CORR));
-                PGPU_FORWARD(red.fetch(e, RES_CORR, 3));
-                const double un = std::sqrt(red.h_res[RES_CORR + 1]);
-                const double fu = un > 0 && cv.rhs_norm > 0 ? rounding_floor(0x1p-52, cv.lmax, cv.rhs_norm / un) : 0;
+                double fu = 0;
+                PGPU_FORWARD(u_floor(DOUBLE_EPS, fu));
                 if (r.relative_residual <= DOUBLE_FLOOR_SLACK * fu) {
                     result = record(err, PGPU_ERROR_NOT_CONVERGED,
                                     "multigrid: the residual stopped falling at a relative %.3e after %d cycles, "

@@ -348,6 +348,7 @@ static pgpu_status residual_norm(Env &env, Reducer &red, const Grid<T> &g, const
 static double float_residual_floor(const pgpu_config &c); // validate.h
 static double float_floor(double lmax, double lmin);       // validate.h
 static double rounding_floor(double eps, double lmax, double lmin); // validate.h
+constexpr double FLOAT_EPS = 1.1920929e-7, DOUBLE_EPS = 0x1p-52;     // (rounding_floor's eps)
 static double lambda_max_bound(const pgpu_config &c);      // validate.h
 // The tolerance float takes for a config's 0 (the header's (*)): 1e-5, or
 // float's floor on the grid where that is larger.

@@ -27,7 +27,7 @@ static double lambda_max_bound(const pgpu_config &c)
 // u at hand in its place, that u's own floor (run_multigrid; in double
 // with eps = 2^-52, where V-cycles stop falling).
 static double rounding_floor(double eps, double lmax, double lmin) { return 0.25 * eps * lmax / lmin; }
-static double float_floor(double lmax, double lmin) { return rounding_floor(1.1920929e-7, lmax, lmin); }
+static double float_floor(double lmax, double lmin) { return rounding_floor(FLOAT_EPS, lmax, lmin); }
 static double float_residual_floor(const pgpu_config &c)
 {
     const bool is3d = c.nz > 1;
