@@ -140,6 +140,14 @@ constexpr int FDM_T = 256, FDM_KB = 16;
 constexpr int FDM_NMAX = 128;
 static_assert(FDM_NMAX <= FDM_T, "fdm_mm: a product's columns fit one block's threads");
 constexpr int FDM_ROWS_MIN = 64;
+// Where the device groups blocks in clusters, grids of at most FDMC_NMAX a
+// side take fdmc_kernel instead (one cluster of at most FDMC_C blocks of
+// FDMC_T threads, each block FDMC_RM rows at most); a thread's share of a
+// sum is at most FDMC_KB terms.
+constexpr int FDMC_T = 256, FDMC_NMAX = 64, FDMC_C = 16, FDMC_RM = 4, FDMC_KB = 16, FDMC_LROWS = FDMC_NMAX + FDMC_KB;
+constexpr int FDMC_EDGE = (4 * FDMC_NMAX + FDMC_T - 1) / FDMC_T; // the box's edge points a thread
+static_assert(FDMC_RM * FDMC_C >= FDMC_NMAX, "fdmc: the cluster's rows cover a grid");
+static_assert(FDMC_T / FDMC_NMAX * FDMC_KB >= FDMC_NMAX, "fdmc: the slices of a sum cover it");
 constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
 constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this
 // The cuFFT route's per-axis scratch (the real copy of the lines and their
@@ -12422,7 +12430,7 @@ template <class T> size_t dr_smem_bytes(const DrAxis<T> &a)
 #ifdef PGPU_SRC_LINES
 #line 30 "src/poisson_gpu.cu"
 #endif
-// fft_fdm.h -- small 2D grids by fast diagonalisation: dense transforms in one launch
+// fft_fdm.h -- small 2D grids by fast diagonalisation: dense transforms in one launch (a grid barrier or a cluster)
 #ifdef PGPU_SRC_LINES
 #line 2 "src/fft_fdm.h"
 #endif
@@ -12583,6 +12591,259 @@ template <class T> __global__ void __launch_bounds__(FDM_T) fdm2_phase_kernel(co
 {
     Red3 none{0, 0, 0};
     fdm_phase<T, false>(A, ph, none, true);
+}
+
+// The same solve in one thread-block cluster, where the device has them
+// (sm_90 on) and both sides are at most FDMC_NMAX: C blocks, block q owning
+// the R rows j0 = q R .. of the products that need all rows, one exchange
+// of the spectrum between the blocks through distributed shared memory:
+//   0  D = Qy^T[rows, :] b          every block reads all of b
+//   1  S = (D Qx) / (lam_y + lam_x)  pushed into every block's copy of S
+//      (one cluster barrier)
+//   2  W = Qy[rows, :] S
+//   3  u[rows, :] = W Qx^T
+// Each block holds the right factors and b as matrices (FDMC_NMAX doubles a
+// row) and its rows of the left factors as [k][FDMC_RM] tables (FdmcTables,
+// built on the host for the cluster's size), all in shared memory by
+// asynchronous copies; thread (c, s) of a product sums column c over its
+// slice s of k, the slices added in slice order (fdmc_reduce).  No grid
+// barrier and no round trip through global memory: what a small solve
+// waits on is the launch, one read of the data and the steps' barriers.
+// CHECK folds in the default path's checks as fdm2_kernel does: every
+// block sums the scan over all of b in one order, so that all reach one
+// verdict; the residual's partials go to block 0, which adds them in block
+// order.  Sums in double, in a fixed order.
+struct FdmcTables {
+    const double *LA, *LB; // per block, FDMC_LROWS x FDMC_RM: Qy^T's and Qy's rows j0 .. j0 + R (zero past them)
+    const double *RX, *RXT; // Qx and Qx^T, nx rows of FDMC_NMAX (zero past nx)
+    const double *lx, *ly;  // the eigenvalues
+    int C, R;               // blocks, rows a block
+};
+constexpr size_t FDMC_SMEM = sizeof(double) * ((size_t)3 * FDMC_LROWS * FDMC_RM + (size_t)FDMC_T * FDMC_RM +
+                                               (size_t)5 * FDMC_NMAX * FDMC_NMAX + 3 * FDMC_C);
+
+// The launch of one cluster of C blocks.
+static void fdmc_config(int C, cudaLaunchConfig_t &lc, cudaLaunchAttribute (&at)[1], cudaStream_t st)
+{
+    lc.gridDim = dim3((unsigned)C);
+    lc.blockDim = dim3(FDMC_T);
+    lc.dynamicSmemBytes = FDMC_SMEM;
+    lc.stream = st;
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = (unsigned)C;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    lc.attrs = at;
+    lc.numAttrs = 1;
+}
+
+__device__ __forceinline__ void fdmc_cluster_arrive_relaxed()
+{
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void fdmc_cluster_wait() { asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); }
+
+// The slices' sums of acc (thread (c, s), s < S) through red, added in slice
+// order; out(r, c, v) by the threads of slices r, r - S, ... for r < nr.
+template <class O>
+__device__ __forceinline__ void fdmc_reduce(double *red, const double (&acc)[FDMC_RM], int nr, int nx, int S, int c,
+                                            int s, O out)
+{
+    if (s < S)
+#pragma unroll
+        for (int r = 0; r < FDMC_RM; ++r)
+            if (r < nr) red[(s * FDMC_RM + r) * nx + c] = acc[r];
+    __syncthreads();
+    if (s < S)
+        for (int r = s; r < nr; r += S) {
+            double v = red[r * nx + c];
+            for (int q = 1; q < S; ++q) v += red[(q * FDMC_RM + r) * nx + c];
+            out(r, v);
+        }
+    __syncthreads();
+}
+
+template <class T, bool CHECK>
+__global__ void __launch_bounds__(FDMC_T, 1) fdmc_kernel(const FdmArgs<T> A, const FdmcTables X)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    cg::cluster_group cl = cg::this_cluster();
+    extern __shared__ __align__(16) double fdmc_smem[];
+    constexpr int NM = FDMC_NMAX, RM = FDMC_RM, MS = NM * NM;
+    double *sLA = fdmc_smem, *sLB = sLA + FDMC_LROWS * RM, *sD = sLB + FDMC_LROWS * RM;
+    double *red = sD + FDMC_LROWS * RM, *sM = red + FDMC_T * RM, *sPart = sM + 4 * MS; // sM: b, Qx, S, Qx^T
+    T *sF = (T *)(sPart + 3 * FDMC_C);                                                  // f as it comes
+    __shared__ int ok_s;
+    fdmc_cluster_arrive_relaxed(); // (every block runs before any writes into another's memory)
+    const int b = (int)cl.block_rank(), C = X.C, R = X.R;
+    const int nx = A.nx, ny = A.ny, t = threadIdx.x;
+    const int j0 = b * R, nr = max(0, min(ny - j0, R));
+    const int S = FDMC_T / nx, c = t % nx, s = t / nx;
+    const int KSy = (ny + S - 1) / S, KSx = (nx + S - 1) / S;
+    const int kby = s < S ? min(ny, s * KSy) : ny, cy = s < S ? min(ny, kby + KSy) - kby : 0;
+    const int kbx = s < S ? min(nx, s * KSx) : nx, cx = s < S ? min(nx, kbx + KSx) - kbx : 0;
+    const Grid<T> &g = A.g;
+    constexpr int NW = FDMC_T / 32, NI = (NM + NW - 1) / NW, NJ = (NM + 31) / 32;
+    const int w = t >> 5, l = t & 31;
+    { // the tables and f, by asynchronous copies
+        for (int y = w; y < ny; y += NW)
+            for (int x = l; x < nx; x += 32)
+                __pipeline_memcpy_async(sF + y * NM + x, A.f + g.base + (int64_t)y * g.sy + x, sizeof(T));
+        const int nq = nx * NM / 2, nl = FDMC_LROWS * RM / 2;
+        const double *la = X.LA + (size_t)b * FDMC_LROWS * RM, *lb = X.LB + (size_t)b * FDMC_LROWS * RM;
+        for (int e = t; e < nq; e += FDMC_T) {
+            __pipeline_memcpy_async(sM + MS + 2 * e, X.RX + 2 * e, 16);
+            __pipeline_memcpy_async(sM + 3 * MS + 2 * e, X.RXT + 2 * e, 16);
+        }
+        for (int e = t; e < nl; e += FDMC_T) {
+            __pipeline_memcpy_async(sLA + 2 * e, la + 2 * e, 16);
+            __pipeline_memcpy_async(sLB + 2 * e, lb + 2 * e, 16);
+        }
+        __pipeline_commit();
+    }
+    for (int e = t; e < FDMC_LROWS * RM; e += FDMC_T) sD[e] = 0.0;
+    // The boundary terms of the points on the box's edge, a thread each,
+    // while the copies fly: rows 0 and ny - 1, then columns 0 and nx - 1.
+    const int ne = (ny == 1 ? nx : 2 * nx) + max(0, ny - 2) * (nx == 1 ? 1 : 2);
+    int ex[FDMC_EDGE], ey[FDMC_EDGE];
+    T ebt[FDMC_EDGE];
+#pragma unroll
+    for (int q = 0; q < FDMC_EDGE; ++q) {
+        const int e = t + q * FDMC_T;
+        ex[q] = -1;
+        if (e >= ne) continue;
+        if (e < nx) ex[q] = e, ey[q] = 0;
+        else if (ny > 1 && e < 2 * nx) ex[q] = e - nx, ey[q] = ny - 1;
+        else {
+            const int k = e - (ny == 1 ? nx : 2 * nx), side = nx == 1 ? 0 : k & 1;
+            ex[q] = side ? nx - 1 : 0;
+            ey[q] = 1 + (nx == 1 ? k : k >> 1);
+        }
+        ebt[q] = box_terms(g, A.u_in, g.base + (int64_t)ey[q] * g.sy + ex[q], ex[q], ey[q], 0);
+    }
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    // b = f plus the boundary terms (all of b in every block): the inner
+    // points a warp a row, then the edge's; the scan as scan_rhs_kernel
+    // sums each point
+    Red3 acc{0, 0, 0};
+#pragma unroll
+    for (int i = 0; i < NI; ++i)
+#pragma unroll
+        for (int h = 0; h < NJ; ++h) {
+            const int y = w + NW * i, x = l + 32 * h;
+            if (y > 0 && y < ny - 1 && x > 0 && x < nx - 1) {
+                const T fv = sF[y * NM + x];
+                if (CHECK) accumulate(acc, (double)fv, (double)fv * (double)fv, fabs((double)fv));
+                sM[y * NM + x] = (double)fv;
+            }
+        }
+#pragma unroll
+    for (int q = 0; q < FDMC_EDGE; ++q)
+        if (ex[q] >= 0) {
+            const T fv = sF[ey[q] * NM + ex[q]];
+            if (CHECK) {
+                const double cc = (double)fv + (double)ebt[q];
+                accumulate(acc, cc, cc * cc, fabs(cc));
+            }
+            sM[ey[q] * NM + ex[q]] = (double)(fv + ebt[q]);
+        }
+    if (CHECK) { // the verdict, the same in every block
+        acc = block_reduce(acc);
+        if (t == 0) {
+            ok_s = dr_data_ok(acc);
+            if (b == 0) {
+                A.res[RES_SCAN] = acc.s0;
+                A.res[RES_SCAN + 1] = acc.s1;
+                A.res[RES_SCAN + 2] = acc.m;
+            }
+        }
+    }
+    __syncthreads();
+    const bool ok = CHECK ? ok_s != 0 : true;
+    fdmc_cluster_wait();
+#pragma unroll 1
+    for (int ph = 0; ph < 4; ++ph) {
+        if (ph == 2) cl.sync(); // S from every block
+        const double *L = ph == 0 ? sLA : ph == 2 ? sLB : sD;
+        const int kb = ph & 1 ? kbx : kby, cnt = ph & 1 ? cx : cy;
+        double sum[RM];
+#pragma unroll
+        for (int r = 0; r < RM; ++r) sum[r] = 0;
+        const double *mp = sM + ph * MS + kb * NM + c, *lp = L + kb * RM;
+#pragma unroll
+        for (int i = 0; i < FDMC_KB; ++i) {
+            const double m = i < cnt ? mp[i * NM] : 0.0;
+#pragma unroll
+            for (int r = 0; r < RM; ++r) sum[r] = fma(lp[i * RM + r], m, sum[r]);
+        }
+        fdmc_reduce(red, sum, nr, nx, S, c, s, [&](int r, double v) {
+            if (ph == 0 || ph == 2) {
+                sD[c * RM + r] = v;
+            } else if (ph == 1) {
+                const double d = X.ly[j0 + r] + X.lx[c], w = d != 0 ? v / d : 0.0;
+                double *dst = sM + 2 * MS + (j0 + r) * NM + c;
+                for (int q = 0; q < C; ++q) *cl.map_shared_rank(dst, q) = w;
+            } else if (ok) {
+                A.u_out[g.base + (int64_t)(j0 + r) * g.sy + c] = (T)v;
+            }
+        });
+    }
+    if (!CHECK || !ok) return;
+    cl.sync(); // u written by every block
+    // the report's residual b - A u on this block's rows (fold_residual's form)
+    Red3 racc{0, 0, 0};
+    for (int e = t; e < nr * nx; e += FDMC_T) {
+        const int r = e / nx, i = e - r * nx, j = j0 + r;
+        const int64_t p = g.base + (int64_t)j * g.sy + i;
+        double diag = 0;
+        const double off = stencil_off<double>(g, A.u_out + p, p, i, j, 0, diag);
+        const double res = ((double)A.f[p] + off) - diag * (double)A.u_out[p];
+        accumulate(racc, res, res * res, fabs(res));
+    }
+    racc = block_reduce(racc);
+    if (t == 0) {
+        double *p0 = cl.map_shared_rank(sPart, 0);
+        p0[3 * b] = racc.s0;
+        p0[3 * b + 1] = racc.s1;
+        p0[3 * b + 2] = racc.m;
+    }
+    cl.sync();
+    if (b == 0 && t == 0) {
+        Red3 v{0, 0, 0};
+        for (int q = 0; q < C; ++q) v = red_combine(v, Red3{sPart[3 * q], sPart[3 * q + 1], sPart[3 * q + 2]});
+        A.res[RES_NORM] = v.s0;
+        A.res[RES_NORM + 1] = v.s1;
+        A.res[RES_NORM + 2] = v.m;
+    }
+#else
+    __trap(); // (FftSolver::init_fdm takes this route only in code built for sm_90 on)
+#endif
+}
+
+// The cluster's tables for faces of the basis q (fdm_basis's, per axis) and
+// C blocks; empty where the grid is too large for the route.
+static void fdmc_tables(const std::vector<double> (&q)[2], int64_t nx, int64_t ny, int C, std::vector<double> &la,
+                        std::vector<double> &lb, std::vector<double> &rx, std::vector<double> &rxt)
+{
+    const int64_t R = (ny + C - 1) / C, L = FDMC_LROWS * FDMC_RM;
+    la.assign((size_t)(FDMC_C * L), 0.0);
+    lb.assign((size_t)(FDMC_C * L), 0.0);
+    rx.assign((size_t)(nx * FDMC_NMAX), 0.0);
+    rxt.assign((size_t)(nx * FDMC_NMAX), 0.0);
+    for (int b = 0; b < C; ++b)
+        for (int64_t r = 0; r < R && b * R + r < ny; ++r)
+            for (int64_t k = 0; k < ny; ++k) {
+                const int64_t j = b * R + r;
+                la[(size_t)(b * L + k * FDMC_RM + r)] = q[1][(size_t)(k * ny + j)]; // Qy^T[j][k]
+                lb[(size_t)(b * L + k * FDMC_RM + r)] = q[1][(size_t)(j * ny + k)]; // Qy[j][k]
+            }
+    for (int64_t i = 0; i < nx; ++i)
+        for (int64_t k = 0; k < nx; ++k) {
+            rx[(size_t)(i * FDMC_NMAX + k)] = q[0][(size_t)(i * nx + k)];  // Qx[i][k]
+            rxt[(size_t)(i * FDMC_NMAX + k)] = q[0][(size_t)(k * nx + i)]; // Qx^T[i][k]
+        }
 }
 
 // The 1D operator of n nodes with faces lo and hi as Q diag(lam) Q^T: Q's
@@ -13577,7 +13838,8 @@ template <class T> class FftSolver {
     // run_checked launches nothing.)
     bool folds_checks() const
     {
-        return !dist && (rows_f ? fdm_blocks > 0 && !fdm_singular : rows_d && cfg.nz == 1 && dr_blocks > 0);
+        return !dist && (rows_f ? (fdmc.C > 0 || fdm_blocks > 0) && !fdm_singular
+                                : rows_d && cfg.nz == 1 && dr_blocks > 0);
     }
     pgpu_status run_checked(T *u, const T *f, double *res) { return rows_f ? run_fdm(u, f, res) : run_dr(u, f, res); }
     // The plans' stream (pgpu_set_stream).
@@ -13628,7 +13890,9 @@ template <class T> class FftSolver {
     bool fdm_singular = false; // ... with a zero eigenvalue (no Dirichlet face)
     FdmArgs<T> fdm{};         // ... its data
     int fdm_blocks = 0;       // ... and its blocks (0: the device cannot launch it)
+    FdmcTables fdmc{};        // ... or its cluster (fdmc_kernel; C 0: none)
     pgpu_status init_fdm();
+    pgpu_status init_fdmc(const std::vector<double> (&q)[2], const std::vector<double> (&lam)[2]);
     pgpu_status run_fdm(T *u, const T *f, double *res = nullptr);
     // The distributed mode (dist.h): transforms on slabs and pencils of
     // the global grid, transposed between them.
@@ -13882,6 +14146,7 @@ template <class T> pgpu_status FftSolver<T>::init_fdm()
     A.ny = (int)ny;
     PGPU_FORWARD(env->mem.alloc(err, (void **)&A.T1, (size_t)(nx * ny) * sizeof(T), "FFT spectrum"));
     PGPU_FORWARD(env->mem.alloc(err, (void **)&A.part, (size_t)ny * 6 * sizeof(double), "FFT partials"));
+    PGPU_FORWARD(init_fdmc(q, lam));
     if (env->mem.counting) return PGPU_SUCCESS;
     int coop = 0, per_sm = 0;
     PGPU_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, env->device));
@@ -13896,6 +14161,48 @@ template <class T> pgpu_status FftSolver<T>::init_fdm()
     return PGPU_SUCCESS;
 }
 
+// The cluster route (fdmc_kernel) for grids of at most FDMC_NMAX a side:
+// its tables (uploaded wherever the grid allows the route, so that the
+// workspace does not depend on the device), then the route itself where
+// the code runs as built for sm_90 on and one cluster of C blocks fits.
+template <class T> pgpu_status FftSolver<T>::init_fdmc(const std::vector<double> (&q)[2], const std::vector<double> (&lam)[2])
+{
+    char *err = env->err;
+    const int64_t nx = cfg.nx, ny = cfg.ny;
+    if (nx > FDMC_NMAX || ny > FDMC_NMAX) return PGPU_SUCCESS;
+    const int C = ny > 8 ? FDMC_C : 8;
+    int use = 0;
+    const void *kc[2] = {(const void *)fdmc_kernel<T, true>, (const void *)fdmc_kernel<T, false>};
+    if (!env->mem.counting) {
+        cudaFuncAttributes fa;
+        PGPU_CUDA(cudaFuncGetAttributes(&fa, kc[0]));
+        int major = 0, cluster = 0;
+        PGPU_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, env->device));
+        PGPU_CUDA(cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, env->device));
+        use = fa.ptxVersion >= 90 && major >= 9 && cluster && FDMC_SMEM <= (size_t)env->optin;
+        for (int v = 0; v < 2 && use; ++v) {
+            PGPU_CUDA(cudaFuncSetAttribute(kc[v], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)FDMC_SMEM));
+            if (C > 8) PGPU_CUDA(cudaFuncSetAttribute(kc[v], cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+            cudaLaunchConfig_t lc = {};
+            cudaLaunchAttribute at[1];
+            fdmc_config(C, lc, at, env->st);
+            int fits = 0;
+            if (cudaOccupancyMaxActiveClusters(&fits, kc[v], &lc) != cudaSuccess) {
+                (void)cudaGetLastError();
+                fits = 0;
+            }
+            use = fits > 0;
+        }
+    }
+    std::vector<double> la, lb, rx, rxt;
+    fdmc_tables(q, nx, ny, C, la, lb, rx, rxt);
+    double *d[6] = {};
+    const std::vector<double> *h[6] = {&la, &lb, &rx, &rxt, &lam[0], &lam[1]};
+    for (int k = 0; k < 6; ++k) PGPU_FORWARD(env->upload(*h[k], &d[k], "FFT cluster tables"));
+    fdmc = FdmcTables{d[0], d[1], d[2], d[3], d[4], d[5], use ? C : 0, (int)((ny + C - 1) / C)};
+    return PGPU_SUCCESS;
+}
+
 // One cooperative launch (with res: the default path's checks in it), or
 // its two phases as launches of their own where the device cannot.
 template <class T> pgpu_status FftSolver<T>::run_fdm(T *u, const T *f, double *res)
@@ -13907,6 +14214,21 @@ template <class T> pgpu_status FftSolver<T>::run_fdm(T *u, const T *f, double *r
     A.u_in = A.u_out = u;
     A.res = res;
     void *args[] = {&A};
+    if (fdmc.C > 0) {
+        cudaLaunchConfig_t lc = {};
+        cudaLaunchAttribute at[1];
+        fdmc_config(fdmc.C, lc, at, st);
+        const cudaError_t e = res ? cudaLaunchKernelEx(&lc, fdmc_kernel<T, true>, A, fdmc)
+                                  : cudaLaunchKernelEx(&lc, fdmc_kernel<T, false>, A, fdmc);
+        if (e == cudaSuccess) return PGPU_SUCCESS;
+        // refused for its size (MPS limits, say): the cooperative route from now on
+        if (e != cudaErrorInvalidClusterSize &&
+            e != cudaErrorNotSupported && e != cudaErrorLaunchOutOfResources)
+            return cuda_status(err, e, "cudaLaunchKernelEx", PGPU_AT);
+        (void)cudaGetLastError();
+        fdmc.C = 0;
+        if (res && fdm_blocks == 0) return PGPU_SUCCESS; // (folds_checks() false: solve()'s steps instead)
+    }
     const void *kern = res ? (const void *)fdm2_kernel<T, true> : (const void *)fdm2_kernel<T, false>;
     bool done = false;
     PGPU_FORWARD(coop_launch(*env, kern, fdm_blocks, FDM_T, args, 0, res != nullptr, done));

@@ -572,7 +572,9 @@
  *                    power of two from 16 to 4096 and a side past 64: N w;
  *                    other 2D grids of at most 128 a side, any faces: N w
  *                    plus (2 nx^2 + 2 ny^2 + nx + ny) w and 48 ny bytes
- *                    (dense transforms).  Plus
+ *                    (dense transforms); at most 64 a side, (1032 nx +
+ *                    8 ny) bytes and 80 KiB more (their tables for one
+ *                    thread-block cluster).  Plus
  *                    cuFFT's work area wherever cuFFT is
  *                    used (sized by cuFFT; the query includes it).  An axis
  *                    whose scratch would pass 2^26 elements takes its lines

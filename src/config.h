@@ -125,6 +125,14 @@ constexpr int FDM_T = 256, FDM_KB = 16;
 constexpr int FDM_NMAX = 128;
 static_assert(FDM_NMAX <= FDM_T, "fdm_mm: a product's columns fit one block's threads");
 constexpr int FDM_ROWS_MIN = 64;
+// Where the device groups blocks in clusters, grids of at most FDMC_NMAX a
+// side take fdmc_kernel instead (one cluster of at most FDMC_C blocks of
+// FDMC_T threads, each block FDMC_RM rows at most); a thread's share of a
+// sum is at most FDMC_KB terms.
+constexpr int FDMC_T = 256, FDMC_NMAX = 64, FDMC_C = 16, FDMC_RM = 4, FDMC_KB = 16, FDMC_LROWS = FDMC_NMAX + FDMC_KB;
+constexpr int FDMC_EDGE = (4 * FDMC_NMAX + FDMC_T - 1) / FDMC_T; // the box's edge points a thread
+static_assert(FDMC_RM * FDMC_C >= FDMC_NMAX, "fdmc: the cluster's rows cover a grid");
+static_assert(FDMC_T / FDMC_NMAX * FDMC_KB >= FDMC_NMAX, "fdmc: the slices of a sum cover it");
 constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
 constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this
 // The cuFFT route's per-axis scratch (the real copy of the lines and their

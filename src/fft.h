@@ -345,7 +345,8 @@ template <class T> class FftSolver {
     // run_checked launches nothing.)
     bool folds_checks() const
     {
-        return !dist && (rows_f ? fdm_blocks > 0 && !fdm_singular : rows_d && cfg.nz == 1 && dr_blocks > 0);
+        return !dist && (rows_f ? (fdmc.C > 0 || fdm_blocks > 0) && !fdm_singular
+                                : rows_d && cfg.nz == 1 && dr_blocks > 0);
     }
     pgpu_status run_checked(T *u, const T *f, double *res) { return rows_f ? run_fdm(u, f, res) : run_dr(u, f, res); }
     // The plans' stream (pgpu_set_stream).
@@ -396,7 +397,9 @@ template <class T> class FftSolver {
     bool fdm_singular = false; // ... with a zero eigenvalue (no Dirichlet face)
     FdmArgs<T> fdm{};         // ... its data
     int fdm_blocks = 0;       // ... and its blocks (0: the device cannot launch it)
+    FdmcTables fdmc{};        // ... or its cluster (fdmc_kernel; C 0: none)
     pgpu_status init_fdm();
+    pgpu_status init_fdmc(const std::vector<double> (&q)[2], const std::vector<double> (&lam)[2]);
     pgpu_status run_fdm(T *u, const T *f, double *res = nullptr);
     // The distributed mode (dist.h): transforms on slabs and pencils of
     // the global grid, transposed between them.
@@ -650,6 +653,7 @@ template <class T> pgpu_status FftSolver<T>::init_fdm()
     A.ny = (int)ny;
     PGPU_FORWARD(env->mem.alloc(err, (void **)&A.T1, (size_t)(nx * ny) * sizeof(T), "FFT spectrum"));
     PGPU_FORWARD(env->mem.alloc(err, (void **)&A.part, (size_t)ny * 6 * sizeof(double), "FFT partials"));
+    PGPU_FORWARD(init_fdmc(q, lam));
     if (env->mem.counting) return PGPU_SUCCESS;
     int coop = 0, per_sm = 0;
     PGPU_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, env->device));
@@ -664,6 +668,48 @@ template <class T> pgpu_status FftSolver<T>::init_fdm()
     return PGPU_SUCCESS;
 }
 
+// The cluster route (fdmc_kernel) for grids of at most FDMC_NMAX a side:
+// its tables (uploaded wherever the grid allows the route, so that the
+// workspace does not depend on the device), then the route itself where
+// the code runs as built for sm_90 on and one cluster of C blocks fits.
+template <class T> pgpu_status FftSolver<T>::init_fdmc(const std::vector<double> (&q)[2], const std::vector<double> (&lam)[2])
+{
+    char *err = env->err;
+    const int64_t nx = cfg.nx, ny = cfg.ny;
+    if (nx > FDMC_NMAX || ny > FDMC_NMAX) return PGPU_SUCCESS;
+    const int C = ny > 8 ? FDMC_C : 8;
+    int use = 0;
+    const void *kc[2] = {(const void *)fdmc_kernel<T, true>, (const void *)fdmc_kernel<T, false>};
+    if (!env->mem.counting) {
+        cudaFuncAttributes fa;
+        PGPU_CUDA(cudaFuncGetAttributes(&fa, kc[0]));
+        int major = 0, cluster = 0;
+        PGPU_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, env->device));
+        PGPU_CUDA(cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, env->device));
+        use = fa.ptxVersion >= 90 && major >= 9 && cluster && FDMC_SMEM <= (size_t)env->optin;
+        for (int v = 0; v < 2 && use; ++v) {
+            PGPU_CUDA(cudaFuncSetAttribute(kc[v], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)FDMC_SMEM));
+            if (C > 8) PGPU_CUDA(cudaFuncSetAttribute(kc[v], cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+            cudaLaunchConfig_t lc = {};
+            cudaLaunchAttribute at[1];
+            fdmc_config(C, lc, at, env->st);
+            int fits = 0;
+            if (cudaOccupancyMaxActiveClusters(&fits, kc[v], &lc) != cudaSuccess) {
+                (void)cudaGetLastError();
+                fits = 0;
+            }
+            use = fits > 0;
+        }
+    }
+    std::vector<double> la, lb, rx, rxt;
+    fdmc_tables(q, nx, ny, C, la, lb, rx, rxt);
+    double *d[6] = {};
+    const std::vector<double> *h[6] = {&la, &lb, &rx, &rxt, &lam[0], &lam[1]};
+    for (int k = 0; k < 6; ++k) PGPU_FORWARD(env->upload(*h[k], &d[k], "FFT cluster tables"));
+    fdmc = FdmcTables{d[0], d[1], d[2], d[3], d[4], d[5], use ? C : 0, (int)((ny + C - 1) / C)};
+    return PGPU_SUCCESS;
+}
+
 // One cooperative launch (with res: the default path's checks in it), or
 // its two phases as launches of their own where the device cannot.
 template <class T> pgpu_status FftSolver<T>::run_fdm(T *u, const T *f, double *res)
@@ -675,6 +721,21 @@ template <class T> pgpu_status FftSolver<T>::run_fdm(T *u, const T *f, double *r
     A.u_in = A.u_out = u;
     A.res = res;
     void *args[] = {&A};
+    if (fdmc.C > 0) {
+        cudaLaunchConfig_t lc = {};
+        cudaLaunchAttribute at[1];
+        fdmc_config(fdmc.C, lc, at, st);
+        const cudaError_t e = res ? cudaLaunchKernelEx(&lc, fdmc_kernel<T, true>, A, fdmc)
+                                  : cudaLaunchKernelEx(&lc, fdmc_kernel<T, false>, A, fdmc);
+        if (e == cudaSuccess) return PGPU_SUCCESS;
+        // refused for its size (MPS limits, say): the cooperative route from now on
+        if (e != cudaErrorInvalidClusterSize &&
+            e != cudaErrorNotSupported && e != cudaErrorLaunchOutOfResources)
+            return cuda_status(err, e, "cudaLaunchKernelEx", PGPU_AT);
+        (void)cudaGetLastError();
+        fdmc.C = 0;
+        if (res && fdm_blocks == 0) return PGPU_SUCCESS; // (folds_checks() false: solve()'s steps instead)
+    }
     const void *kern = res ? (const void *)fdm2_kernel<T, true> : (const void *)fdm2_kernel<T, false>;
     bool done = false;
     PGPU_FORWARD(coop_launch(*env, kern, fdm_blocks, FDM_T, args, 0, res != nullptr, done));

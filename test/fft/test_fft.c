@@ -558,6 +558,15 @@ static const size_case size_cases[] = {
     {{127, 63, 1}, "DDND", {0, 0, 0}, 0, 0, 3, 0},
     {{129, 31, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
     {{31, 129, 1}, "DNPP", {0, 0, 0}, 0, 0, 1, 0},
+    /* at most 64 a side: one thread-block cluster where the device has them
+     * (a cluster of 16, of 8 at most 8 rows), the dense transforms above
+     * elsewhere; 65 a side: the dense transforms */
+    {{64, 64, 1}, "DNND", {0.01, 0.012, 0}, 0, 0, 3, 0},
+    {{64, 64, 1}, "PPNN", {0, 0, 0}, 3, 0, 3, 1},
+    {{64, 17, 1}, "NDDD", {0.01, 0.05, 0}, 0, 0, 3, 0},
+    {{40, 7, 1}, "PPDN", {0.02, 0.1, 0}, 2, 0, 3, 1},
+    {{5, 64, 1}, "DDPP", {0.2, 0.01, 0}, 0, 0, 3, 0},
+    {{65, 64, 1}, "NDDD", {0, 0, 0}, 0, 0, 3, 0},
     /* non-cubic, strongly anisotropic spacing */
     {{64, 24, 9}, "DDPPNN", {0.01, 0.05, 0.2}, 0, 0, 3, 0},
     {{10, 50, 6}, "NDDDPP", {0.2, 0.01, 0.05}, 0, 0, 3, 0},
