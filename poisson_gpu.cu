@@ -1192,6 +1192,17 @@ __device__ __forceinline__ A stencil_off(const Grid<T> &g, const T *s, int64_t p
     return xy + (A(z.vzl) * A(s[z.nzl]) + A(z.vzh) * A(s[z.nzh]));
 }
 
+// b - A u at interior point (i, j, k), element p, b = f (its boundary
+// terms are u's ghosts, which stencil_off reads), in double: the form of
+// the small checks that form the residual inside another kernel.
+template <class T>
+__device__ __forceinline__ double point_residual(const Grid<T> &g, const T *u, const T *f, int64_t p, int i, int j, int k)
+{
+    double diag = 0;
+    const double off = stencil_off<double>(g, u + p, p, i, j, k, diag);
+    return ((double)f[p] + off) - diag * (double)u[p];
+}
+
 // The update shared by Jacobi and red-black: (1 - w) u + w (b + off) / diag.
 // A zero diagonal (a single node of a purely periodic/Neumann grid) leaves u
 // as it is.  relax_scaled: the same with w / diag precomputed as `scale`.
@@ -9995,9 +10006,7 @@ template <class T> __device__ void tiny_residual(const Grid<T> &g, const T *u, c
             r[p] = T(0);
             continue;
         }
-        double diag;
-        const double off = stencil_off<double>(g, u + p, p, i, j, k, diag);
-        r[p] = T((double(f[p]) + off) - diag * double(u[p]));
+        r[p] = T(point_residual(g, u, f, p, i, j, k));
     }
 }
 
@@ -12215,6 +12224,14 @@ __global__ void __launch_bounds__(DR_T, POW2 && sizeof(T) == 4 ? DR_POW2_BLOCKS 
     }
 }
 
+// A total into res[at], res[at + 1], res[at + 2] (RES_SCAN, RES_NORM).
+__device__ __forceinline__ void put_total(double *res, int at, const Red3 &t)
+{
+    res[at] = t.s0;
+    res[at + 1] = t.s1;
+    res[at + 2] = t.m;
+}
+
 // Whether the right-hand side's sums (s0, s1, max) let a solve write u: all
 // finite, max |b| within RHS_MIN .. RHS_MAX (or 0) -- what pgpu_solve checks
 // on the host before any other route touches u (Solver::check_range and
@@ -12283,11 +12300,7 @@ template <int NT> __device__ __forceinline__ bool fold_verdict(const double *par
     t = block_reduce(t);
     if (threadIdx.x == 0) {
         ok_s = dr_data_ok(t);
-        if (blockIdx.x == 0) {
-            res[RES_SCAN] = t.s0;
-            res[RES_SCAN + 1] = t.s1;
-            res[RES_SCAN + 2] = t.m;
-        }
+        if (blockIdx.x == 0) put_total(res, RES_SCAN, t);
     }
     __syncthreads();
     return ok_s != 0;
@@ -12306,9 +12319,7 @@ __device__ __forceinline__ void fold_residual(cooperative_groups::grid_group &gr
     for (int64_t e = blockIdx.x * (int64_t)NT + threadIdx.x; e < npts; e += G * NT) {
         const int i = (int)(e % g.nx), j = (int)(e / g.nx);
         const int64_t p = g.base + j * g.sy + i;
-        double diag = 0;
-        const double off = stencil_off<double>(g, u + p, p, i, j, 0, diag);
-        const double res = ((double)f[p] + off) - diag * (double)u[p];
+        const double res = point_residual(g, u, f, p, i, j, 0);
         accumulate(racc, res, res * res, fabs(res));
     }
     write_partial(part + 3 * G, racc);
@@ -12319,11 +12330,7 @@ __device__ __forceinline__ void fold_residual(cooperative_groups::grid_group &gr
         t = red_combine(t, Red3{dr_load(part + 3 * (G + b)), dr_load(part + 3 * (G + b) + 1),
                                 dr_load(part + 3 * (G + b) + 2)});
     t = block_reduce(t);
-    if (threadIdx.x == 0) {
-        res[RES_NORM] = t.s0;
-        res[RES_NORM + 1] = t.s1;
-        res[RES_NORM + 2] = t.m;
-    }
+    if (threadIdx.x == 0) put_total(res, RES_NORM, t);
 }
 
 template <class T, bool CHECK>
@@ -12753,11 +12760,7 @@ __global__ void __launch_bounds__(FDMC_T, 1) fdmc_kernel(const FdmArgs<T> A, con
         acc = block_reduce(acc);
         if (t == 0) {
             ok_s = dr_data_ok(acc);
-            if (b == 0) {
-                A.res[RES_SCAN] = acc.s0;
-                A.res[RES_SCAN + 1] = acc.s1;
-                A.res[RES_SCAN + 2] = acc.m;
-            }
+            if (b == 0) put_total(A.res, RES_SCAN, acc);
         }
     }
     __syncthreads();
@@ -12797,9 +12800,7 @@ __global__ void __launch_bounds__(FDMC_T, 1) fdmc_kernel(const FdmArgs<T> A, con
     for (int e = t; e < nr * nx; e += FDMC_T) {
         const int r = e / nx, i = e - r * nx, j = j0 + r;
         const int64_t p = g.base + (int64_t)j * g.sy + i;
-        double diag = 0;
-        const double off = stencil_off<double>(g, A.u_out + p, p, i, j, 0, diag);
-        const double res = ((double)A.f[p] + off) - diag * (double)A.u_out[p];
+        const double res = point_residual(g, (const T *)A.u_out, A.f, p, i, j, 0);
         accumulate(racc, res, res * res, fabs(res));
     }
     racc = block_reduce(racc);
@@ -12813,9 +12814,7 @@ __global__ void __launch_bounds__(FDMC_T, 1) fdmc_kernel(const FdmArgs<T> A, con
     if (b == 0 && t == 0) {
         Red3 v{0, 0, 0};
         for (int q = 0; q < C; ++q) v = red_combine(v, Red3{sPart[3 * q], sPart[3 * q + 1], sPart[3 * q + 2]});
-        A.res[RES_NORM] = v.s0;
-        A.res[RES_NORM + 1] = v.s1;
-        A.res[RES_NORM + 2] = v.m;
+        put_total(A.res, RES_NORM, v);
     }
 #else
     __trap(); // (FftSolver::init_fdm takes this route only in code built for sm_90 on)

@@ -152,9 +152,7 @@ template <class T> __device__ void tiny_residual(const Grid<T> &g, const T *u, c
             r[p] = T(0);
             continue;
         }
-        double diag;
-        const double off = stencil_off<double>(g, u + p, p, i, j, k, diag);
-        r[p] = T((double(f[p]) + off) - diag * double(u[p]));
+        r[p] = T(point_residual(g, u, f, p, i, j, k));
     }
 }
 

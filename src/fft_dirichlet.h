@@ -464,6 +464,14 @@ __global__ void __launch_bounds__(DR_T, POW2 && sizeof(T) == 4 ? DR_POW2_BLOCKS 
     }
 }
 
+// A total into res[at], res[at + 1], res[at + 2] (RES_SCAN, RES_NORM).
+__device__ __forceinline__ void put_total(double *res, int at, const Red3 &t)
+{
+    res[at] = t.s0;
+    res[at + 1] = t.s1;
+    res[at + 2] = t.m;
+}
+
 // Whether the right-hand side's sums (s0, s1, max) let a solve write u: all
 // finite, max |b| within RHS_MIN .. RHS_MAX (or 0) -- what pgpu_solve checks
 // on the host before any other route touches u (Solver::check_range and
@@ -532,11 +540,7 @@ template <int NT> __device__ __forceinline__ bool fold_verdict(const double *par
     t = block_reduce(t);
     if (threadIdx.x == 0) {
         ok_s = dr_data_ok(t);
-        if (blockIdx.x == 0) {
-            res[RES_SCAN] = t.s0;
-            res[RES_SCAN + 1] = t.s1;
-            res[RES_SCAN + 2] = t.m;
-        }
+        if (blockIdx.x == 0) put_total(res, RES_SCAN, t);
     }
     __syncthreads();
     return ok_s != 0;
@@ -555,9 +559,7 @@ __device__ __forceinline__ void fold_residual(cooperative_groups::grid_group &gr
     for (int64_t e = blockIdx.x * (int64_t)NT + threadIdx.x; e < npts; e += G * NT) {
         const int i = (int)(e % g.nx), j = (int)(e / g.nx);
         const int64_t p = g.base + j * g.sy + i;
-        double diag = 0;
-        const double off = stencil_off<double>(g, u + p, p, i, j, 0, diag);
-        const double res = ((double)f[p] + off) - diag * (double)u[p];
+        const double res = point_residual(g, u, f, p, i, j, 0);
         accumulate(racc, res, res * res, fabs(res));
     }
     write_partial(part + 3 * G, racc);
@@ -568,11 +570,7 @@ __device__ __forceinline__ void fold_residual(cooperative_groups::grid_group &gr
         t = red_combine(t, Red3{dr_load(part + 3 * (G + b)), dr_load(part + 3 * (G + b) + 1),
                                 dr_load(part + 3 * (G + b) + 2)});
     t = block_reduce(t);
-    if (threadIdx.x == 0) {
-        res[RES_NORM] = t.s0;
-        res[RES_NORM + 1] = t.s1;
-        res[RES_NORM + 2] = t.m;
-    }
+    if (threadIdx.x == 0) put_total(res, RES_NORM, t);
 }
 
 template <class T, bool CHECK>

@@ -319,11 +319,7 @@ __global__ void __launch_bounds__(FDMC_T, 1) fdmc_kernel(const FdmArgs<T> A, con
         acc = block_reduce(acc);
         if (t == 0) {
             ok_s = dr_data_ok(acc);
-            if (b == 0) {
-                A.res[RES_SCAN] = acc.s0;
-                A.res[RES_SCAN + 1] = acc.s1;
-                A.res[RES_SCAN + 2] = acc.m;
-            }
+            if (b == 0) put_total(A.res, RES_SCAN, acc);
         }
     }
     __syncthreads();
@@ -363,9 +359,7 @@ __global__ void __launch_bounds__(FDMC_T, 1) fdmc_kernel(const FdmArgs<T> A, con
     for (int e = t; e < nr * nx; e += FDMC_T) {
         const int r = e / nx, i = e - r * nx, j = j0 + r;
         const int64_t p = g.base + (int64_t)j * g.sy + i;
-        double diag = 0;
-        const double off = stencil_off<double>(g, A.u_out + p, p, i, j, 0, diag);
-        const double res = ((double)A.f[p] + off) - diag * (double)A.u_out[p];
+        const double res = point_residual(g, (const T *)A.u_out, A.f, p, i, j, 0);
         accumulate(racc, res, res * res, fabs(res));
     }
     racc = block_reduce(racc);
@@ -379,9 +373,7 @@ __global__ void __launch_bounds__(FDMC_T, 1) fdmc_kernel(const FdmArgs<T> A, con
     if (b == 0 && t == 0) {
         Red3 v{0, 0, 0};
         for (int q = 0; q < C; ++q) v = red_combine(v, Red3{sPart[3 * q], sPart[3 * q + 1], sPart[3 * q + 2]});
-        A.res[RES_NORM] = v.s0;
-        A.res[RES_NORM + 1] = v.s1;
-        A.res[RES_NORM + 2] = v.m;
+        put_total(A.res, RES_NORM, v);
     }
 #else
     __trap(); // (FftSolver::init_fdm takes this route only in code built for sm_90 on)

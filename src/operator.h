@@ -440,6 +440,17 @@ __device__ __forceinline__ A stencil_off(const Grid<T> &g, const T *s, int64_t p
     return xy + (A(z.vzl) * A(s[z.nzl]) + A(z.vzh) * A(s[z.nzh]));
 }
 
+// b - A u at interior point (i, j, k), element p, b = f (its boundary
+// terms are u's ghosts, which stencil_off reads), in double: the form of
+// the small checks that form the residual inside another kernel.
+template <class T>
+__device__ __forceinline__ double point_residual(const Grid<T> &g, const T *u, const T *f, int64_t p, int i, int j, int k)
+{
+    double diag = 0;
+    const double off = stencil_off<double>(g, u + p, p, i, j, k, diag);
+    return ((double)f[p] + off) - diag * (double)u[p];
+}
+
 // The update shared by Jacobi and red-black: (1 - w) u + w (b + off) / diag.
 // A zero diagonal (a single node of a purely periodic/Neumann grid) leaves u
 // as it is.  relax_scaled: the same with w / diag precomputed as `scale`.
