@@ -148,8 +148,22 @@ constexpr int FDMC_T = 256, FDMC_NMAX = 64, FDMC_C = 16, FDMC_RM = 4, FDMC_KB = 
 constexpr int FDMC_EDGE = (4 * FDMC_NMAX + FDMC_T - 1) / FDMC_T; // the box's edge points a thread
 static_assert(FDMC_RM * FDMC_C >= FDMC_NMAX, "fdmc: the cluster's rows cover a grid");
 static_assert(FDMC_T / FDMC_NMAX * FDMC_KB >= FDMC_NMAX, "fdmc: the slices of a sum cover it");
+// The cuFFT route transforms an axis as a dense product instead (Q^T, Q:
+// fdm_basis's orthonormal eigenvectors; dense_axis_kernel) where its cuFFT
+// length has a prime factor past 7 -- there cuFFT takes a slower algorithm
+// (Bluestein's for large primes: 129 = 3 x 43, 257) -- and the axis has at
+// most DENSE_NMAX nodes; a product costs n multiply-adds a point, so
+// longer axes keep cuFFT.  A block of DENSE_T threads forms a tile of
+// 16 DENSE_TM rows (DENSE_TM_SMALL where a product has at most 16 times
+// that many: no tile mostly empty) by 16 Tune::dense_tn lines, DENSE_KC
+// terms a step.
+constexpr int DENSE_NMAX = 384, DENSE_T = 256, DENSE_KC = 16, DENSE_TM = 8, DENSE_TM_SMALL = 4;
+// The line solves (tri_kernel): a thread a line, blocks of TRI_T (a grid
+// of few lines still spreads over the SMs), each reading TRI_AHEAD nodes of
+// its line ahead.
+constexpr int TRI_T = 64, TRI_AHEAD = 8;
 constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
-constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this
+constexpr int PCR_MAX_LINES = 4096;         // ... used when there are fewer lines than this
 // The cuFFT route's per-axis scratch (the real copy of the lines and their
 // half spectra) and the line solves' pivots take at most this many elements
 // each: a larger axis goes in chunks of lines, so that beyond u and f the
@@ -189,6 +203,10 @@ template <class T> struct Tune {
     // Walk kernels: planes per thread piece.  The residual and the direct
     // transfers take 4 (float) / 2 (double); the Jacobi sweep 2, at 8 blocks
     // per SM in float (0.627 ms against 0.651 for four-plane pieces at six).
+    // Dense axis transforms (dense_axis_kernel): a thread's lines (double:
+    // half of float's); float's folded products take two blocks an SM
+    // (their registers capped at 128), the others one.
+    static constexpr int dense_tn = F32 ? 8 : 4;
     static constexpr int walk_group = F32 ? 4 : 2;
     static constexpr int walk_blocks = F32 ? 5 : 4;
     static constexpr int sweep_group = 2;
@@ -13023,6 +13041,216 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
         u[g.base + i + j * g.sy + (int64_t)k * g.sz] = W[i + (int64_t)g.nx * j + wp * k];
 }
 
+// 16 bytes of T, the shared-memory reads of dense_axis_kernel (N values
+// from p, 16-byte aligned where N is a multiple of a vector).
+template <class T> struct Vec16;
+template <> struct Vec16<float> { typedef float4 type; };
+template <> struct Vec16<double> { typedef double2 type; };
+template <class T, int N> __device__ __forceinline__ void lds16(const T *p, T *r)
+{
+    typedef typename Vec16<T>::type V;
+    constexpr int E = (int)(sizeof(V) / sizeof(T)), NV = N % E ? 0 : N; // (else a run shorter than a vector)
+#pragma unroll
+    for (int i = 0; i < NV; i += E) {
+        const V v = *reinterpret_cast<const V *>(p + i);
+        memcpy(r + i, &v, sizeof(V));
+    }
+#pragma unroll
+    for (int i = NV; i < N; ++i) r[i] = p[i];
+}
+
+// The dense transform of an axis (one whose cuFFT length has a large prime
+// factor: DENSE_NMAX), out[k] = sum_c M[k][c] in[c] along every line, with
+// M = Q^T forward and Q inverse (fdm_basis's orthonormal Q: no scale).  On
+// a Dirichlet-Dirichlet or Neumann-Neumann axis Q's column k is even (k
+// even) or odd (k odd) about the middle, so each direction takes half the
+// products: forward (DENSE_FOLD) the terms x[c] +- x[n-1-c] feed the even
+// and the odd modes; inverse (DENSE_PAIR) E[i] from the even modes and O[i]
+// from the odd ones give x[i] = E + O and x[n-1-i] = E - O.
+enum { DENSE_PLAIN = 0, DENSE_FOLD = 1, DENSE_PAIR = 2 };
+// The matrices as the kernel reads them, row c of terms at m + c ld:
+//  PLAIN  m: M^T, n x n.
+//  FOLD   m: n x ld, ld = nep + no: terms c < ne are x[c] + x[n-1-c] (the
+//         middle alone where n is odd), the rest x[c-ne] - x[n-1-(c-ne)];
+//         rows r < ne are mode 2r, rows nep + r mode 2r + 1 (nep: ne
+//         rounded up to a tile, so that a tile lies in one half).
+//  PAIR   m: Q[i][2c] (c < ne), m2: Q[i][2c+1] (c < no), ld = ne.
+// ne = (n + 1) / 2 even modes, no = n / 2 odd ones.
+template <class T> struct DenseMat {
+    const T *m, *m2;
+    int ld, ne, nep;
+};
+
+// A thread's line of the data: element c at p + c s (W, or the user's f
+// plus the boundary terms: io.read), the line's start at node q.
+template <class T> struct DenseLine {
+    int64_t p, s;
+    int q[3];
+};
+template <class T>
+__device__ __forceinline__ DenseLine<T> dense_line(const Lines &L, const UserIO<T> &io, int64_t b, bool user)
+{
+    DenseLine<T> d;
+    if (!user) {
+        d.p = w_at(L, b, 0);
+        d.s = L.a == 0 ? 1 : L.a == 1 ? L.nx : L.P;
+        return d;
+    }
+    line_ijk(L, b, 0, d.q[0], d.q[1], d.q[2]);
+    d.p = io.g.base + d.q[0] + (int64_t)d.q[1] * io.g.sy + (int64_t)d.q[2] * io.g.sz;
+    d.s = L.a == 0 ? 1 : L.a == 1 ? io.g.sy : io.g.sz;
+    return d;
+}
+template <class T>
+__device__ __forceinline__ T dense_get(const Lines &L, const UserIO<T> &io, const T *__restrict__ W,
+                                       const DenseLine<T> &d, T shift, int c)
+{
+    const int64_t p = d.p + (int64_t)c * d.s;
+    if (!io.read) return W[p];
+    return io.f[p] + box_terms(io.g, io.u_in, p, L.a == 0 ? c : d.q[0], L.a == 1 ? c : d.q[1], L.a == 2 ? c : d.q[2]) -
+           shift;
+}
+
+// Block (x, y) forms lines x BN .. and a tile of rows y as a
+// register-tiled product, DENSE_KC terms staged at a time, the next ones
+// loaded into registers while the current are multiplied.  Thread (tx, ty)
+// holds TM x TN sums -- rows rt TM/2 .. and BM/2 + rt TM/2 .. of the tile
+// (PAIR: E and O of the same rows), lines lt TN/2 .. likewise, (rt, lt) =
+// (ty, tx), or (tx, ty) on x lines, whose rows are contiguous in memory, so
+// that a warp's stores fall close together -- and reads the staged tiles
+// in 16-byte vectors.  It loads terms of one line (for x
+// lines, contiguous, a run of them; else every (256/BN)-th term,
+// consecutive threads on consecutive lines) and of one column of the
+// matrix.  Reads W (or f: io.read), writes Y (or u: io.write): never in place.
+template <class T, int TM, int TN, int MODE>
+__global__ void __launch_bounds__(DENSE_T, Tune<T>::F32 && MODE != DENSE_PAIR ? 2 : 1)
+    dense_axis_kernel(const Lines L, const UserIO<T> io, const DenseMat<T> M, const T *__restrict__ W,
+                      T *__restrict__ Y)
+{
+    constexpr int BM = 16 * TM, BN = 16 * TN, PAD = 16 / (int)sizeof(T), H = TM / 2;
+    constexpr int KC = DENSE_KC, NA = KC * BM / DENSE_T, NB = KC * BN / DENSE_T;
+    constexpr bool PAIR = MODE == DENSE_PAIR;
+    static_assert(DENSE_T == 256 && NA * DENSE_T == KC * BM && NB * DENSE_T == KC * BN, "dense_axis_kernel: tiles");
+    __shared__ __align__(16) T As[KC][BM + PAD];
+    __shared__ __align__(16) T Bs[PAIR ? 2 : 1][KC][BN + PAD];
+    const int n = L.n, ne = M.ne, no = n / 2, t = threadIdx.x, tx = t % 16, ty = t / 16;
+    const int64_t b0 = (int64_t)blockIdx.x * BN;
+    // The tile's rows and terms.
+    const int r0 = blockIdx.y * (PAIR ? BM / 2 : BM);
+    const bool odd = MODE == DENSE_FOLD && r0 >= M.nep;
+    const int c_lo = odd ? ne : 0, c_hi = MODE == DENSE_PLAIN || odd ? n : ne;
+    // This thread's loads: matrix column ka at terms ca + j 256/BM; line lb
+    // at terms cb + j cs.
+    const int ka = t % BM, ca = t / BM;
+    const int lb = L.a == 0 ? t / (DENSE_T / BN) : t % BN;
+    const int cb = L.a == 0 ? (t % (DENSE_T / BN)) * NB : t / BN, cs = L.a == 0 ? 1 : DENSE_T / BN;
+    const T *mp;
+    int a_rows, a_terms; // the column's valid rows (ka's bound) and terms
+    if (PAIR) {
+        const bool e = ka < BM / 2;
+        mp = (e ? M.m : M.m2) + r0 + (e ? ka : ka - BM / 2);
+        a_rows = r0 + (e ? ka : ka - BM / 2) < ne;
+        a_terms = e ? ne : no;
+    } else {
+        mp = M.m + r0 + ka;
+        a_rows = r0 + ka < M.ld;
+        a_terms = n;
+    }
+    const bool b_ok = b0 + lb < L.B;
+    const DenseLine<T> dl = dense_line(L, io, b_ok ? b0 + lb : 0, io.read != 0);
+    const T sh = io.read ? *io.shift : T(0);
+    // The sums' rows along the lanes on x lines (whose rows are contiguous
+    // in memory), else their lines: the lanes' stores fall close together.
+    const int rt = L.a == 0 ? tx : ty, lt = L.a == 0 ? ty : tx;
+    T ra[NA], rb[PAIR ? 2 : 1][NB];
+    auto fetch = [&](int c0) {
+#pragma unroll
+        for (int j = 0; j < NA; ++j) {
+            const int c = c0 + ca + j * (DENSE_T / BM);
+            ra[j] = a_rows && c < c_hi && c < a_terms ? __ldg(mp + (int64_t)c * M.ld) : T(0);
+        }
+#pragma unroll
+        for (int j = 0; j < NB; ++j) {
+            const int c = c0 + cb + j * cs;
+            const bool in = b_ok && c < c_hi;
+            if (MODE == DENSE_PLAIN) {
+                rb[0][j] = in ? dense_get(L, io, W, dl, sh, c) : T(0);
+            } else if (MODE == DENSE_FOLD) {
+                const int d = c < ne ? c : c - ne;
+                T v = T(0);
+                if (in) {
+                    v = dense_get(L, io, W, dl, sh, d);
+                    if (d < no) {
+                        const T w = dense_get(L, io, W, dl, sh, n - 1 - d);
+                        v = c < ne ? v + w : v - w;
+                    }
+                }
+                rb[0][j] = v;
+            } else {
+                rb[0][j] = in ? dense_get(L, io, W, dl, sh, 2 * c) : T(0);
+                rb[PAIR ? 1 : 0][j] = in && c < no ? dense_get(L, io, W, dl, sh, 2 * c + 1) : T(0);
+            }
+        }
+    };
+    T acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+    fetch(c_lo);
+    for (int c0 = c_lo; c0 < c_hi; c0 += KC) {
+#pragma unroll
+        for (int j = 0; j < NA; ++j) As[ca + j * (DENSE_T / BM)][ka] = ra[j];
+#pragma unroll
+        for (int h = 0; h < (PAIR ? 2 : 1); ++h)
+#pragma unroll
+            for (int j = 0; j < NB; ++j) Bs[h][cb + j * cs][lb] = rb[h][j];
+        __syncthreads();
+        if (c0 + KC < c_hi) fetch(c0 + KC);
+#pragma unroll
+        for (int c = 0; c < KC; ++c) {
+            T a[TM], v[PAIR ? 2 : 1][TN];
+            lds16<T, H>(&As[c][rt * H], a);
+            lds16<T, H>(&As[c][BM / 2 + rt * H], a + H);
+#pragma unroll
+            for (int h = 0; h < (PAIR ? 2 : 1); ++h) {
+                lds16<T, TN / 2>(&Bs[h][c][lt * (TN / 2)], v[h]);
+                lds16<T, TN / 2>(&Bs[h][c][BN / 2 + lt * (TN / 2)], v[h] + TN / 2);
+            }
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i], v[PAIR && i >= H ? 1 : 0][j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+    // Out: each of the thread's lines, its rows.
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+        const int64_t b = b0 + (j < TN / 2 ? lt * (TN / 2) + j : BN / 2 + lt * (TN / 2) + j - TN / 2);
+        if (b >= L.B) continue;
+        const DenseLine<T> d = dense_line(L, io, b, io.write != 0);
+        T *const y = io.write ? io.u_out : Y;
+#pragma unroll
+        for (int i = 0; i < (PAIR ? H : TM); ++i) {
+            const int r = r0 + (i < H ? rt * H + i : BM / 2 + rt * H + i - H);
+            if (PAIR) {
+                const T e = acc[i][j], o = acc[H + i][j];
+                if (r < no) {
+                    y[d.p + (int64_t)r * d.s] = e + o;
+                    y[d.p + (int64_t)(n - 1 - r) * d.s] = e - o;
+                } else if (r < ne) {
+                    y[d.p + (int64_t)r * d.s] = e;
+                }
+            } else {
+                int k = r;
+                if (MODE == DENSE_FOLD) k = r < M.nep ? (r < ne ? 2 * r : n) : (r - M.nep < no ? 2 * (r - M.nep) + 1 : n);
+                if (k < n) y[d.p + (int64_t)k * d.s] = acc[i][j];
+            }
+        }
+    }
+}
+
 // DST-I of length n through a real FFT of length M = n+1 (the same length, no
 // odd extension): y_0 = 0, y_j = sin(pi j/M)(x_j + x_{M-j}) + (x_j - x_{M-j})/2
 // (1-based x, x_M = 0); then with Y = FFT(y) = A - iB the transform is
@@ -13357,41 +13585,61 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
         const double lam = (ev[a1] ? double(ev[a1][idx[a1]]) : 0.0) + (ev[a2] ? double(ev[a2][idx[a2]]) : 0.0);
         const int64_t p0 = idx[0] + sp.e0 * (idx[1] + sp.e1 * idx[2]);
         const bool anchor = neumann_both && !(lam > 0.0);
-        // forward elimination
+        // Forward elimination, then back substitution, each reading TRI_AHEAD
+        // nodes' values before it uses them (the loads of a line are
+        // independent; in order with the stores they were a latency each).
         double cprev = 0.0;
         X dprev;
         zero(dprev);
-#pragma unroll 4
-        for (int64_t i = 0; i < n; ++i) {
-            const int64_t p = p0 + i * stride;
-            const double sub = i > 0 ? -double(cl[i]) : 0.0;
-            const double sup = i < n - 1 ? -double(ch[i]) : 0.0;
-            const double diag = (double(cl[i]) + double(ch[i])) + lam;
-            X rhs = widen(Z[p]);
-            scale_by(rhs, double(sp.scale));
-            if (anchor && i == n - 1) { // x_{n-1} = 0
-                P[t + nb * i] = 0.0;
-                zero(rhs);
+        for (int64_t i0 = 0; i0 < n; i0 += TRI_AHEAD) {
+            V z[TRI_AHEAD];
+#pragma unroll
+            for (int q = 0; q < TRI_AHEAD; ++q)
+                if (i0 + q < n) z[q] = Z[p0 + (i0 + q) * stride];
+#pragma unroll
+            for (int q = 0; q < TRI_AHEAD; ++q) {
+                const int64_t i = i0 + q;
+                if (i >= n) break;
+                const int64_t p = p0 + i * stride;
+                const double sub = i > 0 ? -double(cl[i]) : 0.0;
+                const double sup = i < n - 1 ? -double(ch[i]) : 0.0;
+                const double diag = (double(cl[i]) + double(ch[i])) + lam;
+                X rhs = widen(z[q]);
+                scale_by(rhs, double(sp.scale));
+                if (anchor && i == n - 1) { // x_{n-1} = 0
+                    P[t + nb * i] = 0.0;
+                    zero(rhs);
+                    Z[p] = narrow<V>(rhs);
+                    break;
+                }
+                const double piv = diag - sub * cprev;
+                axpy(rhs, -sub, dprev);
+                scale_by(rhs, 1.0 / piv);
+                cprev = sup / piv;
+                P[t + nb * i] = cprev;
                 Z[p] = narrow<V>(rhs);
-                break;
+                dprev = rhs;
             }
-            const double piv = diag - sub * cprev;
-            axpy(rhs, -sub, dprev);
-            scale_by(rhs, 1.0 / piv);
-            cprev = sup / piv;
-            P[t + nb * i] = cprev;
-            Z[p] = narrow<V>(rhs);
-            dprev = rhs;
         }
-        // back substitution
         X xnext = widen(Z[p0 + (n - 1) * stride]);
-#pragma unroll 4
-        for (int64_t i = n - 2; i >= 0; --i) {
-            const int64_t p = p0 + i * stride;
-            X x = widen(Z[p]);
-            axpy(x, -P[t + nb * i], xnext);
-            Z[p] = narrow<V>(x);
-            xnext = x;
+        for (int64_t i0 = n - 2; i0 >= 0; i0 -= TRI_AHEAD) {
+            V z[TRI_AHEAD];
+            double c[TRI_AHEAD];
+#pragma unroll
+            for (int q = 0; q < TRI_AHEAD; ++q)
+                if (i0 - q >= 0) {
+                    z[q] = Z[p0 + (i0 - q) * stride];
+                    c[q] = P[t + nb * (i0 - q)];
+                }
+#pragma unroll
+            for (int q = 0; q < TRI_AHEAD; ++q) {
+                const int64_t i = i0 - q;
+                if (i < 0) break;
+                X x = widen(z[q]);
+                axpy(x, -c[q], xnext);
+                Z[p0 + i * stride] = narrow<V>(x);
+                xnext = x;
+            }
         }
     }
 }
@@ -13613,7 +13861,27 @@ struct FftAxis {
     int64_t lines = 0;            // all lines, taken in chunks of L.B (FFT_CHUNK)
     cufftHandle r2c = 0, c2r = 0; // the plans of a chunk
     cufftHandle r2c_rest = 0, c2r_rest = 0; // ... and of the last one, where it is shorter
+    // A dense axis (no plans): its matrices forward and inverse (DenseMat
+    // of T), its modes (DENSE_PLAIN, or FOLD forward and PAIR inverse) and
+    // its tile's rows (dense_axis_kernel's TM).
+    const void *dm[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};
+    int dld[2] = {0, 0}, dne = 0, dnep = 0, dsym = 0, dtm = 0;
 };
+
+// Axis a of a packed array of extents d (plane stride P), transform kind:
+// all its lines (their chunk size L.B is the plan's).
+static void fft_axis_lines(FftAxis &fa, int a, int kind, const int64_t d[3], int64_t P)
+{
+    fa.kind = kind;
+    fa.L.a = a;
+    fa.L.n = (int)d[a];
+    fa.L.nx = d[0];
+    fa.L.ny = d[1];
+    fa.L.nz = d[2];
+    fa.L.P = P;
+    fa.L.b0 = 0;
+    fa.lines = d[0] * d[1] * d[2] / d[a];
+}
 
 // Lines per chunk when each takes `elems` elements of scratch (the
 // test hook fft_chunk_elems lowers the bound to exercise chunks on small grids).
@@ -13631,15 +13899,7 @@ static pgpu_status fft_axis_plan(Env &env, std::vector<cufftHandle> &plans, FftA
                                  double &scale)
 {
     const int64_t n = d[a];
-    fa.kind = kind;
-    fa.L.a = a;
-    fa.L.n = (int)n;
-    fa.L.nx = d[0];
-    fa.L.ny = d[1];
-    fa.L.nz = d[2];
-    fa.L.P = P;
-    fa.L.b0 = 0;
-    fa.lines = d[0] * d[1] * d[2] / n;
+    fft_axis_lines(fa, a, kind, d, P);
     const long long len = fft_axis_len(kind, n);
     const long long half = len / 2 + 1;
     fa.L.B = fft_chunk_lines(fa.lines, len);
@@ -13756,6 +14016,107 @@ static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const
         PGPU_FORWARD(fft_chunk_run<T>(env, fa, L, rest ? fa.r2c_rest : fa.r2c, rest ? fa.c2r_rest : fa.c2r, inverse,
                                       io, W, S, C));
     }
+    return PGPU_SUCCESS;
+}
+
+// The largest prime factor of m (m >= 1).
+static int64_t fft_prime_max(int64_t m)
+{
+    int64_t p = 1;
+    for (int64_t d = 2; d * d <= m; ++d)
+        while (m % d == 0) {
+            p = d;
+            m /= d;
+        }
+    return m > 1 ? m : p;
+}
+
+// Whether axis a of n nodes and transform `kind` is transformed by a dense
+// product (config.h: DENSE_NMAX).
+static bool fft_dense_axis(int kind, int64_t n)
+{
+    return n <= DENSE_NMAX && fft_prime_max(fft_axis_len(kind, n)) > 7;
+}
+
+// A dense axis: its lines (all in one launch) and its matrices from
+// fdm_basis for faces lo, hi and spacing h (DenseMat).
+template <class T>
+static pgpu_status fft_dense_plan(Env &env, FftAxis &fa, int a, int kind, int lo, int hi, double h, const int64_t d[3],
+                                  int64_t P)
+{
+    const int64_t n = d[a];
+    fft_axis_lines(fa, a, kind, d, P);
+    fa.L.B = fa.lines;
+    fa.L.small = P * d[2] < ((int64_t)1 << 32);
+    std::vector<double> q, lam;
+    fdm_basis(lo, hi, n, h, q, lam);
+    const int64_t ne = (n + 1) / 2, no = n / 2;
+    fa.dsym = lo == hi && lo != PGPU_BC_PERIODIC; // Q's columns even or odd about the middle
+    fa.dtm = (fa.dsym ? ne : n) <= 16 * DENSE_TM_SMALL ? DENSE_TM_SMALL : DENSE_TM;
+    const int64_t bm = 16 * fa.dtm;
+    fa.dne = (int)ne;
+    fa.dnep = (int)((ne + bm - 1) / bm * bm);
+    auto Q = [&](int64_t i, int64_t k) { return q[(size_t)(i * n + k)]; };
+    std::vector<T> m;
+    size_t off[2][2] = {{0, 0}, {0, 0}};
+    if (!fa.dsym) {
+        fa.dld[0] = fa.dld[1] = (int)n;
+        m.resize((size_t)(2 * n * n));
+        off[1][0] = (size_t)(n * n);
+        for (int64_t c = 0; c < n; ++c)
+            for (int64_t k = 0; k < n; ++k) {
+                m[(size_t)(c * n + k)] = (T)Q(c, k);         // forward: Q^T
+                m[(size_t)(n * n + c * n + k)] = (T)Q(k, c); // inverse: Q
+            }
+    } else {
+        const int64_t ld = fa.dnep + no;
+        fa.dld[0] = (int)ld;
+        fa.dld[1] = (int)ne;
+        m.assign((size_t)(n * ld + ne * ne + no * ne), T(0));
+        for (int64_t c = 0; c < ne; ++c) // forward, the even modes from x[c] + x[n-1-c]
+            for (int64_t r = 0; r < ne; ++r) m[(size_t)(c * ld + r)] = (T)Q(c, 2 * r);
+        for (int64_t c = 0; c < no; ++c) // ... the odd ones from x[c] - x[n-1-c]
+            for (int64_t r = 0; r < no; ++r) m[(size_t)((ne + c) * ld + fa.dnep + r)] = (T)Q(c, 2 * r + 1);
+        off[1][0] = (size_t)(n * ld);
+        off[1][1] = off[1][0] + (size_t)(ne * ne);
+        for (int64_t c = 0; c < ne; ++c) // inverse: E from the even modes,
+            for (int64_t i = 0; i < ne; ++i) m[off[1][0] + (size_t)(c * ne + i)] = (T)Q(i, 2 * c);
+        for (int64_t c = 0; c < no; ++c) // O from the odd ones
+            for (int64_t i = 0; i < no; ++i) m[off[1][1] + (size_t)(c * ne + i)] = (T)Q(i, 2 * c + 1);
+    }
+    T *dm = nullptr;
+    PGPU_FORWARD(env.upload(m, &dm, "FFT dense transforms"));
+    for (int v = 0; v < 2; ++v)
+        for (int w = 0; w < 2; ++w) fa.dm[v][w] = dm + off[v][w];
+    return PGPU_SUCCESS;
+}
+
+template <class T, int TM, int MODE>
+static void fft_dense_launch(Env &env, const FftAxis &fa, bool inverse, const UserIO<T> &io, const T *W, T *Y)
+{
+    constexpr int TN = Tune<T>::dense_tn, BM = 16 * TM, BN = 16 * TN;
+    const int v = inverse ? 1 : 0;
+    const DenseMat<T> M{(const T *)fa.dm[v][0], (const T *)fa.dm[v][1], fa.dld[v], fa.dne, fa.dnep};
+    const int64_t rows = MODE == DENSE_PAIR ? (fa.dne + BM / 2 - 1) / (BM / 2) : (M.ld + BM - 1) / BM;
+    const dim3 grid((unsigned)((fa.lines + BN - 1) / BN), (unsigned)rows);
+    dense_axis_kernel<T, TM, TN, MODE><<<grid, DENSE_T, 0, env.st>>>(fa.L, io, M, W, Y);
+}
+
+// A dense axis fa from W (or f: io.read) into Y (or u: io.write).
+template <class T>
+static pgpu_status fft_dense_run(Env &env, const FftAxis &fa, bool inverse, const UserIO<T> &io, const T *W, T *Y)
+{
+    char *err = env.err;
+    const int mode = !fa.dsym ? DENSE_PLAIN : inverse ? DENSE_PAIR : DENSE_FOLD;
+    auto go = [&](auto tm) {
+        constexpr int TM = decltype(tm)::value;
+        if (mode == DENSE_PLAIN) fft_dense_launch<T, TM, DENSE_PLAIN>(env, fa, inverse, io, W, Y);
+        else if (mode == DENSE_FOLD) fft_dense_launch<T, TM, DENSE_FOLD>(env, fa, inverse, io, W, Y);
+        else fft_dense_launch<T, TM, DENSE_PAIR>(env, fa, inverse, io, W, Y);
+    };
+    if (fa.dtm == DENSE_TM) go(std::integral_constant<int, DENSE_TM>());
+    else go(std::integral_constant<int, DENSE_TM_SMALL>());
+    PGPU_LAUNCHED();
     return PGPU_SUCCESS;
 }
 
@@ -13945,13 +14306,19 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     size_t work = 0;
     int64_t s_elems = 0, c_elems = 1;
     double scale = 1;
+    bool dense = false; // an axis by dense products
     const cufftType R2C = FftTypes<T>::R2C, C2R = FftTypes<T>::C2R;
     // Real-to-real axes.
     for (int a = 0; a < dims; ++a) {
         if (a == tri || ((pmask >> a) & 1)) continue;
         FftAxis fa;
         const int kind = fft_axis_kind<T>(cfg.bc[2 * a], cfg.bc[2 * a + 1]);
-        PGPU_FORWARD(fft_axis_plan<T>(en, plans, fa, a, kind, n, wp, work, s_elems, c_elems, scale));
+        if (fft_dense_axis(kind, n[a])) {
+            PGPU_FORWARD(fft_dense_plan<T>(en, fa, a, kind, cfg.bc[2 * a], cfg.bc[2 * a + 1], h[a], n, wp));
+            dense = true;
+        } else {
+            PGPU_FORWARD(fft_axis_plan<T>(en, plans, fa, a, kind, n, wp, work, s_elems, c_elems, scale));
+        }
         fax.push_back(fa);
     }
     // Periodic axes: one real-to-complex transform over all of them; the
@@ -14035,15 +14402,18 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     // C / Z (complex scratch and spectrum; one array serves both).
     if (tri >= 0) tri_chunk = fft_chunk_lines(e[0] * e[1] * e[2] / e[tri], e[tri]);
     const int64_t piv_elems = tri >= 0 ? tri_chunk * e[tri] : 0;
-    if (!rows_x) PGPU_FORWARD(env->mem.alloc(err, (void **)&W, (size_t)wsize * sizeof(T), "FFT data"));
+    // A dense axis writes the other of W and S (fft_dense_run): both hold the
+    // packed grid, and the pivots have their own array.
+    const int64_t w_size = dense ? std::max<int64_t>(wsize, std::max<int64_t>(s_elems, c_elems)) : wsize;
+    if (!rows_x) PGPU_FORWARD(env->mem.alloc(err, (void **)&W, (size_t)w_size * sizeof(T), "FFT data"));
     if (!fax.empty() || tri >= 0) {
-        int64_t s_size = std::max<int64_t>(s_elems, c_elems);
-        if (sizeof(T) == sizeof(double)) s_size = std::max(s_size, piv_elems);
+        int64_t s_size = dense ? w_size : std::max<int64_t>(s_elems, c_elems);
+        if (sizeof(T) == sizeof(double) && !dense) s_size = std::max(s_size, piv_elems);
         PGPU_FORWARD(env->mem.alloc(err, (void **)&S, (size_t)s_size * sizeof(T), "FFT scratch"));
     }
     // The line solves' pivots, in double (see tri_kernel): S itself in double.
     if (tri >= 0) {
-        if (sizeof(T) == sizeof(double)) piv = (double *)S;
+        if (sizeof(T) == sizeof(double) && !dense) piv = (double *)S;
         else PGPU_FORWARD(env->mem.alloc(err, (void **)&piv, (size_t)piv_elems * sizeof(double), "FFT line pivots"));
     }
     if (!fax.empty() || pmask)
@@ -14460,13 +14830,22 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
         return PGPU_SUCCESS;
     }
     const bool fused = !fax.empty(); // the outermost transforms read f and write u
+    // The data's array: a dense axis writes the other of W and S, which then
+    // swap (locally: every solve starts from W).
+    T *w = W, *sx = S;
+    auto axis = [&](size_t k, bool inverse, const UserIO<T> &io) -> pgpu_status {
+        if (!fax[k].dm[0][0]) return fft_axis_run<T>(*env, fax[k], inverse, io, w, sx, C);
+        PGPU_FORWARD(fft_dense_run<T>(*env, fax[k], inverse, io, w, sx));
+        std::swap(w, sx);
+        return PGPU_SUCCESS;
+    };
     if (!fused) {
         fft_load_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, u, f, d_shift, W, wp, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
     }
-    for (size_t k = 0; k < fax.size(); ++k) PGPU_FORWARD(fft_axis_run<T>(*env, fax[k], false, k == 0 ? in : none, W, S, C));
+    for (size_t k = 0; k < fax.size(); ++k) PGPU_FORWARD(axis(k, false, k == 0 ? in : none));
     if (pmask)
-        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::r2c(p_r2c, W + k * p_in_step, Z + k * p_out_step));
+        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::r2c(p_r2c, w + k * p_in_step, Z + k * p_out_step));
     if (tri >= 0) {
         const T *cl = tri == 0 ? L0.g.cxl : (tri == 1 ? L0.g.cyl : L0.g.czl);
         const T *ch = tri == 0 ? L0.g.cxh : (tri == 1 ? L0.g.cyh : L0.g.czh);
@@ -14476,24 +14855,25 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
             int P = 32;
             while (P < e[tri]) P <<= 1;
             if (pmask) pcr_kernel<T, C2><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, Z);
-            else pcr_kernel<T, T><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, W);
+            else pcr_kernel<T, T><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, w);
         } else {
             for (int64_t b0 = 0; b0 < lines; b0 += tri_chunk) {
                 const int64_t nb = std::min(tri_chunk, lines - b0);
-                if (pmask) tri_kernel<T, C2><<<grid_for(nb, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, piv, b0, nb);
-                else tri_kernel<T, T><<<grid_for(nb, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, piv, b0, nb);
+                const unsigned tb = (unsigned)std::min<int64_t>((nb + TRI_T - 1) / TRI_T, (int64_t)sms * 64);
+                if (pmask) tri_kernel<T, C2><<<tb, TRI_T, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, piv, b0, nb);
+                else tri_kernel<T, T><<<tb, TRI_T, 0, st>>>(spec, tri, cl, ch, tri_nn, w, piv, b0, nb);
                 if (b0 + nb < lines) PGPU_LAUNCHED();
             }
         }
     } else if (pmask) {
         spectral_divide_kernel<T, C2><<<grid_for(E, sms), 256, 0, st>>>(spec, Z);
     } else {
-        spectral_divide_kernel<T, T><<<grid_for(E, sms), 256, 0, st>>>(spec, W);
+        spectral_divide_kernel<T, T><<<grid_for(E, sms), 256, 0, st>>>(spec, w);
     }
     PGPU_LAUNCHED();
     if (pmask)
-        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::c2r(p_c2r, Z + k * p_out_step, W + k * p_in_step));
-    for (size_t k = fax.size(); k-- > 0;) PGPU_FORWARD(fft_axis_run<T>(*env, fax[k], true, k == 0 ? out : none, W, S, C));
+        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::c2r(p_c2r, Z + k * p_out_step, w + k * p_in_step));
+    for (size_t k = fax.size(); k-- > 0;) PGPU_FORWARD(axis(k, true, k == 0 ? out : none));
     if (!fused) {
         fft_store_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, W, wp, u, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();

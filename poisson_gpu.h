@@ -576,7 +576,11 @@
  *                    8 ny) bytes and 80 KiB more (their tables for one
  *                    thread-block cluster).  Plus
  *                    cuFFT's work area wherever cuFFT is
- *                    used (sized by cuFFT; the query includes it).  An axis
+ *                    used (sized by cuFFT; the query includes it).  Axes of
+ *                    at most 384 nodes whose transform length has a prime
+ *                    factor past 7 (n = 128, 256: n+1 = 129, 257) are dense
+ *                    products instead: then 2 N w, the line solves' pivots
+ *                    (8 N bytes) and n^2 to 2 n^2 w a dense axis.  An axis
  *                    whose scratch would pass 2^26 elements takes its lines
  *                    in chunks: without a periodic axis a large grid then
  *                    needs N w (the packed grid) and a few arrays of 2^26

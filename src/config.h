@@ -133,8 +133,22 @@ constexpr int FDMC_T = 256, FDMC_NMAX = 64, FDMC_C = 16, FDMC_RM = 4, FDMC_KB = 
 constexpr int FDMC_EDGE = (4 * FDMC_NMAX + FDMC_T - 1) / FDMC_T; // the box's edge points a thread
 static_assert(FDMC_RM * FDMC_C >= FDMC_NMAX, "fdmc: the cluster's rows cover a grid");
 static_assert(FDMC_T / FDMC_NMAX * FDMC_KB >= FDMC_NMAX, "fdmc: the slices of a sum cover it");
+// The cuFFT route transforms an axis as a dense product instead (Q^T, Q:
+// fdm_basis's orthonormal eigenvectors; dense_axis_kernel) where its cuFFT
+// length has a prime factor past 7 -- there cuFFT takes a slower algorithm
+// (Bluestein's for large primes: 129 = 3 x 43, 257) -- and the axis has at
+// most DENSE_NMAX nodes; a product costs n multiply-adds a point, so
+// longer axes keep cuFFT.  A block of DENSE_T threads forms a tile of
+// 16 DENSE_TM rows (DENSE_TM_SMALL where a product has at most 16 times
+// that many: no tile mostly empty) by 16 Tune::dense_tn lines, DENSE_KC
+// terms a step.
+constexpr int DENSE_NMAX = 384, DENSE_T = 256, DENSE_KC = 16, DENSE_TM = 8, DENSE_TM_SMALL = 4;
+// The line solves (tri_kernel): a thread a line, blocks of TRI_T (a grid
+// of few lines still spreads over the SMs), each reading TRI_AHEAD nodes of
+// its line ahead.
+constexpr int TRI_T = 64, TRI_AHEAD = 8;
 constexpr int PCR_MAX = 512;                // cyclic reduction: line length at most (a block per line)
-constexpr int PCR_MAX_LINES = 32768;        // ... used when there are fewer lines than this
+constexpr int PCR_MAX_LINES = 4096;         // ... used when there are fewer lines than this
 // The cuFFT route's per-axis scratch (the real copy of the lines and their
 // half spectra) and the line solves' pivots take at most this many elements
 // each: a larger axis goes in chunks of lines, so that beyond u and f the
@@ -174,6 +188,10 @@ template <class T> struct Tune {
     // Walk kernels: planes per thread piece.  The residual and the direct
     // transfers take 4 (float) / 2 (double); the Jacobi sweep 2, at 8 blocks
     // per SM in float (0.627 ms against 0.651 for four-plane pieces at six).
+    // Dense axis transforms (dense_axis_kernel): a thread's lines (double:
+    // half of float's); float's folded products take two blocks an SM
+    // (their registers capped at 128), the others one.
+    static constexpr int dense_tn = F32 ? 8 : 4;
     static constexpr int walk_group = F32 ? 4 : 2;
     static constexpr int walk_blocks = F32 ? 5 : 4;
     static constexpr int sweep_group = 2;

@@ -121,7 +121,27 @@ struct FftAxis {
     int64_t lines = 0;            // all lines, taken in chunks of L.B (FFT_CHUNK)
     cufftHandle r2c = 0, c2r = 0; // the plans of a chunk
     cufftHandle r2c_rest = 0, c2r_rest = 0; // ... and of the last one, where it is shorter
+    // A dense axis (no plans): its matrices forward and inverse (DenseMat
+    // of T), its modes (DENSE_PLAIN, or FOLD forward and PAIR inverse) and
+    // its tile's rows (dense_axis_kernel's TM).
+    const void *dm[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};
+    int dld[2] = {0, 0}, dne = 0, dnep = 0, dsym = 0, dtm = 0;
 };
+
+// Axis a of a packed array of extents d (plane stride P), transform kind:
+// all its lines (their chunk size L.B is the plan's).
+static void fft_axis_lines(FftAxis &fa, int a, int kind, const int64_t d[3], int64_t P)
+{
+    fa.kind = kind;
+    fa.L.a = a;
+    fa.L.n = (int)d[a];
+    fa.L.nx = d[0];
+    fa.L.ny = d[1];
+    fa.L.nz = d[2];
+    fa.L.P = P;
+    fa.L.b0 = 0;
+    fa.lines = d[0] * d[1] * d[2] / d[a];
+}
 
 // Lines per chunk when each takes `elems` elements of scratch (the
 // test hook fft_chunk_elems lowers the bound to exercise chunks on small grids).
@@ -139,15 +159,7 @@ static pgpu_status fft_axis_plan(Env &env, std::vector<cufftHandle> &plans, FftA
                                  double &scale)
 {
     const int64_t n = d[a];
-    fa.kind = kind;
-    fa.L.a = a;
-    fa.L.n = (int)n;
-    fa.L.nx = d[0];
-    fa.L.ny = d[1];
-    fa.L.nz = d[2];
-    fa.L.P = P;
-    fa.L.b0 = 0;
-    fa.lines = d[0] * d[1] * d[2] / n;
+    fft_axis_lines(fa, a, kind, d, P);
     const long long len = fft_axis_len(kind, n);
     const long long half = len / 2 + 1;
     fa.L.B = fft_chunk_lines(fa.lines, len);
@@ -264,6 +276,107 @@ static pgpu_status fft_axis_run(Env &env, const FftAxis &fa, bool inverse, const
         PGPU_FORWARD(fft_chunk_run<T>(env, fa, L, rest ? fa.r2c_rest : fa.r2c, rest ? fa.c2r_rest : fa.c2r, inverse,
                                       io, W, S, C));
     }
+    return PGPU_SUCCESS;
+}
+
+// The largest prime factor of m (m >= 1).
+static int64_t fft_prime_max(int64_t m)
+{
+    int64_t p = 1;
+    for (int64_t d = 2; d * d <= m; ++d)
+        while (m % d == 0) {
+            p = d;
+            m /= d;
+        }
+    return m > 1 ? m : p;
+}
+
+// Whether axis a of n nodes and transform `kind` is transformed by a dense
+// product (config.h: DENSE_NMAX).
+static bool fft_dense_axis(int kind, int64_t n)
+{
+    return n <= DENSE_NMAX && fft_prime_max(fft_axis_len(kind, n)) > 7;
+}
+
+// A dense axis: its lines (all in one launch) and its matrices from
+// fdm_basis for faces lo, hi and spacing h (DenseMat).
+template <class T>
+static pgpu_status fft_dense_plan(Env &env, FftAxis &fa, int a, int kind, int lo, int hi, double h, const int64_t d[3],
+                                  int64_t P)
+{
+    const int64_t n = d[a];
+    fft_axis_lines(fa, a, kind, d, P);
+    fa.L.B = fa.lines;
+    fa.L.small = P * d[2] < ((int64_t)1 << 32);
+    std::vector<double> q, lam;
+    fdm_basis(lo, hi, n, h, q, lam);
+    const int64_t ne = (n + 1) / 2, no = n / 2;
+    fa.dsym = lo == hi && lo != PGPU_BC_PERIODIC; // Q's columns even or odd about the middle
+    fa.dtm = (fa.dsym ? ne : n) <= 16 * DENSE_TM_SMALL ? DENSE_TM_SMALL : DENSE_TM;
+    const int64_t bm = 16 * fa.dtm;
+    fa.dne = (int)ne;
+    fa.dnep = (int)((ne + bm - 1) / bm * bm);
+    auto Q = [&](int64_t i, int64_t k) { return q[(size_t)(i * n + k)]; };
+    std::vector<T> m;
+    size_t off[2][2] = {{0, 0}, {0, 0}};
+    if (!fa.dsym) {
+        fa.dld[0] = fa.dld[1] = (int)n;
+        m.resize((size_t)(2 * n * n));
+        off[1][0] = (size_t)(n * n);
+        for (int64_t c = 0; c < n; ++c)
+            for (int64_t k = 0; k < n; ++k) {
+                m[(size_t)(c * n + k)] = (T)Q(c, k);         // forward: Q^T
+                m[(size_t)(n * n + c * n + k)] = (T)Q(k, c); // inverse: Q
+            }
+    } else {
+        const int64_t ld = fa.dnep + no;
+        fa.dld[0] = (int)ld;
+        fa.dld[1] = (int)ne;
+        m.assign((size_t)(n * ld + ne * ne + no * ne), T(0));
+        for (int64_t c = 0; c < ne; ++c) // forward, the even modes from x[c] + x[n-1-c]
+            for (int64_t r = 0; r < ne; ++r) m[(size_t)(c * ld + r)] = (T)Q(c, 2 * r);
+        for (int64_t c = 0; c < no; ++c) // ... the odd ones from x[c] - x[n-1-c]
+            for (int64_t r = 0; r < no; ++r) m[(size_t)((ne + c) * ld + fa.dnep + r)] = (T)Q(c, 2 * r + 1);
+        off[1][0] = (size_t)(n * ld);
+        off[1][1] = off[1][0] + (size_t)(ne * ne);
+        for (int64_t c = 0; c < ne; ++c) // inverse: E from the even modes,
+            for (int64_t i = 0; i < ne; ++i) m[off[1][0] + (size_t)(c * ne + i)] = (T)Q(i, 2 * c);
+        for (int64_t c = 0; c < no; ++c) // O from the odd ones
+            for (int64_t i = 0; i < no; ++i) m[off[1][1] + (size_t)(c * ne + i)] = (T)Q(i, 2 * c + 1);
+    }
+    T *dm = nullptr;
+    PGPU_FORWARD(env.upload(m, &dm, "FFT dense transforms"));
+    for (int v = 0; v < 2; ++v)
+        for (int w = 0; w < 2; ++w) fa.dm[v][w] = dm + off[v][w];
+    return PGPU_SUCCESS;
+}
+
+template <class T, int TM, int MODE>
+static void fft_dense_launch(Env &env, const FftAxis &fa, bool inverse, const UserIO<T> &io, const T *W, T *Y)
+{
+    constexpr int TN = Tune<T>::dense_tn, BM = 16 * TM, BN = 16 * TN;
+    const int v = inverse ? 1 : 0;
+    const DenseMat<T> M{(const T *)fa.dm[v][0], (const T *)fa.dm[v][1], fa.dld[v], fa.dne, fa.dnep};
+    const int64_t rows = MODE == DENSE_PAIR ? (fa.dne + BM / 2 - 1) / (BM / 2) : (M.ld + BM - 1) / BM;
+    const dim3 grid((unsigned)((fa.lines + BN - 1) / BN), (unsigned)rows);
+    dense_axis_kernel<T, TM, TN, MODE><<<grid, DENSE_T, 0, env.st>>>(fa.L, io, M, W, Y);
+}
+
+// A dense axis fa from W (or f: io.read) into Y (or u: io.write).
+template <class T>
+static pgpu_status fft_dense_run(Env &env, const FftAxis &fa, bool inverse, const UserIO<T> &io, const T *W, T *Y)
+{
+    char *err = env.err;
+    const int mode = !fa.dsym ? DENSE_PLAIN : inverse ? DENSE_PAIR : DENSE_FOLD;
+    auto go = [&](auto tm) {
+        constexpr int TM = decltype(tm)::value;
+        if (mode == DENSE_PLAIN) fft_dense_launch<T, TM, DENSE_PLAIN>(env, fa, inverse, io, W, Y);
+        else if (mode == DENSE_FOLD) fft_dense_launch<T, TM, DENSE_FOLD>(env, fa, inverse, io, W, Y);
+        else fft_dense_launch<T, TM, DENSE_PAIR>(env, fa, inverse, io, W, Y);
+    };
+    if (fa.dtm == DENSE_TM) go(std::integral_constant<int, DENSE_TM>());
+    else go(std::integral_constant<int, DENSE_TM_SMALL>());
+    PGPU_LAUNCHED();
     return PGPU_SUCCESS;
 }
 
@@ -453,13 +566,19 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     size_t work = 0;
     int64_t s_elems = 0, c_elems = 1;
     double scale = 1;
+    bool dense = false; // an axis by dense products
     const cufftType R2C = FftTypes<T>::R2C, C2R = FftTypes<T>::C2R;
     // Real-to-real axes.
     for (int a = 0; a < dims; ++a) {
         if (a == tri || ((pmask >> a) & 1)) continue;
         FftAxis fa;
         const int kind = fft_axis_kind<T>(cfg.bc[2 * a], cfg.bc[2 * a + 1]);
-        PGPU_FORWARD(fft_axis_plan<T>(en, plans, fa, a, kind, n, wp, work, s_elems, c_elems, scale));
+        if (fft_dense_axis(kind, n[a])) {
+            PGPU_FORWARD(fft_dense_plan<T>(en, fa, a, kind, cfg.bc[2 * a], cfg.bc[2 * a + 1], h[a], n, wp));
+            dense = true;
+        } else {
+            PGPU_FORWARD(fft_axis_plan<T>(en, plans, fa, a, kind, n, wp, work, s_elems, c_elems, scale));
+        }
         fax.push_back(fa);
     }
     // Periodic axes: one real-to-complex transform over all of them; the
@@ -543,15 +662,18 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
     // C / Z (complex scratch and spectrum; one array serves both).
     if (tri >= 0) tri_chunk = fft_chunk_lines(e[0] * e[1] * e[2] / e[tri], e[tri]);
     const int64_t piv_elems = tri >= 0 ? tri_chunk * e[tri] : 0;
-    if (!rows_x) PGPU_FORWARD(env->mem.alloc(err, (void **)&W, (size_t)wsize * sizeof(T), "FFT data"));
+    // A dense axis writes the other of W and S (fft_dense_run): both hold the
+    // packed grid, and the pivots have their own array.
+    const int64_t w_size = dense ? std::max<int64_t>(wsize, std::max<int64_t>(s_elems, c_elems)) : wsize;
+    if (!rows_x) PGPU_FORWARD(env->mem.alloc(err, (void **)&W, (size_t)w_size * sizeof(T), "FFT data"));
     if (!fax.empty() || tri >= 0) {
-        int64_t s_size = std::max<int64_t>(s_elems, c_elems);
-        if (sizeof(T) == sizeof(double)) s_size = std::max(s_size, piv_elems);
+        int64_t s_size = dense ? w_size : std::max<int64_t>(s_elems, c_elems);
+        if (sizeof(T) == sizeof(double) && !dense) s_size = std::max(s_size, piv_elems);
         PGPU_FORWARD(env->mem.alloc(err, (void **)&S, (size_t)s_size * sizeof(T), "FFT scratch"));
     }
     // The line solves' pivots, in double (see tri_kernel): S itself in double.
     if (tri >= 0) {
-        if (sizeof(T) == sizeof(double)) piv = (double *)S;
+        if (sizeof(T) == sizeof(double) && !dense) piv = (double *)S;
         else PGPU_FORWARD(env->mem.alloc(err, (void **)&piv, (size_t)piv_elems * sizeof(double), "FFT line pivots"));
     }
     if (!fax.empty() || pmask)
@@ -968,13 +1090,22 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
         return PGPU_SUCCESS;
     }
     const bool fused = !fax.empty(); // the outermost transforms read f and write u
+    // The data's array: a dense axis writes the other of W and S, which then
+    // swap (locally: every solve starts from W).
+    T *w = W, *sx = S;
+    auto axis = [&](size_t k, bool inverse, const UserIO<T> &io) -> pgpu_status {
+        if (!fax[k].dm[0][0]) return fft_axis_run<T>(*env, fax[k], inverse, io, w, sx, C);
+        PGPU_FORWARD(fft_dense_run<T>(*env, fax[k], inverse, io, w, sx));
+        std::swap(w, sx);
+        return PGPU_SUCCESS;
+    };
     if (!fused) {
         fft_load_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, u, f, d_shift, W, wp, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();
     }
-    for (size_t k = 0; k < fax.size(); ++k) PGPU_FORWARD(fft_axis_run<T>(*env, fax[k], false, k == 0 ? in : none, W, S, C));
+    for (size_t k = 0; k < fax.size(); ++k) PGPU_FORWARD(axis(k, false, k == 0 ? in : none));
     if (pmask)
-        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::r2c(p_r2c, W + k * p_in_step, Z + k * p_out_step));
+        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::r2c(p_r2c, w + k * p_in_step, Z + k * p_out_step));
     if (tri >= 0) {
         const T *cl = tri == 0 ? L0.g.cxl : (tri == 1 ? L0.g.cyl : L0.g.czl);
         const T *ch = tri == 0 ? L0.g.cxh : (tri == 1 ? L0.g.cyh : L0.g.czh);
@@ -984,24 +1115,25 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
             int P = 32;
             while (P < e[tri]) P <<= 1;
             if (pmask) pcr_kernel<T, C2><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, Z);
-            else pcr_kernel<T, T><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, W);
+            else pcr_kernel<T, T><<<(unsigned)lines, P, 0, st>>>(spec, tri, cl, ch, tri_nn, w);
         } else {
             for (int64_t b0 = 0; b0 < lines; b0 += tri_chunk) {
                 const int64_t nb = std::min(tri_chunk, lines - b0);
-                if (pmask) tri_kernel<T, C2><<<grid_for(nb, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, piv, b0, nb);
-                else tri_kernel<T, T><<<grid_for(nb, sms), 256, 0, st>>>(spec, tri, cl, ch, tri_nn, W, piv, b0, nb);
+                const unsigned tb = (unsigned)std::min<int64_t>((nb + TRI_T - 1) / TRI_T, (int64_t)sms * 64);
+                if (pmask) tri_kernel<T, C2><<<tb, TRI_T, 0, st>>>(spec, tri, cl, ch, tri_nn, Z, piv, b0, nb);
+                else tri_kernel<T, T><<<tb, TRI_T, 0, st>>>(spec, tri, cl, ch, tri_nn, w, piv, b0, nb);
                 if (b0 + nb < lines) PGPU_LAUNCHED();
             }
         }
     } else if (pmask) {
         spectral_divide_kernel<T, C2><<<grid_for(E, sms), 256, 0, st>>>(spec, Z);
     } else {
-        spectral_divide_kernel<T, T><<<grid_for(E, sms), 256, 0, st>>>(spec, W);
+        spectral_divide_kernel<T, T><<<grid_for(E, sms), 256, 0, st>>>(spec, w);
     }
     PGPU_LAUNCHED();
     if (pmask)
-        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::c2r(p_c2r, Z + k * p_out_step, W + k * p_in_step));
-    for (size_t k = fax.size(); k-- > 0;) PGPU_FORWARD(fft_axis_run<T>(*env, fax[k], true, k == 0 ? out : none, W, S, C));
+        for (int k = 0; k < p_loops; ++k) PGPU_CUFFT(FftTypes<T>::c2r(p_c2r, Z + k * p_out_step, w + k * p_in_step));
+    for (size_t k = fax.size(); k-- > 0;) PGPU_FORWARD(axis(k, true, k == 0 ? out : none));
     if (!fused) {
         fft_store_kernel<T><<<c.grid, c.block, 0, st>>>(L0.g, W, wp, u, c.kchunk, c.nyb, c.nchunks);
         PGPU_LAUNCHED();

@@ -130,6 +130,216 @@ __global__ void __launch_bounds__(COL_BX *COL_BY)
         u[g.base + i + j * g.sy + (int64_t)k * g.sz] = W[i + (int64_t)g.nx * j + wp * k];
 }
 
+// 16 bytes of T, the shared-memory reads of dense_axis_kernel (N values
+// from p, 16-byte aligned where N is a multiple of a vector).
+template <class T> struct Vec16;
+template <> struct Vec16<float> { typedef float4 type; };
+template <> struct Vec16<double> { typedef double2 type; };
+template <class T, int N> __device__ __forceinline__ void lds16(const T *p, T *r)
+{
+    typedef typename Vec16<T>::type V;
+    constexpr int E = (int)(sizeof(V) / sizeof(T)), NV = N % E ? 0 : N; // (else a run shorter than a vector)
+#pragma unroll
+    for (int i = 0; i < NV; i += E) {
+        const V v = *reinterpret_cast<const V *>(p + i);
+        memcpy(r + i, &v, sizeof(V));
+    }
+#pragma unroll
+    for (int i = NV; i < N; ++i) r[i] = p[i];
+}
+
+// The dense transform of an axis (one whose cuFFT length has a large prime
+// factor: DENSE_NMAX), out[k] = sum_c M[k][c] in[c] along every line, with
+// M = Q^T forward and Q inverse (fdm_basis's orthonormal Q: no scale).  On
+// a Dirichlet-Dirichlet or Neumann-Neumann axis Q's column k is even (k
+// even) or odd (k odd) about the middle, so each direction takes half the
+// products: forward (DENSE_FOLD) the terms x[c] +- x[n-1-c] feed the even
+// and the odd modes; inverse (DENSE_PAIR) E[i] from the even modes and O[i]
+// from the odd ones give x[i] = E + O and x[n-1-i] = E - O.
+enum { DENSE_PLAIN = 0, DENSE_FOLD = 1, DENSE_PAIR = 2 };
+// The matrices as the kernel reads them, row c of terms at m + c ld:
+//  PLAIN  m: M^T, n x n.
+//  FOLD   m: n x ld, ld = nep + no: terms c < ne are x[c] + x[n-1-c] (the
+//         middle alone where n is odd), the rest x[c-ne] - x[n-1-(c-ne)];
+//         rows r < ne are mode 2r, rows nep + r mode 2r + 1 (nep: ne
+//         rounded up to a tile, so that a tile lies in one half).
+//  PAIR   m: Q[i][2c] (c < ne), m2: Q[i][2c+1] (c < no), ld = ne.
+// ne = (n + 1) / 2 even modes, no = n / 2 odd ones.
+template <class T> struct DenseMat {
+    const T *m, *m2;
+    int ld, ne, nep;
+};
+
+// A thread's line of the data: element c at p + c s (W, or the user's f
+// plus the boundary terms: io.read), the line's start at node q.
+template <class T> struct DenseLine {
+    int64_t p, s;
+    int q[3];
+};
+template <class T>
+__device__ __forceinline__ DenseLine<T> dense_line(const Lines &L, const UserIO<T> &io, int64_t b, bool user)
+{
+    DenseLine<T> d;
+    if (!user) {
+        d.p = w_at(L, b, 0);
+        d.s = L.a == 0 ? 1 : L.a == 1 ? L.nx : L.P;
+        return d;
+    }
+    line_ijk(L, b, 0, d.q[0], d.q[1], d.q[2]);
+    d.p = io.g.base + d.q[0] + (int64_t)d.q[1] * io.g.sy + (int64_t)d.q[2] * io.g.sz;
+    d.s = L.a == 0 ? 1 : L.a == 1 ? io.g.sy : io.g.sz;
+    return d;
+}
+template <class T>
+__device__ __forceinline__ T dense_get(const Lines &L, const UserIO<T> &io, const T *__restrict__ W,
+                                       const DenseLine<T> &d, T shift, int c)
+{
+    const int64_t p = d.p + (int64_t)c * d.s;
+    if (!io.read) return W[p];
+    return io.f[p] + box_terms(io.g, io.u_in, p, L.a == 0 ? c : d.q[0], L.a == 1 ? c : d.q[1], L.a == 2 ? c : d.q[2]) -
+           shift;
+}
+
+// Block (x, y) forms lines x BN .. and a tile of rows y as a
+// register-tiled product, DENSE_KC terms staged at a time, the next ones
+// loaded into registers while the current are multiplied.  Thread (tx, ty)
+// holds TM x TN sums -- rows rt TM/2 .. and BM/2 + rt TM/2 .. of the tile
+// (PAIR: E and O of the same rows), lines lt TN/2 .. likewise, (rt, lt) =
+// (ty, tx), or (tx, ty) on x lines, whose rows are contiguous in memory, so
+// that a warp's stores fall close together -- and reads the staged tiles
+// in 16-byte vectors.  It loads terms of one line (for x
+// lines, contiguous, a run of them; else every (256/BN)-th term,
+// consecutive threads on consecutive lines) and of one column of the
+// matrix.  Reads W (or f: io.read), writes Y (or u: io.write): never in place.
+template <class T, int TM, int TN, int MODE>
+__global__ void __launch_bounds__(DENSE_T, Tune<T>::F32 && MODE != DENSE_PAIR ? 2 : 1)
+    dense_axis_kernel(const Lines L, const UserIO<T> io, const DenseMat<T> M, const T *__restrict__ W,
+                      T *__restrict__ Y)
+{
+    constexpr int BM = 16 * TM, BN = 16 * TN, PAD = 16 / (int)sizeof(T), H = TM / 2;
+    constexpr int KC = DENSE_KC, NA = KC * BM / DENSE_T, NB = KC * BN / DENSE_T;
+    constexpr bool PAIR = MODE == DENSE_PAIR;
+    static_assert(DENSE_T == 256 && NA * DENSE_T == KC * BM && NB * DENSE_T == KC * BN, "dense_axis_kernel: tiles");
+    __shared__ __align__(16) T As[KC][BM + PAD];
+    __shared__ __align__(16) T Bs[PAIR ? 2 : 1][KC][BN + PAD];
+    const int n = L.n, ne = M.ne, no = n / 2, t = threadIdx.x, tx = t % 16, ty = t / 16;
+    const int64_t b0 = (int64_t)blockIdx.x * BN;
+    // The tile's rows and terms.
+    const int r0 = blockIdx.y * (PAIR ? BM / 2 : BM);
+    const bool odd = MODE == DENSE_FOLD && r0 >= M.nep;
+    const int c_lo = odd ? ne : 0, c_hi = MODE == DENSE_PLAIN || odd ? n : ne;
+    // This thread's loads: matrix column ka at terms ca + j 256/BM; line lb
+    // at terms cb + j cs.
+    const int ka = t % BM, ca = t / BM;
+    const int lb = L.a == 0 ? t / (DENSE_T / BN) : t % BN;
+    const int cb = L.a == 0 ? (t % (DENSE_T / BN)) * NB : t / BN, cs = L.a == 0 ? 1 : DENSE_T / BN;
+    const T *mp;
+    int a_rows, a_terms; // the column's valid rows (ka's bound) and terms
+    if (PAIR) {
+        const bool e = ka < BM / 2;
+        mp = (e ? M.m : M.m2) + r0 + (e ? ka : ka - BM / 2);
+        a_rows = r0 + (e ? ka : ka - BM / 2) < ne;
+        a_terms = e ? ne : no;
+    } else {
+        mp = M.m + r0 + ka;
+        a_rows = r0 + ka < M.ld;
+        a_terms = n;
+    }
+    const bool b_ok = b0 + lb < L.B;
+    const DenseLine<T> dl = dense_line(L, io, b_ok ? b0 + lb : 0, io.read != 0);
+    const T sh = io.read ? *io.shift : T(0);
+    // The sums' rows along the lanes on x lines (whose rows are contiguous
+    // in memory), else their lines: the lanes' stores fall close together.
+    const int rt = L.a == 0 ? tx : ty, lt = L.a == 0 ? ty : tx;
+    T ra[NA], rb[PAIR ? 2 : 1][NB];
+    auto fetch = [&](int c0) {
+#pragma unroll
+        for (int j = 0; j < NA; ++j) {
+            const int c = c0 + ca + j * (DENSE_T / BM);
+            ra[j] = a_rows && c < c_hi && c < a_terms ? __ldg(mp + (int64_t)c * M.ld) : T(0);
+        }
+#pragma unroll
+        for (int j = 0; j < NB; ++j) {
+            const int c = c0 + cb + j * cs;
+            const bool in = b_ok && c < c_hi;
+            if (MODE == DENSE_PLAIN) {
+                rb[0][j] = in ? dense_get(L, io, W, dl, sh, c) : T(0);
+            } else if (MODE == DENSE_FOLD) {
+                const int d = c < ne ? c : c - ne;
+                T v = T(0);
+                if (in) {
+                    v = dense_get(L, io, W, dl, sh, d);
+                    if (d < no) {
+                        const T w = dense_get(L, io, W, dl, sh, n - 1 - d);
+                        v = c < ne ? v + w : v - w;
+                    }
+                }
+                rb[0][j] = v;
+            } else {
+                rb[0][j] = in ? dense_get(L, io, W, dl, sh, 2 * c) : T(0);
+                rb[PAIR ? 1 : 0][j] = in && c < no ? dense_get(L, io, W, dl, sh, 2 * c + 1) : T(0);
+            }
+        }
+    };
+    T acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+    fetch(c_lo);
+    for (int c0 = c_lo; c0 < c_hi; c0 += KC) {
+#pragma unroll
+        for (int j = 0; j < NA; ++j) As[ca + j * (DENSE_T / BM)][ka] = ra[j];
+#pragma unroll
+        for (int h = 0; h < (PAIR ? 2 : 1); ++h)
+#pragma unroll
+            for (int j = 0; j < NB; ++j) Bs[h][cb + j * cs][lb] = rb[h][j];
+        __syncthreads();
+        if (c0 + KC < c_hi) fetch(c0 + KC);
+#pragma unroll
+        for (int c = 0; c < KC; ++c) {
+            T a[TM], v[PAIR ? 2 : 1][TN];
+            lds16<T, H>(&As[c][rt * H], a);
+            lds16<T, H>(&As[c][BM / 2 + rt * H], a + H);
+#pragma unroll
+            for (int h = 0; h < (PAIR ? 2 : 1); ++h) {
+                lds16<T, TN / 2>(&Bs[h][c][lt * (TN / 2)], v[h]);
+                lds16<T, TN / 2>(&Bs[h][c][BN / 2 + lt * (TN / 2)], v[h] + TN / 2);
+            }
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i], v[PAIR && i >= H ? 1 : 0][j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+    // Out: each of the thread's lines, its rows.
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+        const int64_t b = b0 + (j < TN / 2 ? lt * (TN / 2) + j : BN / 2 + lt * (TN / 2) + j - TN / 2);
+        if (b >= L.B) continue;
+        const DenseLine<T> d = dense_line(L, io, b, io.write != 0);
+        T *const y = io.write ? io.u_out : Y;
+#pragma unroll
+        for (int i = 0; i < (PAIR ? H : TM); ++i) {
+            const int r = r0 + (i < H ? rt * H + i : BM / 2 + rt * H + i - H);
+            if (PAIR) {
+                const T e = acc[i][j], o = acc[H + i][j];
+                if (r < no) {
+                    y[d.p + (int64_t)r * d.s] = e + o;
+                    y[d.p + (int64_t)(n - 1 - r) * d.s] = e - o;
+                } else if (r < ne) {
+                    y[d.p + (int64_t)r * d.s] = e;
+                }
+            } else {
+                int k = r;
+                if (MODE == DENSE_FOLD) k = r < M.nep ? (r < ne ? 2 * r : n) : (r - M.nep < no ? 2 * (r - M.nep) + 1 : n);
+                if (k < n) y[d.p + (int64_t)k * d.s] = acc[i][j];
+            }
+        }
+    }
+}
+
 // DST-I of length n through a real FFT of length M = n+1 (the same length, no
 // odd extension): y_0 = 0, y_j = sin(pi j/M)(x_j + x_{M-j}) + (x_j - x_{M-j})/2
 // (1-based x, x_M = 0); then with Y = FFT(y) = A - iB the transform is

@@ -49,41 +49,61 @@ __global__ void tri_kernel(const Spectrum<T> sp, int axis, const T *__restrict__
         const double lam = (ev[a1] ? double(ev[a1][idx[a1]]) : 0.0) + (ev[a2] ? double(ev[a2][idx[a2]]) : 0.0);
         const int64_t p0 = idx[0] + sp.e0 * (idx[1] + sp.e1 * idx[2]);
         const bool anchor = neumann_both && !(lam > 0.0);
-        // forward elimination
+        // Forward elimination, then back substitution, each reading TRI_AHEAD
+        // nodes' values before it uses them (the loads of a line are
+        // independent; in order with the stores they were a latency each).
         double cprev = 0.0;
         X dprev;
         zero(dprev);
-#pragma unroll 4
-        for (int64_t i = 0; i < n; ++i) {
-            const int64_t p = p0 + i * stride;
-            const double sub = i > 0 ? -double(cl[i]) : 0.0;
-            const double sup = i < n - 1 ? -double(ch[i]) : 0.0;
-            const double diag = (double(cl[i]) + double(ch[i])) + lam;
-            X rhs = widen(Z[p]);
-            scale_by(rhs, double(sp.scale));
-            if (anchor && i == n - 1) { // x_{n-1} = 0
-                P[t + nb * i] = 0.0;
-                zero(rhs);
+        for (int64_t i0 = 0; i0 < n; i0 += TRI_AHEAD) {
+            V z[TRI_AHEAD];
+#pragma unroll
+            for (int q = 0; q < TRI_AHEAD; ++q)
+                if (i0 + q < n) z[q] = Z[p0 + (i0 + q) * stride];
+#pragma unroll
+            for (int q = 0; q < TRI_AHEAD; ++q) {
+                const int64_t i = i0 + q;
+                if (i >= n) break;
+                const int64_t p = p0 + i * stride;
+                const double sub = i > 0 ? -double(cl[i]) : 0.0;
+                const double sup = i < n - 1 ? -double(ch[i]) : 0.0;
+                const double diag = (double(cl[i]) + double(ch[i])) + lam;
+                X rhs = widen(z[q]);
+                scale_by(rhs, double(sp.scale));
+                if (anchor && i == n - 1) { // x_{n-1} = 0
+                    P[t + nb * i] = 0.0;
+                    zero(rhs);
+                    Z[p] = narrow<V>(rhs);
+                    break;
+                }
+                const double piv = diag - sub * cprev;
+                axpy(rhs, -sub, dprev);
+                scale_by(rhs, 1.0 / piv);
+                cprev = sup / piv;
+                P[t + nb * i] = cprev;
                 Z[p] = narrow<V>(rhs);
-                break;
+                dprev = rhs;
             }
-            const double piv = diag - sub * cprev;
-            axpy(rhs, -sub, dprev);
-            scale_by(rhs, 1.0 / piv);
-            cprev = sup / piv;
-            P[t + nb * i] = cprev;
-            Z[p] = narrow<V>(rhs);
-            dprev = rhs;
         }
-        // back substitution
         X xnext = widen(Z[p0 + (n - 1) * stride]);
-#pragma unroll 4
-        for (int64_t i = n - 2; i >= 0; --i) {
-            const int64_t p = p0 + i * stride;
-            X x = widen(Z[p]);
-            axpy(x, -P[t + nb * i], xnext);
-            Z[p] = narrow<V>(x);
-            xnext = x;
+        for (int64_t i0 = n - 2; i0 >= 0; i0 -= TRI_AHEAD) {
+            V z[TRI_AHEAD];
+            double c[TRI_AHEAD];
+#pragma unroll
+            for (int q = 0; q < TRI_AHEAD; ++q)
+                if (i0 - q >= 0) {
+                    z[q] = Z[p0 + (i0 - q) * stride];
+                    c[q] = P[t + nb * (i0 - q)];
+                }
+#pragma unroll
+            for (int q = 0; q < TRI_AHEAD; ++q) {
+                const int64_t i = i0 - q;
+                if (i < 0) break;
+                X x = widen(z[q]);
+                axpy(x, -c[q], xnext);
+                Z[p0 + i * stride] = narrow<V>(x);
+                xnext = x;
+            }
         }
     }
 }

@@ -518,6 +518,14 @@ static const size_case size_cases[] = {
     {{37, 41, 43}, "PPNNDD", {0, 0, 0}, 0, 0, 3, 0},
     {{37, 41, 43}, "NNPPPP", {0, 0, 0}, 0, 0, 1, 0},
     {{37, 41, 43}, "PPDDND", {0, 0, 0}, 3, 7, 1, 0},
+    /* axes whose cuFFT length has a prime factor past 7 take dense
+     * products (more than one tile of rows and of lines), beside cuFFT
+     * axes, line solves, a periodic axis, padded and offset arrays */
+    {{136, 129, 20}, "DDDDNN", {0, 0, 0}, 0, 0, 3, 0},
+    {{200, 23, 30}, "DNNDDD", {0.004, 0.03, 0.02}, 3, 5, 3, 1},
+    {{127, 100, 16}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 0},
+    {{101, 12, 40}, "NNPPDD", {0, 0, 0}, 0, 0, 3, 0},
+    {{300, 200, 1}, "DDNN", {0, 0, 0}, 0, 0, 3, 0},
     /* 2D 65 x 65 and 513 x 513 */
     {{65, 65, 1}, "DDDD", {0, 0, 0}, 0, 0, 3, 0},
     {{65, 65, 1}, "NNNN", {0, 0, 0}, 0, 0, 3, 0},
