@@ -152,8 +152,9 @@ static_assert(FDMC_T / FDMC_NMAX * FDMC_KB >= FDMC_NMAX, "fdmc: the slices of a 
 // fdm_basis's orthonormal eigenvectors; dense_axis_kernel) where its cuFFT
 // length has a prime factor past 7 -- there cuFFT takes a slower algorithm
 // (Bluestein's for large primes: 129 = 3 x 43, 257) -- and the axis has at
-// most DENSE_NMAX nodes; a product costs n multiply-adds a point, so
-// longer axes keep cuFFT.  A block of DENSE_T threads forms a tile of
+// most DENSE_NMAX nodes (and the grid at most DENSE_GRID_MAX points:
+// fft_dense_axis); a product costs n multiply-adds a point, so longer
+// axes keep cuFFT.  A block of DENSE_T threads forms a tile of
 // 16 DENSE_TM rows (DENSE_TM_SMALL where a product has at most 16 times
 // that many: no tile mostly empty) by 16 Tune::dense_tn lines, DENSE_KC
 // terms a step.
@@ -173,6 +174,11 @@ constexpr int PCR_MAX_LINES = 4096;         // ... used when there are fewer lin
 // launches on up to 2^26 elements: a 256^3 axis takes one, a 512^3 axis two
 // to four.
 constexpr int64_t FFT_CHUNK = (int64_t)1 << 26;
+// The dense products write a second array of the grid; past this many
+// points the cuFFT route, whose scratch is a few chunks, needs less
+// memory (about as much at 2^28 in float; below, the dense products need
+// less: 1.12 against 1.90 GB at 256 x 256 x 1100 in float).
+constexpr int64_t DENSE_GRID_MAX = 4 * FFT_CHUNK;
 // The distributed all-periodic FFT moves each slab in chunks of planes, so
 // that a chunk travels while the next is transformed and a returned chunk
 // is transformed back while the next travels: at most FFT_DIST_CHUNKS, each
@@ -14031,11 +14037,11 @@ static int64_t fft_prime_max(int64_t m)
     return m > 1 ? m : p;
 }
 
-// Whether axis a of n nodes and transform `kind` is transformed by a dense
-// product (config.h: DENSE_NMAX).
-static bool fft_dense_axis(int kind, int64_t n)
+// Whether an axis of n nodes and transform `kind` of a grid of N points is
+// transformed by a dense product (config.h: DENSE_NMAX, DENSE_GRID_MAX).
+static bool fft_dense_axis(int kind, int64_t n, int64_t N)
 {
-    return n <= DENSE_NMAX && fft_prime_max(fft_axis_len(kind, n)) > 7;
+    return n <= DENSE_NMAX && N <= DENSE_GRID_MAX && fft_prime_max(fft_axis_len(kind, n)) > 7;
 }
 
 // A dense axis: its lines (all in one launch) and its matrices from
@@ -14313,7 +14319,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         if (a == tri || ((pmask >> a) & 1)) continue;
         FftAxis fa;
         const int kind = fft_axis_kind<T>(cfg.bc[2 * a], cfg.bc[2 * a + 1]);
-        if (fft_dense_axis(kind, n[a])) {
+        if (fft_dense_axis(kind, n[a], N)) {
             PGPU_FORWARD(fft_dense_plan<T>(en, fa, a, kind, cfg.bc[2 * a], cfg.bc[2 * a + 1], h[a], n, wp));
             dense = true;
         } else {

@@ -579,8 +579,9 @@
  *                    used (sized by cuFFT; the query includes it).  Axes of
  *                    at most 384 nodes whose transform length has a prime
  *                    factor past 7 (n = 128, 256: n+1 = 129, 257) are dense
- *                    products instead: then 2 N w, the line solves' pivots
- *                    (8 N bytes) and n^2 to 2 n^2 w a dense axis.  An axis
+ *                    products instead on grids of at most 2^28 points: then
+ *                    2 N w, the line solves' pivots (8 N bytes) and n^2 to
+ *                    2 n^2 w a dense axis.  An axis
  *                    whose scratch would pass 2^26 elements takes its lines
  *                    in chunks: without a periodic axis a large grid then
  *                    needs N w (the packed grid) and a few arrays of 2^26

@@ -291,11 +291,11 @@ static int64_t fft_prime_max(int64_t m)
     return m > 1 ? m : p;
 }
 
-// Whether axis a of n nodes and transform `kind` is transformed by a dense
-// product (config.h: DENSE_NMAX).
-static bool fft_dense_axis(int kind, int64_t n)
+// Whether an axis of n nodes and transform `kind` of a grid of N points is
+// transformed by a dense product (config.h: DENSE_NMAX, DENSE_GRID_MAX).
+static bool fft_dense_axis(int kind, int64_t n, int64_t N)
 {
-    return n <= DENSE_NMAX && fft_prime_max(fft_axis_len(kind, n)) > 7;
+    return n <= DENSE_NMAX && N <= DENSE_GRID_MAX && fft_prime_max(fft_axis_len(kind, n)) > 7;
 }
 
 // A dense axis: its lines (all in one launch) and its matrices from
@@ -573,7 +573,7 @@ template <class T> pgpu_status FftSolver<T>::init(Env &en, const pgpu_config &c,
         if (a == tri || ((pmask >> a) & 1)) continue;
         FftAxis fa;
         const int kind = fft_axis_kind<T>(cfg.bc[2 * a], cfg.bc[2 * a + 1]);
-        if (fft_dense_axis(kind, n[a])) {
+        if (fft_dense_axis(kind, n[a], N)) {
             PGPU_FORWARD(fft_dense_plan<T>(en, fa, a, kind, cfg.bc[2 * a], cfg.bc[2 * a + 1], h[a], n, wp));
             dense = true;
         } else {
