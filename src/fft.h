@@ -362,7 +362,7 @@ static void fft_dense_launch(Env &env, const FftAxis &fa, bool inverse, const Us
     dense_axis_kernel<T, TM, TN, MODE><<<grid, DENSE_T, 0, env.st>>>(fa.L, io, M, W, Y);
 }
 
-// A dense axis fa from W (or f: io.read) into Y (or u: io.write).
+// A dense axis fa from W into Y (or u: io.write).
 template <class T>
 static pgpu_status fft_dense_run(Env &env, const FftAxis &fa, bool inverse, const UserIO<T> &io, const T *W, T *Y)
 {

@@ -170,34 +170,19 @@ template <class T> struct DenseMat {
     int ld, ne, nep;
 };
 
-// A thread's line of the data: element c at p + c s (W, or the user's f
-// plus the boundary terms: io.read), the line's start at node q.
-template <class T> struct DenseLine {
+// A thread's line: element c at p + c s, in W (packed) or, where the pass
+// writes the solution (user), in u.
+struct DenseLine {
     int64_t p, s;
-    int q[3];
 };
 template <class T>
-__device__ __forceinline__ DenseLine<T> dense_line(const Lines &L, const UserIO<T> &io, int64_t b, bool user)
+__device__ __forceinline__ DenseLine dense_line(const Lines &L, const UserIO<T> &io, int64_t b, bool user)
 {
-    DenseLine<T> d;
-    if (!user) {
-        d.p = w_at(L, b, 0);
-        d.s = L.a == 0 ? 1 : L.a == 1 ? L.nx : L.P;
-        return d;
-    }
-    line_ijk(L, b, 0, d.q[0], d.q[1], d.q[2]);
-    d.p = io.g.base + d.q[0] + (int64_t)d.q[1] * io.g.sy + (int64_t)d.q[2] * io.g.sz;
-    d.s = L.a == 0 ? 1 : L.a == 1 ? io.g.sy : io.g.sz;
-    return d;
-}
-template <class T>
-__device__ __forceinline__ T dense_get(const Lines &L, const UserIO<T> &io, const T *__restrict__ W,
-                                       const DenseLine<T> &d, T shift, int c)
-{
-    const int64_t p = d.p + (int64_t)c * d.s;
-    if (!io.read) return W[p];
-    return io.f[p] + box_terms(io.g, io.u_in, p, L.a == 0 ? c : d.q[0], L.a == 1 ? c : d.q[1], L.a == 2 ? c : d.q[2]) -
-           shift;
+    if (!user) return DenseLine{w_at(L, b, 0), L.a == 0 ? 1 : L.a == 1 ? L.nx : L.P};
+    int i, j, k;
+    line_ijk(L, b, 0, i, j, k);
+    return DenseLine{io.g.base + i + (int64_t)j * io.g.sy + (int64_t)k * io.g.sz,
+                     L.a == 0 ? 1 : L.a == 1 ? io.g.sy : io.g.sz};
 }
 
 // Block (x, y) forms lines x BN .. and a tile of rows y as a
@@ -210,7 +195,7 @@ __device__ __forceinline__ T dense_get(const Lines &L, const UserIO<T> &io, cons
 // in 16-byte vectors.  It loads terms of one line (for x
 // lines, contiguous, a run of them; else every (256/BN)-th term,
 // consecutive threads on consecutive lines) and of one column of the
-// matrix.  Reads W (or f: io.read), writes Y (or u: io.write): never in place.
+// matrix.  Reads W, writes Y (or u: io.write): never in place.
 template <class T, int TM, int TN, int MODE>
 __global__ void __launch_bounds__(DENSE_T, Tune<T>::F32 && MODE != DENSE_PAIR ? 2 : 1)
     dense_axis_kernel(const Lines L, const UserIO<T> io, const DenseMat<T> M, const T *__restrict__ W,
@@ -246,8 +231,8 @@ __global__ void __launch_bounds__(DENSE_T, Tune<T>::F32 && MODE != DENSE_PAIR ? 
         a_terms = n;
     }
     const bool b_ok = b0 + lb < L.B;
-    const DenseLine<T> dl = dense_line(L, io, b_ok ? b0 + lb : 0, io.read != 0);
-    const T sh = io.read ? *io.shift : T(0);
+    const DenseLine dl = dense_line(L, io, b_ok ? b0 + lb : 0, false);
+    const T *const wl = W + dl.p;
     // The sums' rows along the lanes on x lines (whose rows are contiguous
     // in memory), else their lines: the lanes' stores fall close together.
     const int rt = L.a == 0 ? tx : ty, lt = L.a == 0 ? ty : tx;
@@ -263,21 +248,21 @@ __global__ void __launch_bounds__(DENSE_T, Tune<T>::F32 && MODE != DENSE_PAIR ? 
             const int c = c0 + cb + j * cs;
             const bool in = b_ok && c < c_hi;
             if (MODE == DENSE_PLAIN) {
-                rb[0][j] = in ? dense_get(L, io, W, dl, sh, c) : T(0);
+                rb[0][j] = in ? wl[(int64_t)c * dl.s] : T(0);
             } else if (MODE == DENSE_FOLD) {
                 const int d = c < ne ? c : c - ne;
                 T v = T(0);
                 if (in) {
-                    v = dense_get(L, io, W, dl, sh, d);
+                    v = wl[(int64_t)d * dl.s];
                     if (d < no) {
-                        const T w = dense_get(L, io, W, dl, sh, n - 1 - d);
+                        const T w = wl[(int64_t)(n - 1 - d) * dl.s];
                         v = c < ne ? v + w : v - w;
                     }
                 }
                 rb[0][j] = v;
             } else {
-                rb[0][j] = in ? dense_get(L, io, W, dl, sh, 2 * c) : T(0);
-                rb[PAIR ? 1 : 0][j] = in && c < no ? dense_get(L, io, W, dl, sh, 2 * c + 1) : T(0);
+                rb[0][j] = in ? wl[(int64_t)(2 * c) * dl.s] : T(0);
+                rb[PAIR ? 1 : 0][j] = in && c < no ? wl[(int64_t)(2 * c + 1) * dl.s] : T(0);
             }
         }
     };
@@ -318,7 +303,7 @@ __global__ void __launch_bounds__(DENSE_T, Tune<T>::F32 && MODE != DENSE_PAIR ? 
     for (int j = 0; j < TN; ++j) {
         const int64_t b = b0 + (j < TN / 2 ? lt * (TN / 2) + j : BN / 2 + lt * (TN / 2) + j - TN / 2);
         if (b >= L.B) continue;
-        const DenseLine<T> d = dense_line(L, io, b, io.write != 0);
+        const DenseLine d = dense_line(L, io, b, io.write != 0);
         T *const y = io.write ? io.u_out : Y;
 #pragma unroll
         for (int i = 0; i < (PAIR ? H : TM); ++i) {
