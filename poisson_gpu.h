@@ -76,10 +76,11 @@
  *  PGPU_FFT (direct)      many solves of a box (any faces), no mask, no
  *                         beta: exact up to rounding,
  *                         no iterations; the cheapest on periodic boxes
- *  PGPU_CG, PGPU_BICGSTAB beta jumps beside masks, Neumann faces or across
+ *  PGPU_CG, PGPU_BICGSTAB beta jumps beside Neumann faces or across
  *  with the multigrid     periodic axes, masks where V-cycles are slow or
- *  preconditioner (the    diverge (inclusions without a mask: V-cycles
- *  default)               converge too, MASKS AND VARIABLE COEFFICIENTS):
+ *  preconditioner (the    diverge (inclusions, with or without a mask:
+ *  default)               V-cycles converge too, MASKS AND VARIABLE
+ *                         COEFFICIENTS):
  *                         the robust choice, which converges where V-cycles
  *                         alone stall or diverge; an iteration costs more
  *                         than a V-cycle.  With the
@@ -662,17 +663,20 @@
  *    coefficients), so a free surface stays where it is on every level,
  *    and a face that a solid layer one cell thick closes across its whole
  *    width stays closed.  Where beta jumps (its largest value is more than
- *    10 times its smallest) and no mask is set, on a grid whose coarsened
- *    axes keep every other node (Dirichlet and Neumann faces; not a
- *    periodic axis; one GPU), the coarse levels follow the operator
+ *    10 times its smallest), with or without a mask, on a grid whose
+ *    coarsened axes keep every other node (Dirichlet and Neumann faces;
+ *    not a periodic axis; one GPU), the coarse levels follow the operator
  *    instead: each is the Galerkin product R A P of the level above (27
- *    coefficients a point, 9 in 2D), the prolongation weighs the coarse
- *    values by the fine level's couplings (BoxMG's rule) and the
- *    restriction is its adjoint, so that an inclusion's near-constant mode
- *    reaches the coarse levels and the cycles converge as fast on a jump of
- *    1e6 as on 1e3 (the bench's 'ball' rows: a cycle there costs several
- *    geometric ones, and pgpu_set_coefficients, which builds the levels,
- *    about a third as much as the V-cycles to 1e-8).  The coarse
+ *    coefficients a point, 9 in 2D; with a mask, of the operator on the
+ *    fluid points: a face towards a Dirichlet point is a wall, and the
+ *    prolongation is 0 where a point is not fluid), the prolongation
+ *    weighs the coarse values by the fine level's couplings (BoxMG's rule)
+ *    and the restriction is its adjoint, so that an inclusion's
+ *    near-constant mode reaches the coarse levels and the cycles converge
+ *    as fast on a jump of 1e6 as on 1e3 (the bench's 'ball' and
+ *    'ball-mask' rows: a cycle there costs several geometric ones, and
+ *    pgpu_set_coefficients, which builds the levels, about a third as much
+ *    as the V-cycles to 1e-8).  The geometric coarse
  *    levels cannot follow a wall, so on a mask a cycle ends with two
  *    Gauss-Seidel iterations on the fluid points of the blocks (8^3
  *    points, 2D 16^2) that hold a fluid point next to a solid one, where
@@ -695,9 +699,11 @@
  *       alone); on a small pocket held by one such cell V-cycles and FMG
  *       diverged;
  *     + on an inclusion (a ball whose beta is 1e3 to 1e6 times its
- *       surroundings') without a mask (the Galerkin levels above) they
- *       converge as fast on 1e6 as on 1e3 (the bench's 'ball' rows: 13
- *       cycles to 1e-8 at 256^3) down to the residual that u's own
+ *       surroundings', with or without a mask beside it: the Galerkin
+ *       levels above) they converge as fast on 1e6 as on 1e3 (the bench's
+ *       'ball' and 'ball-mask' rows: 13 and 14 cycles to 1e-8 at 256^3,
+ *       the mask a solid block and Dirichlet cells above a free surface)
+ *       down to the residual that u's own
  *       rounding leaves, which grows with the jump and the grid (1e6 at
  *       256^3, in double: near 7e-7, a few times that of the exact discrete
  *       solution rounded to double), so a tighter tolerance ends in
@@ -707,10 +713,10 @@
  *       bench's 'ball' fmg rows: the distance from CG's u, relative to
  *       max |u|); in float that rounding is far
  *       larger (about 0.1 on a 1e3 ball): float ends NOT_CONVERGED though
- *       its u is good to float's rounding; take double.  Where a mask is
- *       set beside it they stall after a fast start (the coarse
- *       coefficients are then averaged and miss its near-constant mode;
- *       W-cycles may diverge there);
+ *       its u is good to float's rounding; take double.  Beside solid
+ *       cells drawn at random point by point and a pocket held by one
+ *       Dirichlet cell they diverged on 1e6 (PGPU_ERROR_BREAKDOWN; one 3D
+ *       case in eight thousand random ones; CG around them converged);
  *     + they may stall (PGPU_ERROR_NOT_CONVERGED) on singular pockets with
  *       a varying beta, and stalled (near 1e-10 in double) or diverged
  *       where solid cells are drawn at random point by point (an eighth to
@@ -728,7 +734,7 @@
  *       drawn at random from 0.1 to 10 point by point on strongly
  *       anisotropic grids (spacings 9:1 and 22:1) they converge where the
  *       coarse levels are Galerkin's (Dirichlet boxes: the bench's
- *       'beta-aniso' rows) and may diverge where they cannot be (a mask, a
+ *       'beta-aniso' rows) and may diverge where they cannot be (a
  *       periodic axis, an even axis beside a Neumann face).
  *    CG with the multigrid preconditioner converged on each of these we
  *    replayed -- the inclusions, the lone Dirichlet cells and the pocket one

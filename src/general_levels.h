@@ -222,10 +222,11 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         if (l < dist_levels) L.sm.paired = L.sm.paired && env.dist->band[l]; // (dist.h) as in build
     }
     // Operator-dependent transfers where beta jumps (odi.h), into a Galerkin
-    // level (its arrays allocated: galerkin_alloc); the coarse build takes
-    // the series along its paths there (GenCoarse::series), for a level
-    // built from it by the geometric rule.  Not across a periodic axis.
-    const bool odi = on && gen.beta && gen.jump && !gen.mask && !lv[0].g.px && !lv[0].g.py && !lv[0].g.pz;
+    // level (its arrays allocated: galerkin_alloc), with a mask too (the
+    // operator on its fluid points: odi_held); the coarse build takes the
+    // series along its paths there (GenCoarse::series), for a level built
+    // from it by the geometric rule.  Not across a periodic axis.
+    const bool odi = on && gen.beta && gen.jump && !lv[0].g.px && !lv[0].g.py && !lv[0].g.pz;
     lv[0].gr = GalRows<T>{};
     for (int l = 0; l + 1 < nl; ++l) {
         Transfer<T> &x = lv[l].down;
@@ -343,17 +344,10 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_alloc(Env &env)
 // Each Galerkin level's operator R A P, from the level above's rows
 // (Transfer::fr): P's weights stage by stage (gal_weights_kernel; from 7-point
 // rows in gscr, a Galerkin level's kept for its transfers), the entries off the
-// centre directly from them (gal_rap_kernel), the
-// rows' sums as R (A P 1): 1 on the coarse level's u, P 1 and -A P 1 in
-// two vectors of the fine level (level 0: gscr; a coarse one: its u and t,
-// free between solves), R of it in the coarse t.  On a singular problem
-// (every face Neumann: the Galerkin levels take no mask and no periodic
-// axis) the sums are 0 exactly -- A 1 = 0, and P 1 = 1 since each node's
-// weights are its couplings over their sum -- and are stored so: formed,
-// they were rounding of either sign, a single node's diagonal of 1e-16
-// times its neighbours' whose inverse sent the cycle's correction far
-// along the constants (V-cycles diverged, CG broke down on a Neumann box
-// with beta from 0.1 to 10 point by point).
+// centre directly from them (gal_rap_kernel), the rows' sums as
+// R A (1 - delta) (gal_sums_kernel: delta, and A (1 - delta) by
+// gal_residual_kernel, in two vectors of the fine level -- level 0: gscr; a
+// coarse one: its u and t, free between solves -- R of it in the coarse t).
 template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
 {
     char *err = env.err;
@@ -369,9 +363,10 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         PGPU_RETURN_IF(x.fr.st && !x.pw, PGPU_ERROR_CUDA, "internal: a Galerkin level without P's weights");
         const bool s27 = x.fr.st != nullptr;
         T *const pw = s27 ? x.pw : gen.gscr;
+        T *dl = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
         for (int stage = 1; stage <= odi_top(F.g); ++stage) {
             launch(F.walk, 0, env.st, s27 ? gal_weights_kernel<T, true> : gal_weights_kernel<T, false>, F.g, x.fr,
-                   C.g, x.oa, pw, stage);
+                   C.g, x.oa, pw, dl, stage);
             PGPU_LAUNCHED();
         }
         const auto rap = s27 ? gal_rap_kernel<T, true> : gal_rap_kernel<T, false>;
@@ -382,15 +377,8 @@ template <class T> pgpu_status Hierarchy<T>::galerkin_build(Env &env)
         PGPU_CUDA(cudaFuncSetAttribute(rap, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         rap<<<(unsigned)tiles, GAL_THREADS, smem, env.st>>>(F.g, x.fr, C.g, x.oa, C.gr, (const T *)pw);
         PGPU_LAUNCHED();
-        if (singular) {
-            PGPU_CUDA(cudaMemsetAsync(const_cast<T *>(C.gr.st) + (size_t)(GAL_CENTRE - C.gr.lo) * (size_t)C.gr.n, 0,
-                                      (size_t)C.gr.n * sizeof(T), env.st));
-            continue;
-        }
-        T *s = l ? F.u : gen.gscr, *r = l ? F.t : gen.gscr + F.elems;
-        PGPU_FORWARD(axpby(env, C.g, C.col, T(1), T(0), (const T *)nullptr, T(0), (const T *)nullptr, C.u));
-        PGPU_FORWARD(x.odi_prolong(env, (const T *)C.u, (const T *)nullptr, s));
-        launch(F.walk, 0, env.st, gal_residual_kernel<T>, F.g, x.fr, (const T *)s, (const T *)nullptr, r);
+        if (!s27) PGPU_FORWARD(x.odi_delta(env, dl)); // (a Galerkin level's: with its weights)
+        launch(F.walk, 0, env.st, gal_residual_kernel<T>, F.g, x.fr, (const T *)dl, (const T *)nullptr, r);
         PGPU_LAUNCHED();
         PGPU_FORWARD(x.odi_restrict(env, r, C.t));
         launch(C.walk, 0, env.st, gal_sums_kernel<T>, C.g, (const T *)C.t, C.gr);

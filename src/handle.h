@@ -794,7 +794,7 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
                        "%s: the mask has no fluid point; the handle keeps its data", what);
         PGPU_RETURN_IF(flags & GEN_BAD_BETA, PGPU_ERROR_INVALID_ARGUMENT,
                        "%s: beta must be positive and finite at every interior point; the handle keeps its data", what);
-        if (!is_mask && beta_jump && !G.mask && uses_multigrid(cfg)) PGPU_FORWARD(h.galerkin_alloc(env));
+        if ((is_mask ? G.beta && G.jump : beta_jump) && uses_multigrid(cfg)) PGPU_FORWARD(h.galerkin_alloc(env));
     } else {
         PGPU_CUDA(cudaStreamSynchronize(env.st)); // the levels' tables change below
     }

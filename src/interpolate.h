@@ -538,7 +538,7 @@ template <class T> struct Transfer {
     {
         char *err = env.err;
         if (fr.st) launch(cwalk, 0, env.st, odi_rw_kernel<T>, fg, cg, oa, (const T *)pw, r, fc);
-        else launch(ot, 0, env.st, odi_r_kernel<T>, fg, cg, oa, r, fc);
+        else launch(ot, 0, env.st, fg.mk ? odi_r_kernel<T, true> : odi_r_kernel<T, false>, fg, cg, oa, r, fc);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }
@@ -554,9 +554,23 @@ template <class T> struct Transfer {
             else launch(fwalk, 0, env.st, odi_pw_kernel<T, false>, fg, cg, oa, (const T *)pw, e, in, out, (double *)nullptr);
         } else {
             if (blocks) *blocks = blocks_of(ot);
-            if (partials) launch(ot, 0, env.st, odi_p_kernel<T, true>, fg, cg, oa, e, in, out, partials);
-            else launch(ot, 0, env.st, odi_p_kernel<T, false>, fg, cg, oa, e, in, out, (double *)nullptr);
+            const bool mk = fg.mk != nullptr;
+            if (partials)
+                launch(ot, 0, env.st, mk ? odi_p_kernel<T, ODI_MEASURE, true> : odi_p_kernel<T, ODI_MEASURE, false>, fg,
+                       cg, oa, e, in, out, partials);
+            else
+                launch(ot, 0, env.st, mk ? odi_p_kernel<T, ODI_ADD, true> : odi_p_kernel<T, ODI_ADD, false>, fg, cg,
+                       oa, e, in, out, (double *)nullptr);
         }
+        PGPU_LAUNCHED();
+        return PGPU_SUCCESS;
+    }
+    // dl = 1 - P 1 from a 7-point level (gal_sums_kernel), one pass.
+    pgpu_status odi_delta(Env &env, T *dl) const
+    {
+        char *err = env.err;
+        launch(ot, 0, env.st, fg.mk ? odi_p_kernel<T, ODI_DELTA, true> : odi_p_kernel<T, ODI_DELTA, false>, fg, cg, oa,
+               (const T *)nullptr, (const T *)nullptr, dl, (double *)nullptr);
         PGPU_LAUNCHED();
         return PGPU_SUCCESS;
     }

@@ -60,7 +60,9 @@ template <class T> class Multigrid {
     // (held_terms_kernel), and the interpolation reads them
     // (held_values_kernel).  A coarse level's values wait in its t from
     // fmg_coarse's start until that level is interpolated.
-    bool held_fmg() const { return gen && h->gen.mask && h->gen.held; }
+    // Not on Galerkin levels (odi), which have no held points: their coarse
+    // problems take b with zero data, as a mask without held points.
+    bool held_fmg() const { return gen && h->gen.mask && h->gen.held && !odi; }
     GenCoarse<T> held_pair(int l) const; // levels l and l + 1, as the held kernels read them
     // Level l's points in the global problem (a slab level's npts are the rank's).
     double global_points(int l) const;

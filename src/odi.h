@@ -11,10 +11,11 @@ namespace pgpu {
 // coefficient (face means, or faces in series along the path) then prices
 // the inclusion's near-constant mode right: V-cycles stalled at 0.95-0.99 a
 // cycle on a ball of 1e3 or 1e6.  So each level the transfers reach here
-// (Transfer::odi, Hierarchy::general_apply's rule: beta jumps, no mask, no
+// (Transfer::odi, Hierarchy::general_apply's rule: beta jumps, no
 // periodic axis, one GPU, every coarsened axis keeping nodes) is a
 // Galerkin level: its operator is R A P of the level above, 27 entries a
-// node (9 in 2D: GalRows), and
+// node (9 in 2D: GalRows; with a mask, of the level's operator on its
+// fluid points: odi_held), and
 //  - P follows the level above's rows (BoxMG: Dendy; de Zeeuw), in stages
 //    by the axes along which a fine node lies between two coarse nodes
 //    (odi_stage): a coarse node takes its value; a node of a higher stage
@@ -34,7 +35,8 @@ namespace pgpu {
 //  - pgpu_set_coefficients builds them level by level: P's weights, once
 //    a node (gal_weights_kernel), the entries off the centre from them
 //    (gal_rap_kernel), the rows' sums as R A P 1 formed in differences
-//    (gal_sums_kernel).
+//    from P 1 = 1 - delta (gal_sums_kernel: 0 exactly where no wall
+//    reaches).
 // The finest level keeps its own 7-point form and smoothers; P and R read
 // its faces directly.  Convergence no longer depends on the jump's size
 // (1e3 to 1e6: the bench's 'ball' rows); what stops V-cycles and CG on
@@ -178,9 +180,33 @@ __host__ __device__ __forceinline__ void gal_offset(int s, int (&o)[3])
     o[2] = s / 9 - 1;
 }
 
+// A 7-point level with a mask as its transfers and the Galerkin build see
+// it: the operator on the fluid points alone.  A point that is not fluid
+// has no row, and P is 0 there (its correction is 0: a Dirichlet point's
+// value is held, a solid point is no part of the domain); a face towards
+// one is a wall, its coupling in the row's sum (a Dirichlet point's; a
+// face towards a solid point is closed: 0).  Bit f (GenPoint's order) of
+// odi_held: the neighbour across face f lies inside the box and is not
+// fluid, looked for along the axes of `axes` (bit d).
+template <class T>
+__device__ __forceinline__ unsigned odi_held(const Grid<T> &g, int64_t p, int i, int j, int k, unsigned axes)
+{
+    if (!g.mk) return 0u;
+    const int at[3] = {i, j, k}, n[3] = {g.nx, g.ny, g.nz};
+    const int64_t st[3] = {1, g.sy, g.sz};
+    unsigned h = 0;
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+        if (!(axes >> d & 1u) || (d == 2 && !g.is3d)) continue;
+        if (at[d] > 0 && !gen_fluid(g, p - st[d])) h |= 1u << 2 * d;
+        if (at[d] < n[d] - 1 && !gen_fluid(g, p + st[d])) h |= 2u << 2 * d;
+    }
+    return h;
+}
+
 // Node p's row (i, j, k its indices): a[s] the entry towards slot s, the
-// row's sum in the centre (the 7-point form's: its Dirichlet walls'
-// couplings).
+// row's sum in the centre (the 7-point form's: its walls' couplings, the
+// box's and, with a mask, odi_held's; none on a point that is not fluid).
 template <class T>
 __device__ __forceinline__ void gal_row(const Grid<T> &g, const GalRows<T> &r, int64_t p, int i, int j, int k,
                                         double (&a)[GAL_SLOTS])
@@ -192,7 +218,9 @@ __device__ __forceinline__ void gal_row(const Grid<T> &g, const GalRows<T> &r, i
     }
 #pragma unroll
     for (int s = 0; s < GAL_SLOTS; ++s) a[s] = 0;
+    if (!gen_fluid(g, p)) return;
     const GenPoint<T> q = gen_couplings(g, p, i, j, k);
+    const unsigned held = odi_held(g, p, i, j, k, 7u);
     const int at[3] = {i, j, k}, n[3] = {g.nx, g.ny, g.nz};
     double wall = 0;
 #pragma unroll
@@ -201,7 +229,7 @@ __device__ __forceinline__ void gal_row(const Grid<T> &g, const GalRows<T> &r, i
         for (int side = 0; side < 2; ++side) {
             if (d == 2 && !g.is3d) continue;
             const int f = 2 * d + side;
-            if (side ? at[d] < n[d] - 1 : at[d] > 0)
+            if ((side ? at[d] < n[d] - 1 : at[d] > 0) && !(held >> f & 1u))
                 a[gal_slot(d == 0 ? 2 * side - 1 : 0, d == 1 ? 2 * side - 1 : 0, d == 2 ? 2 * side - 1 : 0)] =
                     -(double)q.v[f];
             else wall += (double)q.d[f];
@@ -279,15 +307,24 @@ __device__ __forceinline__ double odi_collapse(const double (&a)[GAL_SLOTS], con
 // stays in den; a Neumann wall's is 0).  On a 7-point level this is the
 // fine couplings along B over their sum, Dirichlet walls included.
 // A 7-point level's divisor for a node of between-axes B (c): its
-// couplings along B and its walls' (odi_collapse of gal_row, directly).
+// couplings along B and its walls' (odi_collapse of gal_row, directly;
+// held: odi_held's bits along the other axes).
+// walls: the part of it from the walls along the other axes.
 template <class T> __device__ __forceinline__ double odi_den7(const GenPoint<T> &q, const int (&c)[3], const int (&at)[3],
-                                                               const int (&n)[3])
+                                                               const int (&n)[3], unsigned held, double &walls)
 {
     double s = 0;
+    walls = 0;
 #pragma unroll
     for (int d = 0; d < 3; ++d) {
-        if (c[d] < 0) s += (double)q.d[2 * d] + (double)q.d[2 * d + 1];
-        else s += (at[d] > 0 ? 0.0 : (double)q.d[2 * d]) + (at[d] < n[d] - 1 ? 0.0 : (double)q.d[2 * d + 1]);
+        if (c[d] < 0) {
+            s += (double)q.d[2 * d] + (double)q.d[2 * d + 1];
+        } else {
+            const double w = (at[d] > 0 && !(held >> 2 * d & 1u) ? 0.0 : (double)q.d[2 * d]) +
+                             (at[d] < n[d] - 1 && !(held >> (2 * d + 1) & 1u) ? 0.0 : (double)q.d[2 * d + 1]);
+            s += w;
+            walls += w;
+        }
     }
     return s;
 }
@@ -562,10 +599,29 @@ __device__ __forceinline__ int odi_order(const Grid<T> &f, const OdiAxes<T> &a, 
 }
 
 // What a node of a plane loads, issued a plane ahead of its use: its faces'
-// fractions, and P: e at its coarse node, in; R: r.
+// fractions, and P: e at its coarse node, in; R: r; with a mask (odi_held),
+// whether it is fluid and, where it lies between coarse nodes, its closed
+// faces and odi_held's faces along its other axes.
 template <class T> struct OdiLoad {
     T fr[6], a, b;
+    bool live;
+    unsigned shut, held;
 };
+// A node's mask data for OdiLoad (c: its coarse indices; MK: the level
+// has a mask).
+template <bool MK, class T>
+__device__ __forceinline__ void odi_mask_load(const Grid<T> &f, int64_t p, int i, int j, int k, const int (&c)[3],
+                                              OdiLoad<T> &L)
+{
+    L.live = true;
+    L.shut = L.held = 0;
+    if (!MK) return;
+    const unsigned b = f.mk[p];
+    L.live = (b & CELL_BITS) == PGPU_CELL_FLUID;
+    if (!L.live || (c[0] >= 0 && c[1] >= 0 && c[2] >= 0)) return;
+    L.shut = b >> CLOSED_SHIFT & 63u;
+    L.held = odi_held(f, p, i, j, k, (c[0] >= 0 ? 1u : 0u) | (c[1] >= 0 ? 2u : 0u) | (c[2] >= 0 ? 4u : 0u));
+}
 // Node p's faces' fractions (GenPoint's order; 1 where the level stores
 // none, 0 along z in 2D): gen_couplings' loads, issued ahead.
 template <class T> __device__ __forceinline__ void odi_fractions(const Grid<T> &f, int64_t p, T (&fr)[6])
@@ -579,7 +635,7 @@ template <class T> __device__ __forceinline__ void odi_fractions(const Grid<T> &
 }
 // Node (i, j, k)'s couplings inside the box from its fractions, as
 // gen_couplings forms them (its couplings and their diagonal parts agree
-// there; the pair has no mask, so no face closes).
+// there), before a mask's closed faces (odi_between).
 template <class T>
 __device__ __forceinline__ void odi_couplings(const Grid<T> &f, int i, int j, int k, const T (&fr)[6], T (&q)[6])
 {
@@ -590,12 +646,31 @@ __device__ __forceinline__ void odi_couplings(const Grid<T> &f, int i, int j, in
     q[4] = f.is3d ? f.czl[k] * fr[4] : T(0);
     q[5] = f.is3d ? f.czh[k] * fr[5] : T(0);
 }
+// odi_couplings of a node between coarse nodes, its closed faces 0 (shut:
+// OdiLoad's), and its divisor (odi_den7; walls: its walls' part along the
+// node's coarse axes).
+template <class T>
+__device__ __forceinline__ double odi_between(const Grid<T> &f, const OdiCol &c, int k, int cz, const OdiLoad<T> &L,
+                                              GenPoint<T> &q, double &walls)
+{
+    odi_couplings(f, c.i, c.j, k, L.fr, q.d);
+#pragma unroll
+    for (int s = 0; s < 6; ++s)
+        if (L.shut >> s & 1u) q.d[s] = T(0);
+    const int cc[3] = {c.c0, c.c1, cz}, at[3] = {c.i, c.j, k}, n[3] = {f.nx, f.ny, f.nz};
+    return odi_den7(q, cc, at, n, L.held, walls);
+}
 template <class T> __device__ __forceinline__ int64_t odi_at(const Grid<T> &f, const OdiCol &c, int k)
 {
     return f.base + c.i + (int64_t)c.j * f.sy + (int64_t)k * f.sz;
 }
 
-template <class T>
+// What odi_p_step does: out = in + P e, the same measuring the correction
+// (interp_kernel's REDUCE), or out = delta (gal_sums_kernel's, from the
+// 7-point rows: e = 0, no in).
+enum OdiP { ODI_ADD = 0, ODI_MEASURE = 1, ODI_DELTA = 2 };
+
+template <int MODE, bool MK, class T>
 __device__ __forceinline__ OdiLoad<T> odi_p_load(const Grid<T> &f, const Grid<T> &cg, const OdiAxes<T> &a,
                                                  const T *__restrict__ e, const T *in, const OdiCol &c, int step)
 {
@@ -603,8 +678,14 @@ __device__ __forceinline__ OdiLoad<T> odi_p_load(const Grid<T> &f, const Grid<T>
     if (!c.in) return L;
     const int k = step >> 3, cz = odi_cz(f, a, k);
     const int64_t p = odi_at(f, c, k);
-    if (c.c0 >= 0 && c.c1 >= 0 && cz >= 0) L.a = e[cg.base + c.c0 + (int64_t)c.c1 * cg.sy + (f.is3d ? (int64_t)cz * cg.sz : 0)];
-    else odi_fractions(f, p, L.fr);
+    const int cc[3] = {c.c0, c.c1, cz};
+    odi_mask_load<MK>(f, p, c.i, c.j, k, cc, L);
+    if (c.c0 >= 0 && c.c1 >= 0 && cz >= 0) {
+        if (MODE != ODI_DELTA)
+            L.a = e[cg.base + c.c0 + (int64_t)c.c1 * cg.sy + (f.is3d ? (int64_t)cz * cg.sz : 0)];
+    } else {
+        odi_fractions(f, p, L.fr);
+    }
     if ((step & ODI_WRITE) && c.own && in) L.b = in[p];
     return L;
 }
@@ -613,40 +694,43 @@ __device__ __forceinline__ OdiLoad<T> odi_p_load(const Grid<T> &f, const Grid<T>
 // synchronises); the column's value of P e.  A node takes its coarse
 // node's value, or its couplings along its between-axes times its
 // neighbours' values (in the plane: sv; below and above: the column's)
-// over its divisor, in that order.
-template <class T, bool REDUCE>
+// over its divisor, in that order; 0 where it is not fluid (odi_held),
+// whose value in `in` out keeps, as interp_kernel's.  ODI_DELTA: 1 - P 1
+// by P's formula written for it (gal_sums_kernel): 0 on a coarse node, 1
+// on a point that is not fluid and beyond the box, the walls along the
+// node's coarse axes in the sum.
+template <int MODE, bool MK, class T>
 __device__ __forceinline__ T odi_p_step(const Grid<T> &f, const OdiAxes<T> &a, const T *in, T *out, Red3 &acc,
                                         OdiPlane<T> &sv, const OdiCol &c, int step, const OdiLoad<T> &L, T below,
                                         T above)
 {
+    constexpr bool DL = MODE == ODI_DELTA;
     const int k = step >> 3, cz = odi_cz(f, a, k), ph = (c.c0 < 0) + (c.c1 < 0);
     const bool coarse = c.c0 >= 0 && c.c1 >= 0 && cz >= 0;
     GenPoint<T> q; // (its couplings inside the box: d = v)
-    double den = 0;
-    if (c.in && !coarse) {
-        odi_couplings(f, c.i, c.j, k, L.fr, q.d);
-        const int cc[3] = {c.c0, c.c1, cz}, at[3] = {c.i, c.j, k}, n[3] = {f.nx, f.ny, f.nz};
-        den = odi_den7(q, cc, at, n);
-    }
-    T v = L.a;
+    double den = 0, walls = 0;
+    if (c.in && !coarse && L.live) den = odi_between(f, c, k, cz, L, q, walls);
+    T v = L.live ? L.a : T(DL ? 1 : 0);
     __syncthreads(); // (the plane before is read)
     for (int s = 0; s < 3; ++s) {
         if (c.in && ph == s) {
-            if (!coarse) {
-                double num = 0;
+            if (!coarse && L.live) {
+                // (a neighbour beyond the box: 0, or 1 for delta)
+                const double out_box = DL ? 1.0 : 0.0;
+                double num = DL ? walls : 0.0;
                 if (c.c0 < 0) {
-                    if (c.i > 0) num += (double)q.d[0] * (double)odi_nb(sv, c.tx - 1, c.ty);
-                    if (c.i < f.nx - 1) num += (double)q.d[1] * (double)odi_nb(sv, c.tx + 1, c.ty);
+                    num += (double)q.d[0] * (c.i > 0 ? (double)odi_nb(sv, c.tx - 1, c.ty) : out_box);
+                    num += (double)q.d[1] * (c.i < f.nx - 1 ? (double)odi_nb(sv, c.tx + 1, c.ty) : out_box);
                 }
                 if (c.c1 < 0) {
-                    if (c.j > 0) num += (double)q.d[2] * (double)odi_nb(sv, c.tx, c.ty - 1);
-                    if (c.j < f.ny - 1) num += (double)q.d[3] * (double)odi_nb(sv, c.tx, c.ty + 1);
+                    num += (double)q.d[2] * (c.j > 0 ? (double)odi_nb(sv, c.tx, c.ty - 1) : out_box);
+                    num += (double)q.d[3] * (c.j < f.ny - 1 ? (double)odi_nb(sv, c.tx, c.ty + 1) : out_box);
                 }
                 if (cz < 0) {
-                    if (k > 0) num += (double)q.d[4] * (double)below;
-                    if (k < f.nz - 1) num += (double)q.d[5] * (double)above;
+                    num += (double)q.d[4] * (k > 0 ? (double)below : out_box);
+                    num += (double)q.d[5] * (k < f.nz - 1 ? (double)above : out_box);
                 }
-                v = den > 0 ? T(num / den) : T(0);
+                v = den > 0 ? T(num / den) : T(DL ? 1 : 0);
             }
             sv[c.ty + 1][c.tx + 1] = v;
         }
@@ -656,9 +740,11 @@ __device__ __forceinline__ T odi_p_step(const Grid<T> &f, const OdiAxes<T> &a, c
         const int64_t p = odi_at(f, c, k);
         if (!in) {
             out[p] = v;
-        } else {
+        } else if (L.live) {
             out[p] = L.b + v;
-            if (REDUCE) note_correction(acc, v, L.b + v);
+            if (MODE == ODI_MEASURE) note_correction(acc, v, L.b + v);
+        } else if (in != out) { // (not an unknown: keeps its value, bit for bit)
+            out[p] = L.b;
         }
     }
     return v;
@@ -693,8 +779,8 @@ __device__ __forceinline__ void odi_walk(const Grid<T> &f, const OdiAxes<T> &a, 
 }
 
 // out = in + P e (in NULL: out = P e; in == out allowed) on level 0, one
-// pass; REDUCE (with in) measures the correction as interp_kernel's does.
-template <class T, bool REDUCE>
+// pass, as odi_p_step's MODE says (MK: the level has a mask).
+template <class T, int MODE, bool MK>
 __global__ void __launch_bounds__(ODI_TX *ODI_TY, 2)
     odi_p_kernel(const Grid<T> f, const Grid<T> cg, const OdiAxes<T> a, const T *__restrict__ e, const T *in, T *out,
                  double *partials, int kchunk, int nyb, int nchunks)
@@ -706,20 +792,24 @@ __global__ void __launch_bounds__(ODI_TX *ODI_TY, 2)
     if (block_yz(nyb, nchunks, yb, zc)) {
         const OdiCol c = odi_col(f, a, yb);
         odi_walk(
-            f, a, false, zc, kchunk, sv, seq, [&](int st) { return odi_p_load(f, cg, a, e, in, c, st); },
+            f, a, false, zc, kchunk, sv, seq, [&](int st) { return odi_p_load<MODE, MK>(f, cg, a, e, in, c, st); },
             [&](int st, const OdiLoad<T> &L, T below, T above) {
-                return odi_p_step<T, REDUCE>(f, a, in, out, acc, sv, c, st, L, below, above);
+                return odi_p_step<MODE, MK>(f, a, in, out, acc, sv, c, st, L, below, above);
             });
     }
-    if (REDUCE) write_partial(partials, acc);
+    if (MODE == ODI_MEASURE) write_partial(partials, acc);
 }
 
-template <class T>
-__device__ __forceinline__ OdiLoad<T> odi_r_load(const Grid<T> &f, const T *__restrict__ r, const OdiCol &c, int step)
+template <bool MK, class T>
+__device__ __forceinline__ OdiLoad<T> odi_r_load(const Grid<T> &f, const OdiAxes<T> &a, const T *__restrict__ r,
+                                                 const OdiCol &c, int step)
 {
     OdiLoad<T> L{};
     if (!c.in) return L;
-    const int64_t p = odi_at(f, c, step >> 3);
+    const int k = step >> 3;
+    const int64_t p = odi_at(f, c, k);
+    const int cc[3] = {c.c0, c.c1, odi_cz(f, a, k)};
+    odi_mask_load<MK>(f, p, c.i, c.j, k, cc, L);
     odi_fractions(f, p, L.fr);
     L.a = r[p];
     return L;
@@ -731,7 +821,7 @@ __device__ __forceinline__ OdiLoad<T> odi_r_load(const Grid<T> &f, const T *__re
 // axes that lies between coarse nodes there, q's coupling towards it times
 // t_q (in the plane: sv; below and above: the column's), in that order; t
 // = that sum over the node's divisor (P's), or on a coarse node the coarse
-// right-hand side.
+// right-hand side; 0 where the node is not fluid (P's column is 0 there).
 template <class T>
 __device__ __forceinline__ T odi_r_step(const Grid<T> &f, const Grid<T> &cg, const OdiAxes<T> &a, T *fc,
                                         OdiPlane<T> &sv, const OdiCol &c, int step, const OdiLoad<T> &L, T below,
@@ -744,7 +834,7 @@ __device__ __forceinline__ T odi_r_step(const Grid<T> &f, const Grid<T> &cg, con
     // q's coupling towards the node: q below along an axis (its high face)
     // and above (its low face)
     double cq[6] = {0, 0, 0, 0, 0, 0}, sum = 0, den = 0;
-    if (c.in) {
+    if (c.in && L.live) {
         double w = (double)__ldg(a.wf[0] + c.i) * (double)__ldg(a.wf[1] + c.j);
         if (f.is3d) w *= (double)__ldg(a.wf[2] + k);
         sum = w * (double)L.a;
@@ -755,10 +845,9 @@ __device__ __forceinline__ T odi_r_step(const Grid<T> &f, const Grid<T> &cg, con
         if (zl) cq[4] = odi_face_fr(f, 2, k - 1, true, L.fr[4]);
         if (zh) cq[5] = odi_face_fr(f, 2, k + 1, false, L.fr[5]);
         if (!coarse) {
-            const int cc[3] = {c.c0, c.c1, cz}, at[3] = {c.i, c.j, k}, n[3] = {f.nx, f.ny, f.nz};
             GenPoint<T> q;
-            odi_couplings(f, c.i, c.j, k, L.fr, q.d);
-            den = odi_den7(q, cc, at, n); // as odi_p_step's
+            double walls;
+            den = odi_between(f, c, k, cz, L, q, walls); // as odi_p_step's
         }
     }
     T t = T(0);
@@ -785,8 +874,8 @@ __device__ __forceinline__ T odi_r_step(const Grid<T> &f, const Grid<T> &cg, con
     return t;
 }
 
-// fc = R r on level 0, one pass.
-template <class T>
+// fc = R r on level 0, one pass (MK: the level has a mask).
+template <class T, bool MK>
 __global__ void __launch_bounds__(ODI_TX *ODI_TY, 2)
     odi_r_kernel(const Grid<T> f, const Grid<T> cg, const OdiAxes<T> a, const T *__restrict__ r, T *fc, int kchunk,
                  int nyb, int nchunks)
@@ -797,7 +886,7 @@ __global__ void __launch_bounds__(ODI_TX *ODI_TY, 2)
     if (!block_yz(nyb, nchunks, yb, zc)) return;
     const OdiCol c = odi_col(f, a, yb);
     odi_walk(
-        f, a, true, zc, kchunk, sv, seq, [&](int st) { return odi_r_load(f, r, c, st); },
+        f, a, true, zc, kchunk, sv, seq, [&](int st) { return odi_r_load<MK>(f, a, r, c, st); },
         [&](int st, const OdiLoad<T> &L, T below, T above) {
             return odi_r_step(f, cg, a, fc, sv, c, st, L, below, above);
         });
@@ -831,8 +920,9 @@ __device__ __forceinline__ double gal_resid(const Grid<T> &g, const double (&row
     return s;
 }
 
-// r = f - A u on a level (f NULL: r = -A u), A by rows (gal_row) in
-// differences (gal_resid).  A walk launch over the level.
+// r = f - A u on a level, A by rows (gal_row) in differences (gal_resid);
+// f NULL: each row's sum, r = A (1 - u) (the build's, from u = delta:
+// gal_sums_kernel).  A walk launch over the level.
 template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
     gal_residual_kernel(const Grid<T> g, const GalRows<T> gr, const T *__restrict__ u, const T *__restrict__ f,
@@ -844,7 +934,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
         const int64_t p = g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz;
         double row[GAL_SLOTS];
         gal_row(g, gr, p, i, j, k, row);
-        r[p] = T(gal_resid(g, row, u, p, (double)u[p], f ? (double)f[p] : 0.0, gr.st != nullptr));
+        r[p] = T(gal_resid(g, row, u, p, (double)u[p], f ? (double)f[p] : row[GAL_CENTRE], gr.st != nullptr));
     }
 }
 
@@ -923,11 +1013,13 @@ __global__ void __launch_bounds__(GAL_BLOCK_THREADS)
 // block, a between-axis crossed towards J -- over its divisor, rounded to
 // T (the value odi_p_kernel passes on for e = 1 at J).  The build launches
 // stages 1 to the top in order, each a walk over the fine level (stage 0's
-// weights with stage 1's, which take them as 1).
+// weights with stage 1's, which take them as 1).  From a Galerkin level
+// (S27) it also writes delta = 1 - P 1 into dl from the same row
+// (gal_sums_kernel; stage 0's, 0, with stage 1's, which take them as 0).
 template <class T, bool S27>
 __global__ void __launch_bounds__(WALK_THREADS)
     gal_weights_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a, T *pw,
-                       int stage, int kchunk, int nyb, int nchunks)
+                       T *dl, int stage, int kchunk, int nyb, int nchunks)
 {
     int i, j, k0, k1;
     if (!walk_thread(fine.nx, fine.ny, fine.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
@@ -945,11 +1037,13 @@ __global__ void __launch_bounds__(WALK_THREADS)
             hi[d] = c[d] >= 0 ? c[d] : x[d] < nf[d] - 1 ? __ldg(a.cn[d] + x[d] + 1) : -1;
             e[d] = odi_first_place(x[d], c[d], lo[d]);
         }
+        const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
+        const bool live = S27 || gen_fluid(fine, p); // (odi_held)
         if (st == 0) {
-            pw[odi_pw_at(fine, coarse, e)] = T(1);
+            pw[odi_pw_at(fine, coarse, e)] = T(live ? 1 : 0);
+            if (S27) dl[p] = T(0);
             continue;
         }
-        const int64_t p = fine.base + i + (int64_t)j * fine.sy + (int64_t)k * fine.sz;
         // the weight towards corner q of the neighbour at offset m (on the
         // between-axes), 0 unless it lies in that corner's block; 1 where it
         // is the corner (m along every between-axis)
@@ -966,15 +1060,26 @@ __global__ void __launch_bounds__(WALK_THREADS)
             }
             return corner ? 1.0 : (double)pw[odi_pw_at(fine, coarse, y)];
         };
-        double den, w[GAL_SLOTS];
-        GenPoint<T> g;
+        double den = 0, w[GAL_SLOTS];
+        GenPoint<T> g{};
         if constexpr (S27) {
             double row[GAL_SLOTS];
             gal_row(fine, fr, p, i, j, k, row);
             den = odi_collapse(row, c, w);
-        } else {
+            double nd = row[GAL_CENTRE] > 0 ? row[GAL_CENTRE] : 0.0;
+            if (stage > 1)
+#pragma unroll
+                for (int t = 0; t < GAL_SLOTS; ++t)
+                    if (w[t] > 0) nd += w[t] * (double)dl[p + gal_step(fine, t)];
+            dl[p] = den > 0 ? T(nd / den) : T(1);
+        } else if (live) {
             g = gen_couplings(fine, p, i, j, k);
-            den = odi_den7(g, c, x, nf);
+            const unsigned held = odi_held(fine, p, i, j, k, 7u);
+#pragma unroll
+            for (int f = 0; f < 6; ++f)
+                if (held >> f & 1u) g.v[f] = T(0); // (a wall: in den, towards no corner)
+            double walls;
+            den = odi_den7(g, c, x, nf, held, walls);
         }
         for (int q = 0; q < odi_corners(is3d); ++q) {
             bool ok = true;
@@ -1209,8 +1314,24 @@ __global__ void __launch_bounds__(GAL_THREADS)
     }
 }
 
-// The rows' sums: the centre slots = R A P 1 (y = R (-A P 1), formed in
-// differences).  A walk launch over the coarse level.
+// The rows' sums R A P 1 come from P 1 = 1 - delta, delta formed without
+// P 1's rounding: 0 on a coarse node, 1 on a point that is not fluid
+// (odi_held), and on a node of a higher stage P's formula for 1 - delta
+// written for delta,
+//   delta_p = (rsum_p+ + sum_t w_t delta_{p+t}) / den_p
+// (odi_collapse's w and den; gal_weights_kernel forms it from a Galerkin
+// level, odi_p_kernel's ODI_DELTA from a 7-point one, in one pass).
+// delta is then 0 exactly wherever no wall's coupling reaches through the
+// stages, and so is A (1 - delta) in differences: on a region without a
+// Dirichlet wall or point (a Neumann box, a sealed pocket of a mask) every
+// coarse row's sum is 0 exactly.  Formed from P 1 they were rounding of
+// either sign, a single node's diagonal of 1e-16 times its neighbours',
+// whose inverse sent the cycle's correction far along the constants
+// (V-cycles diverged, CG broke down on a Neumann box with beta from 0.1 to
+// 10 point by point).
+//
+// The rows' sums: the centre slots = y = R A (1 - delta).  A walk launch
+// over the coarse level.
 template <class T>
 __global__ void __launch_bounds__(WALK_THREADS)
     gal_sums_kernel(const Grid<T> g, const T *__restrict__ y, const GalRows<T> gr, int kchunk, int nyb, int nchunks)
@@ -1219,7 +1340,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
     if (!walk_thread(g.nx, g.ny, g.nz, kchunk, nyb, nchunks, i, j, k0, k1)) return;
     for (int k = k0; k < k1; ++k)
         const_cast<T *>(gr.st)[(GAL_CENTRE - gr.lo) * gr.n + gal_index(gr.pk, i, j, k)] =
-            -y[g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz];
+            y[g.base + i + (int64_t)j * g.sy + (int64_t)k * g.sz];
 }
 
 } // namespace pgpu

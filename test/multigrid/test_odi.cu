@@ -5,14 +5,28 @@
  * that jumps (a ball of 1e3 at the centre, times a random factor in
  * [0.5, 2] at every point); every level pair must then take the
  * operator-dependent transfers into a Galerkin level (the grids keep nodes
- * on every coarsened axis).  For every pair, on random data, with the fine
- * level's rows from the host (level 0: the table couplings of the host
- * axes times the downloaded face fractions; a Galerkin level: its
- * downloaded slots):
+ * on every coarsened axis).  Four of the grids take the same beta again
+ * with a mask (pgpu_set_mask before pgpu_set_coefficients in one precision,
+ * after it in the other): a ball of solid cells off the centre, Dirichlet
+ * cells on the top planes along y (a free surface), and isolated Dirichlet
+ * and solid cells at random fluid points; fluid that no path through fluid
+ * points joins to a Dirichlet point or face turns Dirichlet (no singular
+ * region).  On a level with a mask (level 0) the transfers and the
+ * Galerkin build see the operator on the fluid points alone: a Dirichlet
+ * or solid point has no row (its 27 entries and its sum 0) and P e is 0
+ * there; a fluid point's face towards a solid point couples nothing, and
+ * one towards a Dirichlet point is a wall, its coupling in the row's sum
+ * alone, as at a Dirichlet box face.  For every pair, on random data, with
+ * the fine level's rows from the host (level 0: the table couplings of the
+ * host axes times the downloaded face fractions, under that rule with the
+ * cell types of the level's mask bytes; a Galerkin level: its downloaded
+ * slots):
  *  - the prolongation, staged and collapsed as odi.h says (the positive
  *    parts of the collapsed couplings), recomputed on the host, each stage
  *    from the device's values of the stage before:
- *    |gpu - host| <= tol * max |e|;
+ *    |gpu - host| <= tol * max |e|, exactly 0 at the non-fluid points;
+ *  - out = in + P e from random in keeps in's value at the non-fluid points
+ *    bit for bit, and |out - (in + P e)| <= tol (1 + max |e|) elsewhere;
  *  - the restriction is its adjoint weighted by the cell volumes:
  *    sum_fine W (P e) r = sum_coarse Wc e (R r), to tol times the sum of
  *    the magnitudes of the terms;
@@ -55,7 +69,15 @@ static const odi_case cases[] = {
     {"3D 111x111x111 Dirichlet", {111, 111, 111}, {0.009, 0.009, 0.009}, "DDDDDD"},
 };
 
-static int odi_pairs = 0;
+/* The masked cases (the mask: make_mask): grids of the list above. */
+static const odi_case masked_cases[] = {
+    {"3D 33x31x29 Dirichlet, masked", {33, 31, 29}, {0.03, 0.03, 0.03}, "DDDDDD"},
+    {"3D 32x30x34 Dirichlet (even), masked", {32, 30, 34}, {0.03, 0.03, 0.03}, "DDDDDD"},
+    {"2D 63x31 mixed, masked", {63, 31, 1}, {0.015, 0.02, 0.0}, "DNND"},
+    {"3D 34x15x31 mixed, anisotropic, masked", {34, 15, 31}, {0.02, 0.05, 0.03}, "DDNNND"},
+};
+
+static int odi_pairs = 0, masked_pairs = 0;
 
 template <class T> static double tol_of() { return sizeof(T) == sizeof(float) ? 64.0 * FLT_EPSILON : 1e-13; }
 
@@ -153,6 +175,17 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
         if (!CHECK(dfr[d] != nullptr, "%s: the level has face fractions along axis %d", pw, d)) return;
         fr[d] = download(dfr[d], f.elems);
     }
+    /* the fine level's cell types where it has a mask (a 7-point level);
+     * every point fluid otherwise */
+    std::vector<uint8_t> fmk;
+    if (!fgal && F.g.mk) {
+        fmk.assign((size_t)f.elems, (uint8_t)PGPU_CELL_FLUID);
+        if (!t_dev_download(fmk.data(), F.g.mk, (size_t)f.elems)) fmk.assign((size_t)f.elems, (uint8_t)PGPU_CELL_SOLID);
+        ++masked_pairs;
+    }
+    auto type_of = [&](int64_t p) -> int {
+        return fmk.empty() ? (int)PGPU_CELL_FLUID : (int)(fmk[(size_t)p] & pgpu::CELL_BITS);
+    };
     /* the coupling of fine point (i, j, k) across face s (0 low, 1 high) of
      * axis d, as gen_couplings forms its diagonal part (a Neumann wall's 0) */
     auto coupling = [&](int d, int s, int i, int j, int k) -> double {
@@ -163,13 +196,18 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
         return (double)(T)(tab * frac);
     };
     /* a row as odi.h reads it: slot (dx+1) + 3 (dy+1) + 9 (dz+1) the entry
-     * towards that neighbour (0 beyond the box), the centre the row's sum */
+     * towards that neighbour (0 beyond the box), the centre the row's sum;
+     * on the 7-point level the operator on the fluid points alone: no row
+     * at a non-fluid point, a face towards a solid point closed, one
+     * towards a Dirichlet point a wall (its coupling in the sum) */
     auto row_of = [&](const Lay &y, const std::vector<T> &slots, bool seven, int i, int j, int k, double *a) {
         for (int q = 0; q < 27; ++q) a[q] = 0;
         if (!seven) {
             for (int q = 0; q < 27; ++q) a[q] = (double)slots[(size_t)(q * y.elems + y.at(i, j, k))];
             return;
         }
+        const int64_t p = y.at(i, j, k), st[3] = {1, y.sy, y.sz};
+        if (type_of(p) != PGPU_CELL_FLUID) return;
         const int at[3] = {i, j, k};
         for (int d = 0; d < (y.is3d ? 3 : 2); ++d)
             for (int sd = 0; sd < 2; ++sd) {
@@ -177,8 +215,9 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
                 const bool in = sd ? at[d] < y.n[d] - 1 : at[d] > 0;
                 int o[3] = {0, 0, 0};
                 o[d] = sd ? 1 : -1;
-                if (in) a[(o[0] + 1) + 3 * (o[1] + 1) + 9 * (o[2] + 1)] = -cp;
-                else a[13] += cp;
+                const int nt = in ? type_of(p + o[d] * st[d]) : (int)PGPU_CELL_DIRICHLET;
+                if (nt == PGPU_CELL_FLUID) a[(o[0] + 1) + 3 * (o[1] + 1) + 9 * (o[2] + 1)] = -cp;
+                else if (nt == PGPU_CELL_DIRICHLET) a[13] += cp;
             }
     };
     auto stage_of = [&](int i, int j, int k) {
@@ -224,14 +263,17 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
     const std::vector<T> pe = download(d_out, f.elems);
     /* the host's stages from the device's values of the stage before */
     double worst = 0, worst_one = 0;
-    int64_t outside = 0, by_stage[4] = {0, 0, 0, 0};
+    int64_t outside = 0, by_stage[4] = {0, 0, 0, 0}, nonfluid = 0, nonzero = 0;
     for (int k = 0; k < f.n[2]; ++k)
         for (int j = 0; j < f.n[1]; ++j)
             for (int i = 0; i < f.n[0]; ++i) {
                 const int s = stage_of(i, j, k), at[3] = {i, j, k};
                 const int cc[3] = {cn[0][(size_t)i], cn[1][(size_t)j], f.is3d ? cn[2][(size_t)k] : 0};
                 double want;
-                if (s == 0) {
+                if (type_of(f.at(i, j, k)) != PGPU_CELL_FLUID) {
+                    want = 0.0; /* no row: P is 0 there */
+                    ++nonfluid;
+                } else if (s == 0) {
                     want = (double)e[(size_t)c.at(cc[0], cc[1], cc[2])];
                 } else {
                     double a[27], w[27] = {0}, num = 0, den;
@@ -254,6 +296,7 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
                 }
                 ++by_stage[s];
                 const double got = (double)pe[(size_t)f.at(i, j, k)];
+                if (type_of(f.at(i, j, k)) != PGPU_CELL_FLUID && got != 0.0) ++nonzero;
                 worst = t_max_nan(worst, std::fabs(got - want) / (tol * (emax > 0 ? emax : 1.0)));
                 if (neumann_box) worst_one = t_max_nan(worst_one, std::fabs(got - 1.0) / tol);
             }
@@ -265,13 +308,49 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
         for (int64_t q = 0; q < f.elems; ++q)
             if (!interior[(size_t)q] && !std::isnan((double)pe[(size_t)q])) ++outside;
     }
-    CHECK(worst <= 1.0 && outside == 0,
+    CHECK(worst <= 1.0 && outside == 0 && nonzero == 0,
           "%s: prolongation against the host's stages (%lld %lld %lld %lld points a stage): max |gpu - host| / "
-          "(tol max |e|) = %.3g, %lld elements outside the interior written",
+          "(tol max |e|) = %.3g, %lld of %lld non-fluid points not 0, %lld elements outside the interior written",
           pw, (long long)by_stage[0], (long long)by_stage[1], (long long)by_stage[2], (long long)by_stage[3], worst,
-          (long long)outside);
+          (long long)nonzero, (long long)nonfluid, (long long)outside);
     if (neumann_box)
         CHECK(worst_one <= 4.0, "%s: P 1 = 1 on a Neumann box: max |P 1 - 1| / tol = %.3g", pw, worst_one);
+    /* out = in + P e from random in inside (NaN outside): in's value bit for
+     * bit at the non-fluid points, in + P e (the first call's) elsewhere */
+    {
+        std::vector<T> in2 = in;
+        for (int k = 0; k < f.n[2]; ++k)
+            for (int j = 0; j < f.n[1]; ++j)
+                for (int i = 0; i < f.n[0]; ++i) in2[(size_t)f.at(i, j, k)] = (T)t_rand(-1.0, 1.0);
+        T *d_in2 = (T *)t_dev_upload(in2.data(), in2.size() * sizeof(T));
+        T *d_o2 = (T *)t_dev_upload(out0.data(), out0.size() * sizeof(T));
+        x.odi_prolong(env, d_e, d_in2, d_o2);
+        const std::vector<T> o2 = download(d_o2, f.elems);
+        std::vector<char> interior((size_t)f.elems, 0);
+        int64_t kept = 0, held = 0, outside2 = 0;
+        double worst2 = 0;
+        for (int k = 0; k < f.n[2]; ++k)
+            for (int j = 0; j < f.n[1]; ++j)
+                for (int i = 0; i < f.n[0]; ++i) {
+                    const int64_t p = f.at(i, j, k);
+                    interior[(size_t)p] = 1;
+                    if (type_of(p) != PGPU_CELL_FLUID) {
+                        ++held;
+                        kept += memcmp(&o2[(size_t)p], &in2[(size_t)p], sizeof(T)) == 0;
+                        continue;
+                    }
+                    const double want = (double)in2[(size_t)p] + (double)pe[(size_t)p];
+                    worst2 = t_max_nan(worst2, std::fabs((double)o2[(size_t)p] - want) / (tol * (1.0 + emax)));
+                }
+        for (int64_t q = 0; q < f.elems; ++q)
+            if (!interior[(size_t)q] && !std::isnan((double)o2[(size_t)q])) ++outside2;
+        CHECK(kept == held && worst2 <= 1.0 && outside2 == 0,
+              "%s: out = in + P e from random in: in kept bit for bit at %lld of %lld non-fluid points, max |out - "
+              "(in + P e)| / (tol (1 + max |e|)) = %.3g at the fluid ones, %lld elements outside the interior written",
+              pw, (long long)kept, (long long)held, worst2, (long long)outside2);
+        t_dev_free(d_in2);
+        t_dev_free(d_o2);
+    }
 
     /* the restriction: random r inside, NaN outside; fc NaN everywhere */
     std::vector<T> r((size_t)f.elems, T(NAN)), fc0((size_t)c.elems, T(NAN));
@@ -476,18 +555,117 @@ static void test_pair(pgpu::Solver<T> *sol, const char *what, int l, bool neuman
     t_dev_free(d_fc);
 }
 
-template <class T> static void run_case(const odi_case *oc)
+/* A masked case's mask (layout y, axes ax; fluid outside the interior):
+ * Dirichlet cells on the top planes along y (a tenth of them, at least 2:
+ * a free surface), below them a ball of solid cells of radius 0.15 of the
+ * box about (0.28, 0.35, 0.7) of it (off the centre, across the edge of beta's
+ * ball), then isolated Dirichlet and solid cells (a 500th and a 200th of
+ * the points, at least 4 and 8) at random fluid points whose neighbours
+ * are all fluid.  Fluid that no path through fluid points joins to a
+ * Dirichlet point or face then turns Dirichlet, so that no region is
+ * singular; *turned counts it. */
+static std::vector<uint8_t> make_mask(const Lay &y, const pgpu::Axis *ax, int64_t *turned)
+{
+    std::vector<uint8_t> m((size_t)y.elems, (uint8_t)PGPU_CELL_FLUID);
+    const int nd = y.is3d ? 3 : 2, top = std::max(2, y.n[1] / 10);
+    const double centre[3] = {0.28, 0.35, 0.7};
+    const int64_t st[3] = {1, y.sy, y.sz};
+    for (int k = 0; k < y.n[2]; ++k)
+        for (int j = 0; j < y.n[1]; ++j)
+            for (int i = 0; i < y.n[0]; ++i) {
+                const int at[3] = {i, j, k};
+                double r2 = 0;
+                for (int d = 0; d < nd; ++d) {
+                    const double q = (ax[d].x[(size_t)at[d]] - ax[d].xlo) / (ax[d].xhi - ax[d].xlo) - centre[d];
+                    r2 += q * q;
+                }
+                m[(size_t)y.at(i, j, k)] = (uint8_t)(j >= y.n[1] - top ? PGPU_CELL_DIRICHLET
+                                                     : r2 < 0.15 * 0.15 ? PGPU_CELL_SOLID
+                                                                        : PGPU_CELL_FLUID);
+            }
+    /* point at's neighbour across face s of axis d inside the box, or -1 */
+    auto nb = [&](const int (&at)[3], int d, int s) -> int64_t {
+        const int x = at[d] + (s ? 1 : -1);
+        return x >= 0 && x < y.n[d] ? y.at(at[0], at[1], at[2]) + (s ? st[d] : -st[d]) : -1;
+    };
+    const int64_t npts = (int64_t)y.n[0] * y.n[1] * y.n[2];
+    const int64_t count[2] = {std::max<int64_t>(4, npts / 500), std::max<int64_t>(8, npts / 200)};
+    for (int t = 0; t < 2; ++t)
+        for (int64_t placed = 0, tries = 0; placed < count[t] && tries < 100 * count[t]; ++tries) {
+            int at[3] = {0, 0, 0};
+            for (int d = 0; d < nd; ++d) at[d] = std::min(y.n[d] - 1, (int)t_rand(0.0, (double)y.n[d]));
+            const int64_t p = y.at(at[0], at[1], at[2]);
+            bool apart = m[(size_t)p] == PGPU_CELL_FLUID;
+            for (int d = 0; d < nd; ++d)
+                for (int s = 0; s < 2; ++s) {
+                    const int64_t q = nb(at, d, s);
+                    apart = apart && (q < 0 || m[(size_t)q] == PGPU_CELL_FLUID);
+                }
+            if (!apart) continue;
+            m[(size_t)p] = (uint8_t)(t ? PGPU_CELL_SOLID : PGPU_CELL_DIRICHLET);
+            ++placed;
+        }
+    /* the fluid joined to a Dirichlet point or face: from the fluid points
+     * next to one, along fluid points */
+    std::vector<char> held((size_t)y.elems, 0);
+    std::vector<int64_t> todo; /* i + nx (j + ny k) */
+    for (int k = 0; k < y.n[2]; ++k)
+        for (int j = 0; j < y.n[1]; ++j)
+            for (int i = 0; i < y.n[0]; ++i) {
+                const int at[3] = {i, j, k};
+                const int64_t p = y.at(i, j, k);
+                if (m[(size_t)p] != PGPU_CELL_FLUID) continue;
+                bool seed = false;
+                for (int d = 0; d < nd; ++d)
+                    for (int s = 0; s < 2; ++s) {
+                        const int64_t q = nb(at, d, s);
+                        seed = seed || (q < 0 ? (s ? ax[d].hi : ax[d].lo) == PGPU_BC_DIRICHLET
+                                              : m[(size_t)q] == PGPU_CELL_DIRICHLET);
+                    }
+                if (!seed) continue;
+                held[(size_t)p] = 1;
+                todo.push_back(i + (int64_t)y.n[0] * (j + (int64_t)y.n[1] * k));
+            }
+    while (!todo.empty()) {
+        const int64_t v = todo.back();
+        todo.pop_back();
+        const int at[3] = {(int)(v % y.n[0]), (int)(v / y.n[0] % y.n[1]), (int)(v / y.n[0] / y.n[1])};
+        for (int d = 0; d < nd; ++d)
+            for (int s = 0; s < 2; ++s) {
+                const int64_t q = nb(at, d, s);
+                if (q < 0 || held[(size_t)q] || m[(size_t)q] != PGPU_CELL_FLUID) continue;
+                held[(size_t)q] = 1;
+                int b[3] = {at[0], at[1], at[2]};
+                b[d] += s ? 1 : -1;
+                todo.push_back(b[0] + (int64_t)y.n[0] * (b[1] + (int64_t)y.n[1] * b[2]));
+            }
+    }
+    *turned = 0;
+    for (int k = 0; k < y.n[2]; ++k)
+        for (int j = 0; j < y.n[1]; ++j)
+            for (int i = 0; i < y.n[0]; ++i) {
+                const int64_t p = y.at(i, j, k);
+                if (m[(size_t)p] != PGPU_CELL_FLUID || held[(size_t)p]) continue;
+                m[(size_t)p] = (uint8_t)PGPU_CELL_DIRICHLET;
+                ++*turned;
+            }
+    return m;
+}
+
+/* One case: mask_order 0 without a mask, 1 the mask set before
+ * pgpu_set_coefficients, 2 after it. */
+template <class T> static void run_case(const odi_case *oc, int mask_order)
 {
     const unsigned prec = sizeof(T) == sizeof(float) ? PGPU_FLOAT : PGPU_DOUBLE;
     pgpu_config cfg = t_config(oc->n[0], oc->n[1], oc->n[2], oc->bcs, oc->h[0], oc->h[1], oc->h[2],
                                PGPU_VCYCLE | prec);
     char what[200];
-    snprintf(what, sizeof what, "%s %s", oc->name, t_precision_name(prec));
+    snprintf(what, sizeof what, "%s %s%s", oc->name, t_precision_name(prec),
+             mask_order == 1 ? " (mask set before beta)" : mask_order == 2 ? " (mask set after beta)" : "");
     pgpu_solver *s = t_create(&cfg, what);
     if (!s) return;
     pgpu::Solver<T> *sol = pgpu::solver_of<T>(s);
-    const pgpu::Level<T> &L0 = sol->h.lv[0];
-    const Lay y = lay_of(L0);
+    const Lay y = lay_of(sol->h.lv[0]);
     /* beta: 1e3 in the ball of radius 0.3 of the box's centre, 1 outside,
      * times a random factor in [0.5, 2] at every element */
     std::vector<T> beta((size_t)y.elems, T(1));
@@ -504,15 +682,42 @@ template <class T> static void run_case(const odi_case *oc)
                 beta[(size_t)y.at(i, j, k)] = (T)((r2 < 0.09 ? 1e3 : 1.0) * t_rand(0.5, 2.0));
             }
     void *d_beta = t_dev_upload(beta.data(), beta.size() * sizeof(T));
-    const pgpu_status st = pgpu_set_coefficients(s, d_beta);
-    if (CHECK(st == PGPU_SUCCESS, "%s: pgpu_set_coefficients: %s %s", what, pgpu_status_string(st),
-              st ? pgpu_last_error(s) : "") &&
-        t_sync(what)) {
+    uint8_t *d_mask = nullptr;
+    bool ok = true;
+    if (mask_order) {
+        int64_t turned = 0;
+        const std::vector<uint8_t> mask = make_mask(y, ax, &turned);
+        int64_t count[4] = {0, 0, 0, 0};
+        for (int k = 0; k < y.n[2]; ++k)
+            for (int j = 0; j < y.n[1]; ++j)
+                for (int i = 0; i < y.n[0]; ++i) ++count[mask[(size_t)y.at(i, j, k)] & pgpu::CELL_BITS];
+        t_note("%s: the mask: %lld fluid, %lld Dirichlet (%lld of them fluid no Dirichlet point or face held), "
+               "%lld solid points",
+               what, (long long)count[PGPU_CELL_FLUID], (long long)count[PGPU_CELL_DIRICHLET], (long long)turned,
+               (long long)count[PGPU_CELL_SOLID]);
+        d_mask = (uint8_t *)t_dev_upload(mask.data(), mask.size());
+        ok = d_mask != nullptr;
+    }
+    auto set_mask = [&]() {
+        const pgpu_status ms = pgpu_set_mask(s, d_mask);
+        return CHECK(ms == PGPU_SUCCESS, "%s: pgpu_set_mask: %s %s", what, pgpu_status_string(ms),
+                     ms ? pgpu_last_error(s) : "");
+    };
+    if (ok && mask_order == 1) ok = set_mask();
+    if (ok) {
+        const pgpu_status st = pgpu_set_coefficients(s, d_beta);
+        ok = CHECK(st == PGPU_SUCCESS, "%s: pgpu_set_coefficients: %s %s", what, pgpu_status_string(st),
+                   st ? pgpu_last_error(s) : "");
+    }
+    if (ok && mask_order == 2) ok = set_mask();
+    if (ok && t_sync(what)) {
+        if (mask_order) CHECK(sol->h.lv[0].g.mk != nullptr, "%s: level 0 has the mask", what);
         const bool neumann = strcmp(oc->bcs, "NNNNNN") == 0;
         for (size_t l = 0; l + 1 < sol->h.lv.size(); ++l) test_pair<T>(sol, what, (int)l, neumann);
         CHECK(t_sync(what), "%s: the device after the transfers", what);
     }
     t_dev_free(d_beta);
+    if (d_mask) t_dev_free(d_mask);
     pgpu_destroy(s);
 }
 
@@ -520,10 +725,17 @@ int run(int, char **)
 {
     t_require_device("test_odi");
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-        run_case<double>(&cases[c]);
-        run_case<float>(&cases[c]);
+        run_case<double>(&cases[c], 0);
+        run_case<float>(&cases[c], 0);
+    }
+    /* each grid both orders of pgpu_set_mask and pgpu_set_coefficients:
+     * one in double, the other in float */
+    for (size_t c = 0; c < sizeof masked_cases / sizeof masked_cases[0]; ++c) {
+        run_case<double>(&masked_cases[c], 1 + (int)(c & 1));
+        run_case<float>(&masked_cases[c], 2 - (int)(c & 1));
     }
     CHECK(odi_pairs >= 40, "the operator-dependent transfers ran on %d level pairs (at least 40)", odi_pairs);
+    CHECK(masked_pairs >= 8, "they ran on %d level pairs whose fine level has a mask (at least 8)", masked_pairs);
     return t_finish("test_odi");
 }
 
