@@ -25,7 +25,9 @@
  * 512^3, and the default (checked) path against PGPU_FIXED; jumps: FMG on
  * a sphere of held (Dirichlet) values against converged V-cycles and the
  * box, a ball of beta 1e3 and 1e6 by V-cycles, CG and the default FMG
- * (against CG to 1e-11), and a random beta on anisotropic grids.  Methods the library cannot serve print 'unsupported'.
+ * (against CG to 1e-11), the ball beside a mask (a solid block, Dirichlet
+ * cells above a free surface) by V-cycles and CG, and a random beta on
+ * anisotropic grids.  Methods the library cannot serve print 'unsupported'.
  *
  *   bench [--quick] [--csv FILE] [--results FILE] [--only GROUP]
  *     --quick  small sizes only (128^3 for the 3D scenarios, 127^3 and 255^3
@@ -1216,6 +1218,29 @@ static void *ball_beta(const grid_t *g, double J)
     return to_device(nbytes(g));
 }
 
+/* Beside the ball: a solid block (x in [0.1, 0.3], y in [0.2, 0.8], z in
+ * [0.1, 0.3]) and Dirichlet cells above z = 0.85 (a free surface; u's
+ * values there, 0 from the zero guess, held), as a device mask of g's
+ * layout. */
+static uint8_t *ball_mask(const grid_t *g)
+{
+    const int64_t n = nelems(g), sy = g->nx + 2, sz = sy * (g->ny + 2);
+    uint8_t *h = (uint8_t *)h_buf, *d = NULL;
+    memset(h, PGPU_CELL_FLUID, (size_t)n);
+    for (int64_t k = 1; k <= g->nz; k++)
+        for (int64_t j = 1; j <= g->ny; j++)
+            for (int64_t i = 1; i <= g->nx; i++) {
+                const double x = (double)i / (g->nx + 1), y = (double)j / (g->ny + 1), z = (double)k / (g->nz + 1);
+                if (z > 0.85)
+                    h[i + j * sy + k * sz] = PGPU_CELL_DIRICHLET;
+                else if (x >= 0.1 && x <= 0.3 && y >= 0.2 && y <= 0.8 && z >= 0.1 && z <= 0.3)
+                    h[i + j * sy + k * sz] = PGPU_CELL_SOLID;
+            }
+    CK(cudaMalloc((void **)&d, (size_t)n));
+    CK(cudaMemcpy(d, h, (size_t)n, cudaMemcpyHostToDevice));
+    return d;
+}
+
 /* max |d_u - ref| over the interior of g, over max |ref| (ref: a host
  * array of g's layout in double). */
 static double distance_to(const grid_t *g, const double *ref)
@@ -1287,6 +1312,33 @@ static int jumps_solve(row_t *r, const grid_t *g, pgpu_config c, const uint8_t *
     return 1;
 }
 
+/* V-cycles and CG around them to 1e-8 on (mask, beta), rows of scenario
+ * scen. */
+static void ball_rows(const char *scen, const grid_t *g, const uint8_t *mask, const void *beta, const char *what)
+{
+    double vc = NAN;
+    for (int cg = 0; cg < 2; cg++) {
+        row_t r = new_row(scen, g, cg ? "cg" : "vcycle");
+        set_words(&r, g, 3.0);
+        pgpu_config c = prob_config(PROB_DIR, g, cg ? PGPU_CG : PGPU_VCYCLE);
+        c.tolerance = 1e-8;
+        if (cg)
+            c.preconditioner = PGPU_PRECOND_VCYCLE;
+        else
+            c.max_iterations = 100;
+        note_add(&r, "%s, tol 1e-8%s", what, cg ? ", MG-precond" : "");
+        pgpu_report rep;
+        if (jumps_solve(&r, g, c, mask, beta, 1, g_quick ? 2 : 5, &rep)) {
+            note_sweep_eq(&r, g, r.ms);
+            if (!cg)
+                vc = r.ms;
+            else if (!isnan(vc) && vc > 0)
+                note_add(&r, "%.2fx the V-cycles", r.ms / vc);
+        }
+        print_row(&r);
+    }
+}
+
 static void bench_jumps(int64_t nbig)
 {
     /* FMG on held values: the default solve against V-cycles converged to
@@ -1349,27 +1401,7 @@ static void bench_jumps(int64_t nbig)
             void *beta = ball_beta(&g, jump[ji]);
             char what[48];
             snprintf(what, sizeof what, "beta %s in a ball of radius 1/4", jname[ji]);
-            double vc = NAN;
-            for (int cg = 0; cg < 2; cg++) {
-                row_t r = new_row("ball", &g, cg ? "cg" : "vcycle");
-                set_words(&r, &g, 3.0);
-                pgpu_config c = prob_config(PROB_DIR, &g, cg ? PGPU_CG : PGPU_VCYCLE);
-                c.tolerance = 1e-8;
-                if (cg)
-                    c.preconditioner = PGPU_PRECOND_VCYCLE;
-                else
-                    c.max_iterations = 100;
-                note_add(&r, "%s, tol 1e-8%s", what, cg ? ", MG-precond" : "");
-                pgpu_report rep;
-                if (jumps_solve(&r, &g, c, NULL, beta, 1, g_quick ? 2 : 5, &rep)) {
-                    note_sweep_eq(&r, &g, r.ms);
-                    if (!cg)
-                        vc = r.ms;
-                    else if (!isnan(vc) && vc > 0)
-                        note_add(&r, "%.2fx the V-cycles", r.ms / vc);
-                }
-                print_row(&r);
-            }
+            ball_rows("ball", &g, NULL, beta, what);
             /* The default FMG (no tolerance): where beta jumps its pass is
              * followed by V-cycles to 1e-8, NOT_CONVERGED where they stall;
              * its distance from CG's solution to 1e-11. */
@@ -1398,6 +1430,12 @@ static void bench_jumps(int64_t nbig)
                 print_row(&r);
                 free(uref);
             }
+            /* The same ball beside a mask (ball_mask). */
+            uint8_t *mask = ball_mask(&g);
+            char beside[128];
+            snprintf(beside, sizeof beside, "%s beside a solid block and Dirichlet cells above z = 0.85", what);
+            ball_rows("ball-mask", &g, mask, beta, beside);
+            CK(cudaFree(mask));
             set_data_row("ball", &g, NULL, beta, what);
             CK(cudaFree(beta));
         }
