@@ -201,11 +201,23 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
     const int nl = (int)lv.size();
     const bool on = gen.on();
     bool changed = false;
+    // Operator-dependent transfers where beta jumps (odi.h), into a Galerkin
+    // level (its arrays allocated: galerkin_alloc), with a mask too (the
+    // operator on its fluid points: odi_held); the coarse build takes the
+    // series along its paths there (GenCoarse::series), for a level built
+    // from it by the geometric rule.  Not across a periodic axis.
+    const bool odi = on && gen.beta && gen.jump && !lv[0].g.px && !lv[0].g.py && !lv[0].g.pz;
+    auto galerkin = [&](int l) { // level l is a Galerkin one
+        return odi && l > 0 && lv[(size_t)l - 1].down.odi_ok && (size_t)l < gen.gst.size() && gen.gst[(size_t)l];
+    };
     for (int l = 0; l < nl; ++l) {
         Level<T> &L = lv[l];
         Grid<T> g = L.g;
         g.gen = on;
-        g.mk = on && gen.mask ? gen.mk[l] : nullptr;
+        // (a Galerkin level has no cell types: every node is an unknown of
+        // its rows, those with none held at 0 by them)
+        const bool mk = on && gen.mask && !galerkin(l);
+        g.mk = mk ? gen.mk[l] : nullptr;
         const T *fr[3];
         for (int d = 0; d < 3; ++d)
             fr[d] = !on || (l == 0 && !gen.beta) || (d == 2 && !g.is3d) ? nullptr : gen.fr[d][l];
@@ -215,25 +227,19 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
         g.bw = on && l == 0 && gen.beta && gen.narrow ? gen.bw : nullptr;
         g.fast = on && (g.fx || g.fy || g.fz) ? 0 : fast_box[l];
         g.frfast = on && g.fx && g.is3d ? fast_box[l] : 0;
-        g.shut = on && gen.mask && shut_ok ? 1 : 0;
+        g.shut = mk && shut_ok ? 1 : 0;
         changed = changed || std::memcmp(&g, &L.g, sizeof(g)) != 0;
         L.g = g;
         L.sm = smooth_plan(g, L.npts, env.sms, fast_box[l] != 0);
         if (l < dist_levels) L.sm.paired = L.sm.paired && env.dist->band[l]; // (dist.h) as in build
     }
-    // Operator-dependent transfers where beta jumps (odi.h), into a Galerkin
-    // level (its arrays allocated: galerkin_alloc), with a mask too (the
-    // operator on its fluid points: odi_held); the coarse build takes the
-    // series along its paths there (GenCoarse::series), for a level built
-    // from it by the geometric rule.  Not across a periodic axis.
-    const bool odi = on && gen.beta && gen.jump && !lv[0].g.px && !lv[0].g.py && !lv[0].g.pz;
     lv[0].gr = GalRows<T>{};
     for (int l = 0; l + 1 < nl; ++l) {
         Transfer<T> &x = lv[l].down;
         x.fg = lv[l].g;
         x.cg = lv[l + 1].g;
         x.rr_fused = rr_box[l] && !on;
-        x.odi = odi && x.odi_ok && (size_t)(l + 1) < gen.gst.size() && gen.gst[(size_t)l + 1];
+        x.odi = galerkin(l + 1);
         x.fr = lv[l].gr;
         x.pw = x.odi && x.fr.st && (size_t)l < gen.gpw.size() ? gen.gpw[(size_t)l] : nullptr;
         const Grid<T> &cg = lv[l + 1].g;
@@ -262,6 +268,12 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         a.ncand = gen.tile_count + nl + l;
         a.f = lv[l].g;
         a.c = C;
+        if (gen.mask) { // (the geometric levels' cell types, Galerkin levels' too)
+            a.f.mk = gen.mk[l];
+            a.f.shut = shut_ok ? 1 : 0;
+            a.c.mk = gen.mk[l + 1];
+            a.c.shut = a.f.shut;
+        }
         a.cmk = gen.mask ? gen.mk[l + 1] : nullptr;
         a.cone = gen.mask ? gen.one[l + 1] : nullptr;
         a.fone = gen.mask && l > 0 ? gen.one[l] : nullptr;
@@ -304,7 +316,7 @@ template <class T> pgpu_status Hierarchy<T>::general_build(Env &env)
         }
         if (a.cmk) {
             gen_check_kernel<T, false><<<grid_for((int64_t)lv[l + 1].npts, env.sms), 256, 0, env.st>>>(
-                C, a.cmk, (const T *)nullptr, (unsigned *)nullptr, a.cmk, (uint32_t *)nullptr);
+                a.c, a.cmk, (const T *)nullptr, (unsigned *)nullptr, a.cmk, (uint32_t *)nullptr);
             PGPU_LAUNCHED();
         }
     }

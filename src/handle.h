@@ -876,6 +876,8 @@ template <class T> pgpu_status Solver<T>::set_general(const uint8_t *mask, const
             if (flags & GEN_TOO_MANY) {
                 G.mask = false;
                 h.general_apply(env);
+                // (the coarse levels were built with the mask: again without)
+                if (G.on()) PGPU_FORWARD(h.general_build(env));
                 if (uses_multigrid(cfg)) PGPU_FORWARD(mg.refresh(G.on()));
                 replay.clear();
                 return record(err, PGPU_ERROR_UNSUPPORTED,

@@ -459,7 +459,7 @@ template <class T> struct Transfer {
     bool bt_pro = false;
     // Operator-dependent transfers (odi.h): odi_ok where every coarsened
     // axis keeps nodes (a single GPU), odi where the hierarchy takes them
-    // (beta that jumps, no mask: Hierarchy::general_apply).
+    // (beta that jumps, not across a periodic axis: Hierarchy::general_apply).
     // With odi the coarse level is a Galerkin level (Level::gr); fr: the fine
     // level's rows as the transfers read them.
     OdiAxes<T> oa{};

@@ -17,7 +17,14 @@
  * discretisation error, and the two partly cancel: 0.08 to 1.36 times the
  * converged error at 63^2 to 255^2, no order to check.)  Sizes odd and
  * even (coarse nodes on fine ones, and not).
+ * And the default FMG on a mask beside a beta ball of 1e3 (Galerkin coarse
+ * levels: a solid block, Dirichlet cells above z = 0.85), 63^3 and 64^3 in
+ * double, 63^3 in float: SUCCESS, and the same u bit for bit on a handle
+ * that solved another f before as on a fresh one (the coarse levels once
+ * kept values of the solve before where the mask's coarse cell types hid
+ * unknowns of the Galerkin rows).
  * Exit 77 without a device. */
+#include <string.h>
 #include "poisson_gpu.h"
 #include <cuda_runtime.h>
 #include <math.h>
@@ -123,6 +130,84 @@ static int run(int n, int is3d, double *efmg)
     return fails;
 }
 
+/* The default FMG beside a beta ball on a mask, twice on handle A (f2, then
+ * f1) and once on a fresh handle B (f1): u bit for bit the same. */
+static int history(int n, int dbl)
+{
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    const long sy = n + 2, sz = sy * (n + 2), E = sz * (n + 2);
+    char *hb = malloc(E * es), *hf1 = malloc(E * es), *hf2 = malloc(E * es), *hu = calloc(E, es);
+    char *ua = malloc(E * es), *ub = malloc(E * es);
+    unsigned char *hm = malloc(E);
+    void *db = NULL, *du = NULL, *df = NULL;
+    unsigned char *dm = NULL;
+    pgpu_solver *A = NULL, *B = NULL;
+    int fails = 1;
+    if (!hb || !hf1 || !hf2 || !hu || !ua || !ub || !hm) goto out;
+    for (long k = 0; k < n + 2; k++)
+        for (long j = 0; j < n + 2; j++)
+            for (long i = 0; i < n + 2; i++) {
+                const long p = i + j * sy + k * sz;
+                const double x = (double)i / (n + 1), y = (double)j / (n + 1), z = (double)k / (n + 1);
+                const double r2 = (x - .5) * (x - .5) + (y - .5) * (y - .5) + (z - .5) * (z - .5);
+                const double v[4] = {r2 < 0.0625 ? 1e3 : 1.0, sin(3 * x) * cos(2 * y) + z, cos(5 * x * y) - z * z, 0.25};
+                unsigned char m = PGPU_CELL_FLUID;
+                if (z > 0.85) m = PGPU_CELL_DIRICHLET;
+                else if (x >= 0.1 && x <= 0.3 && y >= 0.2 && y <= 0.8 && z >= 0.1 && z <= 0.3) m = PGPU_CELL_SOLID;
+                hm[p] = m;
+                char *dst[4] = {hb, hf1, hf2, hu};
+                for (int q = 0; q < 4; ++q) {
+                    const double w = q == 3 && m != PGPU_CELL_DIRICHLET ? 0.0 : v[q];
+                    if (dbl) memcpy(dst[q] + p * es, &w, es);
+                    else {
+                        const float wf = (float)w;
+                        memcpy(dst[q] + p * es, &wf, es);
+                    }
+                }
+            }
+    if (cudaMalloc(&db, E * es) != cudaSuccess || cudaMalloc(&du, E * es) != cudaSuccess ||
+        cudaMalloc(&df, E * es) != cudaSuccess || cudaMalloc((void **)&dm, E) != cudaSuccess)
+        goto out;
+    cudaMemcpy(db, hb, E * es, cudaMemcpyHostToDevice);
+    cudaMemcpy(dm, hm, E, cudaMemcpyHostToDevice);
+    pgpu_config c = pgpu_config_domain(n, n, n, 1.0, 1.0, 1.0, NULL);
+    c.flags = PGPU_FMG | (dbl ? PGPU_DOUBLE : PGPU_FLOAT);
+    pgpu_status st = pgpu_create(&c, &A);
+    if (!st) st = pgpu_create(&c, &B);
+    if (!st) st = pgpu_set_coefficients(A, db); /* (both orders of the two calls) */
+    if (!st) st = pgpu_set_mask(A, dm);
+    if (!st) st = pgpu_set_mask(B, dm);
+    if (!st) st = pgpu_set_coefficients(B, db);
+    pgpu_report ra, rb;
+    pgpu_status s[3] = {st, st, st};
+    if (!st) {
+        cudaMemcpy(du, hu, E * es, cudaMemcpyHostToDevice);
+        cudaMemcpy(df, hf2, E * es, cudaMemcpyHostToDevice);
+        s[0] = pgpu_solve(A, du, df, &ra);
+        cudaMemcpy(du, hu, E * es, cudaMemcpyHostToDevice);
+        cudaMemcpy(df, hf1, E * es, cudaMemcpyHostToDevice);
+        s[1] = pgpu_solve(A, du, df, &ra);
+        cudaMemcpy(ua, du, E * es, cudaMemcpyDeviceToHost);
+        cudaMemcpy(du, hu, E * es, cudaMemcpyHostToDevice);
+        s[2] = pgpu_solve(B, du, df, &rb);
+        cudaMemcpy(ub, du, E * es, cudaMemcpyDeviceToHost);
+    }
+    long diff = 0;
+    for (long p = 0; p < E; p++) diff += memcmp(ua + p * es, ub + p * es, es) != 0;
+    fails = s[0] != PGPU_SUCCESS || s[1] != PGPU_SUCCESS || s[2] != PGPU_SUCCESS || diff != 0;
+    printf("%-5s FMG beside a beta ball on a mask, %d^3 %s: %s / %s / %s, u after another solve and on a fresh handle: "
+           "%ld of %ld elements differ\n",
+           fails ? "FAIL" : "ok", n, dbl ? "double" : "float", pgpu_status_string(s[0]), pgpu_status_string(s[1]),
+           pgpu_status_string(s[2]), diff, E);
+out:
+    if (fails && !A) printf("FAIL  FMG beside a beta ball on a mask, %d^3: setup failed\n", n);
+    pgpu_destroy(A);
+    pgpu_destroy(B);
+    cudaFree(db); cudaFree(du); cudaFree(df); cudaFree(dm);
+    free(hb); free(hf1); free(hf2); free(hu); free(ua); free(ub); free(hm);
+    return fails;
+}
+
 int main(void)
 {
     int nd = 0;
@@ -145,6 +230,7 @@ int main(void)
         }
         fails += run(even[is3d], is3d, &x);
     }
+    fails += history(63, 1) + history(64, 1) + history(63, 0);
     printf("test_fmg_mask: %s\n", fails ? "FAILED" : "PASSED");
     return fails != 0;
 }
