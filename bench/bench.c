@@ -810,25 +810,30 @@ static void bench_multigrid(const int64_t *sizes, int nsizes, int64_t nbig)
 
 /* ---- masks and coefficients -------------------------------------------- */
 
-/* A solid sphere (radius 1/4, centred) in the box, as a device mask of g's
- * layout; NULL on failure. */
-static uint8_t *sphere_mask(const grid_t *g)
+/* A device mask of g's layout: cell(x, y, z) at each interior point, at its
+ * position in the unit cube (i / (nx + 1), ...); NULL on failure. */
+static uint8_t *mask_of(const grid_t *g, uint8_t (*cell)(double x, double y, double z))
 {
     const int64_t n = nelems(g), sy = g->nx + 2, sz = sy * (g->ny + 2);
     uint8_t *h = (uint8_t *)h_buf, *d = NULL;
     memset(h, PGPU_CELL_FLUID, (size_t)n);
     for (int64_t k = 1; k <= g->nz; k++)
         for (int64_t j = 1; j <= g->ny; j++)
-            for (int64_t i = 1; i <= g->nx; i++) {
-                const double x = (double)i / (g->nx + 1) - 0.5, y = (double)j / (g->ny + 1) - 0.5,
-                             z = (double)k / (g->nz + 1) - 0.5;
-                if (x * x + y * y + z * z < 0.0625)
-                    h[i + j * sy + k * sz] = PGPU_CELL_SOLID;
-            }
+            for (int64_t i = 1; i <= g->nx; i++)
+                h[i + j * sy + k * sz] =
+                    cell((double)i / (g->nx + 1), (double)j / (g->ny + 1), (double)k / (g->nz + 1));
     CK(cudaMalloc((void **)&d, (size_t)n));
     CK(cudaMemcpy(d, h, (size_t)n, cudaMemcpyHostToDevice));
     return d;
 }
+
+/* A solid sphere (radius 1/4, centred) in the box. */
+static uint8_t sphere_cell(double x, double y, double z)
+{
+    x -= 0.5, y -= 0.5, z -= 0.5;
+    return x * x + y * y + z * z < 0.0625 ? PGPU_CELL_SOLID : PGPU_CELL_FLUID;
+}
+static uint8_t *sphere_mask(const grid_t *g) { return mask_of(g, sphere_cell); }
 
 /* Median ms of a solve of prob to tolerance tol from u0 = 0 by method
  * (flags) with preconditioner pre and (mask, beta), on a fresh handle; the
@@ -1220,25 +1225,12 @@ static void *ball_beta(const grid_t *g, double J)
 
 /* Beside the ball: a solid block (x in [0.1, 0.3], y in [0.2, 0.8], z in
  * [0.1, 0.3]) and Dirichlet cells above z = 0.85 (a free surface; u's
- * values there, 0 from the zero guess, held), as a device mask of g's
- * layout. */
-static uint8_t *ball_mask(const grid_t *g)
+ * values there, 0 from the zero guess, held). */
+static uint8_t ball_cell(double x, double y, double z)
 {
-    const int64_t n = nelems(g), sy = g->nx + 2, sz = sy * (g->ny + 2);
-    uint8_t *h = (uint8_t *)h_buf, *d = NULL;
-    memset(h, PGPU_CELL_FLUID, (size_t)n);
-    for (int64_t k = 1; k <= g->nz; k++)
-        for (int64_t j = 1; j <= g->ny; j++)
-            for (int64_t i = 1; i <= g->nx; i++) {
-                const double x = (double)i / (g->nx + 1), y = (double)j / (g->ny + 1), z = (double)k / (g->nz + 1);
-                if (z > 0.85)
-                    h[i + j * sy + k * sz] = PGPU_CELL_DIRICHLET;
-                else if (x >= 0.1 && x <= 0.3 && y >= 0.2 && y <= 0.8 && z >= 0.1 && z <= 0.3)
-                    h[i + j * sy + k * sz] = PGPU_CELL_SOLID;
-            }
-    CK(cudaMalloc((void **)&d, (size_t)n));
-    CK(cudaMemcpy(d, h, (size_t)n, cudaMemcpyHostToDevice));
-    return d;
+    if (z > 0.85)
+        return PGPU_CELL_DIRICHLET;
+    return x >= 0.1 && x <= 0.3 && y >= 0.2 && y <= 0.8 && z >= 0.1 && z <= 0.3 ? PGPU_CELL_SOLID : PGPU_CELL_FLUID;
 }
 
 /* max |d_u - ref| over the interior of g, over max |ref| (ref: a host
@@ -1430,8 +1422,8 @@ static void bench_jumps(int64_t nbig)
                 print_row(&r);
                 free(uref);
             }
-            /* The same ball beside a mask (ball_mask). */
-            uint8_t *mask = ball_mask(&g);
+            /* The same ball beside a mask (ball_cell). */
+            uint8_t *mask = mask_of(&g, ball_cell);
             char beside[128];
             snprintf(beside, sizeof beside, "%s beside a solid block and Dirichlet cells above z = 0.85", what);
             ball_rows("ball-mask", &g, mask, beta, beside);
