@@ -280,8 +280,14 @@
  *  a grid of one point stops after its one exact cycle; where the coarse
  *  levels carry no correction at all (a singular problem whose first coarse
  *  level is one node, a mask with no fluid coarse point) the residual
- *  decides, at the (*) tolerance, and the monitor sees residuals.  With a
- *  mask or beta the true residual then confirms either stop: above 16 times
+ *  decides, at the (*) tolerance, and the monitor sees residuals.  On the
+ *  box the true residual confirms the stop on the correction: above 4
+ *  times the (*) tolerance (the coarse levels see little of the error on
+ *  some tiny grids) the cycles go on, checked on the residual, until it
+ *  meets that tolerance or stops falling; stopped within those 4 times it
+ *  is float's limit there (PGPU_SUCCESS; so too where the residual
+ *  decides from the start), above them NOT_CONVERGED.
+ *  With a mask or beta the true residual confirms either stop: above 16 times
  *  the (*) floor (at least 1.2e-4), or 16 times the floor of the u at hand
  *  where that is lower (a quarter of eps lambda_max ||u|| / ||b||,
  *  lambda_max = 4 / h^2 summed over the axes times beta's largest value,
