@@ -15636,7 +15636,7 @@ template <class T> class Krylov {
     // on some random solid masks (test_mask replays them) that converge
     // from the cycle's own first direction.
     bool fmg_start() const { return flexible && pre == PGPU_PRECOND_VCYCLE && !env->dist && !h->gen.on(); }
-    bool classic_projects() const { return method == PGPU_CG && !pipelined && h->gen.mask && h->gen.regions; }
+    bool cg_projects() const { return method == PGPU_CG && h->gen.mask && h->gen.regions; }
 };
 
 template <class T>
@@ -15773,11 +15773,12 @@ template <class T> pgpu_status Krylov<T>::precond(T *out, const T *in, bool fmg)
         h->bind(out, in, d_kshift);
         PGPU_CUDA(cudaMemsetAsync(out, 0, (size_t)L().elems * sizeof(T), env->st));
         PGPU_FORWARD(fmg ? mg->fmg_pass() : mg->cycle(0));
-        // Classic CG on a mask's singular regions: z loses each region's
-        // mean, as r does (iterate), so the preconditioner stays the
-        // symmetric P M P and the directions free of the null space, whose
-        // constants made p.Ap rounding alone in float (a breakdown).
-        return classic_projects() ? h->project(*env, out, out, 0, out) : PGPU_SUCCESS;
+        // CG on a mask's singular regions: z (pipelined CG's u and m) loses
+        // each region's mean, as r does (iterate), so the preconditioner
+        // stays the symmetric P M P and the directions free of the null
+        // space, whose constants made p.Ap rounding alone in float (a
+        // breakdown; in pipelined CG too, with a single sealed pocket).
+        return cg_projects() ? h->project(*env, out, out, 0, out) : PGPU_SUCCESS;
     }
 }
 
@@ -15839,7 +15840,9 @@ template <class T> pgpu_status Krylov<T>::start()
 // One iteration; on a mask's singular regions r (vec[0] of every method)
 // then loses each region's mean (the box's goes with the next update) --
 // except in preconditioned pipelined CG, whose u = M r is a recurrence of
-// its own that a shift of r would part from (M of a constant is not one).
+// its own that a shift of r would part from (M of a constant is not one);
+// there the preconditioner's output loses it instead (precond), which
+// changes no product with A and, r being in A's range, no dot product.
 template <class T> pgpu_status Krylov<T>::iterate(bool tail)
 {
     PGPU_FORWARD(step(tail));

@@ -492,9 +492,9 @@
  *    to rounding: without the multigrid preconditioner (NONE or JACOBI) it
  *    may end in PGPU_ERROR_BREAKDOWN in float, and in double on beta jumps
  *    of 10^6 (after thousands of iterations); on masks with many singular
- *    pockets or with beta jumps it can break down or stall with the
- *    multigrid one too (a 10^6 ball: near 7e-7, where classic CG goes on).
- *    Classic CG is the robust choice there.
+ *    pockets (in float one can suffice) or with beta jumps it can break
+ *    down or stall with the multigrid one too (a 10^6 ball: near 7e-7,
+ *    where classic CG goes on).  Classic CG is the robust choice there.
  *  - The iterate is the caller's u (its interior is the initial guess); the
  *    other vectors are workspace (pgpu_workspace_bytes): CG 4 arrays of u's
  *    size (3 without a preconditioner), pipelined CG 8 (6), BiCGStab 7 (5).
@@ -516,9 +516,9 @@
  *    residual's mean on each singular region, which rounding moves, is
  *    taken out as the iterations go (on a box with each update of r, no
  *    extra pass; on a mask's singular regions three passes per iteration,
- *    except in preconditioned pipelined CG), so the residual stays in the
- *    range of A; the result has mean zero on each singular region, as for
- *    every method.
+ *    in preconditioned pipelined CG on the preconditioner's output instead),
+ *    so the residual stays in the range of A; the result has mean zero on
+ *    each singular region, as for every method.
  *  - PGPU_ERROR_BREAKDOWN: a denominator of the recurrences became zero,
  *    negative or not finite (an operator or preconditioner that is not
  *    positive definite, overflow, rounding); u keeps the last good iterate

@@ -1155,9 +1155,13 @@ static int run_case(uint64_t seed, long K, int verbose)
                 (C.pre == PGPU_PRECOND_NONE || C.pre == PGPU_PRECOND_JACOBI) &&
                 (prec == PGPU_FLOAT || C.beta_kind == BK_JUMP))
                 doc = 1, why = "pipelined CG without a multigrid preconditioner, in float or on strong jumps";
-            if (nc && (C.flags & PGPU_PIPELINED) && (C.beta_kind == BK_JUMP || (mask && RG.singular > 1)))
-                doc = 1, why = "pipelined CG on beta jumps or masks with many singular pockets: may break down or "
-                               "stall";
+            /* (seed 1796100000000889 case 1863, float, one sealed pocket
+             * beside noise: a breakdown after 120 iterations at 1.1e-3;
+             * classic CG converges) */
+            if (nc && (C.flags & PGPU_PIPELINED) &&
+                (C.beta_kind == BK_JUMP || (mask && RG.singular > (prec == PGPU_FLOAT ? 0 : 1))))
+                doc = 1, why = "pipelined CG on beta jumps or masks with singular pockets (many; in float one): may "
+                               "break down or stall";
             /* (the header: "10^6 jumps beside a mask without a Dirichlet face
              * can stall it"; seed 1796041732887279 case 2107: held cells, no
              * singular region, 1e6, CG at 1e-6 .. 1e-5 for 300 iterations) */
