@@ -5756,11 +5756,9 @@ __global__ void __launch_bounds__(WALK_THREADS)
 // columns of the tile and one node around it into shared memory from P's
 // weights (gal_weights_kernel), the rows of the fine nodes under the tile
 // (a Galerkin level's: their diagonals) with their cell volumes, and each
-// axis's pairs; then a lane takes a tile node and each warp some slots o:
-// from a Galerkin level a slot at a time, summing over the pairs (i, j)
-// within one index of each other on every axis (the lists); from a 7-point
-// level (j equal to i on all axes but at most one) in sums unrolled for the
-// slot (odi_rap7_entry), a warp taking slots of near-equal terms.  The rows'
+// axis's pairs; then each warp takes a slot o, a lane a tile node, and
+// sums over the pairs (i, j) within one index of each other on every axis
+// (on a 7-point level: equal on all axes but at most one).  The rows'
 // sums (the centre slots) come from R A P 1 formed in differences
 // (Hierarchy::galerkin_build), not from these entries.
 constexpr int GAL_TX = 4, GAL_TY = 4, GAL_TZ = 2; // a block's coarse tile in 3D (2D: GAL_T2X x GAL_T2Y)
@@ -5804,73 +5802,6 @@ template <class T> __device__ __forceinline__ OdiPairs odi_pairs(const OdiAxes<T
             else if (gap == 1 || gap == -1) r.ne |= code << 4 * r.nne++;
         }
     return r;
-}
-
-// From a 7-point level, one entry of row I, towards J = I + (OX, OY, OZ),
-// as a sum unrolled over the pairs: i over I's block at offsets v (-1, 0,
-// 1 a component, the node F(I) + v; P(i, I) = ci[v], 0 where that node is
-// not in the block), j = i or i's neighbour across a face, P(j, J) read
-// from J's column at j's offset from J's node, 2 o' = j - F(J), in the
-// pattern of a pair that keeps nodes (coarse nodes two fine nodes apart:
-// F(J) = F(I) + 2 o); pairs whose j lies outside J's block in that pattern
-// are no terms.  Where coarse node I + s along d is I's neighbour one fine
-// node away (gap1: no node between them, an axis kept whole), the
-// neighbour of I's node along d is that coarse node, at 2 s in the pattern.
-// li: the fine region's index of I's block node at v (odi_rap7_index).
-template <int OX, int OY, int OZ, bool D3>
-__device__ __forceinline__ double odi_rap7_entry(const double *ci, const double *arow, const double *vol,
-                                                 const int (&rx)[3], const int (&ry)[3], const int (&rz)[3],
-                                                 int fx0, int fxy, const bool (&gap1)[3][2])
-{
-    constexpr int HX = (D3 ? GAL_TX : GAL_T2X) + 2, HY = (D3 ? GAL_TY : GAL_T2Y) + 2;
-    const double *cj = ci + GAL_SLOTS * (OX + HX * (OY + HY * OZ));
-    const int O[3] = {OX, OY, OZ};
-    auto in = [](int x) { return x >= -1 && x <= 1; };
-    double e = 0;
-#pragma unroll
-    for (int vz = D3 ? -1 : 0; vz <= (D3 ? 1 : 0); ++vz)
-#pragma unroll
-        for (int vy = -1; vy <= 1; ++vy)
-#pragma unroll
-            for (int vx = -1; vx <= 1; ++vx) {
-                const int v[3] = {vx, vy, vz};
-                const int l = rx[vx + 1] + fx0 * ry[vy + 1] + fxy * rz[vz + 1];
-                const double wp = vol[l] * ci[gal_slot(vx, vy, vz)];
-                if (in(vx - 2 * OX) && in(vy - 2 * OY) && in(vz - 2 * OZ))
-                    e = fma(wp * arow[l * 7 + 6], cj[gal_slot(vx - 2 * OX, vy - 2 * OY, vz - 2 * OZ)], e);
-#pragma unroll
-                for (int d = 0; d < (D3 ? 3 : 2); ++d)
-#pragma unroll
-                    for (int sd = -1; sd <= 1; sd += 2) {
-                        int w[3] = {v[0] - 2 * O[0], v[1] - 2 * O[1], v[2] - 2 * O[2]};
-                        bool others = true;
-#pragma unroll
-                        for (int q = 0; q < 3; ++q)
-                            if (q != d) others = others && in(w[q]);
-                        if (!others) continue;
-                        double pj = 0;
-                        if (v[d] == 0) {
-                            // the node between, or the coarse node one away (gap1)
-                            const int wr = sd - 2 * O[d], wl = 2 * sd - 2 * O[d];
-                            double pr = 0, pl = 0;
-                            if (in(wr)) {
-                                w[d] = wr;
-                                pr = cj[gal_slot(w[0], w[1], w[2])];
-                            }
-                            if (in(wl)) {
-                                w[d] = wl;
-                                pl = cj[gal_slot(w[0], w[1], w[2])];
-                            }
-                            pj = gap1[d][sd > 0] ? pl : pr;
-                        } else {
-                            w[d] = v[d] + sd - 2 * O[d];
-                            if (!in(w[d])) continue;
-                            pj = cj[gal_slot(w[0], w[1], w[2])];
-                        }
-                        e = fma(wp * arow[l * 7 + 2 * d + (sd > 0)], pj, e);
-                    }
-            }
-    return e;
 }
 
 template <class T, bool S27>
@@ -5952,8 +5883,7 @@ __global__ void __launch_bounds__(GAL_THREADS)
         lists[d][v][o + 1] = r;
     }
     __syncthreads();
-    // 3. The entries: lane v tile node v; from a Galerkin level warp w the
-    // slots w, w + 8, ..., from a 7-point one those of odi_rap7_slots.
+    // 3. The entries: warp w the slots w, w + 8, ..., lane v tile node v.
     const int v = threadIdx.x & 31;
     const int I[3] = {I0[0] + v % tx, I0[1] + v / tx % ty, I0[2] + v / tx / ty};
     if (I[0] >= nc[0] || I[1] >= nc[1] || I[2] >= nc[2]) return;
@@ -5962,122 +5892,63 @@ __global__ void __launch_bounds__(GAL_THREADS)
     for (int d = 0; d < 3; ++d) FI[d] = d < 2 || is3d ? __ldg(a.cf[d] + I[d]) : 0;
     double wc = (double)__ldg(a.wc[0] + I[0]) * (double)__ldg(a.wc[1] + I[1]);
     if (is3d) wc *= (double)__ldg(a.wc[2] + I[2]);
-    if constexpr (!S27) {
-        int rel[3][3];
-        bool gap1[3][2];
-#pragma unroll
-        for (int d = 0; d < 3; ++d) {
-            const bool on = d < 2 || is3d;
-#pragma unroll
-            for (int q = 0; q < 3; ++q) rel[d][q] = on ? FI[d] + q - 1 - F0[d] : 0;
-            gap1[d][0] = on && I[d] > 0 && __ldg(a.cf[d] + I[d] - 1) == FI[d] - 1;
-            gap1[d][1] = on && I[d] + 1 < nc[d] && __ldg(a.cf[d] + I[d] + 1) == FI[d] + 1;
-        }
-        const int w = threadIdx.x >> 5;
-        auto put = [&](auto entry, int s) {
-            int o[3];
-            gal_offset(s, o);
-            const int J[3] = {I[0] + o[0], I[1] + o[1], I[2] + o[2]};
-            const bool inside = J[0] >= 0 && J[0] < nc[0] && J[1] >= 0 && J[1] < nc[1] && J[2] >= 0 && J[2] < nc[2];
-            const double e = inside ? entry() / wc : 0.0;
-            const_cast<T *>(cr.st)[(s - cr.lo) * cr.n + gal_index(cr.pk, I[0], I[1], I[2])] = T(e);
-        };
-#define ODI_RAP7(OX, OY, OZ, D3)                                                                                  \
-    put([&] { return odi_rap7_entry<OX, OY, OZ, D3>(ci, arow, vol, rel[0], rel[1], rel[2], fx[0], fx[0] * fx[1], \
-                                                    gap1); },                                                      \
-        gal_slot(OX, OY, OZ))
-        if (is3d) {
-            // each warp a face, an edge and a corner (6 warps), or three
-            // edges and a corner: the sums' terms near even
-            switch (w) {
-            case 0: ODI_RAP7(-1, 0, 0, true); ODI_RAP7(-1, -1, 0, true); ODI_RAP7(-1, -1, -1, true); break;
-            case 1: ODI_RAP7(1, 0, 0, true); ODI_RAP7(1, -1, 0, true); ODI_RAP7(1, -1, -1, true); break;
-            case 2: ODI_RAP7(0, -1, 0, true); ODI_RAP7(-1, 1, 0, true); ODI_RAP7(-1, 1, -1, true); break;
-            case 3: ODI_RAP7(0, 1, 0, true); ODI_RAP7(1, 1, 0, true); ODI_RAP7(1, 1, -1, true); break;
-            case 4: ODI_RAP7(0, 0, -1, true); ODI_RAP7(-1, 0, -1, true); ODI_RAP7(-1, -1, 1, true); break;
-            case 5: ODI_RAP7(0, 0, 1, true); ODI_RAP7(1, 0, -1, true); ODI_RAP7(1, -1, 1, true); break;
-            case 6:
-                ODI_RAP7(0, -1, -1, true); ODI_RAP7(0, 1, -1, true); ODI_RAP7(-1, 0, 1, true);
-                ODI_RAP7(-1, 1, 1, true);
-                break;
-            default:
-                ODI_RAP7(0, -1, 1, true); ODI_RAP7(0, 1, 1, true); ODI_RAP7(1, 0, 1, true);
-                ODI_RAP7(1, 1, 1, true);
-                break;
+    for (int s = (is3d ? 0 : 9) + (threadIdx.x >> 5); s < (is3d ? GAL_SLOTS : 18); s += GAL_THREADS / 32) {
+        if (s == GAL_CENTRE) continue;
+        int o[3];
+        gal_offset(s, o);
+        const int J[3] = {I[0] + o[0], I[1] + o[1], I[2] + o[2]};
+        double e = 0;
+        if (J[0] >= 0 && J[0] < nc[0] && J[1] >= 0 && J[1] < nc[1] && J[2] >= 0 && J[2] < nc[2]) {
+            const double *cj = col[(J[0] - I0[0] + 1) + hx * ((J[1] - I0[1] + 1) + hy * (is3d ? J[2] - I0[2] + 1 : 0))];
+            int FJ[3];
+            OdiPairs pr[3];
+            for (int d = 0; d < 3; ++d) {
+                FJ[d] = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0;
+                pr[d] = lists[d][I[d] - I0[d]][o[d] + 1];
             }
-        } else {
-            switch (w) {
-            case 0: ODI_RAP7(-1, 0, 0, false); break;
-            case 1: ODI_RAP7(1, 0, 0, false); break;
-            case 2: ODI_RAP7(0, -1, 0, false); break;
-            case 3: ODI_RAP7(0, 1, 0, false); break;
-            case 4: ODI_RAP7(-1, -1, 0, false); break;
-            case 5: ODI_RAP7(1, -1, 0, false); break;
-            case 6: ODI_RAP7(-1, 1, 0, false); break;
-            default: ODI_RAP7(1, 1, 0, false); break;
-            }
-        }
-#undef ODI_RAP7
-    } else {
-        for (int s = (is3d ? 0 : 9) + (threadIdx.x >> 5); s < (is3d ? GAL_SLOTS : 18); s += GAL_THREADS / 32) {
-            if (s == GAL_CENTRE) continue;
-            int o[3];
-            gal_offset(s, o);
-            const int J[3] = {I[0] + o[0], I[1] + o[1], I[2] + o[2]};
-            double e = 0;
-            if (J[0] >= 0 && J[0] < nc[0] && J[1] >= 0 && J[1] < nc[1] && J[2] >= 0 && J[2] < nc[2]) {
-                const double *cj =
-                    col[(J[0] - I0[0] + 1) + hx * ((J[1] - I0[1] + 1) + hy * (is3d ? J[2] - I0[2] + 1 : 0))];
-                int FJ[3];
-                OdiPairs pr[3];
-                for (int d = 0; d < 3; ++d) {
-                    FJ[d] = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0;
-                    pr[d] = lists[d][I[d] - I0[d]][o[d] + 1];
-                }
-                // the pairs of the lists lx, ly, lz (4 bits a pair)
-                auto sum = [&](unsigned lx, int mx, unsigned ly, int my, unsigned lz, int mz) {
-                    for (int cz = 0; cz < mz; ++cz) {
-                        const unsigned pz = lz >> 4 * cz & 15;
-                        const int iz = FI[2] + (int)(pz & 3) - 1, jz = FJ[2] + (int)(pz >> 2) - 1;
-                        for (int cy = 0; cy < my; ++cy) {
-                            const unsigned py = ly >> 4 * cy & 15;
-                            const int iy = FI[1] + (int)(py & 3) - 1, jy = FJ[1] + (int)(py >> 2) - 1;
-                            for (int cx = 0; cx < mx; ++cx) {
-                                const unsigned px = lx >> 4 * cx & 15;
-                                const int ix = FI[0] + (int)(px & 3) - 1, jx = FJ[0] + (int)(px >> 2) - 1;
-                                const double pi = ci[(px & 3) + 3 * (py & 3) + 9 * (pz & 3)];
-                                const double pj = cj[(px >> 2) + 3 * (py >> 2) + 9 * (pz >> 2)];
-                                if (pi == 0 || pj == 0) continue;
-                                const int dx = jx - ix, dy = jy - iy, dz = jz - iz;
-                                const int li = (ix - F0[0]) + fx[0] * ((iy - F0[1]) + fx[1] * (iz - F0[2]));
-                                double aij;
-                                if (!dx && !dy && !dz) aij = arow[li * AW + AW - 1];
-                                else if constexpr (S27) aij = (double)fr.at(gal_slot(dx, dy, dz), ix, iy, iz);
-                                else // one axis apart (the lists' choice)
-                                    aij = arow[li * AW + 2 * (dx ? 0 : dy ? 1 : 2) + (dx + dy + dz > 0)];
-                                e += vol[li] * pi * aij * pj;
-                            }
+            // the pairs of the lists lx, ly, lz (4 bits a pair)
+            auto sum = [&](unsigned lx, int mx, unsigned ly, int my, unsigned lz, int mz) {
+                for (int cz = 0; cz < mz; ++cz) {
+                    const unsigned pz = lz >> 4 * cz & 15;
+                    const int iz = FI[2] + (int)(pz & 3) - 1, jz = FJ[2] + (int)(pz >> 2) - 1;
+                    for (int cy = 0; cy < my; ++cy) {
+                        const unsigned py = ly >> 4 * cy & 15;
+                        const int iy = FI[1] + (int)(py & 3) - 1, jy = FJ[1] + (int)(py >> 2) - 1;
+                        for (int cx = 0; cx < mx; ++cx) {
+                            const unsigned px = lx >> 4 * cx & 15;
+                            const int ix = FI[0] + (int)(px & 3) - 1, jx = FJ[0] + (int)(px >> 2) - 1;
+                            const double pi = ci[(px & 3) + 3 * (py & 3) + 9 * (pz & 3)];
+                            const double pj = cj[(px >> 2) + 3 * (py >> 2) + 9 * (pz >> 2)];
+                            if (pi == 0 || pj == 0) continue;
+                            const int dx = jx - ix, dy = jy - iy, dz = jz - iz;
+                            const int li = (ix - F0[0]) + fx[0] * ((iy - F0[1]) + fx[1] * (iz - F0[2]));
+                            double aij;
+                            if (!dx && !dy && !dz) aij = arow[li * AW + AW - 1];
+                            else if constexpr (S27) aij = (double)fr.at(gal_slot(dx, dy, dz), ix, iy, iz);
+                            else // one axis apart (the lists' choice)
+                                aij = arow[li * AW + 2 * (dx ? 0 : dy ? 1 : 2) + (dx + dy + dz > 0)];
+                            e += vol[li] * pi * aij * pj;
                         }
                     }
-                };
-                if constexpr (S27) {
-                    unsigned l[3];
-                    int m[3];
-                    for (int d = 0; d < 3; ++d) {
-                        l[d] = pr[d].eq | pr[d].ne << 4 * pr[d].neq;
-                        m[d] = pr[d].neq + pr[d].nne;
-                    }
-                    sum(l[0], m[0], l[1], m[1], l[2], m[2]);
-                } else {
-                    sum(pr[0].eq, pr[0].neq, pr[1].eq, pr[1].neq, pr[2].eq, pr[2].neq);
-                    sum(pr[0].ne, pr[0].nne, pr[1].eq, pr[1].neq, pr[2].eq, pr[2].neq);
-                    sum(pr[0].eq, pr[0].neq, pr[1].ne, pr[1].nne, pr[2].eq, pr[2].neq);
-                    sum(pr[0].eq, pr[0].neq, pr[1].eq, pr[1].neq, pr[2].ne, pr[2].nne);
                 }
-                e /= wc;
+            };
+            if constexpr (S27) {
+                unsigned l[3];
+                int m[3];
+                for (int d = 0; d < 3; ++d) {
+                    l[d] = pr[d].eq | pr[d].ne << 4 * pr[d].neq;
+                    m[d] = pr[d].neq + pr[d].nne;
+                }
+                sum(l[0], m[0], l[1], m[1], l[2], m[2]);
+            } else {
+                sum(pr[0].eq, pr[0].neq, pr[1].eq, pr[1].neq, pr[2].eq, pr[2].neq);
+                sum(pr[0].ne, pr[0].nne, pr[1].eq, pr[1].neq, pr[2].eq, pr[2].neq);
+                sum(pr[0].eq, pr[0].neq, pr[1].ne, pr[1].nne, pr[2].eq, pr[2].neq);
+                sum(pr[0].eq, pr[0].neq, pr[1].eq, pr[1].neq, pr[2].ne, pr[2].nne);
             }
-            const_cast<T *>(cr.st)[(s - cr.lo) * cr.n + gal_index(cr.pk, I[0], I[1], I[2])] = T(e);
+            e /= wc;
         }
+        const_cast<T *>(cr.st)[(s - cr.lo) * cr.n + gal_index(cr.pk, I[0], I[1], I[2])] = T(e);
     }
 }
 
