@@ -1991,6 +1991,15 @@ static double lambda_max_bound(const pgpu_config &c);      // validate.h
 // float's floor on the grid where that is larger.
 inline double float_own_tolerance(double floor) { return std::max(1e-5, floor); }
 
+// How an iterative solve ends: decided once, at create, from the method,
+// the precision and the tolerance as the caller gave it (stop_rule,
+// validate.h); each solve's Convergence carries it.
+enum class Stop {
+    TOLERANCE, // the relative residual at the tolerance (the caller's, or the method's default)
+    FLOAT_OWN, // float with tolerance 0: the method's own rule (the header's (*), (**), (***))
+    ONCE,      // nothing to decide: the FFT's one solve, FMG's one pass (tolerance 0)
+};
+
 // The convergence test of the iterative methods.  judge() fills the
 // report's norms from a residual norm after `it` iterations (`unit`) of
 // `what` and sets stop when the tolerance is met, or with result =
@@ -1998,6 +2007,9 @@ inline double float_own_tolerance(double floor) { return std::max(1e-5, floor); 
 // larger of ||b|| and its first value) or PGPU_ERROR_NOT_CONVERGED
 // (max_iterations reached).
 struct Convergence {
+    Stop rule = Stop::TOLERANCE;
+    // tol: the tolerance judge() holds the residual to (FLOAT_OWN: the (*)
+    // value, float_own_tolerance); a method may hold a copy to another.
     double rhs_norm = NAN, tol = 0, first = -1;
     double floor = 0; // float_residual_floor of the (global) config: where float's own stops end
     double lmax = 0;  // a bound of the operator's largest eigenvalue (rounding_floor of a u)
@@ -2008,6 +2020,7 @@ struct Convergence {
     {
         if (monitor) monitor(user, it, rn, rel);
     }
+    bool own() const { return rule == Stop::FLOAT_OWN; }
     void measured(double rn, double rmax, pgpu_report &r) const
     {
         r.residual_norm = rn;
@@ -10862,7 +10875,7 @@ enum ReplayKind {
 
 // (rp: the handle's graph replay; the FMG pass and every cycle run as graphs.)
 template <class T, class Rp>
-static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigrid<T> &mg, Convergence &cv, bool fmg,
+static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigrid<T> &mg, Convergence cv, bool fmg,
                                  bool fixed, int interval, pgpu_report &r, Rp *rp)
 {
     char *err = e.err;
@@ -10899,7 +10912,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     bool iterate = true;
     if (fmg) {
         PGPU_FORWARD(pass());
-        iterate = cv.tol > 0 && !fixed;
+        iterate = cv.rule != Stop::ONCE && !fixed;
         if (fixed) {
             for (int k = 1; k < maxit; ++k) PGPU_FORWARD(cycle(false, k == maxit - 1));
             it = maxit - 1;
@@ -10925,11 +10938,13 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     // mask at 1.7e-5 with an error of 5e-3; at the first such check, u's
     // rounding, which the residual then shows, still hid a smooth error
     // that the next cycles remove).
-    const bool fall = iterate && !fmg && cv.tol == 0 && h.lv.size() > 1 && h.gen.mask && h.gen.regions > 0;
-    const bool by_correction = iterate && !fmg && cv.tol == 0 && h.lv.size() > 1 && !fall;
+    const bool own = iterate && !fmg && cv.own();
+    const bool fall = own && h.lv.size() > 1 && h.gen.mask && h.gen.regions > 0;
+    const bool by_correction = own && h.lv.size() > 1 && !fall;
+    if (fall) cv.tol = 0; // (judge meets no tolerance there: the fall decides, below)
     // A single level (one node) is solved exactly by its cycle: float's own
     // stop has nothing to measure and nothing left after one cycle.
-    const bool one_node = iterate && !fmg && cv.tol == 0 && h.lv.size() == 1;
+    const bool one_node = own && h.lv.size() == 1;
     if (one_node) {
         PGPU_FORWARD(cycle(false));
         it = 1;
@@ -11050,8 +11065,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
             else
                 reported = true;
         }
-        if (residual_stop) cv.tol = float_own_tolerance(cv.floor);
-        if (verify) cv.tol = std::min(cv.tol, bound);
+        if (verify) cv.tol = std::min(cv.tol, bound); // (residual_stop: cv.tol, the (*) tolerance)
         iterate = residual_stop;
     }
     // Float on a mask's singular regions: u drifts along each region's
@@ -11068,11 +11082,12 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     // the stop is judged on u as returned; the cycles go on where that is
     // above the tolerance, once (a second time it is this problem's rounding:
     // NOT_CONVERGED).
-    const bool end_projection = !drift && h.gen.mask && h.gen.regions > 0 && cv.tol > 0;
+    const bool end_projection = !drift && h.gen.mask && h.gen.regions > 0 && cv.rule == Stop::TOLERANCE;
     int projected_misses = 0;
     int floor_checks = 0; // fall: checks in a row at float's floor
     // (double: the residual at the last tenth it fell by, and the cycles since)
-    const bool floor_watch = std::is_same<T, double>::value && iterate && cv.tol > 0 && cv.lmax > 0 && !e.dist;
+    const bool floor_watch = std::is_same<T, double>::value && iterate && cv.rule == Stop::TOLERANCE && cv.lmax > 0 &&
+                             !e.dist;
     double floor_mark = HUGE_VAL;
     int floor_since = 0;
     bool at_floor = false;
@@ -11167,8 +11182,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         for (int k = 0; k < n; ++k) PGPU_FORWARD(cycle(false));
         it += n;
     }
-    if (residual_stop) cv.tol = 0;
-    if (!fixed && !reported && (by_correction || one_node || (fmg && cv.tol == 0))) { // the report's norms of what was reached
+    if (!fixed && !reported && (by_correction || one_node || (fmg && cv.rule == Stop::ONCE))) { // the report's norms of what was reached
         double rn = 0, rmax = 0;
         PGPU_FORWARD(h.norm(e, red, rn, rmax));
         cv.measured(rn, rmax, r);
@@ -11234,7 +11248,7 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
     // falling, however slowly, makes a new low at every check; one that has
     // risen to more than twice its low is no plateau and goes on (to
     // max_iterations, NOT_CONVERGED).
-    const bool own = std::is_same<T, float>::value && cv.tol == float_own_tolerance(cv.floor);
+    const bool own = cv.own();
     double best = INFINITY;
     int since = 0;
     for (bool stop = false; !stop;) {
@@ -15583,7 +15597,7 @@ template <class T> class Krylov {
     pgpu_status reset();
     // Solves A u = f - shift from u (level 0 must not be bound to anything
     // the caller still needs); cv, fixed, interval as for the other methods.
-    pgpu_status run(T *u, const T *f, const T *shift, Convergence &cv, bool fixed, int interval, pgpu_report &r);
+    pgpu_status run(T *u, const T *f, const T *shift, Convergence cv, bool fixed, int interval, pgpu_report &r);
     // The number of vectors (level-0 arrays) a method and preconditioner need.
     static int vectors(int method, bool pipelined, int pre)
     {
@@ -15921,7 +15935,7 @@ template <class T> pgpu_status Krylov<T>::step(bool tail)
 // longer recurrences), the method restarts from the true residual while
 // that keeps halving (at most KRYLOV_RESTARTS times).
 template <class T>
-pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bool fixed, int interval,
+pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence cv, bool fixed, int interval,
                            pgpu_report &r)
 {
     char *err = env->err;
@@ -15976,8 +15990,8 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     // of ||b||, where the updates reach float's rounding of u; the true
     // residual of a float u cannot go much below float_residual_floor and
     // is accepted there.
-    const bool own_stop = cv.tol == 0;
-    if (own_stop) cv.tol = FLOAT_CORRECTION;
+    const bool own_stop = cv.own();
+    if (own_stop) cv.tol = FLOAT_CORRECTION; // (judge's target: the recursive residual)
     const double accept = own_stop ? float_accept(cv) : cv.tol;
     double best = HUGE_VAL; // the true residual at the last restart
     // A restart from the true residual, where the last one gained (halved
@@ -16051,7 +16065,6 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
         result = PGPU_SUCCESS;
         err[0] = 0;
     }
-    if (own_stop) cv.tol = 0;
     if (!std::isfinite(tn) && result == PGPU_SUCCESS)
         result = record(err, PGPU_ERROR_BREAKDOWN, "%s: the residual became %g", what, tn);
     r.iterations = it;
@@ -16779,7 +16792,7 @@ static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
     return true;
 }
 
-static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err); // handle.h
+static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err, Stop *rule = nullptr); // validate.h
 static bool is_krylov(int m);                                                        // handle.h
 
 // The box of `rank` among `ranks` for a resolved global config: pairs of
@@ -16818,10 +16831,12 @@ static pgpu_status dist_supported(const pgpu_config &c, char *err)
 // The global config (defaults resolved once, from the global grid: every
 // rank resolves the same values), the rank's box, its neighbours, and the
 // config of its slab: the interface faces Dirichlet, the caller's strides
-// for the local arrays.
-static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Dist &d, pgpu_config &local, char *err)
+// for the local arrays; rule (where given): how the solves end, from the
+// global config.
+static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Dist &d, pgpu_config &local, char *err,
+                                Stop *rule = nullptr)
 {
-    PGPU_FORWARD(resolve_config(user, &d.global, err));
+    PGPU_FORWARD(resolve_config(user, &d.global, err, rule));
     PGPU_FORWARD(dist_supported(d.global, err));
     PGPU_FORWARD(dist_split(d.global, ranks, rank, d.box, err));
     const pgpu_config &g = d.global;
@@ -17519,6 +17534,7 @@ template <class T> struct Solver : SolverBase {
 
     int method = 0;
     bool fixed = false, mixed = false;
+    Stop rule = Stop::TOLERANCE; // how a solve ends (build_solver sets it from the config as given)
     Hierarchy<T> h;  // level 0 alone for Jacobi, RBGS, FFT and PGPU_MIXED
     Multigrid<T> mg; // V/W-cycles and FMG, the Krylov methods' cycle
     FftSolver<T> fft;
@@ -17766,9 +17782,10 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
         return result;
     }
     Convergence cv;
+    cv.rule = rule;
     cv.rhs_norm = rhs_norm;
-    cv.tol = cfg.tolerance;
     cv.floor = float_residual_floor(env.dist ? env.dist->global : cfg);
+    cv.tol = cv.own() ? float_own_tolerance(cv.floor) : cfg.tolerance;
     cv.lmax = lambda_max_bound(cfg) * (h.gen.on() ? h.gen.beta_hi : 1.0);
     cv.max_it = cfg.max_iterations;
     cv.monitor = monitor;
@@ -17940,7 +17957,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     }
     PGPU_CUDA(cudaEventRecord(ev0, env.st));
     PGPU_FORWARD(finish(project_rhs(u, f, f)));
-    if (method == PGPU_FMG && !mixed && cfg.tolerance == 0) {
+    if (method == PGPU_FMG && rule == Stop::ONCE) {
         const pgpu_status st = solve_fmg_pass(u, f, r);
         if (h.gen.mask && h.gen.regions) r.rhs_mean = NAN;
         double vmax = 0;
@@ -18069,6 +18086,7 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     static_assert(RES_CORR > RES_NORM, "one fetch takes both");
     PGPU_FORWARD(red.fetch(env, RES_NORM, extra ? RES_CORR + 3 - RES_NORM : 3));
     Convergence cv;
+    cv.rule = Stop::ONCE; // (the cycles after the pass, where they run, take their own rule)
     cv.rhs_norm = rhs_norm;
     cv.measured(std::sqrt(red.h_res[RES_NORM + 1]), red.h_res[RES_NORM + 2], r);
     pgpu_status result = PGPU_SUCCESS;
@@ -18082,8 +18100,9 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     r.iterations = extra;
     PGPU_FORWARD(h.settle(env));
     if ((own_stop || after_tol > 0) && result == PGPU_SUCCESS) {
-        cv.tol = after_tol;
+        cv.rule = after_tol > 0 ? Stop::TOLERANCE : Stop::FLOAT_OWN;
         cv.floor = float_residual_floor(cfg);
+        cv.tol = cv.own() ? float_own_tolerance(cv.floor) : after_tol;
         cv.lmax = lambda_max_bound(cfg) * h.gen.beta_hi;
         cv.max_it = cfg.max_iterations;
         cv.monitor = monitor;
@@ -18376,12 +18395,11 @@ pgpu_status Solver<T>::project_u(T *u, const Convergence &cv, pgpu_report &r, pg
 
 // With beta's jumps the rounding of the constants taken out of u moves the
 // residual (a 1e6 jump: 2.4e-11 to 2.8e-11; 6.8e-9 to 1.8e-8): the report
-// describes the u returned, and no SUCCESS stands above the tolerance (nor,
-// for float Jacobi and RBGS on their own tolerance, above the
-// FLOAT_OWN_SLACK times it that they accept; the own stops of the other
-// methods leave cv.tol 0 and are not judged here).  slack: what the caller
-// does not count against the tolerance (a float box's mean taken out
-// rounds u anew, by up to about float's floor).
+// describes the u returned, and no SUCCESS stands above the tolerance, nor,
+// under float's own rule, above FLOAT_OWN_SLACK times the (*) tolerance (the
+// most any own stop accepts).  slack: what the caller does not count
+// against the tolerance (a float box's mean taken out rounds u anew, by up
+// to about float's floor).
 template <class T>
 pgpu_status Solver<T>::measure_again(const Convergence &cv, pgpu_report &r, pgpu_status &result, double slack)
 {
@@ -18391,9 +18409,8 @@ pgpu_status Solver<T>::measure_again(const Convergence &cv, pgpu_report &r, pgpu
     double rn = 0, rmax = 0;
     PGPU_FORWARD(h.norm(env, red, rn, rmax));
     cv.measured(rn, rmax, r);
-    const bool own = std::is_same<T, float>::value && cv.tol == float_own_tolerance(cv.floor);
-    const double cap = (own ? FLOAT_OWN_SLACK : 1.0) * cv.tol + slack;
-    if (result == PGPU_SUCCESS && cv.tol > 0 && !(r.relative_residual <= cap))
+    const double cap = (cv.own() ? FLOAT_OWN_SLACK : 1.0) * cv.tol + slack;
+    if (result == PGPU_SUCCESS && cv.rule != Stop::ONCE && !(r.relative_residual <= cap))
         result = record(err, PGPU_ERROR_NOT_CONVERGED,
                         "relative residual %.3e with the null space's constants taken out of u (%.3e before), "
                         "tolerance %.3e",
@@ -18506,8 +18523,10 @@ static double float_residual_floor(const pgpu_config &c)
     return std::isfinite(lmin) && lmin > 0 ? float_floor(lambda_max_bound(c), lmin) : 1e-5;
 }
 
-// Validates a config (no CUDA call) and resolves every default in one place.
-static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err)
+// Validates a config (no CUDA call) and resolves every default in one
+// place; rule (where given): how its solves end, from the tolerance as
+// given, before its default replaces a 0.
+static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err, Stop *rule)
 {
     *c = *in;
     const int64_t MAXN = 0x7fffff00; // per axis: kernels index an axis (and a tile past its end) with int
@@ -18651,6 +18670,14 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
     }
     if (c->check_interval == 0)
         c->check_interval = is_multigrid(method) || kmg || (krylov && c->preconditioner == PGPU_PRECOND_FFT) ? 1 : 10;
+    if (rule) {
+        // (a float tolerance of the caller's equal to the (*) value is the
+        // caller's: held to it, with none of the own rule's slack)
+        if (mixed) *rule = Stop::TOLERANCE; // iterative refinement to a tolerance, whatever the method
+        else if (method == PGPU_FFT || (method == PGPU_FMG && in->tolerance == 0)) *rule = Stop::ONCE;
+        else if (flt && in->tolerance == 0) *rule = Stop::FLOAT_OWN;
+        else *rule = Stop::TOLERANCE;
+    }
     return PGPU_SUCCESS;
 }
 
@@ -18740,9 +18767,9 @@ static pgpu_status count_workspace(const pgpu_config &c, char *err, size_t *byte
     return st;
 }
 
-// A new solver of the config's precision, built by init(c); on failure
-// deleted, its message copied to err.
-static pgpu_status build_solver(const pgpu_config &c, Dist *dist, SolverBase *&impl, char *err)
+// A new solver of the config's precision, built by init(c), its solves
+// ending by rule; on failure deleted, its message copied to err.
+static pgpu_status build_solver(const pgpu_config &c, Dist *dist, Stop rule, SolverBase *&impl, char *err)
 {
     impl = nullptr;
     pgpu_status st = PGPU_SUCCESS;
@@ -18751,11 +18778,13 @@ static pgpu_status build_solver(const pgpu_config &c, Dist *dist, SolverBase *&i
             Solver<float> *p = new Solver<float>();
             impl = p;
             p->env.dist = dist;
+            p->rule = rule;
             st = p->init(c);
         } else {
             Solver<double> *p = new Solver<double>();
             impl = p;
             p->env.dist = dist;
+            p->rule = rule;
             st = p->init(c);
         }
     } catch (const std::bad_alloc &) {
@@ -18800,7 +18829,8 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
     d->comm = comm;
     pgpu_config local{};
     char mine[ERR_LEN] = {0};
-    pgpu_status ls = dist_configs(&user, ranks, rank, *d, local, mine);
+    Stop rule = Stop::TOLERANCE;
+    pgpu_status ls = dist_configs(&user, ranks, rank, *d, local, mine, &rule);
     if (ls == PGPU_SUCCESS && dev != cdev)
         ls = record(mine, PGPU_ERROR_INVALID_ARGUMENT,
                     "the communicator's rank %d uses device %d but the current device is %d", rank, cdev, dev);
@@ -18851,7 +18881,7 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
     }
     // Build, then agree that every rank built.
     SolverBase *impl = nullptr;
-    const pgpu_status bs = build_solver(local, d.get(), impl, mine);
+    const pgpu_status bs = build_solver(local, d.get(), rule, impl, mine);
     std::vector<long long> w = {bs != PGPU_SUCCESS, (long long)bs};
     const pgpu_status as = agree_max(comm, st, w, err);
     if (bs != PGPU_SUCCESS) return record(err, bs, "pgpu_create_distributed on rank %d: %s", rank, mine);
@@ -18946,10 +18976,11 @@ pgpu_status pgpu_create(const pgpu_config *cfg, pgpu_solver **out)
     PGPU_RETURN_IF(!cfg, PGPU_ERROR_INVALID_ARGUMENT, "cfg is NULL");
     PGPU_RETURN_IF(!out, PGPU_ERROR_INVALID_ARGUMENT, "out is NULL");
     pgpu_config c;
-    PGPU_FORWARD(resolve_config(cfg, &c, err));
+    Stop rule = Stop::TOLERANCE;
+    PGPU_FORWARD(resolve_config(cfg, &c, err, &rule));
     PGPU_FORWARD(require_device(err));
     SolverBase *impl = nullptr;
-    PGPU_FORWARD(build_solver(c, nullptr, impl, err));
+    PGPU_FORWARD(build_solver(c, nullptr, rule, impl, err));
     impl->box.n[0] = c.nx;
     impl->box.n[1] = c.ny;
     impl->box.n[2] = c.nz;

@@ -267,7 +267,8 @@
  *  new lows of the residual for 16 checks within 16 times it (and within
  *  twice their low), that is float's limit there and the solve ends with
  *  PGPU_SUCCESS; a tolerance of your own that they do not reach (their
- *  updates can stop at several times the estimate) ends NOT_CONVERGED.
+ *  updates can stop at several times the estimate) ends NOT_CONVERGED,
+ *  even where it equals that value.
  *  On a singular problem in float the report is measured after the mean is
  *  taken out of u, which rounds u anew: it may lie above the tolerance by
  *  up to 16 times the (*) floor and the solve still PGPU_SUCCESS.

@@ -45,9 +45,9 @@ static pgpu_status count_workspace(const pgpu_config &c, char *err, size_t *byte
     return st;
 }
 
-// A new solver of the config's precision, built by init(c); on failure
-// deleted, its message copied to err.
-static pgpu_status build_solver(const pgpu_config &c, Dist *dist, SolverBase *&impl, char *err)
+// A new solver of the config's precision, built by init(c), its solves
+// ending by rule; on failure deleted, its message copied to err.
+static pgpu_status build_solver(const pgpu_config &c, Dist *dist, Stop rule, SolverBase *&impl, char *err)
 {
     impl = nullptr;
     pgpu_status st = PGPU_SUCCESS;
@@ -56,11 +56,13 @@ static pgpu_status build_solver(const pgpu_config &c, Dist *dist, SolverBase *&i
             Solver<float> *p = new Solver<float>();
             impl = p;
             p->env.dist = dist;
+            p->rule = rule;
             st = p->init(c);
         } else {
             Solver<double> *p = new Solver<double>();
             impl = p;
             p->env.dist = dist;
+            p->rule = rule;
             st = p->init(c);
         }
     } catch (const std::bad_alloc &) {
@@ -105,7 +107,8 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
     d->comm = comm;
     pgpu_config local{};
     char mine[ERR_LEN] = {0};
-    pgpu_status ls = dist_configs(&user, ranks, rank, *d, local, mine);
+    Stop rule = Stop::TOLERANCE;
+    pgpu_status ls = dist_configs(&user, ranks, rank, *d, local, mine, &rule);
     if (ls == PGPU_SUCCESS && dev != cdev)
         ls = record(mine, PGPU_ERROR_INVALID_ARGUMENT,
                     "the communicator's rank %d uses device %d but the current device is %d", rank, cdev, dev);
@@ -156,7 +159,7 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
     }
     // Build, then agree that every rank built.
     SolverBase *impl = nullptr;
-    const pgpu_status bs = build_solver(local, d.get(), impl, mine);
+    const pgpu_status bs = build_solver(local, d.get(), rule, impl, mine);
     std::vector<long long> w = {bs != PGPU_SUCCESS, (long long)bs};
     const pgpu_status as = agree_max(comm, st, w, err);
     if (bs != PGPU_SUCCESS) return record(err, bs, "pgpu_create_distributed on rank %d: %s", rank, mine);
@@ -251,10 +254,11 @@ pgpu_status pgpu_create(const pgpu_config *cfg, pgpu_solver **out)
     PGPU_RETURN_IF(!cfg, PGPU_ERROR_INVALID_ARGUMENT, "cfg is NULL");
     PGPU_RETURN_IF(!out, PGPU_ERROR_INVALID_ARGUMENT, "out is NULL");
     pgpu_config c;
-    PGPU_FORWARD(resolve_config(cfg, &c, err));
+    Stop rule = Stop::TOLERANCE;
+    PGPU_FORWARD(resolve_config(cfg, &c, err, &rule));
     PGPU_FORWARD(require_device(err));
     SolverBase *impl = nullptr;
-    PGPU_FORWARD(build_solver(c, nullptr, impl, err));
+    PGPU_FORWARD(build_solver(c, nullptr, rule, impl, err));
     impl->box.n[0] = c.nx;
     impl->box.n[1] = c.ny;
     impl->box.n[2] = c.nz;

@@ -269,7 +269,7 @@ static bool dist_plan(Dist &d, std::vector<HostLevel> &out, char *err)
     return true;
 }
 
-static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err); // handle.h
+static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err, Stop *rule = nullptr); // validate.h
 static bool is_krylov(int m);                                                        // handle.h
 
 // The box of `rank` among `ranks` for a resolved global config: pairs of
@@ -308,10 +308,12 @@ static pgpu_status dist_supported(const pgpu_config &c, char *err)
 // The global config (defaults resolved once, from the global grid: every
 // rank resolves the same values), the rank's box, its neighbours, and the
 // config of its slab: the interface faces Dirichlet, the caller's strides
-// for the local arrays.
-static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Dist &d, pgpu_config &local, char *err)
+// for the local arrays; rule (where given): how the solves end, from the
+// global config.
+static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Dist &d, pgpu_config &local, char *err,
+                                Stop *rule = nullptr)
 {
-    PGPU_FORWARD(resolve_config(user, &d.global, err));
+    PGPU_FORWARD(resolve_config(user, &d.global, err, rule));
     PGPU_FORWARD(dist_supported(d.global, err));
     PGPU_FORWARD(dist_split(d.global, ranks, rank, d.box, err));
     const pgpu_config &g = d.global;

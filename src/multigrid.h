@@ -607,7 +607,7 @@ enum ReplayKind {
 
 // (rp: the handle's graph replay; the FMG pass and every cycle run as graphs.)
 template <class T, class Rp>
-static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigrid<T> &mg, Convergence &cv, bool fmg,
+static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigrid<T> &mg, Convergence cv, bool fmg,
                                  bool fixed, int interval, pgpu_report &r, Rp *rp)
 {
     char *err = e.err;
@@ -644,7 +644,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     bool iterate = true;
     if (fmg) {
         PGPU_FORWARD(pass());
-        iterate = cv.tol > 0 && !fixed;
+        iterate = cv.rule != Stop::ONCE && !fixed;
         if (fixed) {
             for (int k = 1; k < maxit; ++k) PGPU_FORWARD(cycle(false, k == maxit - 1));
             it = maxit - 1;
@@ -670,11 +670,13 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     // mask at 1.7e-5 with an error of 5e-3; at the first such check, u's
     // rounding, which the residual then shows, still hid a smooth error
     // that the next cycles remove).
-    const bool fall = iterate && !fmg && cv.tol == 0 && h.lv.size() > 1 && h.gen.mask && h.gen.regions > 0;
-    const bool by_correction = iterate && !fmg && cv.tol == 0 && h.lv.size() > 1 && !fall;
+    const bool own = iterate && !fmg && cv.own();
+    const bool fall = own && h.lv.size() > 1 && h.gen.mask && h.gen.regions > 0;
+    const bool by_correction = own && h.lv.size() > 1 && !fall;
+    if (fall) cv.tol = 0; // (judge meets no tolerance there: the fall decides, below)
     // A single level (one node) is solved exactly by its cycle: float's own
     // stop has nothing to measure and nothing left after one cycle.
-    const bool one_node = iterate && !fmg && cv.tol == 0 && h.lv.size() == 1;
+    const bool one_node = own && h.lv.size() == 1;
     if (one_node) {
         PGPU_FORWARD(cycle(false));
         it = 1;
@@ -795,8 +797,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
             else
                 reported = true;
         }
-        if (residual_stop) cv.tol = float_own_tolerance(cv.floor);
-        if (verify) cv.tol = std::min(cv.tol, bound);
+        if (verify) cv.tol = std::min(cv.tol, bound); // (residual_stop: cv.tol, the (*) tolerance)
         iterate = residual_stop;
     }
     // Float on a mask's singular regions: u drifts along each region's
@@ -813,11 +814,12 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
     // the stop is judged on u as returned; the cycles go on where that is
     // above the tolerance, once (a second time it is this problem's rounding:
     // NOT_CONVERGED).
-    const bool end_projection = !drift && h.gen.mask && h.gen.regions > 0 && cv.tol > 0;
+    const bool end_projection = !drift && h.gen.mask && h.gen.regions > 0 && cv.rule == Stop::TOLERANCE;
     int projected_misses = 0;
     int floor_checks = 0; // fall: checks in a row at float's floor
     // (double: the residual at the last tenth it fell by, and the cycles since)
-    const bool floor_watch = std::is_same<T, double>::value && iterate && cv.tol > 0 && cv.lmax > 0 && !e.dist;
+    const bool floor_watch = std::is_same<T, double>::value && iterate && cv.rule == Stop::TOLERANCE && cv.lmax > 0 &&
+                             !e.dist;
     double floor_mark = HUGE_VAL;
     int floor_since = 0;
     bool at_floor = false;
@@ -912,8 +914,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
         for (int k = 0; k < n; ++k) PGPU_FORWARD(cycle(false));
         it += n;
     }
-    if (residual_stop) cv.tol = 0;
-    if (!fixed && !reported && (by_correction || one_node || (fmg && cv.tol == 0))) { // the report's norms of what was reached
+    if (!fixed && !reported && (by_correction || one_node || (fmg && cv.rule == Stop::ONCE))) { // the report's norms of what was reached
         double rn = 0, rmax = 0;
         PGPU_FORWARD(h.norm(e, red, rn, rmax));
         cv.measured(rn, rmax, r);

@@ -354,6 +354,15 @@ static double lambda_max_bound(const pgpu_config &c);      // validate.h
 // float's floor on the grid where that is larger.
 inline double float_own_tolerance(double floor) { return std::max(1e-5, floor); }
 
+// How an iterative solve ends: decided once, at create, from the method,
+// the precision and the tolerance as the caller gave it (stop_rule,
+// validate.h); each solve's Convergence carries it.
+enum class Stop {
+    TOLERANCE, // the relative residual at the tolerance (the caller's, or the method's default)
+    FLOAT_OWN, // float with tolerance 0: the method's own rule (the header's (*), (**), (***))
+    ONCE,      // nothing to decide: the FFT's one solve, FMG's one pass (tolerance 0)
+};
+
 // The convergence test of the iterative methods.  judge() fills the
 // report's norms from a residual norm after `it` iterations (`unit`) of
 // `what` and sets stop when the tolerance is met, or with result =
@@ -361,6 +370,9 @@ inline double float_own_tolerance(double floor) { return std::max(1e-5, floor); 
 // larger of ||b|| and its first value) or PGPU_ERROR_NOT_CONVERGED
 // (max_iterations reached).
 struct Convergence {
+    Stop rule = Stop::TOLERANCE;
+    // tol: the tolerance judge() holds the residual to (FLOAT_OWN: the (*)
+    // value, float_own_tolerance); a method may hold a copy to another.
     double rhs_norm = NAN, tol = 0, first = -1;
     double floor = 0; // float_residual_floor of the (global) config: where float's own stops end
     double lmax = 0;  // a bound of the operator's largest eigenvalue (rounding_floor of a u)
@@ -371,6 +383,7 @@ struct Convergence {
     {
         if (monitor) monitor(user, it, rn, rel);
     }
+    bool own() const { return rule == Stop::FLOAT_OWN; }
     void measured(double rn, double rmax, pgpu_report &r) const
     {
         r.residual_norm = rn;

@@ -41,7 +41,7 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
     // falling, however slowly, makes a new low at every check; one that has
     // risen to more than twice its low is no plateau and goes on (to
     // max_iterations, NOT_CONVERGED).
-    const bool own = std::is_same<T, float>::value && cv.tol == float_own_tolerance(cv.floor);
+    const bool own = cv.own();
     double best = INFINITY;
     int since = 0;
     for (bool stop = false; !stop;) {

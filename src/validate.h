@@ -51,8 +51,10 @@ static double float_residual_floor(const pgpu_config &c)
     return std::isfinite(lmin) && lmin > 0 ? float_floor(lambda_max_bound(c), lmin) : 1e-5;
 }
 
-// Validates a config (no CUDA call) and resolves every default in one place.
-static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err)
+// Validates a config (no CUDA call) and resolves every default in one
+// place; rule (where given): how its solves end, from the tolerance as
+// given, before its default replaces a 0.
+static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *err, Stop *rule)
 {
     *c = *in;
     const int64_t MAXN = 0x7fffff00; // per axis: kernels index an axis (and a tile past its end) with int
@@ -196,6 +198,14 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
     }
     if (c->check_interval == 0)
         c->check_interval = is_multigrid(method) || kmg || (krylov && c->preconditioner == PGPU_PRECOND_FFT) ? 1 : 10;
+    if (rule) {
+        // (a float tolerance of the caller's equal to the (*) value is the
+        // caller's: held to it, with none of the own rule's slack)
+        if (mixed) *rule = Stop::TOLERANCE; // iterative refinement to a tolerance, whatever the method
+        else if (method == PGPU_FFT || (method == PGPU_FMG && in->tolerance == 0)) *rule = Stop::ONCE;
+        else if (flt && in->tolerance == 0) *rule = Stop::FLOAT_OWN;
+        else *rule = Stop::TOLERANCE;
+    }
     return PGPU_SUCCESS;
 }
 

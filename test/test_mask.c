@@ -64,6 +64,11 @@
  *    u = 0 on a smooth right-hand side, four V-cycles on a solid sphere
  *    leave at most 3 (128^3) and 6 (255^3) times the empty box's residual
  *    (4.8 and 10.5 before the near tiles' Gauss-Seidel iterations).
+ * 5. Float's own stop and a tolerance of the caller's: Jacobi, RBGS,
+ *    V-cycles and CG with tolerance 0 end SUCCESS only within 16 times the
+ *    (*) value pgpu_get_config shows; with that value passed as the
+ *    tolerance, only within it (else NOT_CONVERGED); beta raising float's
+ *    floor, so that some own stops end above the value (counted).
  */
 #include "common.h"
 #include "mask_ref.h"
@@ -1275,6 +1280,109 @@ static void held_pocket(void)
     }
 }
 
+/* Float's own stop against a tolerance of the caller's: a handle with
+ * tolerance 0 takes the (*) value, which pgpu_get_config shows, and may
+ * accept a stall up to 16 times it (Jacobi, RBGS; the other methods' own
+ * rules accept no more); a caller who passes that value as their own
+ * tolerance is held to it (the header's (*): NOT_CONVERGED where not
+ * reached), although it equals the default.  Smooth f, zero data, beta
+ * raising float's floor above the box's estimate (balls of large beta,
+ * where u is near constant but not small: the own stop stalls above the
+ * value on some of them, counted and printed).  Every
+ * SUCCESS is checked against the report and the host's residual. */
+static void own_or_given(void)
+{
+    const struct {
+        int64_t nx, ny, nz;
+        const char *bcs;
+        double hx, hy, hz;
+        int beta;
+        double jump;
+    } oc[] = {
+        {24, 22, 20, "DDDDDD", 1. / 32, 1. / 32, 1. / 32, MREF_BETA_BALL, 30},
+        {24, 22, 20, "DDDDDD", 1. / 32, 1. / 32, 1. / 32, MREF_BETA_BALL, 300},
+        {40, 36, 1, "DDNN", 1. / 64, 1. / 64, 0, MREF_BETA_BALL, 100},
+        {24, 22, 20, "DDDDDD", 1. / 32, 1. / 32, 1. / 32, MREF_BETA_JUMP, 100},
+        {20, 18, 16, "DDNNDD", 1. / 16, 1. / 32, 1. / 64, MREF_BETA_SMOOTH, 0},
+        {13, 11, 9, "DNDDNN", 1. / 8, 1. / 32, 1. / 16, MREF_BETA_JUMP, 30},
+        {48, 40, 1, "DDDD", 1. / 64, 1. / 64, 0, MREF_BETA_JUMP, 100},
+        {40, 44, 1, "DNDN", 1. / 16, 1. / 64, 0, MREF_BETA_SMOOTH, 0},
+        {30, 28, 26, "DDDDDD", 1. / 32, 1. / 32, 1. / 32, BETA_NONE, 0},
+    };
+    const unsigned methods[4] = {PGPU_RBGS, PGPU_JACOBI, PGPU_VCYCLE, PGPU_CG};
+    int apart = 0, runs = 0;
+    for (size_t q = 0; q < sizeof oc / sizeof oc[0]; ++q)
+        for (int m = 0; m < 4; ++m) {
+            pgpu_config cfg = case_config(oc[q].nx, oc[q].ny, oc[q].nz, oc[q].bcs, oc[q].hx, oc[q].hy, oc[q].hz, 0,
+                                          0, PGPU_JACOBI | PGPU_FLOAT);
+            double star = NAN; /* the (*) value: what a float Jacobi handle resolves 0 to */
+            {
+                pgpu_solver *s = t_create(&cfg, "float Jacobi, tolerance 0");
+                pgpu_config got;
+                if (!s || pgpu_get_config(s, &got) != PGPU_SUCCESS) {
+                    pgpu_destroy(s);
+                    CHECK(0, "pgpu_get_config of a float Jacobi handle");
+                    return;
+                }
+                star = got.tolerance;
+                pgpu_destroy(s);
+            }
+            cfg.flags = methods[m] | PGPU_FLOAT;
+            mcase mc;
+            if (!(star > 0) || !mc_init(&mc, &cfg, MREF_SHAPE_NONE, oc[q].beta, oc[q].jump, NULL))
+                continue;
+            for (int64_t e = 0; e < mc.elems; ++e) /* zero data, smooth f, rounded to float */
+                mc.u[e] = mc.f[e] = 0.0;
+            REF_FOR_EACH_INTERIOR(&mc.g, i, j, k)
+            {
+                const double x = (i + 0.5) / (double)mc.g.n[0], y = (j + 0.5) / (double)mc.g.n[1],
+                             z = (k + 0.5) / (double)mc.g.n[2];
+                mc.f[ref_idx(&mc.g, i, j, k)] = t_round(PGPU_FLOAT, sin(3.0 * x + 0.2) * cos(2.0 * y) + z);
+            }
+            double *u = malloc((size_t)mc.elems * sizeof(double));
+            int own_iters = 0;
+            for (int given = 0; given < 2 && u; ++given) {
+                pgpu_config c = cfg;
+                c.tolerance = given ? star : 0.0;
+                if (given)
+                    c.max_iterations = 2 * own_iters + 200; /* a stall ends at this count */
+                char what[200], bn[32];
+                snprintf(what, sizeof what, "float %s, tolerance %s %.3e, %lldx%lldx%lld %s, %s",
+                         t_method_name(c.flags), given ? "given:" : "0, the (*) value", star,
+                         (long long)oc[q].nx, (long long)oc[q].ny, (long long)oc[q].nz, oc[q].bcs,
+                         beta_name(oc[q].beta, oc[q].jump, bn, sizeof bn));
+                pgpu_solver *s = mc_handle(&mc, &c, what);
+                pgpu_report rep;
+                memset(&rep, 0, sizeof rep);
+                if (!s || !mc_upload(&mc)) {
+                    pgpu_destroy(s);
+                    break;
+                }
+                const pgpu_status st = pgpu_solve(s, mc.d_u, mc.d_f, &rep);
+                if (t_sync(what) && mc_download(&mc, NULL, u)) {
+                    const ref_norms nm = mref_residual(&mc.M, &mc.R, u, mc.f, NULL, NULL, NULL);
+                    const double cap = (given ? 1.0 : 16.0) * star;
+                    CHECK((st == PGPU_SUCCESS && rep.relative_residual <= cap && nm.relative <= 1.01 * cap) ||
+                              st == PGPU_ERROR_NOT_CONVERGED,
+                          "%s: %s after %d, relative residual %.3e (host %.3e); SUCCESS needs <= %.3e%s%s", what,
+                          pgpu_status_string(st), rep.iterations, rep.relative_residual, nm.relative, cap,
+                          st ? ": " : "", st ? pgpu_last_error(s) : "");
+                    if (!given) {
+                        own_iters = rep.iterations;
+                        ++runs;
+                        if (st == PGPU_SUCCESS && rep.relative_residual > star)
+                            ++apart;
+                    }
+                }
+                pgpu_destroy(s);
+            }
+            free(u);
+            mc_free(&mc);
+        }
+    printf("  float's own stop: %d of %d solves ended above the (*) value, within the slack a given tolerance "
+           "does not have\n", apart, runs);
+}
+
 /* Double V-cycles at the rounding of u: on a ball of beta 1e6 a tolerance
  * of 1e-14 lies below what any double u reaches; the cycles end in
  * NOT_CONVERGED soon after the residual stops falling (not at
@@ -1399,6 +1507,7 @@ int main(int argc, char **argv)
     steps();
     solves();
     one_point();
+    own_or_given();
 
     remask("V-cycles", 37, 29, 23, "DDNNDD", PGPU_VCYCLE, 1e-10, 100, MREF_SHAPE_SPHERE, MREF_SHAPE_POOL,
            MREF_BETA_SMOOTH);
