@@ -493,9 +493,12 @@
  *    to rounding: without the multigrid preconditioner (NONE or JACOBI) it
  *    may end in PGPU_ERROR_BREAKDOWN in float, and in double on beta jumps
  *    of 10^6 (after thousands of iterations); on masks with many singular
- *    pockets (in float one can suffice) or with beta jumps it can break
- *    down or stall with the multigrid one too (a 10^6 ball: near 7e-7,
- *    where classic CG goes on).  Classic CG is the robust choice there.
+ *    pockets (in float one can suffice), on solid cells drawn at random
+ *    point by point (in float breakdowns at relative residuals of 1e-2 to
+ *    1e-1 on anisotropic grids; in double hundreds of iterations), or with
+ *    beta jumps it can break down or stall with the multigrid one too (a
+ *    10^6 ball: near 7e-7, where classic CG goes on).  Classic CG is the
+ *    robust choice there.
  *  - The iterate is the caller's u (its interior is the initial guess); the
  *    other vectors are workspace (pgpu_workspace_bytes): CG 4 arrays of u's
  *    size (3 without a preconditioner), pipelined CG 8 (6), BiCGStab 7 (5).
