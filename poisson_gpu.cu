@@ -801,10 +801,11 @@ namespace pgpu {
 //    the opposite plane on a periodic axis): col_xy, col_z;
 //  - the uniform form (Grid::fast, planes 1..nz-2): the same numbers from a
 //    few constants, without table loads: uniform_axis, uniform_xy.
-// Every kernel forms the neighbour sum through neighbours() (or
-// neighbours_cz() where the z couplings are one constant) and updates
-// through relax() / relax_scaled(); the host assembles the same operator in
-// assemble_dense.  The general form (face coefficients and a cell mask, per
+// Every kernel forms the neighbour sum through neighbours(), gen_sum or
+// plain_sum, in one order (below; a smoothing update may take
+// neighbours_cz() where the z couplings are one constant), a residual
+// through point_res, and updates through relax() / relax_scaled(); the
+// host assembles the same operator in assemble_dense.  The general form (face coefficients and a cell mask, per
 // point and not separable) is read through gen_couplings, stencil_off and
 // boundary_terms (below).
 
@@ -852,6 +853,33 @@ static AxisCoef axis_coef(const Axis &a)
         c.g_hi = c.c_hi[n - 1];
     }
     return c;
+}
+
+// Node positions carry rounding, so the couplings of a uniform axis differ
+// in their last bits.  Where the interior ones (nodes 1..n-2) agree to
+// 1e-12, the axis is uniform (Grid::fast), and every coupling within 1e-12
+// of the first interior one becomes exactly that number (the end nodes'
+// too where they equal it so, as at a Dirichlet face of a uniform axis;
+// the ghost coefficient with the wall's coupling): the table and the
+// uniform form's one constant are then the same numbers, and kernels that
+// read either sum alike (test_routes).  False where the axis is not
+// uniform (nothing changed).
+static bool snap_uniform(AxisCoef &c)
+{
+    const int n = (int)c.c_lo.size();
+    if (n < 2) return true;
+    const double ref = c.c_lo[1], tol = 1e-12 * std::fabs(ref);
+    auto near = [&](double v) { return std::fabs(v - ref) <= tol; };
+    for (int q = 1; q + 1 < n; ++q)
+        if (!near(c.c_hi[q]) || !near(c.c_lo[q])) return false;
+    const bool glo = c.g_lo == c.c_lo[0], ghi = c.g_hi == c.c_hi[n - 1];
+    for (int q = 0; q < n; ++q) {
+        if (near(c.c_lo[q])) c.c_lo[q] = ref;
+        if (near(c.c_hi[q])) c.c_hi[q] = ref;
+    }
+    if (glo) c.g_lo = c.c_lo[0];
+    if (ghi) c.g_hi = c.c_hi[n - 1];
+    return true;
 }
 
 // The fine axis as the user configured it.
@@ -1051,26 +1079,46 @@ __device__ __forceinline__ void uniform_xy(const Grid<T> &g, bool x0, bool x1, b
     dxy = dx + dy;
 }
 
-// The neighbour sum, in one association order for every kernel: (x pair +
-// y pair) + z pair, in the arithmetic A (the solver's precision, or double
-// where a residual of float values is formed: its products are exact there).
-// neighbours_cz: the z couplings are one constant.
+// The neighbour sum, in one order for every kernel: per axis the pair
+// fma(c_hi, u_hi, c_lo u_lo), the low product rounded on its own; then
+// (x pair + y pair) + z pair; in the arithmetic A (the solver's precision,
+// or double where a residual of float values is formed: its products are
+// exact there).  Written out (mul_rn, fma) so that no contraction of the
+// compiler's rounds one site otherwise than another: every kernel and
+// route forms a point's sum bit for bit alike (test_routes).
+// neighbours_cz: the smoothers' sum where the z couplings are one constant,
+// the z pair cz (u_lo + u_hi): an operation less than the pair (the paired
+// float red-black pass is issue-bound: 9% slower with the pair at 512^3),
+// so a smoothing update rounds otherwise than a residual (known, and
+// harmless: the updates differ in their form anyway, relax_scaled).
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+template <class A> __device__ __forceinline__ A pair_sum(A cl, A ul, A ch, A uh) { return fma(ch, uh, mul_rn(cl, ul)); }
 template <class A, class T>
 __device__ __forceinline__ A neighbours_xy(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh)
 {
-    return (A(cxl) * A(uxl) + A(cxh) * A(uxh)) + (A(cyl) * A(uyl) + A(cyh) * A(uyh));
+    return pair_sum(A(cxl), A(uxl), A(cxh), A(uxh)) + pair_sum(A(cyl), A(uyl), A(cyh), A(uyh));
 }
 template <class A, class T>
 __device__ __forceinline__ A neighbours(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh, T czl, T uzl, T czh,
                                         T uzh)
 {
-    return neighbours_xy<A>(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + (A(czl) * A(uzl) + A(czh) * A(uzh));
+    return neighbours_xy<A>(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + pair_sum(A(czl), A(uzl), A(czh), A(uzh));
 }
 template <class A, class T>
 __device__ __forceinline__ A neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh, T cz, T uzl, T uzh)
 {
-    return neighbours_xy<A>(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + A(cz) * (A(uzl) + A(uzh));
+    return fma(A(cz), A(uzl) + A(uzh), neighbours_xy<A>(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh));
 }
+// The restriction's sums, in one order for every kernel (restrict_kernel,
+// restrict_tile_kernel, restrict_residual_kernel, beta_tile_kernel's RR):
+// along x the children's w r in a chain of fused multiply-adds from 0, along
+// y the x sums so, along z the y sums so (RsPlanes); a child of weight 0
+// changes no sum.
+template <class T> __device__ __forceinline__ T rs_add(T acc, T w, T v) { return fma(w, v, acc); }
+// The residual b + off - diag u at a point (rhs = b + off), rounded once;
+// the operator diag u - off is its negation.
+template <class A> __device__ __forceinline__ A point_res(A rhs, A diag, A centre) { return fma(-diag, centre, rhs); }
 
 // ---- the general form ----
 // A point's type is the low two bits of its mask byte; bits 2..7 say which
@@ -1123,8 +1171,8 @@ template <class T> __device__ __forceinline__ void gen_faces(GenPoint<T> &q, con
 #pragma unroll
     for (int f = 0; f < 6; ++f) {
         const T a = (closed >> f) & 1u ? T(0) : fr[f];
-        q.v[f] *= a;
-        q.d[f] *= a;
+        q.v[f] = mul_rn(q.v[f], a);
+        q.d[f] = mul_rn(q.d[f], a);
     }
 }
 template <class T>
@@ -1150,26 +1198,28 @@ __device__ __forceinline__ GenPoint<T> gen_couplings(const Grid<T> &g, int64_t p
     gen_faces(q, fr, g.mk ? (unsigned)g.mk[p] >> CLOSED_SHIFT : 0u);
     return q;
 }
-// The neighbour sum and the diagonal of a general point, in the association
-// order of neighbours(); value(f) gives the neighbour across face f, read
+// The neighbour sum and the diagonal of a general point, in the order of
+// neighbours(); value(f) gives the neighbour across face f, read
 // only where the face couples (a solid neighbour may hold anything).
 template <class A, class T, class V>
 __device__ __forceinline__ A gen_sum(const GenPoint<T> &q, V value, A &diag)
 {
-    A t[6];
+    A n[6];
 #pragma unroll
-    for (int f = 0; f < 6; ++f) t[f] = q.v[f] != T(0) ? A(q.v[f]) * A(value(f)) : A(0);
+    for (int f = 0; f < 6; ++f) n[f] = q.v[f] != T(0) ? A(value(f)) : A(0);
     diag = ((A(q.d[0]) + A(q.d[1])) + (A(q.d[2]) + A(q.d[3]))) + (A(q.d[4]) + A(q.d[5]));
-    return ((t[0] + t[1]) + (t[2] + t[3])) + (t[4] + t[5]);
+    return (pair_sum(A(q.v[0]), n[0], A(q.v[1]), n[1]) + pair_sum(A(q.v[2]), n[2], A(q.v[3]), n[3])) +
+           pair_sum(A(q.v[4]), n[4], A(q.v[5]), n[5]);
 }
 
-// gen_sum's sums without its selects, in its association order (diag from
-// d): for couplings v that are all nonzero, or whose zero ones face a
-// neighbour value set to 0 (no solid point's value is read).
+// gen_sum's sums without its selects, in its order (diag from d): for
+// couplings v that are all nonzero, or whose zero ones face a neighbour
+// value set to 0 (no solid point's value is read).
 template <class T>
 __device__ __forceinline__ T plain_sum(const T (&v)[6], const T (&d)[6], const T (&nb)[6], T &diag)
 {
-    const T off = ((v[0] * nb[0] + v[1] * nb[1]) + (v[2] * nb[2] + v[3] * nb[3])) + (v[4] * nb[4] + v[5] * nb[5]);
+    const T off = (pair_sum(v[0], nb[0], v[1], nb[1]) + pair_sum(v[2], nb[2], v[3], nb[3])) +
+                  pair_sum(v[4], nb[4], v[5], nb[5]);
     diag = ((d[0] + d[1]) + (d[2] + d[3])) + (d[4] + d[5]);
     return off;
 }
@@ -1213,7 +1263,7 @@ __device__ __forceinline__ A stencil_off(const Grid<T> &g, const T *s, int64_t p
     diag = table_diag<A>(g, i, j, k);
     if (!g.is3d) return xy;
     const ColZ<T> z = col_z(g, k);
-    return xy + (A(z.vzl) * A(s[z.nzl]) + A(z.vzh) * A(s[z.nzh]));
+    return xy + pair_sum(A(z.vzl), A(s[z.nzl]), A(z.vzh), A(s[z.nzh]));
 }
 
 // b - A u at interior point (i, j, k), element p, b = f (its boundary
@@ -1224,7 +1274,7 @@ __device__ __forceinline__ double point_residual(const Grid<T> &g, const T *u, c
 {
     double diag = 0;
     const double off = stencil_off<double>(g, u + p, p, i, j, k, diag);
-    return ((double)f[p] + off) - diag * (double)u[p];
+    return point_res((double)f[p] + off, diag, (double)u[p]);
 }
 
 // The update shared by Jacobi and red-black: (1 - w) u + w (b + off) / diag.
@@ -1548,7 +1598,7 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
                         const T d[6] = {g.cxl[i], g.cxh[i], g.cyl[j], g.cyh[j], cz, cz};
                         dq = drop_closed<A>(cw[q] >> CLOSED_SHIFT, d, nb);
                     }
-                    const A off = neighbours_cz<A>(vxl, nb[0], vxh, nb[1], vyl, nb[2], vyh, nb[3], cz, nb[4], nb[5]);
+                    const A off = neighbours<A>(vxl, nb[0], vxh, nb[1], vyl, nb[2], vyh, nb[3], cz, nb[4], cz, nb[5]);
                     const bool uni = !MK || cw[q] == 0u;
                     if constexpr (Emit::reads_f) emit(p + q * sz, A(zw[q + 1]), shift.template of_as<A>(fw[q]) + off, dq, uni);
                     else emit(p + q * sz, A(zw[q + 1]), off, dq, uni);
@@ -1596,7 +1646,7 @@ template <class R, bool WRITE, bool REDUCE> struct ResidualEmit {
     }
     __device__ void operator()(int64_t p, double centre, double rhs, double diag, bool)
     {
-        const double res = rhs - diag * centre;
+        const double res = point_res(rhs, diag, centre);
         if (WRITE) r[p] = R(res);
         if (REDUCE) {
             acc->s0 += res;
@@ -2506,8 +2556,9 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
     int fsl, fpl;
     // Window at step m (A: the first-colour element at m, B: its partner):
     // ubk = old A at m-1; (rm, bm) old (A, B) at m; (rp, bp) old (B, A) at
-    // m+1; raw u of planes m+2 .. in flight (uq).  f in colour order, fr[d] /
-    // fk[d] of the first / second colour at plane m - d; raw f in flight (fw).
+    // m+1; raw u of planes m+2 .. in flight (uq).  f less the shift in
+    // colour order, fr[d] / fk[d] of the first / second colour at plane
+    // m - d; raw f in flight (fw).
     // Stage values: prev[s] of the step before (element B), prev2[s] of two
     // steps before (element A).
     // Mask bytes (MASKED): cr / ck hold those of fr / fk, byte d for plane m - d;
@@ -2640,6 +2691,8 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
         for (int a = 0; a + 1 < LA; ++a) load_u(at(su, mstart + 2 + a), mstart + 2 + a, true, uq[a][0], uq[a][1]);
         load_f(at(sf, mstart), mstart, true, v0, v1);
         colour(e_m, v0, v1, fr[0], fk[0]);
+        fr[0] -= shift; // (f less the shift, once a plane: each value serves S / 2 updates)
+        fk[0] -= shift;
         const unsigned c0 = load_c(mstart, true);
         cr = first_c(e_m, c0);
         ck = second_c(e_m, c0);
@@ -2720,7 +2773,7 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
                     // no face is closed.
                     T c[6];
 #pragma unroll
-                    for (int fc = 0; fc < 6; ++fc) c[fc] = gp.v[fc] * fr6[fc];
+                    for (int fc = 0; fc < 6; ++fc) c[fc] = mul_rn(gp.v[fc], fr6[fc]);
                     if (closed) {
 #pragma unroll
                         for (int fc = 0; fc < 6; ++fc)
@@ -2735,7 +2788,7 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
                     else off = gen_sum<T>(gp, [&](int f) { return nb6[f]; }, dg);
                 }
                 if (!(dg > T(0))) return centre; // only Neumann faces open: left as it is
-                return relax_scaled(centre, (fv - shift) + off, keep, smooth_scale(omega, dg));
+                return relax_scaled(centre, fv + off, keep, smooth_scale(omega, dg));
             } else if (cd != 0u) {
                 if ((cd & CELL_BITS) != PGPU_CELL_FLUID) return centre;
                 // element 0's partner is its x+ neighbour, element 1's its x-
@@ -2754,7 +2807,7 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
             }
             off = neighbours<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, vzl, zl, vzh, zh);
         }
-        const T v = relax_scaled(centre, (fv - shift) + off, keep, s);
+        const T v = relax_scaled(centre, fv + off, keep, s);
         return upd[PH] ? v : centre;
     }
 
@@ -2809,6 +2862,8 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
             fk[d] = fk[d - 1];
         }
         colour(er ^ 1, fw[0][0], fw[0][1], fr[0], fk[0]); // plane m+1
+        fr[0] -= shift;
+        fk[0] -= shift;
         cr = cr << 8 | first_c(er ^ 1, cq[0]);
         ck = ck << 8 | second_c(er ^ 1, cq[0]);
 #pragma unroll
@@ -3285,7 +3340,7 @@ template <class T, bool RES, bool FR, int RR, bool PRO, bool RS> struct BetaWalk
             na[fc] = nb[fc];
         }
         const double off = plain_sum(va, da, na, dg);
-        return T((sh.template of_as<double>(fv) + off) - dg * (double)centre);
+        return T(point_res(sh.template of_as<double>(fv) + off, dg, (double)centre));
     }
 
     // PRO: coarse plane s's x-y interpolant at this thread's elements
@@ -3366,16 +3421,12 @@ template <class T, bool RES, bool FR, int RR, bool PRO, bool RS> struct BetaWalk
         T nb6[6] = {e ? partner : side, e ? side : partner, u[-2 * RW], u[2 * RW], zl, zh};
         T off, dg;
         if constexpr (FAST) {
-            if constexpr (RESID) {
-                const T c[6] = {g.cx * fr6[0], g.cx * fr6[1], g.cy * fr6[2], g.cy * fr6[3], g.cz * fr6[4],
-                                g.cz * fr6[5]};
-                return residual(c, c, nb6, centre, fv);
-            }
-            off = (g.cx * (fr6[0] * nb6[0] + fr6[1] * nb6[1]) + g.cy * (fr6[2] * nb6[2] + fr6[3] * nb6[3])) +
-                  g.cz * (fr6[4] * nb6[4] + fr6[5] * nb6[5]);
-            dg = (g.cx * (fr6[0] + fr6[1]) + g.cy * (fr6[2] + fr6[3])) + g.cz * (fr6[4] + fr6[5]);
+            const T c[6] = {mul_rn(g.cx, fr6[0]), mul_rn(g.cx, fr6[1]), mul_rn(g.cy, fr6[2]),
+                            mul_rn(g.cy, fr6[3]), mul_rn(g.cz, fr6[4]), mul_rn(g.cz, fr6[5])};
+            if constexpr (RESID) return residual(c, c, nb6, centre, fv);
+            off = plain_sum(c, c, nb6, dg);
             const T v = relax_scaled(centre, (fv - shift) + off, keep, smooth_scale_lean(omega, dg));
-            if constexpr (MODE == U_BOTH) rr = T((sh.template of_as<double>(fv) + off) - dg * v);
+            if constexpr (MODE == U_BOTH) rr = T(point_res(sh.template of_as<double>(fv) + off, double(dg), double(v)));
             return act[e] ? v : centre; // ghosts and points outside keep their values
         } else {
             const int ex = 2 * tx + e;
@@ -3389,7 +3440,7 @@ template <class T, bool RES, bool FR, int RR, bool PRO, bool RS> struct BetaWalk
             if constexpr (RESID) return residual(gp.v, gp.d, nb6, centre, fv);
             off = plain_sum(gp.v, gp.d, nb6, dg);
             const T v = relax_scaled(centre, (fv - shift) + off, keep, smooth_scale_lean(omega, dg));
-            if constexpr (MODE == U_BOTH) rr = T((sh.template of_as<double>(fv) + off) - dg * v);
+            if constexpr (MODE == U_BOTH) rr = T(point_res(sh.template of_as<double>(fv) + off, double(dg), double(v)));
             return act[e] && dg > T(0) ? v : centre; // only Neumann faces open: left as it is
         }
     }
@@ -3458,14 +3509,14 @@ template <class T, bool RES, bool FR, int RR, bool PRO, bool RS> struct BetaWalk
         const int4 o4 = rox[ci];
         const int o[4] = {o4.x, o4.y, o4.z, o4.w};
         const T *pl = sres + (kf & 1) * PL + roy[cj];
-        T sm = T(0); // (RsThread::sum's order, written again: the coarse sides agree)
+        T sm = T(0); // (RsThread::sum's order: rs_add)
 #pragma unroll
         for (int b = 0; b < RR; ++b) {
             const T *row = pl + b * 2 * RW;
-            T sx_ = wx.v[0] * row[o[0]];
+            T sx_ = T(0);
 #pragma unroll
-            for (int a = 1; a < RR; ++a) sx_ += wx.v[a] * row[o[a]];
-            sm += wy.v[b] * sx_;
+            for (int a = 0; a < RR; ++a) sx_ = rs_add(sx_, wx.v[a], row[o[a]]);
+            sm = rs_add(sm, wy.v[b], sx_);
         }
         acc.add(xr, kf, sm, [&](int K, T v) { flush(K, v); });
     }
@@ -4294,10 +4345,10 @@ __device__ __forceinline__ T rs_point(const RsColumn<T> &c, const Grid<T> &fine,
             T accx = T(0);
 #pragma unroll
             for (int a = 0; a < MAX_CHILDREN; ++a)
-                if (a < c.cx) accx += c.wx[a] * shift.of(row[c.ix[a]]);
-            accy += c.wy[b] * accx;
+                if (a < c.cx) accx = rs_add(accx, c.wx[a], shift.of(row[c.ix[a]]));
+            accy = rs_add(accy, c.wy[b], accx);
         }
-        acc += wz * accy;
+        acc = rs_add(acc, wz, accy);
     }
     return acc;
 }
@@ -4352,15 +4403,20 @@ template <class T> struct RsThread {
 #pragma unroll
             for (int b = 0; b < 4; ++b) {
                 const T *row = tile + (iy + b) * RS_SX + ix;
-                s += wy[b] * (((wx[0] * row[0] + wx[1] * row[1]) + wx[2] * row[2]) + wx[3] * row[3]);
+                T sx = T(0);
+#pragma unroll
+                for (int a = 0; a < 4; ++a) sx = rs_add(sx, wx[a], row[a]);
+                s = rs_add(s, wy[b], sx);
             }
             return s;
         }
 #pragma unroll
         for (int b = 0; b < 4; ++b) {
             const T *row = tile + (iy + b) * RS_SX + ix;
-            s += wy[b] * (((wx[0] * shift.of(row[0]) + wx[1] * shift.of(row[1])) + wx[2] * shift.of(row[2])) +
-                          wx[3] * shift.of(row[3]));
+            T sx = T(0);
+#pragma unroll
+            for (int a = 0; a < 4; ++a) sx = rs_add(sx, wx[a], shift.of(row[a]));
+            s = rs_add(s, wy[b], sx);
         }
         return s;
     }
@@ -4407,10 +4463,10 @@ template <class T> struct RsPlanes {
             ++Kc;
         }
         if (t == Kc) {
-            a0 += w0 * s;
-            a1 += w1 * s;
+            a0 = rs_add(a0, w0, s);
+            a1 = rs_add(a1, w1, s);
         } else { // t == Kc - 1: the first planes, shared with the chunk below
-            a0 += w1 * s;
+            a0 = rs_add(a0, w1, s);
         }
     }
     template <class F> __device__ __forceinline__ void finish(F &&flush)
@@ -4630,7 +4686,7 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, 2)
                 const T zh = U2[c];
                 const T off = neighbours<T>(vxl, U1[c - 1], vxh, U1[c + 1], vyl, U1[c - RR_UX], vyh, U1[c + RR_UX], vzl,
                                          zlo[q], vzh, zh);
-                const T res = shift.of(F[e]) + off - (dxy + dz) * zce[q];
+                const T res = point_res(shift.of(F[e]) + off, dxy + dz, zce[q]);
                 if (tid + NT * q < RR_FE) R[e] = (fin >> q) & 1 ? res : T(0);
                 zlo[q] = zce[q];
                 zce[q] = zh;
@@ -5290,12 +5346,12 @@ template <class T> __device__ __forceinline__ void odi_fractions(const Grid<T> &
 template <class T>
 __device__ __forceinline__ void odi_couplings(const Grid<T> &f, int i, int j, int k, const T (&fr)[6], T (&q)[6])
 {
-    q[0] = f.cxl[i] * fr[0];
-    q[1] = f.cxh[i] * fr[1];
-    q[2] = f.cyl[j] * fr[2];
-    q[3] = f.cyh[j] * fr[3];
-    q[4] = f.is3d ? f.czl[k] * fr[4] : T(0);
-    q[5] = f.is3d ? f.czh[k] * fr[5] : T(0);
+    q[0] = mul_rn(f.cxl[i], fr[0]);
+    q[1] = mul_rn(f.cxh[i], fr[1]);
+    q[2] = mul_rn(f.cyl[j], fr[2]);
+    q[3] = mul_rn(f.cyh[j], fr[3]);
+    q[4] = f.is3d ? mul_rn(f.czl[k], fr[4]) : T(0);
+    q[5] = f.is3d ? mul_rn(f.czh[k], fr[5]) : T(0);
 }
 // odi_couplings of a node between coarse nodes, its closed faces 0 (shut:
 // OdiLoad's), and its divisor (odi_den7; walls: its walls' part along the
@@ -9352,6 +9408,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         for (int d = 0; d < 3; ++d) {
             AxisCoef &ac = coefs[(size_t)l * 3 + d];
             ac = axis_coef(hl[l].ax[d]);
+            snap_uniform(ac);
             off[l].a[d].cl = putT(ac.c_lo);
             off[l].a[d].ch = putT(ac.c_hi);
         }
@@ -9492,13 +9549,9 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
                 if (d == 2 && !is3d) continue;
                 const std::vector<double> &lo = ac[d].c_lo, &hi = ac[d].c_hi;
                 const int n = (int)lo.size();
-                // Node positions carry rounding, so couplings of a uniform axis
-                // differ in the last bits; equal to 1e-12 counts as uniform.
-                // Only the nodes 1..n-2 count (see Grid::fast).
+                // (snap_uniform made a uniform axis' interior one number)
                 if (n > 1) cu[d] = (T)lo[1];
-                const double ref = n > 1 ? lo[1] : 0.0, tol = 1e-12 * std::fabs(ref);
-                for (int q = 1; q + 1 < n; ++q)
-                    uniform = uniform && std::fabs(hi[q] - ref) <= tol && std::fabs(lo[q] - ref) <= tol;
+                for (int q = 1; q + 1 < n; ++q) uniform = uniform && hi[q] == lo[1] && lo[q] == lo[1];
             }
             const bool fits = std::max<int64_t>(g.ny, 2) * g.sy < INT32_MAX && g.nx < INT32_MAX;
             g.fast = uniform && fits;
@@ -15394,12 +15447,12 @@ template <class T, int OP> struct KrylovEmit {
     __device__ void operator()(int64_t p, double centre, double rhs, double diag, bool)
     {
         if constexpr (OP == KW_RESID) {
-            const T r = T(rhs - diag * centre);
+            const T r = T(point_res(rhs, diag, centre));
             a.out[p] = r;
             acc.v[0] += (double)r * (double)r;
             acc.v[1] += (double)r;
         } else if constexpr (OP == KW_APPLY) {
-            const T o = T(diag * centre - rhs);
+            const T o = T(-point_res(rhs, diag, centre));
             a.out[p] = o;
             const double w = a.partner ? (double)a.partner[p] : 0.0;
             acc.v[0] += centre * (double)o;
@@ -15412,7 +15465,7 @@ template <class T, int OP> struct KrylovEmit {
             acc.v[0] += centre * (double)z;
             if (a.q) acc.v[1] += (double)z * (double)a.q[p];
         } else if constexpr (OP == KW_PIPE_START) {
-            const T w = T(diag * centre - rhs);
+            const T w = T(-point_res(rhs, diag, centre));
             a.w[p] = w;
             const double r = (double)a.r[p];
             acc.v[0] += r * centre;
@@ -15421,7 +15474,7 @@ template <class T, int OP> struct KrylovEmit {
             acc.v[3] += (double)w;
         } else if constexpr (OP == KW_PIPE0) { // z = n + b z, s = w + b s, p = r + b p,
                                                // x += a p, r -= mean r + a s, out = w - a z
-            const T n = T(diag * centre - rhs), w = T(centre), b = T(beta), al = T(alpha);
+            const T n = T(-point_res(rhs, diag, centre)), w = T(centre), b = T(beta), al = T(alpha);
             T z = n, s = w, r = a.r[p] - T(rmean), pp = r;
             if (beta != 0) {
                 z += b * a.z[p];
@@ -15445,7 +15498,7 @@ template <class T, int OP> struct KrylovEmit {
             acc.v[3] += (double)wn;
         } else { // KW_PIPE: z = n + b z, q = m + b q, s = w + b s, p = u + b p,
                  // x += a p, r -= a s, u -= a q, w -= a z
-            const T n = T(diag * centre - rhs), m = T(centre), b = T(beta), al = T(alpha);
+            const T n = T(-point_res(rhs, diag, centre)), m = T(centre), b = T(beta), al = T(alpha);
             T z = n, q = m, s = a.w[p], pp = a.u[p];
             if (beta != 0) {
                 z += b * a.z[p];

@@ -346,6 +346,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         for (int d = 0; d < 3; ++d) {
             AxisCoef &ac = coefs[(size_t)l * 3 + d];
             ac = axis_coef(hl[l].ax[d]);
+            snap_uniform(ac);
             off[l].a[d].cl = putT(ac.c_lo);
             off[l].a[d].ch = putT(ac.c_hi);
         }
@@ -486,13 +487,9 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
                 if (d == 2 && !is3d) continue;
                 const std::vector<double> &lo = ac[d].c_lo, &hi = ac[d].c_hi;
                 const int n = (int)lo.size();
-                // Node positions carry rounding, so couplings of a uniform axis
-                // differ in the last bits; equal to 1e-12 counts as uniform.
-                // Only the nodes 1..n-2 count (see Grid::fast).
+                // (snap_uniform made a uniform axis' interior one number)
                 if (n > 1) cu[d] = (T)lo[1];
-                const double ref = n > 1 ? lo[1] : 0.0, tol = 1e-12 * std::fabs(ref);
-                for (int q = 1; q + 1 < n; ++q)
-                    uniform = uniform && std::fabs(hi[q] - ref) <= tol && std::fabs(lo[q] - ref) <= tol;
+                for (int q = 1; q + 1 < n; ++q) uniform = uniform && hi[q] == lo[1] && lo[q] == lo[1];
             }
             const bool fits = std::max<int64_t>(g.ny, 2) * g.sy < INT32_MAX && g.nx < INT32_MAX;
             g.fast = uniform && fits;

@@ -233,12 +233,12 @@ template <class T, int OP> struct KrylovEmit {
     __device__ void operator()(int64_t p, double centre, double rhs, double diag, bool)
     {
         if constexpr (OP == KW_RESID) {
-            const T r = T(rhs - diag * centre);
+            const T r = T(point_res(rhs, diag, centre));
             a.out[p] = r;
             acc.v[0] += (double)r * (double)r;
             acc.v[1] += (double)r;
         } else if constexpr (OP == KW_APPLY) {
-            const T o = T(diag * centre - rhs);
+            const T o = T(-point_res(rhs, diag, centre));
             a.out[p] = o;
             const double w = a.partner ? (double)a.partner[p] : 0.0;
             acc.v[0] += centre * (double)o;
@@ -251,7 +251,7 @@ template <class T, int OP> struct KrylovEmit {
             acc.v[0] += centre * (double)z;
             if (a.q) acc.v[1] += (double)z * (double)a.q[p];
         } else if constexpr (OP == KW_PIPE_START) {
-            const T w = T(diag * centre - rhs);
+            const T w = T(-point_res(rhs, diag, centre));
             a.w[p] = w;
             const double r = (double)a.r[p];
             acc.v[0] += r * centre;
@@ -260,7 +260,7 @@ template <class T, int OP> struct KrylovEmit {
             acc.v[3] += (double)w;
         } else if constexpr (OP == KW_PIPE0) { // z = n + b z, s = w + b s, p = r + b p,
                                                // x += a p, r -= mean r + a s, out = w - a z
-            const T n = T(diag * centre - rhs), w = T(centre), b = T(beta), al = T(alpha);
+            const T n = T(-point_res(rhs, diag, centre)), w = T(centre), b = T(beta), al = T(alpha);
             T z = n, s = w, r = a.r[p] - T(rmean), pp = r;
             if (beta != 0) {
                 z += b * a.z[p];
@@ -284,7 +284,7 @@ template <class T, int OP> struct KrylovEmit {
             acc.v[3] += (double)wn;
         } else { // KW_PIPE: z = n + b z, q = m + b q, s = w + b s, p = u + b p,
                  // x += a p, r -= a s, u -= a q, w -= a z
-            const T n = T(diag * centre - rhs), m = T(centre), b = T(beta), al = T(alpha);
+            const T n = T(-point_res(rhs, diag, centre)), m = T(centre), b = T(beta), al = T(alpha);
             T z = n, q = m, s = a.w[p], pp = a.u[p];
             if (beta != 0) {
                 z += b * a.z[p];

@@ -639,12 +639,12 @@ template <class T> __device__ __forceinline__ void odi_fractions(const Grid<T> &
 template <class T>
 __device__ __forceinline__ void odi_couplings(const Grid<T> &f, int i, int j, int k, const T (&fr)[6], T (&q)[6])
 {
-    q[0] = f.cxl[i] * fr[0];
-    q[1] = f.cxh[i] * fr[1];
-    q[2] = f.cyl[j] * fr[2];
-    q[3] = f.cyh[j] * fr[3];
-    q[4] = f.is3d ? f.czl[k] * fr[4] : T(0);
-    q[5] = f.is3d ? f.czh[k] * fr[5] : T(0);
+    q[0] = mul_rn(f.cxl[i], fr[0]);
+    q[1] = mul_rn(f.cxh[i], fr[1]);
+    q[2] = mul_rn(f.cyl[j], fr[2]);
+    q[3] = mul_rn(f.cyh[j], fr[3]);
+    q[4] = f.is3d ? mul_rn(f.czl[k], fr[4]) : T(0);
+    q[5] = f.is3d ? mul_rn(f.czh[k], fr[5]) : T(0);
 }
 // odi_couplings of a node between coarse nodes, its closed faces 0 (shut:
 // OdiLoad's), and its divisor (odi_den7; walls: its walls' part along the

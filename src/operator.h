@@ -25,10 +25,11 @@ namespace pgpu {
 //    the opposite plane on a periodic axis): col_xy, col_z;
 //  - the uniform form (Grid::fast, planes 1..nz-2): the same numbers from a
 //    few constants, without table loads: uniform_axis, uniform_xy.
-// Every kernel forms the neighbour sum through neighbours() (or
-// neighbours_cz() where the z couplings are one constant) and updates
-// through relax() / relax_scaled(); the host assembles the same operator in
-// assemble_dense.  The general form (face coefficients and a cell mask, per
+// Every kernel forms the neighbour sum through neighbours(), gen_sum or
+// plain_sum, in one order (below; a smoothing update may take
+// neighbours_cz() where the z couplings are one constant), a residual
+// through point_res, and updates through relax() / relax_scaled(); the
+// host assembles the same operator in assemble_dense.  The general form (face coefficients and a cell mask, per
 // point and not separable) is read through gen_couplings, stencil_off and
 // boundary_terms (below).
 
@@ -76,6 +77,33 @@ static AxisCoef axis_coef(const Axis &a)
         c.g_hi = c.c_hi[n - 1];
     }
     return c;
+}
+
+// Node positions carry rounding, so the couplings of a uniform axis differ
+// in their last bits.  Where the interior ones (nodes 1..n-2) agree to
+// 1e-12, the axis is uniform (Grid::fast), and every coupling within 1e-12
+// of the first interior one becomes exactly that number (the end nodes'
+// too where they equal it so, as at a Dirichlet face of a uniform axis;
+// the ghost coefficient with the wall's coupling): the table and the
+// uniform form's one constant are then the same numbers, and kernels that
+// read either sum alike (test_routes).  False where the axis is not
+// uniform (nothing changed).
+static bool snap_uniform(AxisCoef &c)
+{
+    const int n = (int)c.c_lo.size();
+    if (n < 2) return true;
+    const double ref = c.c_lo[1], tol = 1e-12 * std::fabs(ref);
+    auto near = [&](double v) { return std::fabs(v - ref) <= tol; };
+    for (int q = 1; q + 1 < n; ++q)
+        if (!near(c.c_hi[q]) || !near(c.c_lo[q])) return false;
+    const bool glo = c.g_lo == c.c_lo[0], ghi = c.g_hi == c.c_hi[n - 1];
+    for (int q = 0; q < n; ++q) {
+        if (near(c.c_lo[q])) c.c_lo[q] = ref;
+        if (near(c.c_hi[q])) c.c_hi[q] = ref;
+    }
+    if (glo) c.g_lo = c.c_lo[0];
+    if (ghi) c.g_hi = c.c_hi[n - 1];
+    return true;
 }
 
 // The fine axis as the user configured it.
@@ -275,26 +303,46 @@ __device__ __forceinline__ void uniform_xy(const Grid<T> &g, bool x0, bool x1, b
     dxy = dx + dy;
 }
 
-// The neighbour sum, in one association order for every kernel: (x pair +
-// y pair) + z pair, in the arithmetic A (the solver's precision, or double
-// where a residual of float values is formed: its products are exact there).
-// neighbours_cz: the z couplings are one constant.
+// The neighbour sum, in one order for every kernel: per axis the pair
+// fma(c_hi, u_hi, c_lo u_lo), the low product rounded on its own; then
+// (x pair + y pair) + z pair; in the arithmetic A (the solver's precision,
+// or double where a residual of float values is formed: its products are
+// exact there).  Written out (mul_rn, fma) so that no contraction of the
+// compiler's rounds one site otherwise than another: every kernel and
+// route forms a point's sum bit for bit alike (test_routes).
+// neighbours_cz: the smoothers' sum where the z couplings are one constant,
+// the z pair cz (u_lo + u_hi): an operation less than the pair (the paired
+// float red-black pass is issue-bound: 9% slower with the pair at 512^3),
+// so a smoothing update rounds otherwise than a residual (known, and
+// harmless: the updates differ in their form anyway, relax_scaled).
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+template <class A> __device__ __forceinline__ A pair_sum(A cl, A ul, A ch, A uh) { return fma(ch, uh, mul_rn(cl, ul)); }
 template <class A, class T>
 __device__ __forceinline__ A neighbours_xy(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh)
 {
-    return (A(cxl) * A(uxl) + A(cxh) * A(uxh)) + (A(cyl) * A(uyl) + A(cyh) * A(uyh));
+    return pair_sum(A(cxl), A(uxl), A(cxh), A(uxh)) + pair_sum(A(cyl), A(uyl), A(cyh), A(uyh));
 }
 template <class A, class T>
 __device__ __forceinline__ A neighbours(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh, T czl, T uzl, T czh,
                                         T uzh)
 {
-    return neighbours_xy<A>(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + (A(czl) * A(uzl) + A(czh) * A(uzh));
+    return neighbours_xy<A>(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + pair_sum(A(czl), A(uzl), A(czh), A(uzh));
 }
 template <class A, class T>
 __device__ __forceinline__ A neighbours_cz(T cxl, T uxl, T cxh, T uxh, T cyl, T uyl, T cyh, T uyh, T cz, T uzl, T uzh)
 {
-    return neighbours_xy<A>(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh) + A(cz) * (A(uzl) + A(uzh));
+    return fma(A(cz), A(uzl) + A(uzh), neighbours_xy<A>(cxl, uxl, cxh, uxh, cyl, uyl, cyh, uyh));
 }
+// The restriction's sums, in one order for every kernel (restrict_kernel,
+// restrict_tile_kernel, restrict_residual_kernel, beta_tile_kernel's RR):
+// along x the children's w r in a chain of fused multiply-adds from 0, along
+// y the x sums so, along z the y sums so (RsPlanes); a child of weight 0
+// changes no sum.
+template <class T> __device__ __forceinline__ T rs_add(T acc, T w, T v) { return fma(w, v, acc); }
+// The residual b + off - diag u at a point (rhs = b + off), rounded once;
+// the operator diag u - off is its negation.
+template <class A> __device__ __forceinline__ A point_res(A rhs, A diag, A centre) { return fma(-diag, centre, rhs); }
 
 // ---- the general form ----
 // A point's type is the low two bits of its mask byte; bits 2..7 say which
@@ -347,8 +395,8 @@ template <class T> __device__ __forceinline__ void gen_faces(GenPoint<T> &q, con
 #pragma unroll
     for (int f = 0; f < 6; ++f) {
         const T a = (closed >> f) & 1u ? T(0) : fr[f];
-        q.v[f] *= a;
-        q.d[f] *= a;
+        q.v[f] = mul_rn(q.v[f], a);
+        q.d[f] = mul_rn(q.d[f], a);
     }
 }
 template <class T>
@@ -374,26 +422,28 @@ __device__ __forceinline__ GenPoint<T> gen_couplings(const Grid<T> &g, int64_t p
     gen_faces(q, fr, g.mk ? (unsigned)g.mk[p] >> CLOSED_SHIFT : 0u);
     return q;
 }
-// The neighbour sum and the diagonal of a general point, in the association
-// order of neighbours(); value(f) gives the neighbour across face f, read
+// The neighbour sum and the diagonal of a general point, in the order of
+// neighbours(); value(f) gives the neighbour across face f, read
 // only where the face couples (a solid neighbour may hold anything).
 template <class A, class T, class V>
 __device__ __forceinline__ A gen_sum(const GenPoint<T> &q, V value, A &diag)
 {
-    A t[6];
+    A n[6];
 #pragma unroll
-    for (int f = 0; f < 6; ++f) t[f] = q.v[f] != T(0) ? A(q.v[f]) * A(value(f)) : A(0);
+    for (int f = 0; f < 6; ++f) n[f] = q.v[f] != T(0) ? A(value(f)) : A(0);
     diag = ((A(q.d[0]) + A(q.d[1])) + (A(q.d[2]) + A(q.d[3]))) + (A(q.d[4]) + A(q.d[5]));
-    return ((t[0] + t[1]) + (t[2] + t[3])) + (t[4] + t[5]);
+    return (pair_sum(A(q.v[0]), n[0], A(q.v[1]), n[1]) + pair_sum(A(q.v[2]), n[2], A(q.v[3]), n[3])) +
+           pair_sum(A(q.v[4]), n[4], A(q.v[5]), n[5]);
 }
 
-// gen_sum's sums without its selects, in its association order (diag from
-// d): for couplings v that are all nonzero, or whose zero ones face a
-// neighbour value set to 0 (no solid point's value is read).
+// gen_sum's sums without its selects, in its order (diag from d): for
+// couplings v that are all nonzero, or whose zero ones face a neighbour
+// value set to 0 (no solid point's value is read).
 template <class T>
 __device__ __forceinline__ T plain_sum(const T (&v)[6], const T (&d)[6], const T (&nb)[6], T &diag)
 {
-    const T off = ((v[0] * nb[0] + v[1] * nb[1]) + (v[2] * nb[2] + v[3] * nb[3])) + (v[4] * nb[4] + v[5] * nb[5]);
+    const T off = (pair_sum(v[0], nb[0], v[1], nb[1]) + pair_sum(v[2], nb[2], v[3], nb[3])) +
+                  pair_sum(v[4], nb[4], v[5], nb[5]);
     diag = ((d[0] + d[1]) + (d[2] + d[3])) + (d[4] + d[5]);
     return off;
 }
@@ -437,7 +487,7 @@ __device__ __forceinline__ A stencil_off(const Grid<T> &g, const T *s, int64_t p
     diag = table_diag<A>(g, i, j, k);
     if (!g.is3d) return xy;
     const ColZ<T> z = col_z(g, k);
-    return xy + (A(z.vzl) * A(s[z.nzl]) + A(z.vzh) * A(s[z.nzh]));
+    return xy + pair_sum(A(z.vzl), A(s[z.nzl]), A(z.vzh), A(s[z.nzh]));
 }
 
 // b - A u at interior point (i, j, k), element p, b = f (its boundary
@@ -448,7 +498,7 @@ __device__ __forceinline__ double point_residual(const Grid<T> &g, const T *u, c
 {
     double diag = 0;
     const double off = stencil_off<double>(g, u + p, p, i, j, k, diag);
-    return ((double)f[p] + off) - diag * (double)u[p];
+    return point_res((double)f[p] + off, diag, (double)u[p]);
 }
 
 // The update shared by Jacobi and red-black: (1 - w) u + w (b + off) / diag.
@@ -772,7 +822,7 @@ __device__ __forceinline__ void column_walk(const Grid<T> &g, const T *__restric
                         const T d[6] = {g.cxl[i], g.cxh[i], g.cyl[j], g.cyh[j], cz, cz};
                         dq = drop_closed<A>(cw[q] >> CLOSED_SHIFT, d, nb);
                     }
-                    const A off = neighbours_cz<A>(vxl, nb[0], vxh, nb[1], vyl, nb[2], vyh, nb[3], cz, nb[4], nb[5]);
+                    const A off = neighbours<A>(vxl, nb[0], vxh, nb[1], vyl, nb[2], vyh, nb[3], cz, nb[4], cz, nb[5]);
                     const bool uni = !MK || cw[q] == 0u;
                     if constexpr (Emit::reads_f) emit(p + q * sz, A(zw[q + 1]), shift.template of_as<A>(fw[q]) + off, dq, uni);
                     else emit(p + q * sz, A(zw[q + 1]), off, dq, uni);
@@ -820,7 +870,7 @@ template <class R, bool WRITE, bool REDUCE> struct ResidualEmit {
     }
     __device__ void operator()(int64_t p, double centre, double rhs, double diag, bool)
     {
-        const double res = rhs - diag * centre;
+        const double res = point_res(rhs, diag, centre);
         if (WRITE) r[p] = R(res);
         if (REDUCE) {
             acc->s0 += res;

@@ -46,10 +46,10 @@ __device__ __forceinline__ T rs_point(const RsColumn<T> &c, const Grid<T> &fine,
             T accx = T(0);
 #pragma unroll
             for (int a = 0; a < MAX_CHILDREN; ++a)
-                if (a < c.cx) accx += c.wx[a] * shift.of(row[c.ix[a]]);
-            accy += c.wy[b] * accx;
+                if (a < c.cx) accx = rs_add(accx, c.wx[a], shift.of(row[c.ix[a]]));
+            accy = rs_add(accy, c.wy[b], accx);
         }
-        acc += wz * accy;
+        acc = rs_add(acc, wz, accy);
     }
     return acc;
 }
@@ -104,15 +104,20 @@ template <class T> struct RsThread {
 #pragma unroll
             for (int b = 0; b < 4; ++b) {
                 const T *row = tile + (iy + b) * RS_SX + ix;
-                s += wy[b] * (((wx[0] * row[0] + wx[1] * row[1]) + wx[2] * row[2]) + wx[3] * row[3]);
+                T sx = T(0);
+#pragma unroll
+                for (int a = 0; a < 4; ++a) sx = rs_add(sx, wx[a], row[a]);
+                s = rs_add(s, wy[b], sx);
             }
             return s;
         }
 #pragma unroll
         for (int b = 0; b < 4; ++b) {
             const T *row = tile + (iy + b) * RS_SX + ix;
-            s += wy[b] * (((wx[0] * shift.of(row[0]) + wx[1] * shift.of(row[1])) + wx[2] * shift.of(row[2])) +
-                          wx[3] * shift.of(row[3]));
+            T sx = T(0);
+#pragma unroll
+            for (int a = 0; a < 4; ++a) sx = rs_add(sx, wx[a], shift.of(row[a]));
+            s = rs_add(s, wy[b], sx);
         }
         return s;
     }
@@ -159,10 +164,10 @@ template <class T> struct RsPlanes {
             ++Kc;
         }
         if (t == Kc) {
-            a0 += w0 * s;
-            a1 += w1 * s;
+            a0 = rs_add(a0, w0, s);
+            a1 = rs_add(a1, w1, s);
         } else { // t == Kc - 1: the first planes, shared with the chunk below
-            a0 += w1 * s;
+            a0 = rs_add(a0, w1, s);
         }
     }
     template <class F> __device__ __forceinline__ void finish(F &&flush)
@@ -382,7 +387,7 @@ __global__ void __launch_bounds__(RS_TX *RS_TY, 2)
                 const T zh = U2[c];
                 const T off = neighbours<T>(vxl, U1[c - 1], vxh, U1[c + 1], vyl, U1[c - RR_UX], vyh, U1[c + RR_UX], vzl,
                                          zlo[q], vzh, zh);
-                const T res = shift.of(F[e]) + off - (dxy + dz) * zce[q];
+                const T res = point_res(shift.of(F[e]) + off, dxy + dz, zce[q]);
                 if (tid + NT * q < RR_FE) R[e] = (fin >> q) & 1 ? res : T(0);
                 zlo[q] = zce[q];
                 zce[q] = zh;

@@ -408,7 +408,7 @@ template <class T, bool RES, bool FR, int RR, bool PRO, bool RS> struct BetaWalk
             na[fc] = nb[fc];
         }
         const double off = plain_sum(va, da, na, dg);
-        return T((sh.template of_as<double>(fv) + off) - dg * (double)centre);
+        return T(point_res(sh.template of_as<double>(fv) + off, dg, (double)centre));
     }
 
     // PRO: coarse plane s's x-y interpolant at this thread's elements
@@ -489,16 +489,12 @@ template <class T, bool RES, bool FR, int RR, bool PRO, bool RS> struct BetaWalk
         T nb6[6] = {e ? partner : side, e ? side : partner, u[-2 * RW], u[2 * RW], zl, zh};
         T off, dg;
         if constexpr (FAST) {
-            if constexpr (RESID) {
-                const T c[6] = {g.cx * fr6[0], g.cx * fr6[1], g.cy * fr6[2], g.cy * fr6[3], g.cz * fr6[4],
-                                g.cz * fr6[5]};
-                return residual(c, c, nb6, centre, fv);
-            }
-            off = (g.cx * (fr6[0] * nb6[0] + fr6[1] * nb6[1]) + g.cy * (fr6[2] * nb6[2] + fr6[3] * nb6[3])) +
-                  g.cz * (fr6[4] * nb6[4] + fr6[5] * nb6[5]);
-            dg = (g.cx * (fr6[0] + fr6[1]) + g.cy * (fr6[2] + fr6[3])) + g.cz * (fr6[4] + fr6[5]);
+            const T c[6] = {mul_rn(g.cx, fr6[0]), mul_rn(g.cx, fr6[1]), mul_rn(g.cy, fr6[2]),
+                            mul_rn(g.cy, fr6[3]), mul_rn(g.cz, fr6[4]), mul_rn(g.cz, fr6[5])};
+            if constexpr (RESID) return residual(c, c, nb6, centre, fv);
+            off = plain_sum(c, c, nb6, dg);
             const T v = relax_scaled(centre, (fv - shift) + off, keep, smooth_scale_lean(omega, dg));
-            if constexpr (MODE == U_BOTH) rr = T((sh.template of_as<double>(fv) + off) - dg * v);
+            if constexpr (MODE == U_BOTH) rr = T(point_res(sh.template of_as<double>(fv) + off, double(dg), double(v)));
             return act[e] ? v : centre; // ghosts and points outside keep their values
         } else {
             const int ex = 2 * tx + e;
@@ -512,7 +508,7 @@ template <class T, bool RES, bool FR, int RR, bool PRO, bool RS> struct BetaWalk
             if constexpr (RESID) return residual(gp.v, gp.d, nb6, centre, fv);
             off = plain_sum(gp.v, gp.d, nb6, dg);
             const T v = relax_scaled(centre, (fv - shift) + off, keep, smooth_scale_lean(omega, dg));
-            if constexpr (MODE == U_BOTH) rr = T((sh.template of_as<double>(fv) + off) - dg * v);
+            if constexpr (MODE == U_BOTH) rr = T(point_res(sh.template of_as<double>(fv) + off, double(dg), double(v)));
             return act[e] && dg > T(0) ? v : centre; // only Neumann faces open: left as it is
         }
     }
@@ -581,14 +577,14 @@ template <class T, bool RES, bool FR, int RR, bool PRO, bool RS> struct BetaWalk
         const int4 o4 = rox[ci];
         const int o[4] = {o4.x, o4.y, o4.z, o4.w};
         const T *pl = sres + (kf & 1) * PL + roy[cj];
-        T sm = T(0); // (RsThread::sum's order, written again: the coarse sides agree)
+        T sm = T(0); // (RsThread::sum's order: rs_add)
 #pragma unroll
         for (int b = 0; b < RR; ++b) {
             const T *row = pl + b * 2 * RW;
-            T sx_ = wx.v[0] * row[o[0]];
+            T sx_ = T(0);
 #pragma unroll
-            for (int a = 1; a < RR; ++a) sx_ += wx.v[a] * row[o[a]];
-            sm += wy.v[b] * sx_;
+            for (int a = 0; a < RR; ++a) sx_ = rs_add(sx_, wx.v[a], row[o[a]]);
+            sm = rs_add(sm, wy.v[b], sx_);
         }
         acc.add(xr, kf, sm, [&](int K, T v) { flush(K, v); });
     }

@@ -165,8 +165,9 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
     int fsl, fpl;
     // Window at step m (A: the first-colour element at m, B: its partner):
     // ubk = old A at m-1; (rm, bm) old (A, B) at m; (rp, bp) old (B, A) at
-    // m+1; raw u of planes m+2 .. in flight (uq).  f in colour order, fr[d] /
-    // fk[d] of the first / second colour at plane m - d; raw f in flight (fw).
+    // m+1; raw u of planes m+2 .. in flight (uq).  f less the shift in
+    // colour order, fr[d] / fk[d] of the first / second colour at plane
+    // m - d; raw f in flight (fw).
     // Stage values: prev[s] of the step before (element B), prev2[s] of two
     // steps before (element A).
     // Mask bytes (MASKED): cr / ck hold those of fr / fk, byte d for plane m - d;
@@ -299,6 +300,8 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
         for (int a = 0; a + 1 < LA; ++a) load_u(at(su, mstart + 2 + a), mstart + 2 + a, true, uq[a][0], uq[a][1]);
         load_f(at(sf, mstart), mstart, true, v0, v1);
         colour(e_m, v0, v1, fr[0], fk[0]);
+        fr[0] -= shift; // (f less the shift, once a plane: each value serves S / 2 updates)
+        fk[0] -= shift;
         const unsigned c0 = load_c(mstart, true);
         cr = first_c(e_m, c0);
         ck = second_c(e_m, c0);
@@ -379,7 +382,7 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
                     // no face is closed.
                     T c[6];
 #pragma unroll
-                    for (int fc = 0; fc < 6; ++fc) c[fc] = gp.v[fc] * fr6[fc];
+                    for (int fc = 0; fc < 6; ++fc) c[fc] = mul_rn(gp.v[fc], fr6[fc]);
                     if (closed) {
 #pragma unroll
                         for (int fc = 0; fc < 6; ++fc)
@@ -394,7 +397,7 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
                     else off = gen_sum<T>(gp, [&](int f) { return nb6[f]; }, dg);
                 }
                 if (!(dg > T(0))) return centre; // only Neumann faces open: left as it is
-                return relax_scaled(centre, (fv - shift) + off, keep, smooth_scale(omega, dg));
+                return relax_scaled(centre, fv + off, keep, smooth_scale(omega, dg));
             } else if (cd != 0u) {
                 if ((cd & CELL_BITS) != PGPU_CELL_FLUID) return centre;
                 // element 0's partner is its x+ neighbour, element 1's its x-
@@ -413,7 +416,7 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
             }
             off = neighbours<T>(cown[PH], partner, cside[PH], sd, cyl, lo, cyh, hi, vzl, zl, vzh, zh);
         }
-        const T v = relax_scaled(centre, (fv - shift) + off, keep, s);
+        const T v = relax_scaled(centre, fv + off, keep, s);
         return upd[PH] ? v : centre;
     }
 
@@ -468,6 +471,8 @@ template <class T, int ITERS, bool MASKED, bool FRAC> struct RbWalk {
             fk[d] = fk[d - 1];
         }
         colour(er ^ 1, fw[0][0], fw[0][1], fr[0], fk[0]); // plane m+1
+        fr[0] -= shift;
+        fk[0] -= shift;
         cr = cr << 8 | first_c(er ^ 1, cq[0]);
         ck = ck << 8 | second_c(er ^ 1, cq[0]);
 #pragma unroll

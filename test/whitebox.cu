@@ -17,6 +17,7 @@
 #include "multigrid/test_odi.cu"
 #include "multigrid/test_odi_host.cu"
 #include "multigrid/test_smoother.cu"
+#include "multigrid/test_routes.cu"
 #include "fft/test_fft_chunks.cu"
 
 namespace {
@@ -34,6 +35,7 @@ const Unit units[] = {
     {"mg_odi", wb_mg_odi::run, "the operator-dependent transfers against the host (device)"},
     {"odi_host", wb_odi_host::run, "where the operator-dependent transfers may run: the node map of 1D hierarchies"},
     {"mg_smoother", wb_mg_smoother::run, "red-black smoothing two iterations a pass (device; --short)"},
+    {"mg_routes", wb_routes::run, "every route to a level's residual and its restriction, bit for bit (device)"},
     {"fft_chunks", wb_fft_chunks::run, "the FFT's lines in chunks against one chunk (device)"},
 };
 } // namespace
