@@ -2042,12 +2042,12 @@ static double lambda_max_bound(const pgpu_config &c);      // validate.h
 inline double float_own_tolerance(double floor) { return std::max(1e-5, floor); }
 
 // How an iterative solve ends: decided once, at create, from the method,
-// the precision and the tolerance as the caller gave it (stop_rule,
+// the precision and the tolerance as the caller gave it (resolve_config,
 // validate.h); each solve's Convergence carries it.
 enum class Stop {
     TOLERANCE, // the relative residual at the tolerance (the caller's, or the method's default)
     FLOAT_OWN, // float with tolerance 0: the method's own rule (the header's (*), (**), (***))
-    ONCE,      // nothing to decide: the FFT's one solve, FMG's one pass (tolerance 0)
+    ONCE,      // nothing to decide: the FFT's one solve, FMG's one pass (tolerance 0 for both)
 };
 
 // The convergence test of the iterative methods.  judge() fills the
@@ -9408,7 +9408,9 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         for (int d = 0; d < 3; ++d) {
             AxisCoef &ac = coefs[(size_t)l * 3 + d];
             ac = axis_coef(hl[l].ax[d]);
-            snap_uniform(ac);
+            // (not a slab's: its tables stay the global axis' slices, which
+            // the band kernels' couplings and the neighbours' slabs share)
+            if (!(plan && l < dist_levels)) snap_uniform(ac);
             off[l].a[d].cl = putT(ac.c_lo);
             off[l].a[d].ch = putT(ac.c_hi);
         }
@@ -9549,9 +9551,13 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
                 if (d == 2 && !is3d) continue;
                 const std::vector<double> &lo = ac[d].c_lo, &hi = ac[d].c_hi;
                 const int n = (int)lo.size();
-                // (snap_uniform made a uniform axis' interior one number)
+                // Equal to 1e-12 counts as uniform (snap_uniform, where it
+                // ran, made them one number); only the nodes 1..n-2 count
+                // (see Grid::fast).
                 if (n > 1) cu[d] = (T)lo[1];
-                for (int q = 1; q + 1 < n; ++q) uniform = uniform && hi[q] == lo[1] && lo[q] == lo[1];
+                const double ref = n > 1 ? lo[1] : 0.0, tol = 1e-12 * std::fabs(ref);
+                for (int q = 1; q + 1 < n; ++q)
+                    uniform = uniform && std::fabs(hi[q] - ref) <= tol && std::fabs(lo[q] - ref) <= tol;
             }
             const bool fits = std::max<int64_t>(g.ny, 2) * g.sy < INT32_MAX && g.nx < INT32_MAX;
             g.fast = uniform && fits;
@@ -18727,7 +18733,7 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
         // (a float tolerance of the caller's equal to the (*) value is the
         // caller's: held to it, with none of the own rule's slack)
         if (mixed) *rule = Stop::TOLERANCE; // iterative refinement to a tolerance, whatever the method
-        else if (method == PGPU_FFT || (method == PGPU_FMG && in->tolerance == 0)) *rule = Stop::ONCE;
+        else if ((method == PGPU_FFT || method == PGPU_FMG) && in->tolerance == 0) *rule = Stop::ONCE;
         else if (flt && in->tolerance == 0) *rule = Stop::FLOAT_OWN;
         else *rule = Stop::TOLERANCE;
     }
@@ -18890,7 +18896,9 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
     DeviceGuard guard(cdev);
     if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", PGPU_AT);
     const cudaStream_t st = (cudaStream_t)user.stream;
-    // The fingerprint: the fields every rank must share, resolved.
+    // The fingerprint: the fields every rank must share, resolved; the
+    // tolerance as given (0 and the value it resolves to end solves by
+    // different rules, Stop).
     const pgpu_config &g = ls == PGPU_SUCCESS ? d->global : user;
     auto bits = [](double x) {
         long long b;
@@ -18901,7 +18909,7 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
                                   "bc z-", "bc z+", "tolerance", "max_iterations", "omega", "pre_smooth",
                                   "post_smooth", "check_interval", "preconditioner"};
     const long long f[] = {g.nx, g.ny, g.nz, bits(g.hx), bits(g.hy), bits(g.hz), (long long)g.flags, g.bc[0], g.bc[1],
-                           g.bc[2], g.bc[3], g.bc[4], g.bc[5], bits(g.tolerance), g.max_iterations, bits(g.omega),
+                           g.bc[2], g.bc[3], g.bc[4], g.bc[5], bits(user.tolerance), g.max_iterations, bits(g.omega),
                            g.pre_smooth, g.post_smooth, g.check_interval, (long long)g.preconditioner};
     const size_t K = sizeof f / sizeof f[0];
     // ... and the local arrays' strides, which may differ between ranks: the

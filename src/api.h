@@ -115,7 +115,9 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
     DeviceGuard guard(cdev);
     if (guard.status != cudaSuccess) return cuda_status(err, guard.status, "cudaSetDevice", PGPU_AT);
     const cudaStream_t st = (cudaStream_t)user.stream;
-    // The fingerprint: the fields every rank must share, resolved.
+    // The fingerprint: the fields every rank must share, resolved; the
+    // tolerance as given (0 and the value it resolves to end solves by
+    // different rules, Stop).
     const pgpu_config &g = ls == PGPU_SUCCESS ? d->global : user;
     auto bits = [](double x) {
         long long b;
@@ -126,7 +128,7 @@ static pgpu_status create_distributed(const pgpu_config &user, ncclComm_t comm, 
                                   "bc z-", "bc z+", "tolerance", "max_iterations", "omega", "pre_smooth",
                                   "post_smooth", "check_interval", "preconditioner"};
     const long long f[] = {g.nx, g.ny, g.nz, bits(g.hx), bits(g.hy), bits(g.hz), (long long)g.flags, g.bc[0], g.bc[1],
-                           g.bc[2], g.bc[3], g.bc[4], g.bc[5], bits(g.tolerance), g.max_iterations, bits(g.omega),
+                           g.bc[2], g.bc[3], g.bc[4], g.bc[5], bits(user.tolerance), g.max_iterations, bits(g.omega),
                            g.pre_smooth, g.post_smooth, g.check_interval, (long long)g.preconditioner};
     const size_t K = sizeof f / sizeof f[0];
     // ... and the local arrays' strides, which may differ between ranks: the

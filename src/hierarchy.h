@@ -346,7 +346,9 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         for (int d = 0; d < 3; ++d) {
             AxisCoef &ac = coefs[(size_t)l * 3 + d];
             ac = axis_coef(hl[l].ax[d]);
-            snap_uniform(ac);
+            // (not a slab's: its tables stay the global axis' slices, which
+            // the band kernels' couplings and the neighbours' slabs share)
+            if (!(plan && l < dist_levels)) snap_uniform(ac);
             off[l].a[d].cl = putT(ac.c_lo);
             off[l].a[d].ch = putT(ac.c_hi);
         }
@@ -487,9 +489,13 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
                 if (d == 2 && !is3d) continue;
                 const std::vector<double> &lo = ac[d].c_lo, &hi = ac[d].c_hi;
                 const int n = (int)lo.size();
-                // (snap_uniform made a uniform axis' interior one number)
+                // Equal to 1e-12 counts as uniform (snap_uniform, where it
+                // ran, made them one number); only the nodes 1..n-2 count
+                // (see Grid::fast).
                 if (n > 1) cu[d] = (T)lo[1];
-                for (int q = 1; q + 1 < n; ++q) uniform = uniform && hi[q] == lo[1] && lo[q] == lo[1];
+                const double ref = n > 1 ? lo[1] : 0.0, tol = 1e-12 * std::fabs(ref);
+                for (int q = 1; q + 1 < n; ++q)
+                    uniform = uniform && std::fabs(hi[q] - ref) <= tol && std::fabs(lo[q] - ref) <= tol;
             }
             const bool fits = std::max<int64_t>(g.ny, 2) * g.sy < INT32_MAX && g.nx < INT32_MAX;
             g.fast = uniform && fits;

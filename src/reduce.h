@@ -355,12 +355,12 @@ static double lambda_max_bound(const pgpu_config &c);      // validate.h
 inline double float_own_tolerance(double floor) { return std::max(1e-5, floor); }
 
 // How an iterative solve ends: decided once, at create, from the method,
-// the precision and the tolerance as the caller gave it (stop_rule,
+// the precision and the tolerance as the caller gave it (resolve_config,
 // validate.h); each solve's Convergence carries it.
 enum class Stop {
     TOLERANCE, // the relative residual at the tolerance (the caller's, or the method's default)
     FLOAT_OWN, // float with tolerance 0: the method's own rule (the header's (*), (**), (***))
-    ONCE,      // nothing to decide: the FFT's one solve, FMG's one pass (tolerance 0)
+    ONCE,      // nothing to decide: the FFT's one solve, FMG's one pass (tolerance 0 for both)
 };
 
 // The convergence test of the iterative methods.  judge() fills the

@@ -202,7 +202,7 @@ static pgpu_status resolve_config(const pgpu_config *in, pgpu_config *c, char *e
         // (a float tolerance of the caller's equal to the (*) value is the
         // caller's: held to it, with none of the own rule's slack)
         if (mixed) *rule = Stop::TOLERANCE; // iterative refinement to a tolerance, whatever the method
-        else if (method == PGPU_FFT || (method == PGPU_FMG && in->tolerance == 0)) *rule = Stop::ONCE;
+        else if ((method == PGPU_FFT || method == PGPU_FMG) && in->tolerance == 0) *rule = Stop::ONCE;
         else if (flt && in->tolerance == 0) *rule = Stop::FLOAT_OWN;
         else *rule = Stop::TOLERANCE;
     }
