@@ -805,9 +805,9 @@ namespace pgpu {
 // plain_sum, in one order (below; a smoothing update may take
 // neighbours_cz() where the z couplings are one constant), a residual
 // through point_res, and updates through relax() / relax_scaled(); the
-// host assembles the same operator in assemble_dense.  The general form (face coefficients and a cell mask, per
-// point and not separable) is read through gen_couplings, stencil_off and
-// boundary_terms (below).
+// host assembles the same operator in assemble_dense.  The general form
+// (face coefficients and a cell mask, per point and not separable) is read
+// through gen_couplings, stencil_off and boundary_terms (below).
 
 struct Axis {
     int n = 1;
@@ -857,14 +857,14 @@ static AxisCoef axis_coef(const Axis &a)
 
 // Node positions carry rounding, so the couplings of a uniform axis differ
 // in their last bits.  Where the interior ones (nodes 1..n-2) agree to
-// 1e-12, the axis is uniform (Grid::fast), and every coupling within 1e-12
-// of the first interior one becomes exactly that number (the end nodes'
-// too where they equal it so, as at a Dirichlet face of a uniform axis;
-// the ghost coefficient with the wall's coupling): the table and the
-// uniform form's one constant are then the same numbers, and kernels that
-// read either sum alike (test_routes).  False where the axis is not
-// uniform (nothing changed).
-static bool snap_uniform(AxisCoef &c)
+// 1e-12, the axis is uniform (Grid::fast), and (with write) every coupling
+// within 1e-12 of the first interior one becomes exactly that number (the
+// end nodes' too where they equal it so, as at a Dirichlet face of a
+// uniform axis; the ghost coefficient with the wall's coupling): the table
+// and the uniform form's one constant are then the same numbers, and
+// kernels that read either sum alike (test_routes).  False where the axis
+// is not uniform (nothing changed).
+static bool snap_uniform(AxisCoef &c, bool write = true)
 {
     const int n = (int)c.c_lo.size();
     if (n < 2) return true;
@@ -872,6 +872,7 @@ static bool snap_uniform(AxisCoef &c)
     auto near = [&](double v) { return std::fabs(v - ref) <= tol; };
     for (int q = 1; q + 1 < n; ++q)
         if (!near(c.c_hi[q]) || !near(c.c_lo[q])) return false;
+    if (!write) return true;
     const bool glo = c.g_lo == c.c_lo[0], ghi = c.g_hi == c.c_hi[n - 1];
     for (int q = 0; q < n; ++q) {
         if (near(c.c_lo[q])) c.c_lo[q] = ref;
@@ -9403,6 +9404,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
     std::vector<LevelOff> off(nl);
     std::vector<char> odi_ok(nl, 0);
     std::vector<AxisCoef> coefs((size_t)nl * 3);
+    std::vector<char> uniform_ax((size_t)nl * 3, 0); // snap_uniform's verdict per level and axis
     std::vector<char> rs_tile(nl, 0), pl_tile(nl, 0), fi_tile(nl, 0), bt_rr(nl, 0), bt_pro(nl, 0);
     for (int l = 0; l < nl; ++l) {
         for (int d = 0; d < 3; ++d) {
@@ -9410,7 +9412,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
             ac = axis_coef(hl[l].ax[d]);
             // (not a slab's: its tables stay the global axis' slices, which
             // the band kernels' couplings and the neighbours' slabs share)
-            if (!(plan && l < dist_levels)) snap_uniform(ac);
+            uniform_ax[(size_t)l * 3 + d] = snap_uniform(ac, !(plan && l < dist_levels));
             off[l].a[d].cl = putT(ac.c_lo);
             off[l].a[d].ch = putT(ac.c_hi);
         }
@@ -9549,15 +9551,8 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
             bool uniform = true;
             for (int d = 0; d < 3; ++d) {
                 if (d == 2 && !is3d) continue;
-                const std::vector<double> &lo = ac[d].c_lo, &hi = ac[d].c_hi;
-                const int n = (int)lo.size();
-                // Equal to 1e-12 counts as uniform (snap_uniform, where it
-                // ran, made them one number); only the nodes 1..n-2 count
-                // (see Grid::fast).
-                if (n > 1) cu[d] = (T)lo[1];
-                const double ref = n > 1 ? lo[1] : 0.0, tol = 1e-12 * std::fabs(ref);
-                for (int q = 1; q + 1 < n; ++q)
-                    uniform = uniform && std::fabs(hi[q] - ref) <= tol && std::fabs(lo[q] - ref) <= tol;
+                if (ac[d].c_lo.size() > 1) cu[d] = (T)ac[d].c_lo[1];
+                uniform = uniform && uniform_ax[(size_t)l * 3 + d];
             }
             const bool fits = std::max<int64_t>(g.ny, 2) * g.sy < INT32_MAX && g.nx < INT32_MAX;
             g.fast = uniform && fits;

@@ -341,6 +341,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
     std::vector<LevelOff> off(nl);
     std::vector<char> odi_ok(nl, 0);
     std::vector<AxisCoef> coefs((size_t)nl * 3);
+    std::vector<char> uniform_ax((size_t)nl * 3, 0); // snap_uniform's verdict per level and axis
     std::vector<char> rs_tile(nl, 0), pl_tile(nl, 0), fi_tile(nl, 0), bt_rr(nl, 0), bt_pro(nl, 0);
     for (int l = 0; l < nl; ++l) {
         for (int d = 0; d < 3; ++d) {
@@ -348,7 +349,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
             ac = axis_coef(hl[l].ax[d]);
             // (not a slab's: its tables stay the global axis' slices, which
             // the band kernels' couplings and the neighbours' slabs share)
-            if (!(plan && l < dist_levels)) snap_uniform(ac);
+            uniform_ax[(size_t)l * 3 + d] = snap_uniform(ac, !(plan && l < dist_levels));
             off[l].a[d].cl = putT(ac.c_lo);
             off[l].a[d].ch = putT(ac.c_hi);
         }
@@ -487,15 +488,8 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
             bool uniform = true;
             for (int d = 0; d < 3; ++d) {
                 if (d == 2 && !is3d) continue;
-                const std::vector<double> &lo = ac[d].c_lo, &hi = ac[d].c_hi;
-                const int n = (int)lo.size();
-                // Equal to 1e-12 counts as uniform (snap_uniform, where it
-                // ran, made them one number); only the nodes 1..n-2 count
-                // (see Grid::fast).
-                if (n > 1) cu[d] = (T)lo[1];
-                const double ref = n > 1 ? lo[1] : 0.0, tol = 1e-12 * std::fabs(ref);
-                for (int q = 1; q + 1 < n; ++q)
-                    uniform = uniform && std::fabs(hi[q] - ref) <= tol && std::fabs(lo[q] - ref) <= tol;
+                if (ac[d].c_lo.size() > 1) cu[d] = (T)ac[d].c_lo[1];
+                uniform = uniform && uniform_ax[(size_t)l * 3 + d];
             }
             const bool fits = std::max<int64_t>(g.ny, 2) * g.sy < INT32_MAX && g.nx < INT32_MAX;
             g.fast = uniform && fits;

@@ -29,9 +29,9 @@ namespace pgpu {
 // plain_sum, in one order (below; a smoothing update may take
 // neighbours_cz() where the z couplings are one constant), a residual
 // through point_res, and updates through relax() / relax_scaled(); the
-// host assembles the same operator in assemble_dense.  The general form (face coefficients and a cell mask, per
-// point and not separable) is read through gen_couplings, stencil_off and
-// boundary_terms (below).
+// host assembles the same operator in assemble_dense.  The general form
+// (face coefficients and a cell mask, per point and not separable) is read
+// through gen_couplings, stencil_off and boundary_terms (below).
 
 struct Axis {
     int n = 1;
@@ -81,14 +81,14 @@ static AxisCoef axis_coef(const Axis &a)
 
 // Node positions carry rounding, so the couplings of a uniform axis differ
 // in their last bits.  Where the interior ones (nodes 1..n-2) agree to
-// 1e-12, the axis is uniform (Grid::fast), and every coupling within 1e-12
-// of the first interior one becomes exactly that number (the end nodes'
-// too where they equal it so, as at a Dirichlet face of a uniform axis;
-// the ghost coefficient with the wall's coupling): the table and the
-// uniform form's one constant are then the same numbers, and kernels that
-// read either sum alike (test_routes).  False where the axis is not
-// uniform (nothing changed).
-static bool snap_uniform(AxisCoef &c)
+// 1e-12, the axis is uniform (Grid::fast), and (with write) every coupling
+// within 1e-12 of the first interior one becomes exactly that number (the
+// end nodes' too where they equal it so, as at a Dirichlet face of a
+// uniform axis; the ghost coefficient with the wall's coupling): the table
+// and the uniform form's one constant are then the same numbers, and
+// kernels that read either sum alike (test_routes).  False where the axis
+// is not uniform (nothing changed).
+static bool snap_uniform(AxisCoef &c, bool write = true)
 {
     const int n = (int)c.c_lo.size();
     if (n < 2) return true;
@@ -96,6 +96,7 @@ static bool snap_uniform(AxisCoef &c)
     auto near = [&](double v) { return std::fabs(v - ref) <= tol; };
     for (int q = 1; q + 1 < n; ++q)
         if (!near(c.c_hi[q]) || !near(c.c_lo[q])) return false;
+    if (!write) return true;
     const bool glo = c.g_lo == c.c_lo[0], ghi = c.g_hi == c.c_hi[n - 1];
     for (int q = 0; q < n; ++q) {
         if (near(c.c_lo[q])) c.c_lo[q] = ref;

@@ -83,10 +83,12 @@ template <class T> static std::vector<T> fetch(const T *d, int64_t n)
 
 /* Device scratch of n words, poisoned with NaN; poison() again before a
  * route writes it, so that a point a route leaves out shows. */
+template <class T> static void poison(T *d, int64_t n);
 template <class T> static T *scratch(int64_t n)
 {
-    std::vector<T> h((size_t)n, (T)NAN);
-    return (T *)t_dev_upload(h.data(), h.size() * sizeof(T));
+    T *d = (T *)t_dev_alloc((size_t)n * sizeof(T));
+    if (d) poison(d, n);
+    return d;
 }
 template <class T> static void poison(T *d, int64_t n)
 {
