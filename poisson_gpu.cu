@@ -3670,10 +3670,19 @@ __global__ void __launch_bounds__(BT_TX *Tune<T>::bt_by, Tune<T>::bt_blocks)
 
 namespace pgpu {
 
-// How a level is smoothed: which red-black kernel and the launch shapes.
+// The red-black kernel a level takes (level.h's route_level chooses it).
+enum class SmoothRoute : uint8_t {
+    PLAIN,   // rbgs_kernel: any level
+    TILE,    // rbgs_tile_kernel on a uniform 3D level (two iterations a pass where paired)
+    TILE_FR, // ... with face fractions (a mask's or beta's levels): one iteration a pass
+    BETA,    // beta_tile_kernel: beta alone, faces from 1 / beta (g.bw) or from the fractions
+    GALERKIN // a Galerkin level (odi.h): colour by colour, in place
+};
+
+// What a level's size and form allow its smoothers, and their launch shapes.
 struct SmoothPlan {
-    bool tile = false;   // red-black through rbgs_tile_kernel
-    bool paired = false; // ... two iterations per pass where a smoothing asks for two or more
+    bool tile = false;   // the tiled red-black kernels may serve the level
+    bool paired = false; // ... rbgs_tile_kernel with two iterations a pass
     bool large = false;  // 2^22 points or more (PAIRED_MIN; also beta_tiled's from 1 / beta)
     bool mid = false;    // BETA_FR_MIN points or more (beta_tiled's from the fractions)
     ColLaunch rb, rbt, rbt2, sweep, bt, bts; // bt: beta_tile_kernel's (where beta_tiled); bts: its RS
@@ -3795,32 +3804,39 @@ static pgpu_status jacobi_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, 
     return PGPU_SUCCESS;
 }
 
-// One pass of `iters` red-black iterations src -> dst (iters 2 only where
-// p.paired), first colour flipped by `flip`.
+// One pass of `iters` red-black iterations src -> dst by route r (iters 2
+// only where the level's route pairs them), first colour flipped by `flip`.
 template <class T>
-static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int iters, const T *src, T *dst,
-                           const T *f, const T *shift, T w, int flip)
+static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, SmoothRoute r, int iters, const T *src,
+                           T *dst, const T *f, const T *shift, T w, int flip)
 {
     char *err = env.err;
-    if (beta_tiled(env, g, p))
+    switch (r) {
+    case SmoothRoute::BETA:
         launch(p.bt, BetaTile<T>::SMEM, env.st,
                g.bw ? beta_tile_kernel<T, false, false> : beta_tile_kernel<T, false, true>, g, src, dst, f, shift, w,
                flip, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{}, (T *)nullptr);
-    else if (p.tile && g.fx && g.mk)
-        launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, true, true>, g, src, dst, f, shift, w, flip);
-    else if (p.tile && g.fx)
-        launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, false, true>, g, src, dst, f, shift, w, flip);
-    else if (iters == 2 && g.mk)
-        launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, true>, g, src, dst, f, shift, w, flip);
-    else if (iters == 2) launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, false>, g, src, dst, f, shift, w, flip);
-    else if (p.tile && g.mk) launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1, true>, g, src, dst, f, shift, w, flip);
-    else if (p.tile) launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1, false>, g, src, dst, f, shift, w, flip);
-    else launch(p.rb, rbgs_smem_bytes<T>(), env.st, rbgs_kernel<T>, g, src, dst, f, shift, w, flip);
+        break;
+    case SmoothRoute::TILE_FR:
+        launch(p.rbt, frac_smem_bytes<T>(), env.st,
+               g.mk ? rbgs_tile_kernel<T, 1, true, true> : rbgs_tile_kernel<T, 1, false, true>, g, src, dst, f, shift,
+               w, flip);
+        break;
+    case SmoothRoute::TILE:
+        if (iters == 2)
+            launch(p.rbt2, 0, env.st, g.mk ? rbgs_tile_kernel<T, 2, true> : rbgs_tile_kernel<T, 2, false>, g, src,
+                   dst, f, shift, w, flip);
+        else
+            launch(p.rbt, 0, env.st, g.mk ? rbgs_tile_kernel<T, 1, true> : rbgs_tile_kernel<T, 1, false>, g, src,
+                   dst, f, shift, w, flip);
+        break;
+    default: launch(p.rb, rbgs_smem_bytes<T>(), env.st, rbgs_kernel<T>, g, src, dst, f, shift, w, flip);
+    }
     PGPU_LAUNCHED();
     return PGPU_SUCCESS;
 }
 
-// One red-black pass (src + P e) -> dst on a beta_tiled level: the coarse
+// One red-black pass (src + P e) -> dst on a level routed BETA: the coarse
 // correction e of level cg (taps w2) folded in (beta_tile_kernel's PRO,
 // where Transfer::bt_pro).
 template <class T>
@@ -3841,7 +3857,7 @@ static pgpu_status rb_pass_folded(Env &env, const Grid<T> &g, const SmoothPlan &
     }
 }
 
-// One red-black pass src -> dst on a level where beta_resid, its residual
+// One red-black pass src -> dst on a level where route.pre_resid, its residual
 // f - shift - A dst stored into r as well.
 template <class T>
 static pgpu_status rb_pass_resid(Env &env, const Grid<T> &g, const SmoothPlan &p, const T *src, T *dst, T *r,
@@ -9059,11 +9075,187 @@ template <class T> struct General {
 #ifdef PGPU_SRC_LINES
 #line 23 "src/poisson_gpu.cu"
 #endif
-// hierarchy.h -- the levels of a multigrid solve: Level<T>, the ghost frame, Hierarchy<T>
+// level.h -- one level of a solve: its arrays, the one choice of its kernels (its route), its verbs
+#ifdef PGPU_SRC_LINES
+#line 2 "src/level.h"
+#endif
+
+
+
+namespace pgpu {
+
+// Which kernels serve a level, chosen once where the level's form is set
+// (route_level, called by Hierarchy::route after build and general_apply).
+// The verbs below (smooth, residual) and the cycle's step down
+// (Multigrid::down) read the route and test nothing else; the eligibility
+// tests (smooth.h's beta_tiled, beta_resid; Transfer's flags) are asked
+// here alone.  Within a route the level's data pick the instance: masked or
+// not (g.mk), faces from 1 / beta or from the fractions (g.bw).
+enum class ResidRoute : uint8_t {
+    WALK,    // residual_kernel's column walk
+    BETA,    // beta_tile_kernel's RES walk
+    GALERKIN // gal_residual_kernel: a Galerkin level's 27-point rows
+};
+// Level l's residual restricted into level l+1's right-hand side.
+enum class DownRoute : uint8_t {
+    SPLIT,   // the residual (ResidRoute), then the restriction (tiled where Transfer::rs_tile)
+    FUSED,   // restrict_residual_kernel, one pass (Transfer::rr_fused)
+    BETA_RR, // beta_tile_kernel's RR walk (Transfer::bt_rr where the residual's route is BETA)
+    ODI,     // the residual, then the operator-dependent restriction (odi.h)
+    SLAB     // a slab of several GPUs (dist.h): halos, the residual, the restriction, the gather
+};
+struct LevelRoute {
+    SmoothRoute smooth = SmoothRoute::PLAIN;
+    ResidRoute resid = ResidRoute::WALK;
+    DownRoute down = DownRoute::SPLIT; // (the coarsest level: unused)
+    bool paired = false;    // TILE: two red-black iterations a pass where a smoothing asks for two or more
+    bool pre_resid = false; // level 0 (BETA, its x allocated): a pre-smoothing's last pass may form the residual
+    bool fold = false;      // level 0 (BETA): a post-smoothing's first pass may add the coarse correction
+    bool slab = false;      // a slab of several GPUs (dist.h): the cycle exchanges its halos
+};
+
+template <class T> struct Level {
+    Grid<T> g{};
+    T *u = nullptr, *t = nullptr, *f = nullptr; // iterate, second iterate (and residuals), right-hand side
+    // Level 0 where its cycles form the residual in the pre-smoothing
+    // (route.pre_resid): a third iterate x, which that pass writes (its
+    // residual goes to the other array) and the next pass reads, writing u.
+    T *x = nullptr;
+    bool in_x = false;        // x holds the iterate
+    const T *shift = nullptr; // subtracted from f: the mean of a singular user problem (level 0 only)
+    int cur = 0;              // which of u (0) / t (1) holds the iterate (where !in_x)
+    int64_t elems = 0;        // array length, ghosts included
+    double npts = 0;
+    ColLaunch col{}, walk{};  // column and walk launches over the level
+    ColLaunch rwalk{};        // ... for walks that reduce, and every Krylov walk (reduce_walk_launch)
+    SmoothPlan sm{};          // the smoothers' launch shapes and what the level's size allows
+    Transfer<T> down{};       // to the next coarser level (unused on the coarsest)
+    GalRows<T> gr{};          // a Galerkin level's rows (gr.st NULL: the level's own 7-point form)
+    LevelRoute route{};       // the kernels that serve it (route_level)
+    T *iter() const { return in_x ? x : cur ? t : u; }
+    T *other() const { return in_x || cur ? u : t; }
+};
+
+// Level L's route: l its index, slab whether it is a slab of several GPUs,
+// last whether it is the coarsest (no transfer).
+template <class T> static LevelRoute route_level(const Env &env, const Level<T> &L, int l, bool slab, bool last)
+{
+    LevelRoute r;
+    const Grid<T> &g = L.g;
+    const SmoothPlan &p = L.sm;
+    r.slab = slab;
+    if (L.gr.st) {
+        r.smooth = SmoothRoute::GALERKIN;
+        r.resid = ResidRoute::GALERKIN;
+    } else {
+        r.smooth = beta_tiled(env, g, p)  ? SmoothRoute::BETA
+                   : p.tile && g.fx       ? SmoothRoute::TILE_FR
+                   : p.tile               ? SmoothRoute::TILE
+                                          : SmoothRoute::PLAIN;
+        r.paired = r.smooth == SmoothRoute::TILE && p.paired;
+        r.resid = beta_tiled(env, g, p, true) ? ResidRoute::BETA : ResidRoute::WALK;
+    }
+    if (last) return r;
+    const Transfer<T> &x = L.down;
+    r.down = slab                                        ? DownRoute::SLAB
+             : x.odi                                     ? DownRoute::ODI
+             : x.rr_fused                                ? DownRoute::FUSED
+             : x.bt_rr && r.resid == ResidRoute::BETA    ? DownRoute::BETA_RR
+                                                         : DownRoute::SPLIT;
+    r.pre_resid = l == 0 && !slab && L.x && !x.odi && beta_resid(env, g, p);
+    r.fold = l == 0 && !slab && x.bt_pro && !x.odi && r.smooth == SmoothRoute::BETA;
+    return r;
+}
+
+// ---- the verbs ----
+// `iters` iterations of the smoother (Jacobi, or red-black with the colour
+// order `flip`) from the level's iterate, ping-ponging between u and t:
+// two red-black iterations per pass where the route pairs them.  fold: the
+// next coarser level's correction, added to the iterate by the first pass
+// (red-black, where route.fold).  resid: the last pass (red-black, where
+// route.pre_resid) writes the iterate into L.x and its residual into the
+// other array; a pass from x writes u.
+template <class T>
+static pgpu_status smooth(Env &env, Level<T> &L, bool jacobi, int iters, T omega, int flip = 0,
+                          const T *fold = nullptr, bool resid = false)
+{
+    if (L.route.smooth == SmoothRoute::GALERKIN) { // colour by colour, in place (colour order reversed by flip)
+        char *err = env.err;
+        if (L.npts <= GAL_BLOCK_NODES) { // (a small one in one block)
+            if (iters > 0)
+                gal_colours_block_kernel<T><<<1, GAL_BLOCK_THREADS, 0, env.st>>>(L.g, L.gr, L.iter(), (const T *)L.f,
+                                                                                 iters, flip);
+            PGPU_LAUNCHED();
+            return PGPU_SUCCESS;
+        }
+        const int nc = L.g.is3d ? 8 : 4;
+        for (int s = 0; s < iters; ++s)
+            for (int c = 0; c < nc; ++c) {
+                const int colour = flip ? nc - 1 - c : c;
+                if ((colour & 1) >= L.g.nx || (colour >> 1 & 1) >= L.g.ny || (colour >> 2 & 1) >= L.g.nz)
+                    continue; // (no node of that colour)
+                launch(gal_colour_launch(L.g, colour), 0, env.st, gal_colour_kernel<T>, L.g, L.gr, L.iter(),
+                       (const T *)L.f, colour);
+                PGPU_LAUNCHED();
+            }
+        return PGPU_SUCCESS;
+    }
+    for (int s = 0; s < iters;) {
+        const int n = !jacobi && !(s == 0 && fold) && !resid && L.route.paired && iters - s >= 2 ? 2 : 1;
+        if (resid && s + n == iters) {
+            PGPU_FORWARD(rb_pass_resid(env, L.g, L.sm, L.iter(), L.x, L.other(), L.f, L.shift, omega, flip));
+            L.in_x = true;
+            s += n;
+            continue;
+        }
+        if (s == 0 && fold)
+            PGPU_FORWARD(rb_pass_folded(env, L.g, L.sm, L.down.cg, L.down.w2, fold, L.iter(), L.other(), L.f,
+                                        L.shift, omega, flip));
+        else if (jacobi) PGPU_FORWARD(jacobi_pass(env, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, omega));
+        else PGPU_FORWARD(rb_pass(env, L.g, L.sm, L.route.smooth, n, L.iter(), L.other(), L.f, L.shift, omega, flip));
+        L.cur = L.in_x ? 0 : L.cur ^ 1;
+        L.in_x = false;
+        s += n;
+    }
+    return PGPU_SUCCESS;
+}
+
+// Passes over the arrays that smooth() makes for `iters` iterations.
+template <class T> static int smooth_passes(const Level<T> &L, bool jacobi, int iters)
+{
+    if (L.route.smooth == SmoothRoute::GALERKIN) return 0;
+    return !jacobi && L.route.paired ? iters / 2 + iters % 2 : iters;
+}
+
+// r = f - shift - A u on a level, stored in the layout of u, by its route.
+template <class T> static pgpu_status residual(Env &env, const Level<T> &L, const T *u, T *r)
+{
+    char *err = env.err;
+    switch (L.route.resid) {
+    case ResidRoute::GALERKIN: launch(L.walk, 0, env.st, gal_residual_kernel<T>, L.g, L.gr, u, (const T *)L.f, r); break;
+    case ResidRoute::BETA:
+        launch(L.sm.bt, BetaTile<T>::SMEM, env.st, beta_tile_kernel<T, true, false>, L.g, u, r, (const T *)L.f, L.shift,
+               T(0), 0, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{}, (T *)nullptr);
+        break;
+    case ResidRoute::WALK:
+        walk_masked(L.g, [&](auto mk) {
+            launch(L.walk, 0, env.st, residual_kernel<T, true, false, T, decltype(mk)::value>, L.g, u,
+                   (const T *)L.f, L.shift, r, (double *)nullptr);
+        });
+        break;
+    }
+    PGPU_LAUNCHED();
+    return PGPU_SUCCESS;
+}
+
+} // namespace pgpu
+#ifdef PGPU_SRC_LINES
+#line 24 "src/poisson_gpu.cu"
+#endif
+// hierarchy.h -- the levels of a multigrid solve: the ghost frame, Hierarchy<T>
 #ifdef PGPU_SRC_LINES
 #line 2 "src/hierarchy.h"
 #endif
-
 
 
 
@@ -9109,27 +9301,6 @@ static bool build_hierarchy(const Axis fine[3], std::vector<HostLevel> &levels)
     }
     return false;
 }
-
-template <class T> struct Level {
-    Grid<T> g{};
-    T *u = nullptr, *t = nullptr, *f = nullptr; // iterate, second iterate (and residuals), right-hand side
-    // Level 0 where its cycles form the residual in the pre-smoothing
-    // (beta_resid): a third iterate x, which that pass writes (its residual
-    // goes to the other array) and the next pass reads, writing u.
-    T *x = nullptr;
-    bool in_x = false;        // x holds the iterate
-    const T *shift = nullptr; // subtracted from f: the mean of a singular user problem (level 0 only)
-    int cur = 0;              // which of u (0) / t (1) holds the iterate (where !in_x)
-    int64_t elems = 0;        // array length, ghosts included
-    double npts = 0;
-    ColLaunch col{}, walk{};  // column and walk launches over the level
-    ColLaunch rwalk{};        // ... for walks that reduce, and every Krylov walk (reduce_walk_launch)
-    SmoothPlan sm{};
-    Transfer<T> down{};       // to the next coarser level (unused on the coarsest)
-    GalRows<T> gr{};          // a Galerkin level's rows (gr.st NULL: the level's own 7-point form)
-    T *iter() const { return in_x ? x : cur ? t : u; }
-    T *other() const { return in_x || cur ? u : t; }
-};
 
 // (dist.h) `iters` smoothing iterations of slab level l (red-black: two per
 // exchange where the level has bands, else one, the halo exchanged before
@@ -9207,90 +9378,6 @@ static pgpu_status frame(Env &env, const Grid<T> &g, const T *src, T *dst0, T *d
     return PGPU_SUCCESS;
 }
 
-// ---- smoothing a level ----
-// `iters` iterations of the smoother (Jacobi, or red-black with the colour
-// order `flip`) from the level's iterate, ping-ponging between u and t:
-// two red-black iterations per pass where the plan pairs them.  fold: the
-// next coarser level's correction, added to the iterate by the first pass
-// (red-black, where L.down.bt_pro).  resid: the last pass (red-black, where
-// beta_resid) writes the iterate into L.x and its residual into the other
-// array; a pass from x writes u.
-template <class T>
-static pgpu_status smooth(Env &env, Level<T> &L, bool jacobi, int iters, T omega, int flip = 0,
-                          const T *fold = nullptr, bool resid = false)
-{
-    if (L.gr.st) { // a Galerkin level: Gauss-Seidel by colours, in place (colour order reversed by flip)
-        char *err = env.err;
-        if (L.npts <= GAL_BLOCK_NODES) { // (a small one in one block)
-            if (iters > 0)
-                gal_colours_block_kernel<T><<<1, GAL_BLOCK_THREADS, 0, env.st>>>(L.g, L.gr, L.iter(), (const T *)L.f,
-                                                                                 iters, flip);
-            PGPU_LAUNCHED();
-            return PGPU_SUCCESS;
-        }
-        const int nc = L.g.is3d ? 8 : 4;
-        for (int s = 0; s < iters; ++s)
-            for (int c = 0; c < nc; ++c) {
-                const int colour = flip ? nc - 1 - c : c;
-                if ((colour & 1) >= L.g.nx || (colour >> 1 & 1) >= L.g.ny || (colour >> 2 & 1) >= L.g.nz)
-                    continue; // (no node of that colour)
-                launch(gal_colour_launch(L.g, colour), 0, env.st, gal_colour_kernel<T>, L.g, L.gr, L.iter(),
-                       (const T *)L.f, colour);
-                PGPU_LAUNCHED();
-            }
-        return PGPU_SUCCESS;
-    }
-    for (int s = 0; s < iters;) {
-        const int n = !jacobi && !(s == 0 && fold) && !resid && L.sm.paired && iters - s >= 2 ? 2 : 1;
-        if (resid && s + n == iters) {
-            PGPU_FORWARD(rb_pass_resid(env, L.g, L.sm, L.iter(), L.x, L.other(), L.f, L.shift, omega, flip));
-            L.in_x = true;
-            s += n;
-            continue;
-        }
-        if (s == 0 && fold)
-            PGPU_FORWARD(rb_pass_folded(env, L.g, L.sm, L.down.cg, L.down.w2, fold, L.iter(), L.other(), L.f,
-                                        L.shift, omega, flip));
-        else if (jacobi) PGPU_FORWARD(jacobi_pass(env, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, omega));
-        else PGPU_FORWARD(rb_pass(env, L.g, L.sm, n, L.iter(), L.other(), L.f, L.shift, omega, flip));
-        L.cur = L.in_x ? 0 : L.cur ^ 1;
-        L.in_x = false;
-        s += n;
-    }
-    return PGPU_SUCCESS;
-}
-
-// Passes over the arrays that smooth() makes for `iters` iterations.
-template <class T> static int smooth_passes(const Level<T> &L, bool jacobi, int iters)
-{
-    if (L.gr.st) return 0;
-    return !jacobi && L.sm.paired ? iters / 2 + iters % 2 : iters;
-}
-
-// r = f - shift - A u on a level (stored in the layout of u; a large level
-// 0 of beta alone by beta_tile_kernel's RES walk, see beta_tiled).
-template <class T> static pgpu_status residual(Env &env, const Level<T> &L, const T *u, T *r)
-{
-    char *err = env.err;
-    if (L.gr.st) {
-        launch(L.walk, 0, env.st, gal_residual_kernel<T>, L.g, L.gr, u, (const T *)L.f, r);
-        PGPU_LAUNCHED();
-        return PGPU_SUCCESS;
-    }
-    if (beta_tiled(env, L.g, L.sm, true)) {
-        launch(L.sm.bt, BetaTile<T>::SMEM, env.st, beta_tile_kernel<T, true, false>, L.g, u, r, (const T *)L.f, L.shift,
-               T(0), 0, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{}, (T *)nullptr);
-        PGPU_LAUNCHED();
-        return PGPU_SUCCESS;
-    }
-    walk_masked(L.g, [&](auto mk) {
-        launch(L.walk, 0, env.st, residual_kernel<T, true, false, T, decltype(mk)::value>, L.g, u, (const T *)L.f, L.shift, r,
-               (double *)nullptr);
-    });
-    PGPU_LAUNCHED();
-    return PGPU_SUCCESS;
-}
-
 // ---- building the levels ----
 template <class T> class Hierarchy {
   public:
@@ -9317,6 +9404,14 @@ template <class T> class Hierarchy {
     pgpu_status general_alloc(Env &env, bool mask, bool beta);
     pgpu_status general_build(Env &env);
     bool general_apply(Env &env);
+    // Every level's route (level.h), from its form, plan and transfer: after
+    // build and general_apply, and wherever those change.
+    void route(const Env &env)
+    {
+        const int nl = (int)lv.size();
+        for (int l = 0; l < nl; ++l)
+            lv[l].route = route_level(env, lv[l], l, env.dist && l < dist_levels, l + 1 == nl);
+    }
     pgpu_status general_rhs(Env &env, T *out, bool held = true);
     // (general_levels.h) the Galerkin levels' arrays, where beta jumps; their
     // operators R A P, after the coarse build.
@@ -9635,12 +9730,13 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         fast_box[l] = lv[l].g.fast;
         rr_box[l] = lv[l].down.rr_fused;
     }
+    route(env);
     return PGPU_SUCCESS;
 }
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 24 "src/poisson_gpu.cu"
+#line 25 "src/poisson_gpu.cu"
 #endif
 // general_levels.h -- the general form on every level of a hierarchy
 #ifdef PGPU_SRC_LINES
@@ -9894,6 +9990,7 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
                              : GalRows<T>{};
     }
     singular = singular_box && !gen.mask;
+    route(env);
     return changed;
 }
 
@@ -10074,7 +10171,7 @@ template <class T> pgpu_status Hierarchy<T>::project(Env &env, const T *src, con
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 25 "src/poisson_gpu.cu"
+#line 26 "src/poisson_gpu.cu"
 #endif
 // coarse_solve.h -- the cycle schedule and its coarse end: dense inverse, single-block executor
 #ifdef PGPU_SRC_LINES
@@ -10316,7 +10413,7 @@ __global__ void __launch_bounds__(TINY_THREADS, 1)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 26 "src/poisson_gpu.cu"
+#line 27 "src/poisson_gpu.cu"
 #endif
 // multigrid.h -- Multigrid<T>: V / W cycles, FMG, the stop rules of a multigrid solve
 #ifdef PGPU_SRC_LINES
@@ -10355,7 +10452,7 @@ template <class T> class Multigrid {
     bool flip0 = false;
     Reducer *red = nullptr;
     // Level 0's residual, where the pre-smoothing formed it (its last pass,
-    // where beta_resid): the restriction takes it from there.
+    // where route.pre_resid): the restriction takes it from there.
     const T *resid0 = nullptr;
 
     pgpu_status init(Env &env, Hierarchy<T> &h, const pgpu_config &c, Reducer *red);
@@ -10519,26 +10616,30 @@ template <class T> pgpu_status Multigrid<T>::down(int l, bool zero)
     Env &e = *env;
     char *err = e.err;
     Level<T> &L = h->lv[l], &C = h->lv[l + 1];
-    if (e.dist && l < h->dist_levels) { // (dist.h) a slab: its halos, then the global level's rows
-        if (!fresh[l]) PGPU_FORWARD(dist_halo(e, L.g, L.iter()));
-        PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
-        PGPU_FORWARD(dist_halo(e, L.g, L.other()));
-        PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
-        if (l + 1 == h->dist_levels) PGPU_FORWARD(dist_gather(e, C.g, C.f));
-    } else if (L.down.odi) {
-        PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
-        PGPU_FORWARD(L.down.odi_restrict(e, L.other(), C.f));
-    } else if (l == 0 && resid0) {
+    if (l == 0 && resid0) { // (the pre-smoothing formed it: route.pre_resid)
         const T *r = resid0;
         resid0 = nullptr;
         PGPU_FORWARD(L.down.restrict_(e, r, nullptr, C.f));
-    } else if (L.down.rr_fused) {
-        PGPU_FORWARD(L.down.restrict_residual(e, L.iter(), L.f, L.shift, C.f));
-    } else if (L.down.bt_rr && beta_tiled(e, L.g, L.sm, true)) {
-        PGPU_FORWARD(L.down.restrict_beta_residual(e, L.iter(), L.f, L.shift, C.f));
     } else {
-        PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
-        PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
+        switch (L.route.down) {
+        case DownRoute::SLAB: // (dist.h) its halos, then the global level's rows
+            if (!fresh[l]) PGPU_FORWARD(dist_halo(e, L.g, L.iter()));
+            PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
+            PGPU_FORWARD(dist_halo(e, L.g, L.other()));
+            PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
+            if (!C.route.slab) PGPU_FORWARD(dist_gather(e, C.g, C.f));
+            break;
+        case DownRoute::ODI:
+            PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
+            PGPU_FORWARD(L.down.odi_restrict(e, L.other(), C.f));
+            break;
+        case DownRoute::FUSED: PGPU_FORWARD(L.down.restrict_residual(e, L.iter(), L.f, L.shift, C.f)); break;
+        case DownRoute::BETA_RR: PGPU_FORWARD(L.down.restrict_beta_residual(e, L.iter(), L.f, L.shift, C.f)); break;
+        case DownRoute::SPLIT:
+            PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
+            PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
+            break;
+        }
     }
     if (zero) {
         PGPU_CUDA(cudaMemsetAsync(C.u, 0, (size_t)C.elems * sizeof(T), e.st));
@@ -10552,14 +10653,14 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
 {
     Env &e = *env;
     Level<T> &L = h->lv[l];
-    const bool slab = e.dist && l < h->dist_levels; // (dist.h)
+    const bool slab = L.route.slab; // (dist.h)
     bool fr = false;
     if (l == 0 && op != STEP_DOWN) resid0 = nullptr; // (only the step after the pre-smoothing takes it)
     switch (op) {
     case STEP_PRE:
         // (the post-smoothing's first pass reads x and writes u: an odd
         // count ends there)
-        if (!slab && l == 0 && L.x && pre > 0 && post % 2 == 1 && !L.down.odi && beta_resid(e, L.g, L.sm)) {
+        if (l == 0 && L.route.pre_resid && pre > 0 && post % 2 == 1) {
             PGPU_FORWARD(smooth(e, L, false, pre, omega, 0, (const T *)nullptr, true));
             resid0 = L.cur ? L.u : L.t;
             return PGPU_SUCCESS;
@@ -10570,7 +10671,7 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         return PGPU_SUCCESS;
     case STEP_DOWN: return down(l, true);
     case STEP_SOLVE: // one node (the tiny levels hold every other last level): weight 1 solves it
-        if (L.gr.st) return smooth(e, L, false, 1, omega); // (a Galerkin level: in place)
+        if (L.route.smooth == SmoothRoute::GALERKIN) return smooth(e, L, false, 1, omega); // (in place)
         PGPU_FORWARD(jacobi_pass(e, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, T(1)));
         if (l == 0) // a one-node grid's cycle ends where it started (graphs replay no host state)
             return axpby(e, L.g, L.col, T(0), T(1), (const T *)L.other(), T(0), (const T *)nullptr, L.iter());
@@ -10586,13 +10687,12 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         const bool in_place = L.in_x || (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
         const bool sum = measure && l == 0 && red;
         const bool drop = l == 0 && red && h->singular && !e.dist && (sum || centre);
-        if (l == 0 && (flip0 || L.in_x) && !sum && !drop && post > 0 && L.down.bt_pro && !L.down.odi &&
-            beta_tiled(e, L.g, L.sm)) {
+        if (l == 0 && L.route.fold && (flip0 || L.in_x) && !sum && !drop && post > 0) {
             folded = C.iter(); // (the post-smoothing's first pass adds it)
             return PGPU_SUCCESS;
         }
         size_t blocks = 0;
-        if (e.dist && l + 1 < h->dist_levels && !fresh[l + 1]) PGPU_FORWARD(dist_halo(e, C.g, C.iter())); // (dist.h)
+        if (C.route.slab && !fresh[l + 1]) PGPU_FORWARD(dist_halo(e, C.g, C.iter())); // (dist.h)
         if (slab) fresh[l] = 0;
         if (drop) {
             // A singular problem's correction may carry a constant (the
@@ -10677,15 +10777,14 @@ template <class T> pgpu_status Multigrid<T>::cycle(int l, int gamma_top)
         // written by the interpolation.
         PGPU_FORWARD(down(l, false));
         Level<T> &D = lv[l + 2];
-        const int slabs = e.dist ? h->dist_levels : 0; // (dist.h) C's f with its neighbours' planes
-        if (l + 1 < slabs) PGPU_FORWARD(dist_halo(e, C.g, C.f));
+        if (C.route.slab) PGPU_FORWARD(dist_halo(e, C.g, C.f)); // (dist.h) C's f with its neighbours' planes
         PGPU_FORWARD(C.down.restrict_(e, C.f, nullptr, D.f));
-        if (l + 2 == slabs) PGPU_FORWARD(dist_gather(e, D.g, D.f));
+        if (C.route.slab && !D.route.slab) PGPU_FORWARD(dist_gather(e, D.g, D.f));
         PGPU_CUDA(cudaMemsetAsync(D.u, 0, (size_t)D.elems * sizeof(T), e.st));
         D.cur = 0;
         PGPU_FORWARD(cycle(l + 2));
         C.cur = 0;
-        if (l + 2 < slabs) PGPU_FORWARD(dist_halo(e, D.g, D.iter()));
+        if (D.route.slab) PGPU_FORWARD(dist_halo(e, D.g, D.iter()));
         PGPU_FORWARD(C.down.interpolate(e, D.iter(), C.u));
         PGPU_FORWARD(cycle(l + 1));
     } else {
@@ -10719,7 +10818,7 @@ template <class T> pgpu_status Multigrid<T>::fmg_coarse()
     // boundary terms, then adds each coarse level's own held terms
     // (held_terms_kernel).
     char *err = e.err;
-    PGPU_RETURN_IF(e.dist && top < h->dist_levels, PGPU_ERROR_CUDA, "internal: FMG's coarsest level is a slab");
+    PGPU_RETURN_IF(h->lv[top].route.slab, PGPU_ERROR_CUDA, "internal: FMG's coarsest level is a slab");
     for (int l = 1; l <= top; ++l) PGPU_FORWARD(fmg_restrict(l - 1));
     if (held_fmg())
         for (int l = 1; l <= top; ++l) {
@@ -10780,7 +10879,7 @@ template <class T> pgpu_status Multigrid<T>::fmg_restrict(int l)
         PGPU_FORWARD(h->general_rhs(e, F.other(), !held_fmg()));
         return F.down.restrict_(e, F.other(), nullptr, C.f, true);
     }
-    if (!e.dist || l >= h->dist_levels) {
+    if (!F.route.slab) {
         PGPU_FORWARD(F.down.restrict_(e, F.f, gen ? nullptr : F.shift, C.f, true));
         return data ? F.down.restrict_ghosts(e, F.u, C.u, C.t) : PGPU_SUCCESS;
     }
@@ -10791,7 +10890,7 @@ template <class T> pgpu_status Multigrid<T>::fmg_restrict(int l)
     }
     PGPU_FORWARD(dist_halo(e, F.g, f, l == 0 && data));
     PGPU_FORWARD(F.down.restrict_(e, f, F.shift, C.f, true));
-    const bool last = l + 1 == h->dist_levels;
+    const bool last = !C.route.slab;
     if (last) PGPU_FORWARD(dist_gather(e, C.g, C.f));
     if (!data) return PGPU_SUCCESS;
     PGPU_FORWARD(F.down.restrict_ghosts(e, ub, C.u, C.t, 63 & ~dist_faces(*e.dist)));
@@ -10807,7 +10906,7 @@ template <class T> pgpu_status Multigrid<T>::fmg_interpolate(int l)
 {
     Env &e = *env;
     Level<T> &L = h->lv[l], &C = h->lv[l + 1];
-    const bool slab = e.dist && l + 1 < h->dist_levels;
+    const bool slab = C.route.slab;
     Grid<T> g = C.g;
     if (slab) g.dirichlet &= ~dist_faces(*e.dist);
     L.cur = 0;
@@ -10849,7 +10948,7 @@ template <class T> GenCoarse<T> Multigrid<T>::held_pair(int l) const
 template <class T> double Multigrid<T>::global_points(int l) const
 {
     const Level<T> &L = h->lv[l];
-    if (!env->dist || l >= h->dist_levels) return L.npts;
+    if (!L.route.slab) return L.npts;
     const double N = (double)env->dist->lvN[l];
     return env->dist->axis == 2 ? (double)L.g.nx * L.g.ny * N : (double)L.g.nx * N;
 }
@@ -11255,7 +11354,7 @@ static pgpu_status run_multigrid(Env &e, Reducer &red, Hierarchy<T> &h, Multigri
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 27 "src/poisson_gpu.cu"
+#line 28 "src/poisson_gpu.cu"
 #endif
 // stationary.h -- the Jacobi and red-black Gauss-Seidel methods
 #ifdef PGPU_SRC_LINES
@@ -11329,7 +11428,7 @@ static pgpu_status run_stationary(Env &e, Reducer &red, Hierarchy<T> &h, Converg
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 28 "src/poisson_gpu.cu"
+#line 29 "src/poisson_gpu.cu"
 #endif
 // fft_rows.h -- the FFT solver's row-FFT core and the all-periodic rows
 #ifdef PGPU_SRC_LINES
@@ -12002,7 +12101,7 @@ __global__ void __launch_bounds__(LF_T)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 29 "src/poisson_gpu.cu"
+#line 30 "src/poisson_gpu.cu"
 #endif
 // fft_dirichlet.h -- the all-Dirichlet rows: DST-I by our own mixed-radix FFT
 #ifdef PGPU_SRC_LINES
@@ -12683,7 +12782,7 @@ template <class T> size_t dr_smem_bytes(const DrAxis<T> &a)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 30 "src/poisson_gpu.cu"
+#line 31 "src/poisson_gpu.cu"
 #endif
 // fft_fdm.h -- small 2D grids by fast diagonalisation: dense transforms in one launch (a grid barrier or a cluster)
 #ifdef PGPU_SRC_LINES
@@ -13135,7 +13234,7 @@ static void fdm_basis(int lo, int hi, int64_t n, double h, std::vector<double> &
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 31 "src/poisson_gpu.cu"
+#line 32 "src/poisson_gpu.cu"
 #endif
 // fft_cufft.h -- the cuFFT route: per-axis DST / DCT / DFT pre- and post-processing
 #ifdef PGPU_SRC_LINES
@@ -13745,7 +13844,7 @@ __global__ void hcr_pre_kernel(const Lines L, const T *__restrict__ W, typename 
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 32 "src/poisson_gpu.cu"
+#line 33 "src/poisson_gpu.cu"
 #endif
 // fft_lines.h -- line solves of the FFT solver's last axis (Thomas, cyclic reduction)
 #ifdef PGPU_SRC_LINES
@@ -13949,7 +14048,7 @@ __global__ void __launch_bounds__(PCR_MAX) pcr_kernel(const Spectrum<T> sp, int 
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 33 "src/poisson_gpu.cu"
+#line 34 "src/poisson_gpu.cu"
 #endif
 // fft.h -- the FFT direct solver: its plans, routes and FftSolver<T>
 #ifdef PGPU_SRC_LINES
@@ -15102,7 +15201,7 @@ template <class T> pgpu_status FftSolver<T>::run(T *u, const T *f, const T *d_sh
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 34 "src/poisson_gpu.cu"
+#line 35 "src/poisson_gpu.cu"
 #endif
 // graph.h -- replay of fixed launch sequences from CUDA graphs
 #ifdef PGPU_SRC_LINES
@@ -15209,7 +15308,7 @@ class Replay {
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 35 "src/poisson_gpu.cu"
+#line 36 "src/poisson_gpu.cu"
 #endif
 // krylov.h -- CG (classic, pipelined) and BiCGStab
 #ifdef PGPU_SRC_LINES
@@ -16127,7 +16226,7 @@ pgpu_status Krylov<T>::run(T *u, const T *f, const T *shift, Convergence cv, boo
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 36 "src/poisson_gpu.cu"
+#line 37 "src/poisson_gpu.cu"
 #endif
 // dist.h -- several GPUs: halo exchange, all-reductions, the band kernels
 #ifdef PGPU_SRC_LINES
@@ -16480,7 +16579,7 @@ template <class T> static pgpu_status dist_band_pass(Env &env, Level<T> &L, int 
         PGPU_CUDA(cudaMemcpyAsync(fb[1], plane(f, n - 2 * S + 1), own, dd, env.st));
         PGPU_CUDA(ghost(n, ub[1] + (2 * S - 1) * sz));
     }
-    PGPU_FORWARD(smooth(env, L, false, S / 2, omega, flip)); // two iterations: paired where L.sm.paired
+    PGPU_FORWARD(smooth(env, L, false, S / 2, omega, flip)); // two iterations: paired where L.route.paired
     BandArgs<T> a;
     for (int side = 0; side < 2; ++side) {
         const bool has = side ? hi : lo;
@@ -16571,7 +16670,7 @@ template <class T> static pgpu_status dist_gather(Env &env, const Grid<T> &g, T 
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 37 "src/poisson_gpu.cu"
+#line 38 "src/poisson_gpu.cu"
 #endif
 // dist_plan.h -- several GPUs: the slab split of a hierarchy and the local configs
 #ifdef PGPU_SRC_LINES
@@ -16925,7 +17024,7 @@ static pgpu_status dist_configs(const pgpu_config *user, int ranks, int rank, Di
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 38 "src/poisson_gpu.cu"
+#line 39 "src/poisson_gpu.cu"
 #endif
 // dist_fft.h -- several GPUs: the FFT over slabs
 #ifdef PGPU_SRC_LINES
@@ -17507,7 +17606,7 @@ template <class T> pgpu_status FftSolver<T>::run_dist(T *, const T *, const T *)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 39 "src/poisson_gpu.cu"
+#line 40 "src/poisson_gpu.cu"
 #endif
 // handle.h -- the solver behind a handle: create, workspace, one solve
 #ifdef PGPU_SRC_LINES
@@ -18520,7 +18619,7 @@ template <class T> pgpu_status Solver<T>::residual(const void *uv, const void *f
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 40 "src/poisson_gpu.cu"
+#line 41 "src/poisson_gpu.cu"
 #endif
 // validate.h -- the config: validation and defaults, in one place
 #ifdef PGPU_SRC_LINES
@@ -18770,7 +18869,7 @@ static const char *status_text(pgpu_status st)
 
 } // namespace pgpu
 #ifdef PGPU_SRC_LINES
-#line 41 "src/poisson_gpu.cu"
+#line 42 "src/poisson_gpu.cu"
 #endif
 // api.h -- the C API
 #ifdef PGPU_SRC_LINES
@@ -19209,5 +19308,5 @@ const char *pgpu_last_error(const pgpu_solver *s) { return s ? s->impl->env.err 
 
 } // extern "C"
 #ifdef PGPU_SRC_LINES
-#line 42 "src/poisson_gpu.cu"
+#line 43 "src/poisson_gpu.cu"
 #endif

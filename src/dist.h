@@ -347,7 +347,7 @@ template <class T> static pgpu_status dist_band_pass(Env &env, Level<T> &L, int 
         PGPU_CUDA(cudaMemcpyAsync(fb[1], plane(f, n - 2 * S + 1), own, dd, env.st));
         PGPU_CUDA(ghost(n, ub[1] + (2 * S - 1) * sz));
     }
-    PGPU_FORWARD(smooth(env, L, false, S / 2, omega, flip)); // two iterations: paired where L.sm.paired
+    PGPU_FORWARD(smooth(env, L, false, S / 2, omega, flip)); // two iterations: paired where L.route.paired
     BandArgs<T> a;
     for (int side = 0; side < 2; ++side) {
         const bool has = side ? hi : lo;

@@ -248,6 +248,7 @@ template <class T> bool Hierarchy<T>::general_apply(Env &env)
                              : GalRows<T>{};
     }
     singular = singular_box && !gen.mask;
+    route(env);
     return changed;
 }
 

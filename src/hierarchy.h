@@ -1,7 +1,6 @@
-// hierarchy.h -- the levels of a multigrid solve: Level<T>, the ghost frame, Hierarchy<T>
+// hierarchy.h -- the levels of a multigrid solve: the ghost frame, Hierarchy<T>
 #pragma once
-#include "smooth.h"
-#include "interpolate.h"
+#include "level.h"
 #include "regions.h"
 
 namespace pgpu {
@@ -46,27 +45,6 @@ static bool build_hierarchy(const Axis fine[3], std::vector<HostLevel> &levels)
     }
     return false;
 }
-
-template <class T> struct Level {
-    Grid<T> g{};
-    T *u = nullptr, *t = nullptr, *f = nullptr; // iterate, second iterate (and residuals), right-hand side
-    // Level 0 where its cycles form the residual in the pre-smoothing
-    // (beta_resid): a third iterate x, which that pass writes (its residual
-    // goes to the other array) and the next pass reads, writing u.
-    T *x = nullptr;
-    bool in_x = false;        // x holds the iterate
-    const T *shift = nullptr; // subtracted from f: the mean of a singular user problem (level 0 only)
-    int cur = 0;              // which of u (0) / t (1) holds the iterate (where !in_x)
-    int64_t elems = 0;        // array length, ghosts included
-    double npts = 0;
-    ColLaunch col{}, walk{};  // column and walk launches over the level
-    ColLaunch rwalk{};        // ... for walks that reduce, and every Krylov walk (reduce_walk_launch)
-    SmoothPlan sm{};
-    Transfer<T> down{};       // to the next coarser level (unused on the coarsest)
-    GalRows<T> gr{};          // a Galerkin level's rows (gr.st NULL: the level's own 7-point form)
-    T *iter() const { return in_x ? x : cur ? t : u; }
-    T *other() const { return in_x || cur ? u : t; }
-};
 
 // (dist.h) `iters` smoothing iterations of slab level l (red-black: two per
 // exchange where the level has bands, else one, the halo exchanged before
@@ -144,90 +122,6 @@ static pgpu_status frame(Env &env, const Grid<T> &g, const T *src, T *dst0, T *d
     return PGPU_SUCCESS;
 }
 
-// ---- smoothing a level ----
-// `iters` iterations of the smoother (Jacobi, or red-black with the colour
-// order `flip`) from the level's iterate, ping-ponging between u and t:
-// two red-black iterations per pass where the plan pairs them.  fold: the
-// next coarser level's correction, added to the iterate by the first pass
-// (red-black, where L.down.bt_pro).  resid: the last pass (red-black, where
-// beta_resid) writes the iterate into L.x and its residual into the other
-// array; a pass from x writes u.
-template <class T>
-static pgpu_status smooth(Env &env, Level<T> &L, bool jacobi, int iters, T omega, int flip = 0,
-                          const T *fold = nullptr, bool resid = false)
-{
-    if (L.gr.st) { // a Galerkin level: Gauss-Seidel by colours, in place (colour order reversed by flip)
-        char *err = env.err;
-        if (L.npts <= GAL_BLOCK_NODES) { // (a small one in one block)
-            if (iters > 0)
-                gal_colours_block_kernel<T><<<1, GAL_BLOCK_THREADS, 0, env.st>>>(L.g, L.gr, L.iter(), (const T *)L.f,
-                                                                                 iters, flip);
-            PGPU_LAUNCHED();
-            return PGPU_SUCCESS;
-        }
-        const int nc = L.g.is3d ? 8 : 4;
-        for (int s = 0; s < iters; ++s)
-            for (int c = 0; c < nc; ++c) {
-                const int colour = flip ? nc - 1 - c : c;
-                if ((colour & 1) >= L.g.nx || (colour >> 1 & 1) >= L.g.ny || (colour >> 2 & 1) >= L.g.nz)
-                    continue; // (no node of that colour)
-                launch(gal_colour_launch(L.g, colour), 0, env.st, gal_colour_kernel<T>, L.g, L.gr, L.iter(),
-                       (const T *)L.f, colour);
-                PGPU_LAUNCHED();
-            }
-        return PGPU_SUCCESS;
-    }
-    for (int s = 0; s < iters;) {
-        const int n = !jacobi && !(s == 0 && fold) && !resid && L.sm.paired && iters - s >= 2 ? 2 : 1;
-        if (resid && s + n == iters) {
-            PGPU_FORWARD(rb_pass_resid(env, L.g, L.sm, L.iter(), L.x, L.other(), L.f, L.shift, omega, flip));
-            L.in_x = true;
-            s += n;
-            continue;
-        }
-        if (s == 0 && fold)
-            PGPU_FORWARD(rb_pass_folded(env, L.g, L.sm, L.down.cg, L.down.w2, fold, L.iter(), L.other(), L.f,
-                                        L.shift, omega, flip));
-        else if (jacobi) PGPU_FORWARD(jacobi_pass(env, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, omega));
-        else PGPU_FORWARD(rb_pass(env, L.g, L.sm, n, L.iter(), L.other(), L.f, L.shift, omega, flip));
-        L.cur = L.in_x ? 0 : L.cur ^ 1;
-        L.in_x = false;
-        s += n;
-    }
-    return PGPU_SUCCESS;
-}
-
-// Passes over the arrays that smooth() makes for `iters` iterations.
-template <class T> static int smooth_passes(const Level<T> &L, bool jacobi, int iters)
-{
-    if (L.gr.st) return 0;
-    return !jacobi && L.sm.paired ? iters / 2 + iters % 2 : iters;
-}
-
-// r = f - shift - A u on a level (stored in the layout of u; a large level
-// 0 of beta alone by beta_tile_kernel's RES walk, see beta_tiled).
-template <class T> static pgpu_status residual(Env &env, const Level<T> &L, const T *u, T *r)
-{
-    char *err = env.err;
-    if (L.gr.st) {
-        launch(L.walk, 0, env.st, gal_residual_kernel<T>, L.g, L.gr, u, (const T *)L.f, r);
-        PGPU_LAUNCHED();
-        return PGPU_SUCCESS;
-    }
-    if (beta_tiled(env, L.g, L.sm, true)) {
-        launch(L.sm.bt, BetaTile<T>::SMEM, env.st, beta_tile_kernel<T, true, false>, L.g, u, r, (const T *)L.f, L.shift,
-               T(0), 0, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{}, (T *)nullptr);
-        PGPU_LAUNCHED();
-        return PGPU_SUCCESS;
-    }
-    walk_masked(L.g, [&](auto mk) {
-        launch(L.walk, 0, env.st, residual_kernel<T, true, false, T, decltype(mk)::value>, L.g, u, (const T *)L.f, L.shift, r,
-               (double *)nullptr);
-    });
-    PGPU_LAUNCHED();
-    return PGPU_SUCCESS;
-}
-
 // ---- building the levels ----
 template <class T> class Hierarchy {
   public:
@@ -254,6 +148,14 @@ template <class T> class Hierarchy {
     pgpu_status general_alloc(Env &env, bool mask, bool beta);
     pgpu_status general_build(Env &env);
     bool general_apply(Env &env);
+    // Every level's route (level.h), from its form, plan and transfer: after
+    // build and general_apply, and wherever those change.
+    void route(const Env &env)
+    {
+        const int nl = (int)lv.size();
+        for (int l = 0; l < nl; ++l)
+            lv[l].route = route_level(env, lv[l], l, env.dist && l < dist_levels, l + 1 == nl);
+    }
     pgpu_status general_rhs(Env &env, T *out, bool held = true);
     // (general_levels.h) the Galerkin levels' arrays, where beta jumps; their
     // operators R A P, after the coarse build.
@@ -572,6 +474,7 @@ pgpu_status Hierarchy<T>::build(Env &env, const pgpu_config &c, bool multigrid, 
         fast_box[l] = lv[l].g.fast;
         rr_box[l] = lv[l].down.rr_fused;
     }
+    route(env);
     return PGPU_SUCCESS;
 }
 

@@ -33,7 +33,7 @@ template <class T> class Multigrid {
     bool flip0 = false;
     Reducer *red = nullptr;
     // Level 0's residual, where the pre-smoothing formed it (its last pass,
-    // where beta_resid): the restriction takes it from there.
+    // where route.pre_resid): the restriction takes it from there.
     const T *resid0 = nullptr;
 
     pgpu_status init(Env &env, Hierarchy<T> &h, const pgpu_config &c, Reducer *red);
@@ -197,26 +197,30 @@ template <class T> pgpu_status Multigrid<T>::down(int l, bool zero)
     Env &e = *env;
     char *err = e.err;
     Level<T> &L = h->lv[l], &C = h->lv[l + 1];
-    if (e.dist && l < h->dist_levels) { // (dist.h) a slab: its halos, then the global level's rows
-        if (!fresh[l]) PGPU_FORWARD(dist_halo(e, L.g, L.iter()));
-        PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
-        PGPU_FORWARD(dist_halo(e, L.g, L.other()));
-        PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
-        if (l + 1 == h->dist_levels) PGPU_FORWARD(dist_gather(e, C.g, C.f));
-    } else if (L.down.odi) {
-        PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
-        PGPU_FORWARD(L.down.odi_restrict(e, L.other(), C.f));
-    } else if (l == 0 && resid0) {
+    if (l == 0 && resid0) { // (the pre-smoothing formed it: route.pre_resid)
         const T *r = resid0;
         resid0 = nullptr;
         PGPU_FORWARD(L.down.restrict_(e, r, nullptr, C.f));
-    } else if (L.down.rr_fused) {
-        PGPU_FORWARD(L.down.restrict_residual(e, L.iter(), L.f, L.shift, C.f));
-    } else if (L.down.bt_rr && beta_tiled(e, L.g, L.sm, true)) {
-        PGPU_FORWARD(L.down.restrict_beta_residual(e, L.iter(), L.f, L.shift, C.f));
     } else {
-        PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
-        PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
+        switch (L.route.down) {
+        case DownRoute::SLAB: // (dist.h) its halos, then the global level's rows
+            if (!fresh[l]) PGPU_FORWARD(dist_halo(e, L.g, L.iter()));
+            PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
+            PGPU_FORWARD(dist_halo(e, L.g, L.other()));
+            PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
+            if (!C.route.slab) PGPU_FORWARD(dist_gather(e, C.g, C.f));
+            break;
+        case DownRoute::ODI:
+            PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
+            PGPU_FORWARD(L.down.odi_restrict(e, L.other(), C.f));
+            break;
+        case DownRoute::FUSED: PGPU_FORWARD(L.down.restrict_residual(e, L.iter(), L.f, L.shift, C.f)); break;
+        case DownRoute::BETA_RR: PGPU_FORWARD(L.down.restrict_beta_residual(e, L.iter(), L.f, L.shift, C.f)); break;
+        case DownRoute::SPLIT:
+            PGPU_FORWARD(residual(e, L, L.iter(), L.other()));
+            PGPU_FORWARD(L.down.restrict_(e, L.other(), nullptr, C.f));
+            break;
+        }
     }
     if (zero) {
         PGPU_CUDA(cudaMemsetAsync(C.u, 0, (size_t)C.elems * sizeof(T), e.st));
@@ -230,14 +234,14 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
 {
     Env &e = *env;
     Level<T> &L = h->lv[l];
-    const bool slab = e.dist && l < h->dist_levels; // (dist.h)
+    const bool slab = L.route.slab; // (dist.h)
     bool fr = false;
     if (l == 0 && op != STEP_DOWN) resid0 = nullptr; // (only the step after the pre-smoothing takes it)
     switch (op) {
     case STEP_PRE:
         // (the post-smoothing's first pass reads x and writes u: an odd
         // count ends there)
-        if (!slab && l == 0 && L.x && pre > 0 && post % 2 == 1 && !L.down.odi && beta_resid(e, L.g, L.sm)) {
+        if (l == 0 && L.route.pre_resid && pre > 0 && post % 2 == 1) {
             PGPU_FORWARD(smooth(e, L, false, pre, omega, 0, (const T *)nullptr, true));
             resid0 = L.cur ? L.u : L.t;
             return PGPU_SUCCESS;
@@ -248,7 +252,7 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         return PGPU_SUCCESS;
     case STEP_DOWN: return down(l, true);
     case STEP_SOLVE: // one node (the tiny levels hold every other last level): weight 1 solves it
-        if (L.gr.st) return smooth(e, L, false, 1, omega); // (a Galerkin level: in place)
+        if (L.route.smooth == SmoothRoute::GALERKIN) return smooth(e, L, false, 1, omega); // (in place)
         PGPU_FORWARD(jacobi_pass(e, L.g, L.sm, L.iter(), L.other(), L.f, L.shift, T(1)));
         if (l == 0) // a one-node grid's cycle ends where it started (graphs replay no host state)
             return axpby(e, L.g, L.col, T(0), T(1), (const T *)L.other(), T(0), (const T *)nullptr, L.iter());
@@ -264,13 +268,12 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
         const bool in_place = L.in_x || (smooth_passes(L, false, pre) + smooth_passes(L, false, post)) % 2 == 0;
         const bool sum = measure && l == 0 && red;
         const bool drop = l == 0 && red && h->singular && !e.dist && (sum || centre);
-        if (l == 0 && (flip0 || L.in_x) && !sum && !drop && post > 0 && L.down.bt_pro && !L.down.odi &&
-            beta_tiled(e, L.g, L.sm)) {
+        if (l == 0 && L.route.fold && (flip0 || L.in_x) && !sum && !drop && post > 0) {
             folded = C.iter(); // (the post-smoothing's first pass adds it)
             return PGPU_SUCCESS;
         }
         size_t blocks = 0;
-        if (e.dist && l + 1 < h->dist_levels && !fresh[l + 1]) PGPU_FORWARD(dist_halo(e, C.g, C.iter())); // (dist.h)
+        if (C.route.slab && !fresh[l + 1]) PGPU_FORWARD(dist_halo(e, C.g, C.iter())); // (dist.h)
         if (slab) fresh[l] = 0;
         if (drop) {
             // A singular problem's correction may carry a constant (the
@@ -355,15 +358,14 @@ template <class T> pgpu_status Multigrid<T>::cycle(int l, int gamma_top)
         // written by the interpolation.
         PGPU_FORWARD(down(l, false));
         Level<T> &D = lv[l + 2];
-        const int slabs = e.dist ? h->dist_levels : 0; // (dist.h) C's f with its neighbours' planes
-        if (l + 1 < slabs) PGPU_FORWARD(dist_halo(e, C.g, C.f));
+        if (C.route.slab) PGPU_FORWARD(dist_halo(e, C.g, C.f)); // (dist.h) C's f with its neighbours' planes
         PGPU_FORWARD(C.down.restrict_(e, C.f, nullptr, D.f));
-        if (l + 2 == slabs) PGPU_FORWARD(dist_gather(e, D.g, D.f));
+        if (C.route.slab && !D.route.slab) PGPU_FORWARD(dist_gather(e, D.g, D.f));
         PGPU_CUDA(cudaMemsetAsync(D.u, 0, (size_t)D.elems * sizeof(T), e.st));
         D.cur = 0;
         PGPU_FORWARD(cycle(l + 2));
         C.cur = 0;
-        if (l + 2 < slabs) PGPU_FORWARD(dist_halo(e, D.g, D.iter()));
+        if (D.route.slab) PGPU_FORWARD(dist_halo(e, D.g, D.iter()));
         PGPU_FORWARD(C.down.interpolate(e, D.iter(), C.u));
         PGPU_FORWARD(cycle(l + 1));
     } else {
@@ -397,7 +399,7 @@ template <class T> pgpu_status Multigrid<T>::fmg_coarse()
     // boundary terms, then adds each coarse level's own held terms
     // (held_terms_kernel).
     char *err = e.err;
-    PGPU_RETURN_IF(e.dist && top < h->dist_levels, PGPU_ERROR_CUDA, "internal: FMG's coarsest level is a slab");
+    PGPU_RETURN_IF(h->lv[top].route.slab, PGPU_ERROR_CUDA, "internal: FMG's coarsest level is a slab");
     for (int l = 1; l <= top; ++l) PGPU_FORWARD(fmg_restrict(l - 1));
     if (held_fmg())
         for (int l = 1; l <= top; ++l) {
@@ -458,7 +460,7 @@ template <class T> pgpu_status Multigrid<T>::fmg_restrict(int l)
         PGPU_FORWARD(h->general_rhs(e, F.other(), !held_fmg()));
         return F.down.restrict_(e, F.other(), nullptr, C.f, true);
     }
-    if (!e.dist || l >= h->dist_levels) {
+    if (!F.route.slab) {
         PGPU_FORWARD(F.down.restrict_(e, F.f, gen ? nullptr : F.shift, C.f, true));
         return data ? F.down.restrict_ghosts(e, F.u, C.u, C.t) : PGPU_SUCCESS;
     }
@@ -469,7 +471,7 @@ template <class T> pgpu_status Multigrid<T>::fmg_restrict(int l)
     }
     PGPU_FORWARD(dist_halo(e, F.g, f, l == 0 && data));
     PGPU_FORWARD(F.down.restrict_(e, f, F.shift, C.f, true));
-    const bool last = l + 1 == h->dist_levels;
+    const bool last = !C.route.slab;
     if (last) PGPU_FORWARD(dist_gather(e, C.g, C.f));
     if (!data) return PGPU_SUCCESS;
     PGPU_FORWARD(F.down.restrict_ghosts(e, ub, C.u, C.t, 63 & ~dist_faces(*e.dist)));
@@ -485,7 +487,7 @@ template <class T> pgpu_status Multigrid<T>::fmg_interpolate(int l)
 {
     Env &e = *env;
     Level<T> &L = h->lv[l], &C = h->lv[l + 1];
-    const bool slab = e.dist && l + 1 < h->dist_levels;
+    const bool slab = C.route.slab;
     Grid<T> g = C.g;
     if (slab) g.dirichlet &= ~dist_faces(*e.dist);
     L.cur = 0;
@@ -527,7 +529,7 @@ template <class T> GenCoarse<T> Multigrid<T>::held_pair(int l) const
 template <class T> double Multigrid<T>::global_points(int l) const
 {
     const Level<T> &L = h->lv[l];
-    if (!env->dist || l >= h->dist_levels) return L.npts;
+    if (!L.route.slab) return L.npts;
     const double N = (double)env->dist->lvN[l];
     return env->dist->axis == 2 ? (double)L.g.nx * L.g.ny * N : (double)L.g.nx * N;
 }

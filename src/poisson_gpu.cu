@@ -21,7 +21,8 @@
 #include "general.h"        // masks and beta: tables, check, face fractions
 #include "general_coarse.h" // masks and beta: the coarse levels' data
 #include "regions.h"        // fluid regions, singular projection; General<T>
-#include "hierarchy.h"      // Level<T>, the ghost frame, Hierarchy<T>
+#include "level.h"          // Level<T>: its route (the kernels that serve it), its verbs
+#include "hierarchy.h"      // the ghost frame, Hierarchy<T>
 #include "general_levels.h" // the general form on every level
 #include "coarse_solve.h"   // schedule, dense inverse, single-block executor
 #include "multigrid.h"      // Multigrid<T>: cycles, FMG, stop rules

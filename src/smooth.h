@@ -6,10 +6,19 @@
 
 namespace pgpu {
 
-// How a level is smoothed: which red-black kernel and the launch shapes.
+// The red-black kernel a level takes (level.h's route_level chooses it).
+enum class SmoothRoute : uint8_t {
+    PLAIN,   // rbgs_kernel: any level
+    TILE,    // rbgs_tile_kernel on a uniform 3D level (two iterations a pass where paired)
+    TILE_FR, // ... with face fractions (a mask's or beta's levels): one iteration a pass
+    BETA,    // beta_tile_kernel: beta alone, faces from 1 / beta (g.bw) or from the fractions
+    GALERKIN // a Galerkin level (odi.h): colour by colour, in place
+};
+
+// What a level's size and form allow its smoothers, and their launch shapes.
 struct SmoothPlan {
-    bool tile = false;   // red-black through rbgs_tile_kernel
-    bool paired = false; // ... two iterations per pass where a smoothing asks for two or more
+    bool tile = false;   // the tiled red-black kernels may serve the level
+    bool paired = false; // ... rbgs_tile_kernel with two iterations a pass
     bool large = false;  // 2^22 points or more (PAIRED_MIN; also beta_tiled's from 1 / beta)
     bool mid = false;    // BETA_FR_MIN points or more (beta_tiled's from the fractions)
     ColLaunch rb, rbt, rbt2, sweep, bt, bts; // bt: beta_tile_kernel's (where beta_tiled); bts: its RS
@@ -131,32 +140,39 @@ static pgpu_status jacobi_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, 
     return PGPU_SUCCESS;
 }
 
-// One pass of `iters` red-black iterations src -> dst (iters 2 only where
-// p.paired), first colour flipped by `flip`.
+// One pass of `iters` red-black iterations src -> dst by route r (iters 2
+// only where the level's route pairs them), first colour flipped by `flip`.
 template <class T>
-static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, int iters, const T *src, T *dst,
-                           const T *f, const T *shift, T w, int flip)
+static pgpu_status rb_pass(Env &env, const Grid<T> &g, const SmoothPlan &p, SmoothRoute r, int iters, const T *src,
+                           T *dst, const T *f, const T *shift, T w, int flip)
 {
     char *err = env.err;
-    if (beta_tiled(env, g, p))
+    switch (r) {
+    case SmoothRoute::BETA:
         launch(p.bt, BetaTile<T>::SMEM, env.st,
                g.bw ? beta_tile_kernel<T, false, false> : beta_tile_kernel<T, false, true>, g, src, dst, f, shift, w,
                flip, Grid<T>{}, Xfer<T>{}, (const T *)nullptr, Windows<T>{}, (T *)nullptr);
-    else if (p.tile && g.fx && g.mk)
-        launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, true, true>, g, src, dst, f, shift, w, flip);
-    else if (p.tile && g.fx)
-        launch(p.rbt, frac_smem_bytes<T>(), env.st, rbgs_tile_kernel<T, 1, false, true>, g, src, dst, f, shift, w, flip);
-    else if (iters == 2 && g.mk)
-        launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, true>, g, src, dst, f, shift, w, flip);
-    else if (iters == 2) launch(p.rbt2, 0, env.st, rbgs_tile_kernel<T, 2, false>, g, src, dst, f, shift, w, flip);
-    else if (p.tile && g.mk) launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1, true>, g, src, dst, f, shift, w, flip);
-    else if (p.tile) launch(p.rbt, 0, env.st, rbgs_tile_kernel<T, 1, false>, g, src, dst, f, shift, w, flip);
-    else launch(p.rb, rbgs_smem_bytes<T>(), env.st, rbgs_kernel<T>, g, src, dst, f, shift, w, flip);
+        break;
+    case SmoothRoute::TILE_FR:
+        launch(p.rbt, frac_smem_bytes<T>(), env.st,
+               g.mk ? rbgs_tile_kernel<T, 1, true, true> : rbgs_tile_kernel<T, 1, false, true>, g, src, dst, f, shift,
+               w, flip);
+        break;
+    case SmoothRoute::TILE:
+        if (iters == 2)
+            launch(p.rbt2, 0, env.st, g.mk ? rbgs_tile_kernel<T, 2, true> : rbgs_tile_kernel<T, 2, false>, g, src,
+                   dst, f, shift, w, flip);
+        else
+            launch(p.rbt, 0, env.st, g.mk ? rbgs_tile_kernel<T, 1, true> : rbgs_tile_kernel<T, 1, false>, g, src,
+                   dst, f, shift, w, flip);
+        break;
+    default: launch(p.rb, rbgs_smem_bytes<T>(), env.st, rbgs_kernel<T>, g, src, dst, f, shift, w, flip);
+    }
     PGPU_LAUNCHED();
     return PGPU_SUCCESS;
 }
 
-// One red-black pass (src + P e) -> dst on a beta_tiled level: the coarse
+// One red-black pass (src + P e) -> dst on a level routed BETA: the coarse
 // correction e of level cg (taps w2) folded in (beta_tile_kernel's PRO,
 // where Transfer::bt_pro).
 template <class T>
@@ -177,7 +193,7 @@ static pgpu_status rb_pass_folded(Env &env, const Grid<T> &g, const SmoothPlan &
     }
 }
 
-// One red-black pass src -> dst on a level where beta_resid, its residual
+// One red-black pass src -> dst on a level where route.pre_resid, its residual
 // f - shift - A dst stored into r as well.
 template <class T>
 static pgpu_status rb_pass_resid(Env &env, const Grid<T> &g, const SmoothPlan &p, const T *src, T *dst, T *r,

@@ -10,8 +10,8 @@
  * kernel; the library promises one summation order (results bit for bit
  * whichever route a level takes), so each is compared bit for bit, at every
  * interior point, on random u (ghosts included) and f:
- *  - residual(): beta_tile_kernel's RES walk where the level is beta_tiled
- *    for its residual (level 0 of beta alone), else the walk itself;
+ *  - residual(): beta_tile_kernel's RES walk where the level's route says
+ *    so (ResidRoute::BETA: level 0 of beta alone), else the walk itself;
  *  - the restriction through restrict_tile_kernel against restrict_kernel;
  *  - restrict_residual_kernel (double, the box's uniform levels);
  *  - beta_tile_kernel's RR walk (float, level 0 of beta alone);
@@ -19,7 +19,8 @@
  *    residual it stores beside its result, against the walk's residual of
  *    that result.
  * The beta routes are switched on through the smoothing plan on grids
- * smaller than the library takes them from (SmoothPlan::large, mid).  The
+ * smaller than the library takes them from (SmoothPlan::large, mid), then
+ * the levels routed again (Hierarchy::route).  The
  * cases: boxes with every face type, a solid sphere, smooth beta and a
  * two-phase beta of ratio 10 (larger jumps take Galerkin levels, whose rows
  * are their own: test_odi), 2D and 3D, float and double; a route none of
@@ -168,6 +169,7 @@ template <class T> static void run_case(const route_case *rc)
             L.sm.large = true;
             L.sm.mid = true;
         }
+        h.route(e);
         for (size_t l = 0; l + 1 < h.lv.size(); ++l) {
             Level<T> &L = h.lv[l], &C = h.lv[l + 1];
             if (L.gr.st || L.down.odi) continue; // (a Galerkin pair: its own rows, test_odi)
@@ -181,8 +183,8 @@ template <class T> static void run_case(const route_case *rc)
             if (!r1 || !r2 || !x || !c1 || !c2) break;
             const int li = (int)l;
             walk_residual(e, L, u, f, r1);
-            // residual(): the RES walk where beta_tiled
-            if (beta_tiled(e, L.g, L.sm, true)) {
+            // residual(): the RES walk where the level's route says so
+            if (L.route.resid == ResidRoute::BETA) {
                 ++seen[pi][R_RES];
                 CHECK(residual(e, L, u, r2) == PGPU_SUCCESS, "%s: residual(): %s", what, e.err);
                 compare(L.g, L.elems, r1, r2, what, li, route_name[R_RES]);
@@ -198,18 +200,20 @@ template <class T> static void run_case(const route_case *rc)
                 compare(C.g, C.elems, c1, c2, what, li, route_name[R_TILED]);
             }
             CHECK(L.down.restrict_(e, r1, nullptr, c1) == PGPU_SUCCESS, "%s: %s", what, e.err);
-            if (L.down.rr_fused) {
+            if (L.route.down == DownRoute::FUSED) {
                 ++seen[pi][R_FUSED];
                 poison(c2, C.elems);
                 CHECK(L.down.restrict_residual(e, u, f, L.shift, c2) == PGPU_SUCCESS, "%s: %s", what, e.err);
                 compare(C.g, C.elems, c1, c2, what, li, route_name[R_FUSED]);
             }
-            if (L.down.bt_rr && beta_tiled(e, L.g, L.sm, true)) {
+            if (L.route.down == DownRoute::BETA_RR) {
                 ++seen[pi][R_BETA_RR];
                 poison(c2, C.elems);
                 CHECK(L.down.restrict_beta_residual(e, u, f, L.shift, c2) == PGPU_SUCCESS, "%s: %s", what, e.err);
                 compare(C.g, C.elems, c1, c2, what, li, route_name[R_BETA_RR]);
             }
+            // (the pass, where level 0 allows it: route.pre_resid also asks for
+            // the third iterate, which these small grids do not allocate)
             if (l == 0 && beta_resid(e, L.g, L.sm)) {
                 ++seen[pi][R_BETA_RS];
                 poison(r2, L.elems);

@@ -29,14 +29,17 @@
 
 namespace wb_mg_smoother {
 
-/* Pairs every level that allows it; *ctx counts them. */
+/* Pairs every level that allows it (its plan, then the routes again);
+ * *ctx counts them. */
 template <class T> static void pair_all(pgpu_solver *s, void *ctx)
 {
-    for (pgpu::Level<T> &L : pgpu::solver_of<T>(s)->h.lv)
+    pgpu::Solver<T> *sol = pgpu::solver_of<T>(s);
+    for (pgpu::Level<T> &L : sol->h.lv)
         if (L.sm.tile) {
             L.sm.paired = true;
             ++*(int *)ctx;
         }
+    sol->h.route(sol->env);
 }
 
 typedef struct smooth_case {
@@ -142,11 +145,17 @@ static void check_multigrid(const smooth_case *c, unsigned method, unsigned prec
 template <class T> static int frac_to_general(pgpu_solver *s)
 {
     int n = 0;
-    for (pgpu::Level<T> &L : pgpu::solver_of<T>(s)->h.lv)
+    pgpu::Solver<T> *sol = pgpu::solver_of<T>(s);
+    for (pgpu::Level<T> &L : sol->h.lv)
         if (L.sm.tile && L.g.fx) {
             L.sm.tile = false;
             ++n;
         }
+    sol->h.route(sol->env);
+    for (const pgpu::Level<T> &L : sol->h.lv)
+        CHECK(L.g.fx == nullptr || L.route.smooth == pgpu::SmoothRoute::PLAIN ||
+                  L.route.smooth == pgpu::SmoothRoute::GALERKIN,
+              "a level with fractions still routed to a tiled smoother");
     return n;
 }
 
@@ -238,9 +247,9 @@ template <class T> static void check_choice(unsigned method)
         const bool want = c == 0; /* 2^22 points, uniform, no periodic axis */
         int below = 0;
         for (size_t l = 1; l < lv.size(); ++l)
-            below += lv[l].sm.paired;
-        CHECK(lv[0].sm.paired == want && below == 0, "%s: level 0 paired %d (expected %d), levels below paired: %d",
-              what, (int)lv[0].sm.paired, (int)want, below);
+            below += lv[l].route.paired;
+        CHECK(lv[0].route.paired == want && below == 0, "%s: level 0 paired %d (expected %d), levels below paired: %d",
+              what, (int)lv[0].route.paired, (int)want, below);
         pgpu_destroy(s);
     }
 }
