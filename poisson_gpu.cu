@@ -9084,13 +9084,18 @@ template <class T> struct General {
 
 namespace pgpu {
 
-// Which kernels serve a level, chosen once where the level's form is set
-// (route_level, called by Hierarchy::route after build and general_apply).
-// The verbs below (smooth, residual) and the cycle's step down
-// (Multigrid::down) read the route and test nothing else; the eligibility
-// tests (smooth.h's beta_tiled, beta_resid; Transfer's flags) are asked
-// here alone.  Within a route the level's data pick the instance: masked or
-// not (g.mk), faces from 1 / beta or from the fractions (g.bw).
+// Which kernels serve a level's cycle steps, chosen once where the level's
+// form is set (route_level, called by Hierarchy::route after build and
+// general_apply): its smoother, its residual, the step down (residual and
+// restriction), the step up (the coarse correction) and the folds between
+// them.  The verbs below (smooth, residual) and Multigrid's steps read the
+// route and test no eligibility themselves (smooth.h's beta_tiled and
+// beta_resid, Transfer's rr_fused, bt_rr, bt_pro, pl_tile, odi).  Within a
+// route the level's data pick the instance: masked or not (g.mk), faces
+// from 1 / beta or from the fractions (g.bw), and the column walk's form
+// (walk_masked, from Grid::fast / frfast).  Not routed: FMG's
+// interpolation and restriction of the data (Transfer::fi_tile, rs_tile,
+// chosen inside Transfer), and the one-node solve (jacobi_pass).
 enum class ResidRoute : uint8_t {
     WALK,    // residual_kernel's column walk
     BETA,    // beta_tile_kernel's RES walk
@@ -9104,10 +9109,17 @@ enum class DownRoute : uint8_t {
     ODI,     // the residual, then the operator-dependent restriction (odi.h)
     SLAB     // a slab of several GPUs (dist.h): halos, the residual, the restriction, the gather
 };
+// The coarse correction added back, out = in + P e.
+enum class UpRoute : uint8_t {
+    DIRECT, // interp_kernel
+    TILED,  // interp_tile_kernel (Transfer::pl_tile)
+    ODI     // the operator-dependent prolongation (odi.h)
+};
 struct LevelRoute {
     SmoothRoute smooth = SmoothRoute::PLAIN;
     ResidRoute resid = ResidRoute::WALK;
-    DownRoute down = DownRoute::SPLIT; // (the coarsest level: unused)
+    DownRoute down = DownRoute::SPLIT; // (the coarsest level: unused, and up)
+    UpRoute up = UpRoute::DIRECT;
     bool paired = false;    // TILE: two red-black iterations a pass where a smoothing asks for two or more
     bool pre_resid = false; // level 0 (BETA, its x allocated): a pre-smoothing's last pass may form the residual
     bool fold = false;      // level 0 (BETA): a post-smoothing's first pass may add the coarse correction
@@ -9162,6 +9174,7 @@ template <class T> static LevelRoute route_level(const Env &env, const Level<T> 
              : x.rr_fused                                ? DownRoute::FUSED
              : x.bt_rr && r.resid == ResidRoute::BETA    ? DownRoute::BETA_RR
                                                          : DownRoute::SPLIT;
+    r.up = x.odi ? UpRoute::ODI : x.pl_tile ? UpRoute::TILED : UpRoute::DIRECT;
     r.pre_resid = l == 0 && !slab && L.x && !x.odi && beta_resid(env, g, p);
     r.fold = l == 0 && !slab && x.bt_pro && !x.odi && r.smooth == SmoothRoute::BETA;
     return r;
@@ -10592,7 +10605,7 @@ template <class T> pgpu_status Multigrid<T>::refresh(bool general)
 {
     gen = general;
     odi = false;
-    for (const Level<T> &L : h->lv) odi = odi || L.down.odi;
+    for (const Level<T> &L : h->lv) odi = odi || L.route.up == UpRoute::ODI;
     sched = sched_form[gen ? 1 : 0];
     dsched = dsched_form[gen ? 1 : 0];
     return d_tiny ? env->put(tiny_table(), d_tiny) : PGPU_SUCCESS;
@@ -10704,11 +10717,12 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
             PGPU_FORWARD(subtract_mean(e, *red, C.g, C.col, C.iter(), C.npts));
         }
         T *out = in_place ? L.iter() : L.other();
-        if (L.down.odi)
+        if (L.route.up == UpRoute::ODI)
             PGPU_FORWARD(L.down.odi_prolong(e, C.iter(), L.iter(), out, sum ? red->d_part : nullptr, &blocks));
         else
-            PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), out, Transfer<T>::AUTO, sum ? red->d_part : nullptr,
-                                        &blocks));
+            PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), out,
+                                        L.route.up == UpRoute::TILED ? Transfer<T>::TILED : Transfer<T>::DIRECT,
+                                        sum ? red->d_part : nullptr, &blocks));
         if (sum) PGPU_FORWARD(red->total<T>(e, blocks, RES_CORR));
         if (!in_place) L.cur ^= 1;
         return PGPU_SUCCESS;

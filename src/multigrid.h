@@ -173,7 +173,7 @@ template <class T> pgpu_status Multigrid<T>::refresh(bool general)
 {
     gen = general;
     odi = false;
-    for (const Level<T> &L : h->lv) odi = odi || L.down.odi;
+    for (const Level<T> &L : h->lv) odi = odi || L.route.up == UpRoute::ODI;
     sched = sched_form[gen ? 1 : 0];
     dsched = dsched_form[gen ? 1 : 0];
     return d_tiny ? env->put(tiny_table(), d_tiny) : PGPU_SUCCESS;
@@ -285,11 +285,12 @@ template <class T> pgpu_status Multigrid<T>::run(int l, int op)
             PGPU_FORWARD(subtract_mean(e, *red, C.g, C.col, C.iter(), C.npts));
         }
         T *out = in_place ? L.iter() : L.other();
-        if (L.down.odi)
+        if (L.route.up == UpRoute::ODI)
             PGPU_FORWARD(L.down.odi_prolong(e, C.iter(), L.iter(), out, sum ? red->d_part : nullptr, &blocks));
         else
-            PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), out, Transfer<T>::AUTO, sum ? red->d_part : nullptr,
-                                        &blocks));
+            PGPU_FORWARD(L.down.prolong(e, C.iter(), L.iter(), out,
+                                        L.route.up == UpRoute::TILED ? Transfer<T>::TILED : Transfer<T>::DIRECT,
+                                        sum ? red->d_part : nullptr, &blocks));
         if (sum) PGPU_FORWARD(red->total<T>(e, blocks, RES_CORR));
         if (!in_place) L.cur ^= 1;
         return PGPU_SUCCESS;
