@@ -20,11 +20,11 @@
  *    that result.
  * The beta routes are switched on through the smoothing plan on grids
  * smaller than the library takes them from (SmoothPlan::large, mid), then
- * the levels routed again (Hierarchy::route).  The
- * cases: boxes with every face type, a solid sphere, smooth beta and a
- * two-phase beta of ratio 10 (larger jumps take Galerkin levels, whose rows
- * are their own: test_odi), 2D and 3D, float and double; a route none of
- * them took is a failure (a test that checked nothing). */
+ * the levels routed again (Hierarchy::route).  The cases: boxes with every
+ * face type, masks (solid, Dirichlet cells, one-cell walls), smooth beta
+ * and a two-phase beta of ratio 10 (larger jumps take Galerkin levels,
+ * whose rows are their own: test_odi), 2D and 3D, float and double; a
+ * route none of them took is a failure (a test that checked nothing). */
 #include "../whitebox.h"
 
 namespace wb_routes {
@@ -51,6 +51,9 @@ static const route_case cases[] = {
     {"two-phase beta 10 (below the jumps of Galerkin levels)", {64, 60, 44}, "DDDDDD", MREF_SHAPE_NONE,
      MREF_BETA_JUMP, 10},
     {"solid sphere", {63, 57, 45}, "DDDDNN", MREF_SHAPE_SPHERE, -1, 0},
+    {"pool: Dirichlet air, a solid block", {60, 52, 40}, "DDDDDN", MREF_SHAPE_POOL, -1, 0},
+    {"random solid and Dirichlet cells", {48, 40, 36}, "NDDNDD", MREF_SHAPE_RANDOM, -1, 0},
+    {"one-cell walls, Neumann", {66, 50, 38}, "NNNNDD", MREF_SHAPE_WALLS, -1, 0},
     {"sphere and beta", {50, 44, 36}, "DDDDDD", MREF_SHAPE_SPHERE, MREF_BETA_SMOOTH, 0},
     {"2D box", {300, 200, 1}, "DNPP", MREF_SHAPE_NONE, -1, 0},
     {"2D stairs and beta", {150, 130, 1}, "DDDD", MREF_SHAPE_STAIRCASE, MREF_BETA_SMOOTH, 0},
