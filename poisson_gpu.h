@@ -706,8 +706,9 @@
  *     + very slowly, near 1 per cycle in 3D, where a single Dirichlet cell
  *       stands apart in the fluid (a reference cell in a closed tank or
  *       pocket, say: the coarse levels hold it on its heaviest parent
- *       alone); on a small pocket held by one such cell V-cycles and FMG
- *       diverged;
+ *       alone); on a small pocket held by one Dirichlet cell (standing
+ *       apart or beside the pocket's walls) V-cycles and FMG diverged, in
+ *       double and float;
  *     + on an inclusion (a ball whose beta is 1e3 to 1e6 times its
  *       surroundings', with or without a mask beside it: the Galerkin
  *       levels above) they converge as fast on 1e6 as on 1e3 (the bench's

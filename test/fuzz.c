@@ -42,7 +42,7 @@
  *               on beta jumps or a beta random from point to point, solid
  *               cells over a Dirichlet face, solid cells drawn at random point by point, singular
  *               pockets with varying beta, a Dirichlet cell standing apart
- *               in the fluid; NONE/JACOBI Krylov
+ *               in the fluid or the one cell holding a pocket; NONE/JACOBI Krylov
  *               on masks/beta; the FFT preconditioner where Dirichlet cells or
  *               beta change the operator; pipelined CG without a multigrid
  *               preconditioner in float or on beta jumps (with it, on masks
@@ -785,6 +785,32 @@ static int lone_dirichlet(const mref *M)
     return 0;
 }
 
+/* A fluid region whose only Dirichlet data is one Dirichlet cell of the
+ * mask (no other one, no Dirichlet face), touching solid cells or not: the
+ * header's small pocket held by one such cell, where V-cycles and FMG may
+ * diverge. */
+static int held_by_one(const mref *M, const mref_regions *R)
+{
+    const ref_grid *g = &M->g;
+    if (!M->mask || R->count == 0) return 0;
+    int64_t *cell = malloc((size_t)R->count * sizeof *cell); /* -1: none yet; -2: more than one cell */
+    if (!cell) return 0;
+    for (int64_t l = 0; l < R->count; ++l) cell[l] = -1;
+    REF_FOR_EACH_INTERIOR(g, i, j, k) {
+        const int32_t l = R->label[ref_idx(g, i, j, k)];
+        if (l < 0) continue;
+        for (int f = 0; f < 2 * g->dims && cell[l] != -2; ++f) {
+            const mref_face fc = mref_face_at(M, i, j, k, f);
+            if (fc.kind == MREF_FACE_DIRICHLET) cell[l] = -2;
+            else if (fc.kind == MREF_FACE_HELD) cell[l] = cell[l] == -1 || cell[l] == fc.q ? fc.q : -2;
+        }
+    }
+    int any = 0;
+    for (int64_t l = 0; l < R->count; ++l) any |= cell[l] >= 0;
+    free(cell);
+    return any;
+}
+
 static int any_face(const ref_grid *g, pgpu_bc b)
 {
     for (int f = 0; f < 2 * g->dims; ++f)
@@ -1136,8 +1162,9 @@ static int run_case(uint64_t seed, long K, int verbose)
                     doc = 1, why = "V-cycles: solid cells covering a Dirichlet face";
                 else if (mask && RG.singular > 0 && beta_varies)
                     doc = 1, why = "V-cycles: singular pockets with a varying beta";
-                else if (lone_dirichlet(&M))
-                    doc = 1, why = "V-cycles: a Dirichlet cell standing apart in the fluid";
+                else if (lone_dirichlet(&M) || held_by_one(&M, &RG))
+                    doc = 1, why = "V-cycles: a Dirichlet cell standing apart in the fluid, or a pocket one such "
+                                   "cell holds";
                 else if (C.mask_kinds & MK_NOISE)
                     doc = 1, why = "V-cycles: solid cells drawn at random, point by point";
                 else
