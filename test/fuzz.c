@@ -787,8 +787,8 @@ static int lone_dirichlet(const mref *M)
 
 /* A fluid region whose only Dirichlet data is one Dirichlet cell of the
  * mask (no other one, no Dirichlet face), touching solid cells or not: the
- * header's small pocket held by one such cell, where V-cycles and FMG may
- * diverge. */
+ * header's small pocket held by one Dirichlet cell, where V-cycles and FMG
+ * may diverge. */
 static int held_by_one(const mref *M, const mref_regions *R)
 {
     const ref_grid *g = &M->g;
@@ -1163,8 +1163,8 @@ static int run_case(uint64_t seed, long K, int verbose)
                 else if (mask && RG.singular > 0 && beta_varies)
                     doc = 1, why = "V-cycles: singular pockets with a varying beta";
                 else if (lone_dirichlet(&M) || held_by_one(&M, &RG))
-                    doc = 1, why = "V-cycles: a Dirichlet cell standing apart in the fluid, or a pocket one such "
-                                   "cell holds";
+                    doc = 1, why = "V-cycles: a Dirichlet cell standing apart in the fluid, or a pocket held by "
+                                   "one Dirichlet cell";
                 else if (C.mask_kinds & MK_NOISE)
                     doc = 1, why = "V-cycles: solid cells drawn at random, point by point";
                 else
