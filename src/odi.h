@@ -1114,22 +1114,40 @@ __global__ void __launch_bounds__(WALK_THREADS)
 // i over the fine nodes P's column I reaches, j over column J's (P's
 // column of a coarse node lives on its block: the fine nodes within one
 // index of it along its coarsened axes that lie between coarse nodes,
-// and itself).  A block owns a tile of 32 coarse nodes: it first reads the
-// columns of the tile and one node around it into shared memory from P's
-// weights (gal_weights_kernel), the rows of the fine nodes under the tile
-// (a Galerkin level's: their diagonals) with their cell volumes, and each
-// axis's pairs; then each warp takes a slot o, a lane a tile node, and
-// sums over the pairs (i, j) within one index of each other on every axis
-// (on a 7-point level: equal on all axes but at most one).  The rows'
-// sums (the centre slots) come from R A P 1 formed in differences
-// (Hierarchy::galerkin_build), not from these entries.
-constexpr int GAL_TX = 4, GAL_TY = 4, GAL_TZ = 2; // a block's coarse tile in 3D (2D: GAL_T2X x GAL_T2Y)
+// and itself).  W A is symmetric (the couplings of a face are one number
+// seen from either side, over the cell volumes W), so Wc A_c is: the sum
+// above, e(I, J), is e(J, I), and the build forms it once for each pair of
+// neighbours, over the slots o of the upper half (gal_upper: o's last
+// nonzero component positive), writing A_c(I, J) = e / Wc_I and
+// A_c(J, I) = e / Wc_J.  A block owns a tile of 32 coarse nodes: it first
+// reads the columns of the tile and the nodes that upper half reaches
+// around it into shared memory from P's weights (gal_weights_kernel), the
+// rows of the fine nodes under the tile (a Galerkin level's: their
+// diagonals) with their cell volumes, and each axis's pairs; then each
+// warp takes a slot o, a lane a tile node, and sums over the pairs (i, j)
+// within one index of each other on every axis (on a 7-point level: equal
+// on all axes but at most one).  The rows' sums (the centre slots) come
+// from R A P 1 formed in differences (Hierarchy::galerkin_build), not from
+// these entries.
+//
+// Shared memory is laid out so that a half-warp's loads meet no bank
+// twice: the half-warp's lanes are 8 consecutive tile nodes along x on
+// two planes (gal_lane), the fine nodes are stored by parity along each
+// axis (gal_fine_at: a lane's nodes, two fine indices apart, fall on
+// consecutive words) with plane strides that put the second plane 8 words
+// on, and each axis's pairs are packed (gal_pack_pair) so that a term's
+// shared-memory places are sums of one word per axis.
+constexpr int GAL_TX = 8, GAL_TY = 2, GAL_TZ = 2; // a block's coarse tile in 3D (2D: GAL_T2X x GAL_T2Y)
 constexpr int GAL_T2X = 8, GAL_T2Y = 4, GAL_THREADS = 256;
-constexpr int GAL_COLS = (GAL_TX + 2) * (GAL_TY + 2) * (GAL_TZ + 2);
-constexpr int GAL_FINE = (2 * GAL_TX + 1) * (2 * GAL_TY + 1) * (2 * GAL_TZ + 1);
+constexpr int GAL_COLS = (GAL_TX + 2) * (GAL_TY + 2) * (GAL_TZ + 1); // (the upper half: z from the tile's first)
+constexpr int GAL_FPX = 24, GAL_FPY = 2 * GAL_TY + 1;                          // the fine layout's strides (3D)
+constexpr int GAL_FINE = GAL_FPX * GAL_FPY * (2 * GAL_TZ + 1);                 // its places (3D; 2D: fewer)
+constexpr int GAL_PAIRS = 7;                                                   // pairs along an axis, at most
 static_assert(GAL_TX * GAL_TY * GAL_TZ == 32 && GAL_T2X * GAL_T2Y == 32, "a tile is a warp's lanes");
-static_assert(GAL_COLS >= (GAL_T2X + 2) * (GAL_T2Y + 2) && GAL_FINE >= (2 * GAL_T2X + 1) * (2 * GAL_T2Y + 1),
+static_assert(GAL_COLS >= (GAL_T2X + 2) * (GAL_T2Y + 2) && GAL_FINE >= GAL_FPX * (2 * GAL_T2Y + 1),
               "the 2D tile fits the 3D tile's shared arrays");
+static_assert(2 * GAL_TX + 1 <= GAL_FPX && 2 * GAL_T2X + 1 <= GAL_FPX && GAL_FPX * GAL_FPY % 16 == 8,
+              "the fine layout holds a tile's nodes, a lane's second plane 8 words on");
 static_assert(GAL_T2X >= GAL_TX && GAL_T2X >= GAL_TY && GAL_T2X >= GAL_T2Y, "a tile's extents fit the pairs' lists");
 // gal_rap_kernel's dynamic shared memory (s27: the level above is a Galerkin one)
 static size_t gal_rap_smem(bool s27) { return sizeof(double) * (GAL_COLS * GAL_SLOTS + GAL_FINE * (s27 ? 2 : 8)); }
@@ -1142,12 +1160,17 @@ struct OdiPairs {
     int neq = 0, nne = 0;
 };
 // gal_rap_kernel's static shared memory, beside gal_rap_smem's dynamic:
-// each axis's pairs by tile node and offset, and the places of P's weights
-// along each axis by column (the tile and one node around it) and offset
-// (-1: the column has none there).
-typedef OdiPairs GalLists[3][GAL_T2X][3];
+// each axis's pairs by tile node and offset, packed (gal_pack_pair; the
+// pairs at one node first), their counts (at one node, one apart), their
+// fine indices (the level above a Galerkin one: its rows are read from
+// global memory), and the places of P's weights along each axis by column
+// (the tile and one node around it) and offset (-1: the column has none
+// there).
+typedef unsigned GalPacked[3][GAL_T2X][3][GAL_PAIRS];
+typedef unsigned char GalCounts[3][GAL_T2X][3][2];
+typedef int GalCoords[3][GAL_T2X][3][GAL_PAIRS];
 typedef int GalPlaces[3][GAL_T2X + 2][3];
-constexpr size_t GAL_STATIC_SMEM = sizeof(GalLists) + sizeof(GalPlaces);
+constexpr size_t GAL_STATIC_SMEM = sizeof(GalPacked) + sizeof(GalCounts) + sizeof(GalCoords) + sizeof(GalPlaces);
 template <class T> __device__ __forceinline__ OdiPairs odi_pairs(const OdiAxes<T> &a, int d, int n, int I, int J)
 {
     int xi[3], oi[3], xj[3], oj[3];
@@ -1165,35 +1188,76 @@ template <class T> __device__ __forceinline__ OdiPairs odi_pairs(const OdiAxes<T
         }
     return r;
 }
+// A tile node's coordinates in the tile from its lane: in 3D a half-warp
+// is 8 nodes along x on two planes along z (the fine layout's and the
+// columns' strides put them on distinct banks).
+__device__ __forceinline__ void gal_lane(bool is3d, int v, int (&t)[3])
+{
+    t[0] = v & 7;
+    t[1] = is3d ? v >> 4 & 1 : v >> 3;
+    t[2] = is3d ? v >> 3 & 1 : 0;
+}
+// Along axis d, the fine layout's part for the fine node at x (from the
+// tile's first, x < 2 t + 1 for a tile extent t): by parity, the even
+// nodes first.
+__device__ __forceinline__ int gal_fine_at(bool is3d, int d, int x, int t)
+{
+    const int p = (x >> 1) + (t + 1) * (x & 1);
+    return d == 0 ? p : d == 1 ? GAL_FPX * p : GAL_FPX * GAL_FPY * p;
+}
+// The upper half's slots, q < 13 (2D: 4, the slots of offset 0 along z),
+// faces first: warp w takes q = w and w + 8, 70 pairs' terms at most.
+__device__ __forceinline__ int gal_upper(bool is3d, int q)
+{
+    // 3D: 14 16 22 | 15 17 19 21 23 25 | 18 20 24 26; 2D: 14 15 16 17
+    constexpr unsigned long long U3 = 14ull | 16ull << 5 | 22ull << 10 | 15ull << 15 | 17ull << 20 | 19ull << 25 |
+                                      21ull << 30 | 23ull << 35 | 25ull << 40 | 18ull << 45 | 20ull << 50 |
+                                      24ull << 55;
+    return is3d ? (q < 12 ? (int)(U3 >> 5 * q & 31u) : 26) : (q & 1 ? 15 : 14) + (q & 2);
+}
+
+// A pair along axis d packed as one word, whose sum over the three axes
+// gives a term's places: bits 0-4 the slot of P's column I (i's block
+// offset + 1 times 1, 3 or 9), 5-9 column J's, 10-20 the fine layout's
+// place of i, 21-25 the slot of the entry A(i, j) (gal_slot).
+__device__ __forceinline__ unsigned gal_pack_pair(int d, unsigned code, int fine_at, int dir)
+{
+    const unsigned m = d == 0 ? 1u : d == 1 ? 3u : 9u;
+    return (code & 3u) * m | (code >> 2) * m << 5 | (unsigned)fine_at << 10 | (unsigned)(dir + 1) * m << 21;
+}
 
 template <class T, bool S27>
-__global__ void __launch_bounds__(GAL_THREADS)
+__global__ void __launch_bounds__(GAL_THREADS, 3)
     gal_rap_kernel(const Grid<T> fine, const GalRows<T> fr, const Grid<T> coarse, const OdiAxes<T> a,
                    const GalRows<T> cr, const T *__restrict__ pw)
 {
     // P's columns by block offset (gal_slot); the fine rows under the tile
     // (gal_rap_smem: 7-point, the couplings by face, 2 d + high, then the
     // diagonal; a Galerkin level's, the diagonal alone) and their cell
-    // volumes; each axis's pairs by tile node and offset
+    // volumes, at gal_fine_at's places; each axis's pairs by tile node and
+    // offset
     extern __shared__ double gal_sm[];
     double(*const col)[GAL_SLOTS] = reinterpret_cast<double(*)[GAL_SLOTS]>(gal_sm);
     constexpr int AW = S27 ? 1 : 7;
     double *const arow = gal_sm + GAL_COLS * GAL_SLOTS, *const vol = arow + GAL_FINE * AW;
-    __shared__ GalLists lists;
+    __shared__ GalPacked pairs;
+    __shared__ GalCounts counts;
+    __shared__ int coords[S27 ? 3 : 1][GAL_T2X][3][GAL_PAIRS]; // (GalCoords)
     __shared__ GalPlaces place;
     const bool is3d = fine.is3d != 0;
     const int tx = is3d ? GAL_TX : GAL_T2X, ty = is3d ? GAL_TY : GAL_T2Y, tz = is3d ? GAL_TZ : 1;
-    const int hx = tx + 2, hy = ty + 2, hz = is3d ? tz + 2 : 1; // the tile and one node around it
+    const int hx = tx + 2, hy = ty + 2, hz = is3d ? tz + 1 : 1; // the tile and the nodes its upper half reaches
     const int cnz = is3d ? coarse.nz : 1, fnz = is3d ? fine.nz : 1;
     const int bx = (coarse.nx + tx - 1) / tx, by = (coarse.ny + ty - 1) / ty;
     const int b = blockIdx.x;
     const int I0[3] = {b % bx * tx, b / bx % by * ty, b / bx / by * tz};
+    const int ext[3] = {tx, ty, tz};
     const int nf[3] = {fine.nx, fine.ny, fnz}, nc[3] = {coarse.nx, coarse.ny, cnz};
     // 1. The columns from P's weights (zero outside their blocks): the
     // places along each axis first, then one independent load an entry.
     for (int t = threadIdx.x; t < 3 * (GAL_T2X + 2) * 3; t += blockDim.x) {
         const int d = t / (3 * (GAL_T2X + 2)), u = t / 3 % (GAL_T2X + 2), o = t % 3 - 1;
-        const int J = d < 2 || is3d ? I0[d] - 1 + u : 0;
+        const int J = d < 2 ? I0[d] - 1 + u : is3d ? I0[d] + u : 0; // (z: the upper half)
         int pl = -1;
         if (u < (d == 0 ? hx : d == 1 ? hy : hz) && J >= 0 && J < nc[d]) {
             const int F = d < 2 || is3d ? __ldg(a.cf[d] + J) : 0, x = F + o;
@@ -1217,7 +1281,9 @@ __global__ void __launch_bounds__(GAL_THREADS)
         fx[d] = d == 0 ? 2 * tx + 1 : d == 1 ? 2 * ty + 1 : (is3d ? 2 * tz + 1 : 1);
     }
     for (int t = threadIdx.x; t < fx[0] * fx[1] * fx[2]; t += blockDim.x) {
-        const int x[3] = {F0[0] + t % fx[0], F0[1] + t / fx[0] % fx[1], F0[2] + t / fx[0] / fx[1]};
+        const int l[3] = {t % fx[0], t / fx[0] % fx[1], t / fx[0] / fx[1]};
+        const int x[3] = {F0[0] + l[0], F0[1] + l[1], F0[2] + l[2]};
+        const int at = gal_fine_at(is3d, 0, l[0], tx) + gal_fine_at(is3d, 1, l[1], ty) + gal_fine_at(is3d, 2, l[2], tz);
         double row[GAL_SLOTS], w = 0;
 #pragma unroll
         for (int q = 0; q < GAL_SLOTS; ++q) row[q] = 0;
@@ -1230,87 +1296,105 @@ __global__ void __launch_bounds__(GAL_THREADS)
         if constexpr (!S27)
 #pragma unroll
             for (int f = 0; f < 6; ++f)
-                arow[t * AW + f] = row[gal_slot(f >> 1 == 0 ? 2 * (f & 1) - 1 : 0, f >> 1 == 1 ? 2 * (f & 1) - 1 : 0,
-                                                f >> 1 == 2 ? 2 * (f & 1) - 1 : 0)];
-        arow[t * AW + AW - 1] = gal_diag(row);
-        vol[t] = w;
+                arow[at * AW + f] = row[gal_slot(f >> 1 == 0 ? 2 * (f & 1) - 1 : 0, f >> 1 == 1 ? 2 * (f & 1) - 1 : 0,
+                                               f >> 1 == 2 ? 2 * (f & 1) - 1 : 0)];
+        arow[at * AW + AW - 1] = gal_diag(row);
+        vol[at] = w;
     }
-    // each axis's pairs (odi_pairs) by tile node and offset
+    // each axis's pairs (odi_pairs) by tile node and offset, packed
     for (int t = threadIdx.x; t < 3 * GAL_T2X * 3; t += blockDim.x) {
         const int d = t / (3 * GAL_T2X), v = t / 3 % GAL_T2X, o = t % 3 - 1;
-        const int I = I0[d] + v, J = I + o, m = d == 0 ? tx : d == 1 ? ty : tz;
+        const int I = I0[d] + v, J = I + o;
         OdiPairs r;
         if (d == 2 && !is3d) r.eq = 5, r.neq = 1; // (offsets 0 and 0)
-        else if (v < m && I < nc[d] && J >= 0 && J < nc[d]) r = odi_pairs(a, d, nf[d], I, J);
-        lists[d][v][o + 1] = r;
+        else if (v < ext[d] && I < nc[d] && J >= 0 && J < nc[d]) r = odi_pairs(a, d, nf[d], I, J);
+        const int FI = d < 2 || is3d ? __ldg(a.cf[d] + min(I, nc[d] - 1)) : 0;
+        const int FJ = d < 2 || is3d ? __ldg(a.cf[d] + max(0, min(J, nc[d] - 1))) : 0;
+        const unsigned all = r.eq | r.ne << 4 * r.neq;
+        for (int q = 0; q < r.neq + r.nne; ++q) {
+            const unsigned code = all >> 4 * q & 15u;
+            const int i = FI + (int)(code & 3u) - 1, j = FJ + (int)(code >> 2) - 1;
+            pairs[d][v][o + 1][q] = gal_pack_pair(d, code, gal_fine_at(is3d, d, i - F0[d], ext[d]), j - i);
+            if constexpr (S27) coords[d][v][o + 1][q] = i;
+        }
+        counts[d][v][o + 1][0] = (unsigned char)r.neq;
+        counts[d][v][o + 1][1] = (unsigned char)r.nne;
     }
     __syncthreads();
-    // 3. The entries: warp w the slots w, w + 8, ..., lane v tile node v.
-    const int v = threadIdx.x & 31;
-    const int I[3] = {I0[0] + v % tx, I0[1] + v / tx % ty, I0[2] + v / tx / ty};
+    // 3. The entries: warp w the upper half's slots gal_upper(w), (w + 8),
+    // lane v tile node gal_lane(v).
+    int tv[3];
+    gal_lane(is3d, threadIdx.x & 31, tv);
+    const int I[3] = {I0[0] + tv[0], I0[1] + tv[1], I0[2] + tv[2]};
     if (I[0] >= nc[0] || I[1] >= nc[1] || I[2] >= nc[2]) return;
-    const double *ci = col[(I[0] - I0[0] + 1) + hx * ((I[1] - I0[1] + 1) + hy * (is3d ? I[2] - I0[2] + 1 : 0))];
-    int FI[3];
-    for (int d = 0; d < 3; ++d) FI[d] = d < 2 || is3d ? __ldg(a.cf[d] + I[d]) : 0;
-    double wc = (double)__ldg(a.wc[0] + I[0]) * (double)__ldg(a.wc[1] + I[1]);
-    if (is3d) wc *= (double)__ldg(a.wc[2] + I[2]);
-    for (int s = (is3d ? 0 : 9) + (threadIdx.x >> 5); s < (is3d ? GAL_SLOTS : 18); s += GAL_THREADS / 32) {
-        if (s == GAL_CENTRE) continue;
+    auto inside = [&](const int(&x)[3]) {
+        return x[0] >= 0 && x[0] < nc[0] && x[1] >= 0 && x[1] < nc[1] && x[2] >= 0 && x[2] < nc[2];
+    };
+    auto weight = [&](const int(&x)[3]) {
+        const double w = (double)__ldg(a.wc[0] + x[0]) * (double)__ldg(a.wc[1] + x[1]);
+        return is3d ? w * (double)__ldg(a.wc[2] + x[2]) : w;
+    };
+    auto put = [&](int s, const int(&x)[3], double v) {
+        const_cast<T *>(cr.st)[(s - cr.lo) * cr.n + gal_index(cr.pk, x[0], x[1], x[2])] = T(v);
+    };
+    const double *ci = col[(tv[0] + 1) + hx * ((tv[1] + 1) + hy * tv[2])];
+    const double wc = weight(I);
+    for (int q = threadIdx.x >> 5; q < (is3d ? 13 : 4); q += GAL_THREADS / 32) {
+        const int s = gal_upper(is3d, q), sm = 2 * GAL_CENTRE - s; // (sm: the opposite offset's slot)
         int o[3];
         gal_offset(s, o);
-        const int J[3] = {I[0] + o[0], I[1] + o[1], I[2] + o[2]};
+        const int J[3] = {I[0] + o[0], I[1] + o[1], I[2] + o[2]}, K[3] = {I[0] - o[0], I[1] - o[1], I[2] - o[2]};
+        if (!inside(K)) put(sm, I, 0.0); // (else node K's thread writes it)
+        if (!inside(J)) {
+            put(s, I, 0.0);
+            continue;
+        }
         double e = 0;
-        if (J[0] >= 0 && J[0] < nc[0] && J[1] >= 0 && J[1] < nc[1] && J[2] >= 0 && J[2] < nc[2]) {
-            const double *cj = col[(J[0] - I0[0] + 1) + hx * ((J[1] - I0[1] + 1) + hy * (is3d ? J[2] - I0[2] + 1 : 0))];
-            int FJ[3];
-            OdiPairs pr[3];
-            for (int d = 0; d < 3; ++d) {
-                FJ[d] = d < 2 || is3d ? __ldg(a.cf[d] + J[d]) : 0;
-                pr[d] = lists[d][I[d] - I0[d]][o[d] + 1];
-            }
-            // the pairs of the lists lx, ly, lz (4 bits a pair)
-            auto sum = [&](unsigned lx, int mx, unsigned ly, int my, unsigned lz, int mz) {
-                for (int cz = 0; cz < mz; ++cz) {
-                    const unsigned pz = lz >> 4 * cz & 15;
-                    const int iz = FI[2] + (int)(pz & 3) - 1, jz = FJ[2] + (int)(pz >> 2) - 1;
-                    for (int cy = 0; cy < my; ++cy) {
-                        const unsigned py = ly >> 4 * cy & 15;
-                        const int iy = FI[1] + (int)(py & 3) - 1, jy = FJ[1] + (int)(py >> 2) - 1;
-                        for (int cx = 0; cx < mx; ++cx) {
-                            const unsigned px = lx >> 4 * cx & 15;
-                            const int ix = FI[0] + (int)(px & 3) - 1, jx = FJ[0] + (int)(px >> 2) - 1;
-                            const double pi = ci[(px & 3) + 3 * (py & 3) + 9 * (pz & 3)];
-                            const double pj = cj[(px >> 2) + 3 * (py >> 2) + 9 * (pz >> 2)];
-                            if (pi == 0 || pj == 0) continue;
-                            const int dx = jx - ix, dy = jy - iy, dz = jz - iz;
-                            const int li = (ix - F0[0]) + fx[0] * ((iy - F0[1]) + fx[1] * (iz - F0[2]));
-                            double aij;
-                            if (!dx && !dy && !dz) aij = arow[li * AW + AW - 1];
-                            else if constexpr (S27) aij = (double)fr.at(gal_slot(dx, dy, dz), ix, iy, iz);
-                            else // one axis apart (the lists' choice)
-                                aij = arow[li * AW + 2 * (dx ? 0 : dy ? 1 : 2) + (dx + dy + dz > 0)];
-                            e += vol[li] * pi * aij * pj;
+        const double *cj = col[(tv[0] + o[0] + 1) + hx * ((tv[1] + o[1] + 1) + hy * (tv[2] + o[2]))];
+        const unsigned *L[3] = {pairs[0][tv[0]][o[0] + 1], pairs[1][tv[1]][o[1] + 1], pairs[2][tv[2]][o[2] + 1]};
+        int neq[3], nne[3];
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+            neq[d] = counts[d][tv[d]][o[d] + 1][0];
+            nne[d] = counts[d][tv[d]][o[d] + 1][1];
+        }
+        // the pairs L[d][b[d]] .. + m[d] along each axis; sel: the 7-point
+        // row's entry (-1 - d: the pair's A(i, j) lies along axis d, its
+        // side from the pair's slot)
+        auto sum = [&](int b0, int m0, int b1, int m1, int b2, int m2, int sel) {
+            for (int cz = b2; cz < b2 + m2; ++cz) {
+                const unsigned pz = L[2][cz];
+                for (int cy = b1; cy < b1 + m1; ++cy) {
+                    const unsigned pyz = pz + L[1][cy];
+                    for (int cx = b0; cx < b0 + m0; ++cx) {
+                        const unsigned p = pyz + L[0][cx];
+                        const double pi = ci[p & 31u], pj = cj[p >> 5 & 31u];
+                        if (pi == 0 || pj == 0) continue;
+                        const int li = (int)(p >> 10 & 2047u), slot = (int)(p >> 21 & 31u);
+                        double aij;
+                        if constexpr (S27) {
+                            aij = slot == GAL_CENTRE ? arow[li]
+                                                     : (double)fr.at(slot, coords[0][tv[0]][o[0] + 1][cx],
+                                                                     coords[1][tv[1]][o[1] + 1][cy],
+                                                                     coords[2][tv[2]][o[2] + 1][cz]);
+                        } else {
+                            aij = arow[li * AW + (sel >= 0 ? sel : 2 * (-sel - 1) + (slot > GAL_CENTRE))];
                         }
+                        e += vol[li] * pi * aij * pj;
                     }
                 }
-            };
-            if constexpr (S27) {
-                unsigned l[3];
-                int m[3];
-                for (int d = 0; d < 3; ++d) {
-                    l[d] = pr[d].eq | pr[d].ne << 4 * pr[d].neq;
-                    m[d] = pr[d].neq + pr[d].nne;
-                }
-                sum(l[0], m[0], l[1], m[1], l[2], m[2]);
-            } else {
-                sum(pr[0].eq, pr[0].neq, pr[1].eq, pr[1].neq, pr[2].eq, pr[2].neq);
-                sum(pr[0].ne, pr[0].nne, pr[1].eq, pr[1].neq, pr[2].eq, pr[2].neq);
-                sum(pr[0].eq, pr[0].neq, pr[1].ne, pr[1].nne, pr[2].eq, pr[2].neq);
-                sum(pr[0].eq, pr[0].neq, pr[1].eq, pr[1].neq, pr[2].ne, pr[2].nne);
             }
-            e /= wc;
+        };
+        if constexpr (S27) {
+            sum(0, neq[0] + nne[0], 0, neq[1] + nne[1], 0, neq[2] + nne[2], 0);
+        } else {
+            sum(0, neq[0], 0, neq[1], 0, neq[2], AW - 1);
+            sum(neq[0], nne[0], 0, neq[1], 0, neq[2], -1);
+            sum(0, neq[0], neq[1], nne[1], 0, neq[2], -2);
+            sum(0, neq[0], 0, neq[1], neq[2], nne[2], -3);
         }
-        const_cast<T *>(cr.st)[(s - cr.lo) * cr.n + gal_index(cr.pk, I[0], I[1], I[2])] = T(e);
+        put(s, I, e / wc);
+        put(sm, J, e / weight(J));
     }
 }
 
