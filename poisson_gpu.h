@@ -685,7 +685,7 @@
  *    near-constant mode reaches the coarse levels and the cycles converge
  *    as fast on a jump of 1e6 as on 1e3 (the bench's 'ball' and
  *    'ball-mask' rows: a cycle there costs several geometric ones, and
- *    pgpu_set_coefficients, which builds the levels, about a third as much
+ *    pgpu_set_coefficients, which builds the levels, about a quarter as much
  *    as the V-cycles to 1e-8).  The geometric coarse
  *    levels cannot follow a wall, so on a mask a cycle ends with two
  *    Gauss-Seidel iterations on the fluid points of the blocks (8^3
