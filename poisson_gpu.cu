@@ -5978,7 +5978,9 @@ __global__ void __launch_bounds__(GAL_THREADS, 3)
     const int ext[3] = {tx, ty, tz};
     const int nf[3] = {fine.nx, fine.ny, fnz}, nc[3] = {coarse.nx, coarse.ny, cnz};
     // 1. The columns from P's weights (zero outside their blocks): the
-    // places along each axis first, then one independent load an entry.
+    // places along each axis first, then one independent load an entry,
+    // consecutive threads along x's places (a column's places along an
+    // axis follow its neighbour's: the loads of a row coalesce).
     for (int t = threadIdx.x; t < 3 * (GAL_T2X + 2) * 3; t += blockDim.x) {
         const int d = t / (3 * (GAL_T2X + 2)), u = t / 3 % (GAL_T2X + 2), o = t % 3 - 1;
         const int J = d < 2 ? I0[d] - 1 + u : is3d ? I0[d] + u : 0; // (z: the upper half)
@@ -5990,41 +5992,49 @@ __global__ void __launch_bounds__(GAL_THREADS, 3)
         place[d][u][o + 1] = pl;
     }
     __syncthreads();
+    int F0[3];
+    for (int d = 0; d < 3; ++d) F0[d] = d < 2 || is3d ? __ldg(a.cf[d] + I0[d]) - 1 : 0;
+    // (the extents known at compile time from here to the pairs: 2D or 3D)
+    auto fill = [&](auto d3) {
+        constexpr bool D3 = decltype(d3)::value;
+        constexpr int TX = D3 ? GAL_TX : GAL_T2X, TY = D3 ? GAL_TY : GAL_T2Y, TZ = D3 ? GAL_TZ : 1;
+        constexpr int HX = TX + 2, HY = TY + 2, HZ = D3 ? TZ + 1 : 1, FX = 2 * TX + 1, FY = 2 * TY + 1,
+                      FZ = D3 ? 2 * TZ + 1 : 1;
 #pragma unroll 4
-    for (int t = threadIdx.x; t < hx * hy * hz * GAL_SLOTS; t += blockDim.x) {
-        const int u = t / GAL_SLOTS, s = t - u * GAL_SLOTS;
-        const int e[3] = {place[0][u % hx][s % 3], place[1][u / hx % hy][s / 3 % 3], place[2][u / hx / hy][s / 9]};
-        col[u][s] = e[0] >= 0 && e[1] >= 0 && e[2] >= 0 ? (double)pw[odi_pw_at(fine, coarse, e)] : 0.0;
-    }
-    // 2. The rows and cell volumes of the fine nodes from one before the
-    // tile's first coarse node to one past its last (consecutive coarse
-    // nodes lie at most two fine nodes apart).
-    int F0[3], fx[3];
-    for (int d = 0; d < 3; ++d) {
-        F0[d] = d < 2 || is3d ? __ldg(a.cf[d] + I0[d]) - 1 : 0;
-        fx[d] = d == 0 ? 2 * tx + 1 : d == 1 ? 2 * ty + 1 : (is3d ? 2 * tz + 1 : 1);
-    }
-    for (int t = threadIdx.x; t < fx[0] * fx[1] * fx[2]; t += blockDim.x) {
-        const int l[3] = {t % fx[0], t / fx[0] % fx[1], t / fx[0] / fx[1]};
-        const int x[3] = {F0[0] + l[0], F0[1] + l[1], F0[2] + l[2]};
-        const int at = gal_fine_at(is3d, 0, l[0], tx) + gal_fine_at(is3d, 1, l[1], ty) + gal_fine_at(is3d, 2, l[2], tz);
-        double row[GAL_SLOTS], w = 0;
-#pragma unroll
-        for (int q = 0; q < GAL_SLOTS; ++q) row[q] = 0;
-        if (x[0] >= 0 && x[0] < nf[0] && x[1] >= 0 && x[1] < nf[1] && x[2] >= 0 && x[2] < nf[2]) {
-            gal_row(fine, fr, fine.base + x[0] + (int64_t)x[1] * fine.sy + (int64_t)x[2] * fine.sz, x[0], x[1],
-                    x[2], row);
-            w = (double)__ldg(a.wf[0] + x[0]) * (double)__ldg(a.wf[1] + x[1]);
-            if (is3d) w *= (double)__ldg(a.wf[2] + x[2]);
+        for (int t = threadIdx.x; t < HX * HY * HZ * GAL_SLOTS; t += GAL_THREADS) {
+            const int ax = t % (3 * HX), ayz = t / (3 * HX), ay = ayz % (3 * HY), az = ayz / (3 * HY);
+            const int u[3] = {ax / 3, ay / 3, az / 3}, o[3] = {ax - 3 * u[0], ay - 3 * u[1], az - 3 * u[2]};
+            const int e[3] = {place[0][u[0]][o[0]], place[1][u[1]][o[1]], place[2][u[2]][o[2]]};
+            col[u[0] + HX * (u[1] + HY * u[2])][o[0] + 3 * o[1] + 9 * o[2]] =
+                e[0] >= 0 && e[1] >= 0 && e[2] >= 0 ? (double)pw[odi_pw_at(fine, coarse, e)] : 0.0;
         }
-        if constexpr (!S27)
+        // 2. The rows and cell volumes of the fine nodes from one before
+        // the tile's first coarse node to one past its last (consecutive
+        // coarse nodes lie at most two fine nodes apart).
+        for (int t = threadIdx.x; t < FX * FY * FZ; t += GAL_THREADS) {
+            const int l[3] = {t % FX, t / FX % FY, t / (FX * FY)};
+            const int x[3] = {F0[0] + l[0], F0[1] + l[1], F0[2] + l[2]};
+            const int at = gal_fine_at(D3, 0, l[0], TX) + gal_fine_at(D3, 1, l[1], TY) + gal_fine_at(D3, 2, l[2], TZ);
+            double row[GAL_SLOTS], w = 0;
 #pragma unroll
-            for (int f = 0; f < 6; ++f)
-                arow[at * AW + f] = row[gal_slot(f >> 1 == 0 ? 2 * (f & 1) - 1 : 0, f >> 1 == 1 ? 2 * (f & 1) - 1 : 0,
-                                               f >> 1 == 2 ? 2 * (f & 1) - 1 : 0)];
-        arow[at * AW + AW - 1] = gal_diag(row);
-        vol[at] = w;
-    }
+            for (int q = 0; q < GAL_SLOTS; ++q) row[q] = 0;
+            if (x[0] >= 0 && x[0] < nf[0] && x[1] >= 0 && x[1] < nf[1] && x[2] >= 0 && x[2] < nf[2]) {
+                gal_row(fine, fr, fine.base + x[0] + (int64_t)x[1] * fine.sy + (int64_t)x[2] * fine.sz, x[0], x[1],
+                        x[2], row);
+                w = (double)__ldg(a.wf[0] + x[0]) * (double)__ldg(a.wf[1] + x[1]);
+                if (D3) w *= (double)__ldg(a.wf[2] + x[2]);
+            }
+            if constexpr (!S27)
+#pragma unroll
+                for (int f = 0; f < 6; ++f)
+                    arow[at * AW + f] = row[gal_slot(f >> 1 == 0 ? 2 * (f & 1) - 1 : 0, f >> 1 == 1 ? 2 * (f & 1) - 1 : 0,
+                                                   f >> 1 == 2 ? 2 * (f & 1) - 1 : 0)];
+            arow[at * AW + AW - 1] = gal_diag(row);
+            vol[at] = w;
+        }
+    };
+    if (is3d) fill(std::true_type());
+    else fill(std::false_type());
     // each axis's pairs (odi_pairs) by tile node and offset, packed
     for (int t = threadIdx.x; t < 3 * GAL_T2X * 3; t += blockDim.x) {
         const int d = t / (3 * GAL_T2X), v = t / 3 % GAL_T2X, o = t % 3 - 1;
