@@ -1164,12 +1164,12 @@ struct OdiPairs {
 // pairs at one node first), their counts (at one node, one apart), their
 // fine indices (the level above a Galerkin one: its rows are read from
 // global memory), and the places of P's weights along each axis by column
-// (the tile and one node around it) and offset (-1: the column has none
-// there).
+// (the tile and one node around it) and offset, as odi_pw_at's terms (the
+// place times the axis's stride in pw; -1: the column has none there).
 typedef unsigned GalPacked[3][GAL_T2X][3][GAL_PAIRS];
 typedef unsigned char GalCounts[3][GAL_T2X][3][2];
 typedef int GalCoords[3][GAL_T2X][3][GAL_PAIRS];
-typedef int GalPlaces[3][GAL_T2X + 2][3];
+typedef int64_t GalPlaces[3][GAL_T2X + 2][3];
 constexpr size_t GAL_STATIC_SMEM = sizeof(GalPacked) + sizeof(GalCounts) + sizeof(GalCoords) + sizeof(GalPlaces);
 template <class T> __device__ __forceinline__ OdiPairs odi_pairs(const OdiAxes<T> &a, int d, int n, int I, int J)
 {
@@ -1260,10 +1260,13 @@ __global__ void __launch_bounds__(GAL_THREADS, 3)
     for (int t = threadIdx.x; t < 3 * (GAL_T2X + 2) * 3; t += blockDim.x) {
         const int d = t / (3 * (GAL_T2X + 2)), u = t / 3 % (GAL_T2X + 2), o = t % 3 - 1;
         const int J = d < 2 ? I0[d] - 1 + u : is3d ? I0[d] + u : 0; // (z: the upper half)
-        int pl = -1;
+        int64_t pl = -1;
         if (u < (d == 0 ? hx : d == 1 ? hy : hz) && J >= 0 && J < nc[d]) {
             const int F = d < 2 || is3d ? __ldg(a.cf[d] + J) : 0, x = F + o;
-            if (!o || (x >= 0 && x < nf[d] && (d < 2 || is3d) && __ldg(a.cn[d] + x) < 0)) pl = odi_place_of(F, J, o);
+            if (!o || (x >= 0 && x < nf[d] && (d < 2 || is3d) && __ldg(a.cn[d] + x) < 0)) {
+                const int e[3] = {d == 0, d == 1, d == 2}; // (the axis's stride in pw)
+                pl = odi_place_of(F, J, o) * odi_pw_at(fine, coarse, e);
+            }
         }
         place[d][u][o + 1] = pl;
     }
@@ -1280,9 +1283,9 @@ __global__ void __launch_bounds__(GAL_THREADS, 3)
         for (int t = threadIdx.x; t < HX * HY * HZ * GAL_SLOTS; t += GAL_THREADS) {
             const int ax = t % (3 * HX), ayz = t / (3 * HX), ay = ayz % (3 * HY), az = ayz / (3 * HY);
             const int u[3] = {ax / 3, ay / 3, az / 3}, o[3] = {ax - 3 * u[0], ay - 3 * u[1], az - 3 * u[2]};
-            const int e[3] = {place[0][u[0]][o[0]], place[1][u[1]][o[1]], place[2][u[2]][o[2]]};
+            const int64_t e[3] = {place[0][u[0]][o[0]], place[1][u[1]][o[1]], place[2][u[2]][o[2]]};
             col[u[0] + HX * (u[1] + HY * u[2])][o[0] + 3 * o[1] + 9 * o[2]] =
-                e[0] >= 0 && e[1] >= 0 && e[2] >= 0 ? (double)pw[odi_pw_at(fine, coarse, e)] : 0.0;
+                e[0] >= 0 && e[1] >= 0 && e[2] >= 0 ? (double)pw[e[0] + e[1] + e[2]] : 0.0;
         }
         // 2. The rows and cell volumes of the fine nodes from one before
         // the tile's first coarse node to one past its last (consecutive
