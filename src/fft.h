@@ -916,15 +916,8 @@ template <class T> pgpu_status FftSolver<T>::init_dr()
     // The limit is a property of the kernel: every solver sets the same one.
     if (is3d) {
         PGPU_FORWARD(env->mem.alloc(err, (void **)&T2, (size_t)N * sizeof(T), "FFT spectrum (second)"));
-        void (*kernels[])(DrArgs<T>) = {
-            dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE, false>,  dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE, false>,
-            dr_kernel<T, DR_ROWS, DR_ROWS, DR_DIVIDE, false>, dr_kernel<T, DR_ROWS, DR_ROWS, DR_SCALE, false>,
-            dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE, false>,  dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE, false>,
-            dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE, true>,   dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE, true>,
-            dr_kernel<T, DR_ROWS, DR_ROWS, DR_SOLVE, true>,    dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE, true>,
-            dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE, true>};
-        for (auto k : kernels)
-            PGPU_CUDA_SETUP(*env, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+        for (auto k : DrPasses<T>(dra).k)
+            if (k) PGPU_CUDA_SETUP(*env, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
         return PGPU_SUCCESS;
     }
     // 2D: groups of fewer rows than a block holds where the rows are too few
@@ -1022,33 +1015,19 @@ template <class T> pgpu_status FftSolver<T>::run_dr(T *u, const T *f, double *re
         }
         return PGPU_SUCCESS;
     }
-    // (each axis's kernel: the inlined transform where its plan has one)
-    auto kern = [&](auto general, auto pow2, int axis) { return dra[axis].pow2 ? pow2 : general; };
-    PGPU_FORWARD(pass(kern(dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE, false>,
-                           dr_kernel<T, DR_USER, DR_TRANS, DR_SCALE, true>, 0),
-                      0, nullptr, T1, ny * nz)); // T1[kx][z][y]
-    PGPU_FORWARD(pass(kern(dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE, false>,
-                           dr_kernel<T, DR_ROWS, DR_TRANS, DR_SCALE, true>, 1),
-                      1, T1, T2, nx * nz)); // T2[ky][kx][z]
+    const DrPasses<T> K(dra);
+    PGPU_FORWARD(pass(K.k[0], 0, nullptr, T1, ny * nz)); // T1[kx][z][y]
+    PGPU_FORWARD(pass(K.k[1], 1, T1, T2, nx * nz));      // T2[ky][kx][z]
     A.scale = dr_scale; // in the division
     A.evA = dr_ev[0];
     A.nA = nx;
     A.evB = dr_ev[1];
     A.evK = dr_ev[2];
-    if (dra[2].pow2) { // forward, divided, inverse: one pass
-        PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, DR_SOLVE, true>, 2, T2, T2, nx * ny));
-    } else {
-        PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, DR_DIVIDE, false>, 2, T2, T2, nx * ny));
-        A.scale = T(1);
-        PGPU_FORWARD(pass(dr_kernel<T, DR_ROWS, DR_ROWS, DR_SCALE, false>, 2, T2, T2, nx * ny));
-    }
+    PGPU_FORWARD(pass(K.k[2], 2, T2, T2, nx * ny)); // z: forward and divided (DR_SOLVE: and inverse)
     A.scale = T(1);
-    PGPU_FORWARD(pass(kern(dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE, false>,
-                           dr_kernel<T, DR_TRANS, DR_ROWS, DR_SCALE, true>, 1),
-                      1, T2, T1, nx * nz));
-    return pass(kern(dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE, false>,
-                     dr_kernel<T, DR_TRANS, DR_USER, DR_SCALE, true>, 0),
-                0, T1, nullptr, ny * nz);
+    if (K.k[3]) PGPU_FORWARD(pass(K.k[3], 2, T2, T2, nx * ny));
+    PGPU_FORWARD(pass(K.k[4], 1, T2, T1, nx * nz));
+    return pass(K.k[5], 0, T1, nullptr, ny * nz);
 }
 
 // Forward transforms, one solve per mode, inverse transforms: a fixed

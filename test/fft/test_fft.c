@@ -640,6 +640,7 @@ static const size_case size_cases[] = {
     {{1023, 5, 15}, "DDDDDD", {0, 0, 0}, 2, -1, 3, 0},        /* 1024: 64 threads per row */
     {{7, 5, 4095}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 0},          /* z 4096: one row a block */
     {{6, 255, 1023}, "DDDDDD", {0.1, 0.004, 0.001}, 1, 0, 3, 0}, /* y 256, z 1024 */
+    {{2047, 511, 3}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 0},          /* x 2048, y 512 */
     {{255, 20, 1}, "DDDD", {0.004, 0.05, 0}, 0, 0, 3, 1},    /* 2D: the cuFFT path */
     {{196, 65, 1}, "DDDD", {0, 0, 0}, 5, 0, 3, 0},           /* 197 is prime: the cuFFT path */
     {{22, 30, 12}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 0},         /* 23 is prime: the cuFFT path */
