@@ -117,6 +117,13 @@ constexpr int LF_ZMIN = 16, LF_ZMAX = 2048; // z lines the z kernel takes
 constexpr int DR_T = 256;                   // all-Dirichlet row kernels: threads per block
 constexpr int DR_MAXP = 8;                  // passes at most
 constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
+// General-plan transform lengths (n + 1, not powers of two) with 3D row
+// kernels of their own, the length a constant (dr_kernel's CN): n = 512.
+constexpr int DR_CONST_N[] = {513};
+// Blocks a multiprocessor runs of their passes (launch bounds), float and
+// double: unbounded, float's took up to 80 registers (three blocks) and
+// double's x inverse so many that one block ran.
+constexpr int DR_CONST_BLOCKS_F = 4, DR_CONST_BLOCKS_D = 2;
 // Blocks a multiprocessor runs of the float 3D passes whose n+1 is a power
 // of two (their launch bounds: 64 registers at 4): as many as its shared
 // memory holds at N = 512, about 51 KB each -- four from sm_90 on (228 KB),
@@ -12249,11 +12256,14 @@ namespace pgpu {
 // butterflies' values into registers, the row's threads synchronise, and
 // the results go back.  N a power of two (dr_plan_pow2): radix-16 passes
 // and a smaller last one, inlined (dr_pow2_fft), N/16 threads a row, in 3D
-// a kernel per N (dr_kernel's LN: the row shape as constants).  Other
+// a kernel per N (dr_kernel's CN: the row shape as constants).  Other
 // N (dr_plan): radices 2, 4, 8, 16, 9, 27 and the odd primes to 19
 // (513 = 27 x 19: two passes), each pass a function of its own (dr_pass):
 // inlined, the kernel held the registers of every radix at once and
-// spilled.  A row of up to 32 threads is one warp and synchronises as one.
+// spilled.  The lengths in DR_CONST_N have 3D kernels of their own: the
+// plan's passes inlined in sequence with the length as a constant
+// (dr_const_fft).  A row of up to 32 threads is one warp and synchronises
+// as one.
 // DST-I is its own inverse up to 2/N.
 //
 // The passes are bound by issued instructions (index arithmetic, shared
@@ -12313,6 +12323,30 @@ __device__ __forceinline__ void dr_fft(typename Cplx<T>::type *s, const DrAxis<T
     dr_passes<13>(s, a, t, tw, ns, p);
     dr_passes<17>(s, a, t, tw, ns, p);
     dr_passes<19>(s, a, t, tw, ns, p);
+}
+
+// The general plan's transform for a length N = CN known when compiling
+// (dr_kernel's CN, DR_CONST_N): its passes inlined, each with its radix,
+// sub-transform length and threads per row as constants, so that the
+// index arithmetic folds.  Inlined in sequence, the passes' registers are
+// the largest pass's (held at once, as in a loop over every radix, they
+// spilled: dr_pass).
+template <class T> __host__ __device__ constexpr bool dr_plan(int n, DrAxis<T> &a);
+template <class T> __host__ __device__ constexpr DrAxis<T> dr_const_plan(int N)
+{
+    DrAxis<T> a{};
+    dr_plan(N - 1, a);
+    return a;
+}
+template <class T, int CN, int P = 0, int NS = 1>
+__device__ __forceinline__ void dr_const_fft(typename Cplx<T>::type *s, int t, const typename Cplx<T>::type *tw)
+{
+    constexpr DrAxis<T> pl = dr_const_plan<T>(CN);
+    if constexpr (P < pl.np) {
+        constexpr int R = (int)(pl.rad >> (5 * P)) & 31;
+        row_pass<R, dr_g(R), false>(s, CN, NS, t, 1 << pl.tpr_log, tw);
+        dr_const_fft<T, CN, P + 1, NS * R>(s, t, tw);
+    }
 }
 
 // z_j of the odd extension (length 2N) into the packed row: x_j at z_j and
@@ -12518,7 +12552,7 @@ __device__ __forceinline__ void dr_pow2_fft(typename Cplx<T>::type *s, const DrA
 {
     const int N = a.N, tpr = 1 << a.tpr_log;
     row_pass<16, 1, true>(s, N, 1, t, tpr, a.tw, load); // (N >= 16: a first pass of radix 16)
-    // (no loop: where N is a constant, dr_kernel's LN, each pass's ns is one too)
+    // (no loop: where N is a constant, dr_kernel's CN, each pass's ns is one too)
     if (N >= 256) row_pass<16, 1, true>(s, N, 16, t, tpr, a.tw);
     if (N >= 4096) row_pass<16, 1, true>(s, N, 256, t, tpr, a.tw);
     const int ns = N >= 4096 ? 4096 : N >= 256 ? 256 : 16, rest = N / ns;
@@ -12527,11 +12561,11 @@ __device__ __forceinline__ void dr_pow2_fft(typename Cplx<T>::type *s, const DrA
     else if (rest == 2) row_pass<2, 8, true>(s, N, ns, t, tpr, a.tw);
 }
 
-// The transform (POW2: dr_pow2_fft, else dr_fft; SPREAD: the element loops
-// spread over the block, dr_each); then the spectrum scaled by sc
+// The transform (POW2: dr_pow2_fft; CN: dr_const_fft; else dr_fft; SPREAD:
+// the element loops spread over the block, dr_each); then the spectrum scaled by sc
 // (DR_SCALE) or divided by the eigenvalues, A.scale in the division
 // (DR_DIVIDE), each value to put(qq, i, v).  DR_SOLVE is dr_rows_solve's.
-template <class T, bool POW2, bool SPREAD, class Put, class Load = FromRow>
+template <class T, bool POW2, bool SPREAD, int CN = 0, class Put, class Load = FromRow>
 __device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode,
                                                   T sc, Put put, Load load = Load())
 {
@@ -12539,6 +12573,7 @@ __device__ __forceinline__ void dr_rows_transform(const DrArgs<T> &A, int64_t ro
     const int N = ax.N;
     static_assert(POW2 || std::is_same<Load, FromRow>::value, "dr_rows_transform: dr_fft reads the row");
     if constexpr (POW2) dr_pow2_fft<T>(w.s, ax, w.t, load);
+    else if constexpr (CN > 0) dr_const_fft<T, CN>(w.s, w.t, ax.tw);
     else dr_fft<T>(w.s, ax, w.t, ax.tw);
     if (mode == DR_SCALE) {
         dr_each<SPREAD>(ax, w, [&](int qq, int i) {
@@ -12577,11 +12612,12 @@ template <class T> struct DrKeep {
     __device__ void operator()(int qq, int i, T v) const { w.xs[qq * ax.lx + i] = v; }
 };
 // DR_SOLVE (POW2 only: DST-I is its own inverse, its 2/N in the scale;
-// the general plan's kernels refuse it, dr_kernel's static_assert, since a
-// second dr_fft call site would break them): DR_DIVIDE, the results as
-// input again, DR_SCALE by 1 -- two calls, not a loop of two rounds, which
-// held twice the registers.
-template <class T, bool POW2, bool SPREAD, class Put, class Load = FromRow>
+// the general plan's kernels refuse it, dr_kernel's static_assert: a
+// second dr_fft call site would break the runtime plan's, and the constant
+// plan's, holding both transforms' registers, ran slower than two passes):
+// DR_DIVIDE, the results as input again, DR_SCALE by 1 -- two calls, not
+// a loop of two rounds, which held twice the registers.
+template <class T, bool POW2, bool SPREAD, int CN = 0, class Put, class Load = FromRow>
 __device__ __forceinline__ void dr_rows_solve(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, int mode, Put put,
                                               Load load = Load())
 {
@@ -12590,13 +12626,14 @@ __device__ __forceinline__ void dr_rows_solve(const DrArgs<T> &A, int64_t row0, 
     const DrKeep<T> keep{A.ax, w};
     if constexpr (POW2 && own) { // (one call site for the first transform of every mode)
         const bool solve = mode == DR_SOLVE;
-        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, solve ? DR_DIVIDE : mode, A.scale, [&](int qq, int i, T v) {
-            if (solve) keep(qq, i, v);
-            else put(qq, i, v);
-        });
+        dr_rows_transform<T, POW2, SPREAD, CN>(A, row0, w, solve ? DR_DIVIDE : mode, A.scale,
+                                               [&](int qq, int i, T v) {
+                                                   if (solve) keep(qq, i, v);
+                                                   else put(qq, i, v);
+                                               });
         if (solve) {
             dr_rows_again<SPREAD>(A.ax, w);
-            dr_rows_transform<T, POW2, SPREAD>(A, row0, w, DR_SCALE, T(1), put);
+            dr_rows_transform<T, POW2, SPREAD, CN>(A, row0, w, DR_SCALE, T(1), put);
         }
     } else if constexpr (POW2) { // the first transform reads through load
         if (mode == DR_SOLVE) {
@@ -12607,8 +12644,8 @@ __device__ __forceinline__ void dr_rows_solve(const DrArgs<T> &A, int64_t row0, 
         } else {
             dr_rows_transform<T, POW2, SPREAD>(A, row0, w, mode, A.scale, put, load);
         }
-    } else { // the general plan: one dr_fft call site, no DR_SOLVE (dr_kernel's static_assert)
-        dr_rows_transform<T, POW2, SPREAD>(A, row0, w, mode, A.scale, put, load);
+    } else { // the general plan: one transform, no DR_SOLVE (dr_kernel's static_assert)
+        dr_rows_transform<T, POW2, SPREAD, CN>(A, row0, w, mode, A.scale, put, load);
     }
 }
 
@@ -12651,25 +12688,26 @@ __device__ __forceinline__ void dr_rows_out(const DrArgs<T> &A, int64_t row0, co
 
 // One pass of the 3D route: a group of rows per block.  POW2 (the axis's
 // plan is dr_plan_pow2's): the inlined transform, and the last axis's
-// forward and inverse transforms in one pass (DR_SOLVE).
-template <class T, int IN, int OUT, int MODE, bool POW2>
+// forward and inverse transforms in one pass (DR_SOLVE); CN: a general
+// plan's length as a constant (dr_const_fft).
+template <class T, int IN, int OUT, int MODE, bool POW2, int CN>
 __device__ __forceinline__ void dr_pass_rows(const DrArgs<T> &A)
 {
     extern __shared__ __align__(16) unsigned char dr_smem[];
     Red3 none{0, 0, 0};
     const int64_t row0 = (int64_t)blockIdx.x << A.ax.rpb_log;
     const DrRow<T> w = dr_row(A, row0, dr_smem);
-    static_assert(POW2 || MODE != DR_SOLVE, "dr_kernel: DR_SOLVE needs the inlined transform");
+    static_assert(POW2 || MODE != DR_SOLVE, "dr_kernel: DR_SOLVE needs the power-of-two transform");
     const Grid<T> &g = A.g;
     const bool here = w.q < w.here;
     auto run = [&](auto load) {
         if (OUT == DR_TRANS) {
-            dr_rows_solve<T, POW2, false>(A, row0, w, MODE, DrKeep<T>{A.ax, w}, load);
+            dr_rows_solve<T, POW2, false, CN>(A, row0, w, MODE, DrKeep<T>{A.ax, w}, load);
             dr_rows_out<T, OUT, false>(A, row0, w, true);
         } else { // a row's results straight from the split to its row in memory
             T *dst = OUT == DR_ROWS ? A.out + w.r * A.ax.n
                                     : A.u_out + g.base + (w.r % g.ny) * g.sy + (w.r / g.ny) * g.sz;
-            dr_rows_solve<T, POW2, false>(A, row0, w, MODE, [&](int, int i, T v) {
+            dr_rows_solve<T, POW2, false, CN>(A, row0, w, MODE, [&](int, int i, T v) {
                 if (here) dst[i] = v;
             }, load);
         }
@@ -12682,37 +12720,67 @@ __device__ __forceinline__ void dr_pass_rows(const DrArgs<T> &A)
         run(FromRow());
     }
 }
-// LN > 0: a power-of-two plan's N = 2^LN, its row shape as constants
-// (dr_pow2_shape) in a copy of the arguments, so that the index arithmetic
-// folds; the general plan reads the arguments as they are (a copy there
-// only costs registers).
-template <class T, int IN, int OUT, int MODE, bool POW2, int LN = 0>
-__global__ void __launch_bounds__(DR_T, POW2 && sizeof(T) == 4 ? DR_POW2_BLOCKS : 0) dr_kernel(const DrArgs<T> A)
+// CN > 0: the plan's N as a constant, its row shape (dr_pow2_shape,
+// dr_const_plan) in a copy of the arguments, so that the index arithmetic
+// folds; the runtime general plan reads the arguments as they are (a copy
+// there only costs registers).
+constexpr int dr_min_blocks(bool pow2, int cn, size_t word)
 {
-    if constexpr (LN > 0) {
+    return pow2 ? (word == 4 ? DR_POW2_BLOCKS : 0) : cn > 0 ? (word == 4 ? DR_CONST_BLOCKS_F : DR_CONST_BLOCKS_D) : 0;
+}
+template <class T, int IN, int OUT, int MODE, bool POW2, int CN = 0>
+__global__ void __launch_bounds__(DR_T, dr_min_blocks(POW2, CN, sizeof(T))) dr_kernel(const DrArgs<T> A)
+{
+    if constexpr (CN > 0) {
         DrArgs<T> C = A;
-        dr_pow2_shape(LN, C.ax);
-        dr_pass_rows<T, IN, OUT, MODE, POW2>(C);
+        if constexpr (POW2) {
+            dr_pow2_shape(__builtin_ctz(CN), C.ax);
+        } else {
+            constexpr DrAxis<T> pl = dr_const_plan<T>(CN);
+            C.ax = pl;
+            C.ax.tw = A.ax.tw;
+        }
+        dr_pass_rows<T, IN, OUT, MODE, POW2, CN>(C);
     } else {
-        dr_pass_rows<T, IN, OUT, MODE, POW2>(A);
+        dr_pass_rows<T, IN, OUT, MODE, POW2, 0>(A);
     }
 }
 
-// The 3D route's kernels for its axes' plans: a power-of-two plan's with
-// its N = 2^LN as a constant (dr_pow2_shape; faster than with N read from
-// the plan, the passes being bound by issued instructions), the
-// general plan's otherwise.  k[0] x forward, k[1] y forward, k[2] z
-// (DR_SOLVE, or forward and divided), k[3] z inverse (general plans only,
-// else null), k[4] y inverse, k[5] x inverse.
+// The 3D route's kernels for its axes' plans: with the plan's N as a
+// constant where it has kernels of its own (a power of two, dr_pow2_shape,
+// or DR_CONST_N; faster than with N read from the plan, the passes being
+// bound by issued instructions), the runtime general plan's otherwise.
+// k[0] x forward, k[1] y forward, k[2] z (DR_SOLVE, or forward and
+// divided), k[3] z inverse (general plans only, else null), k[4] y
+// inverse, k[5] x inverse.
 template <class T> using DrKernel = void (*)(DrArgs<T>);
 template <class T, int IN, int OUT, int MODE, int LN = 4> DrKernel<T> dr_pow2_kernel(int ln)
 {
     if constexpr (LN > 12) return nullptr; // (dr_plan_pow2: N <= 4096)
-    else return ln == LN ? dr_kernel<T, IN, OUT, MODE, true, LN> : dr_pow2_kernel<T, IN, OUT, MODE, LN + 1>(ln);
+    else return ln == LN ? dr_kernel<T, IN, OUT, MODE, true, 1 << LN> : dr_pow2_kernel<T, IN, OUT, MODE, LN + 1>(ln);
+}
+template <class T, int IN, int OUT, int MODE, size_t I = 0> DrKernel<T> dr_const_kernel(int N)
+{
+    if constexpr (I >= sizeof(DR_CONST_N) / sizeof(DR_CONST_N[0])) return nullptr;
+    else return N == DR_CONST_N[I] ? dr_kernel<T, IN, OUT, MODE, false, DR_CONST_N[I]>
+                                   : dr_const_kernel<T, IN, OUT, MODE, I + 1>(N);
+}
+// The axis's kernel for a mode (DR_SOLVE: power-of-two plans only): its
+// plan's N as a constant where it has kernels of its own, else the runtime
+// plan's.
+template <class T, int IN, int OUT, int MODE> DrKernel<T> dr_axis_kernel(const DrAxis<T> &a)
+{
+    if (a.pow2) return dr_pow2_kernel<T, IN, OUT, MODE>(a.tpr_log + 4);
+    if constexpr (MODE == DR_SOLVE) {
+        return nullptr;
+    } else {
+        DrKernel<T> k = dr_const_kernel<T, IN, OUT, MODE>(a.N);
+        return k ? k : dr_kernel<T, IN, OUT, MODE, false>;
+    }
 }
 template <class T, int IN, int OUT> DrKernel<T> dr_scale_kernel(const DrAxis<T> &a)
 {
-    return a.pow2 ? dr_pow2_kernel<T, IN, OUT, DR_SCALE>(a.tpr_log + 4) : dr_kernel<T, IN, OUT, DR_SCALE, false>;
+    return dr_axis_kernel<T, IN, OUT, DR_SCALE>(a);
 }
 template <class T> struct DrPasses {
     DrKernel<T> k[6];
@@ -12720,9 +12788,9 @@ template <class T> struct DrPasses {
     {
         k[0] = dr_scale_kernel<T, DR_USER, DR_TRANS>(a[0]);
         k[1] = dr_scale_kernel<T, DR_ROWS, DR_TRANS>(a[1]);
-        k[2] = a[2].pow2 ? dr_pow2_kernel<T, DR_ROWS, DR_ROWS, DR_SOLVE>(a[2].tpr_log + 4)
-                         : dr_kernel<T, DR_ROWS, DR_ROWS, DR_DIVIDE, false>;
-        k[3] = a[2].pow2 ? nullptr : dr_kernel<T, DR_ROWS, DR_ROWS, DR_SCALE, false>;
+        k[2] = a[2].pow2 ? dr_axis_kernel<T, DR_ROWS, DR_ROWS, DR_SOLVE>(a[2])
+                         : dr_axis_kernel<T, DR_ROWS, DR_ROWS, DR_DIVIDE>(a[2]);
+        k[3] = a[2].pow2 ? nullptr : dr_scale_kernel<T, DR_ROWS, DR_ROWS>(a[2]);
         k[4] = dr_scale_kernel<T, DR_TRANS, DR_ROWS>(a[1]);
         k[5] = dr_scale_kernel<T, DR_TRANS, DR_USER>(a[0]);
     }
@@ -12876,7 +12944,7 @@ template <class T> __host__ __device__ constexpr void dr_strides(DrAxis<T> &a)
 // threads), and the shared memory strides.  False where N has a prime factor
 // above 19, exceeds DR_NMAX or would need more threads per row (20 such N up
 // to 4097, e.g. 4095: radix 13 leaves 315 butterflies).
-template <class T> bool dr_plan(int n, DrAxis<T> &a)
+template <class T> __host__ __device__ constexpr bool dr_plan(int n, DrAxis<T> &a)
 {
     a = DrAxis<T>{};
     a.n = n;
@@ -12888,7 +12956,7 @@ template <class T> bool dr_plan(int n, DrAxis<T> &a)
         while (rest % 2 == 0 && R < 16) { R *= 2; rest /= 2; }
         a.rad |= (unsigned long long)R << (5 * np++);
     }
-    static const int primes[] = {27, 9, 3, 5, 7, 11, 13, 17, 19};
+    const int primes[] = {27, 9, 3, 5, 7, 11, 13, 17, 19};
     for (int p : primes)
         while (rest % p == 0 && np < DR_MAXP) {
             a.rad |= (unsigned long long)p << (5 * np++);
@@ -12897,7 +12965,7 @@ template <class T> bool dr_plan(int n, DrAxis<T> &a)
     if (rest != 1) return false;
     a.np = np;
     { // dr_fft runs the radices in this order and skips none
-        static const int order[] = {16, 8, 4, 2, 27, 9, 3, 5, 7, 11, 13, 17, 19};
+        const int order[] = {16, 8, 4, 2, 27, 9, 3, 5, 7, 11, 13, 17, 19};
         int p = 0;
         for (int R : order)
             while (p < np && (int)((a.rad >> (5 * p)) & 31) == R) ++p;
@@ -12920,7 +12988,7 @@ template <class T> bool dr_plan(int n, DrAxis<T> &a)
 }
 // The plan of the inlined transform (dr_pow2_fft): N a power of two from
 // 16 to 4096, N/16 threads per row, each holding one radix-16 butterfly.
-// The row shape of that plan for N = 2^ln (its kernels' LN: the same
+// The row shape of that plan for N = 2^ln (its kernels' CN = 2^ln: the same
 // values as compile-time constants).
 template <class T> __host__ __device__ constexpr void dr_pow2_shape(int ln, DrAxis<T> &a)
 {

@@ -102,6 +102,13 @@ constexpr int LF_ZMIN = 16, LF_ZMAX = 2048; // z lines the z kernel takes
 constexpr int DR_T = 256;                   // all-Dirichlet row kernels: threads per block
 constexpr int DR_MAXP = 8;                  // passes at most
 constexpr int DR_NMAX = 4097;               // transform length (n + 1) at most
+// General-plan transform lengths (n + 1, not powers of two) with 3D row
+// kernels of their own, the length a constant (dr_kernel's CN): n = 512.
+constexpr int DR_CONST_N[] = {513};
+// Blocks a multiprocessor runs of their passes (launch bounds), float and
+// double: unbounded, float's took up to 80 registers (three blocks) and
+// double's x inverse so many that one block ran.
+constexpr int DR_CONST_BLOCKS_F = 4, DR_CONST_BLOCKS_D = 2;
 // Blocks a multiprocessor runs of the float 3D passes whose n+1 is a power
 // of two (their launch bounds: 64 registers at 4): as many as its shared
 // memory holds at N = 512, about 51 KB each -- four from sm_90 on (228 KB),

@@ -627,6 +627,8 @@ static const size_case size_cases[] = {
      * own DST-I row kernels on every axis (radices 16, 8, 4, 2, 27, 9 and the
      * odd primes; one to three passes; rows of 2 to 4096) */
     {{512, 9, 7}, "DDDDDD", {0.001, 0.2, 0.1}, 0, 0, 3, 0}, /* 513 = 3^3 19 */
+    /* 513 on y and z: its kernels of their own (DR_CONST_N), the z solve as two passes */
+    {{6, 512, 512}, "DDDDDD", {0.1, 0.002, 0.003}, 2, -1, 3, 0},
     {{18, 16, 12}, "DDDDDD", {0, 0, 0}, 0, 0, 3, 1},        /* 19, 17, 13 */
     {{34, 127, 10}, "DDDDDD", {0.03, 0.01, 0.05}, 3, 5, 3, 0}, /* 5 7, 16 8, 11 */
     {{63, 44, 24}, "DDDDDD", {0, 0, 0}, 2, -1, 3, 0},        /* 16 4, 9 5, 5 5 */
