@@ -198,7 +198,8 @@ template <class T> __device__ __forceinline__ T dr_load(const T *p) { return *p;
 
 // A group of rpb rows from row0, every thread of the block taking part, in
 // three steps: dr_rows_in (the odd extensions; SCAN: the right-hand side's
-// sums into acc), dr_rows_transform (the transform and what `mode` does)
+// sums into acc; F_FIRST: a DR_USER row's f loaded before its boundary
+// terms are added), dr_rows_transform (the transform and what `mode` does)
 // and dr_rows_out (DR_USER output only where `write`); the caller
 // synchronises the block before the next group reuses smem.  A kernel calls
 // dr_fft (the general plan's) from one place and outside any loop of its
@@ -268,7 +269,7 @@ template <class T> __device__ __forceinline__ bool dr_edge(const Grid<T> &g, int
     return jy == 0 || jy == g.ny - 1 || kz == 0 || kz == g.nz - 1;
 }
 
-template <class T, int IN, bool SCAN, bool SPREAD>
+template <class T, int IN, bool SCAN, bool SPREAD, bool F_FIRST = false>
 __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, Red3 &acc)
 {
     const DrAxis<T> &ax = A.ax;
@@ -287,6 +288,22 @@ __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, con
             const T v = qq < w.here ? dr_load(A.in + (row0 + qq) * n + i) : T(0);
             dr_put((T *)(w.rows + qq * ax.ls), N, i + 1, v);
         });
+    } else if (!SPREAD && F_FIRST) {
+        // f first, then f plus the boundary terms where a face has some, by
+        // the thread that put the element: a branch per element kept f's
+        // loads waiting one at a time.
+        const Grid<T> &g = A.g;
+        const int jy = (int)(w.r % g.ny), kz = (int)(w.r / g.ny), tpr = 1 << ax.tpr_log;
+        const int64_t b = g.base + jy * g.sy + (int64_t)kz * g.sz;
+        const bool here = w.q < w.here;
+        for (int i = w.t; i < n; i += tpr) dr_put((T *)w.s, N, i + 1, here ? A.f[b + i] : T(0));
+        auto face = [&](int i) { dr_put((T *)w.s, N, i + 1, dr_rhs(A, b, i, jy, kz, true)); };
+        if (here && dr_edge(g, jy, kz)) {
+            for (int i = w.t; i < n; i += tpr) face(i);
+        } else if (here) {
+            if (w.t == 0) face(0);
+            if (((n - 1) & (tpr - 1)) == w.t) face(n - 1);
+        }
     } else if (!SPREAD) {
         const Grid<T> &g = A.g;
         const int jy = (int)(w.r % g.ny), kz = (int)(w.r / g.ny);
@@ -491,7 +508,9 @@ __device__ __forceinline__ void dr_pass_rows(const DrArgs<T> &A)
         const T *src = A.in + w.r * A.ax.n;
         run(dr_load_from<T>([&](int i) { return here ? dr_load(src + i) : T(0); }, A.ax.N));
     } else {
-        dr_rows_in<T, IN, false, false>(A, row0, w, none);
+        // (f first for the general plans; the power-of-two plan's x forward,
+        // held to its launch bounds' registers, ran faster without)
+        dr_rows_in<T, IN, false, false, !POW2>(A, row0, w, none);
         run(FromRow());
     }
 }
