@@ -198,8 +198,8 @@ template <class T> __device__ __forceinline__ T dr_load(const T *p) { return *p;
 
 // A group of rpb rows from row0, every thread of the block taking part, in
 // three steps: dr_rows_in (the odd extensions; SCAN: the right-hand side's
-// sums into acc; F_FIRST: a DR_USER row's f loaded before its boundary
-// terms are added), dr_rows_transform (the transform and what `mode` does)
+// sums into acc; a DR_USER row's f loaded before its boundary terms are
+// added), dr_rows_transform (the transform and what `mode` does)
 // and dr_rows_out (DR_USER output only where `write`); the caller
 // synchronises the block before the next group reuses smem.  A kernel calls
 // dr_fft (the general plan's) from one place and outside any loop of its
@@ -269,7 +269,7 @@ template <class T> __device__ __forceinline__ bool dr_edge(const Grid<T> &g, int
     return jy == 0 || jy == g.ny - 1 || kz == 0 || kz == g.nz - 1;
 }
 
-template <class T, int IN, bool SCAN, bool SPREAD, bool F_FIRST = false>
+template <class T, int IN, bool SCAN, bool SPREAD>
 __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, const DrRow<T> &w, Red3 &acc)
 {
     const DrAxis<T> &ax = A.ax;
@@ -288,7 +288,7 @@ __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, con
             const T v = qq < w.here ? dr_load(A.in + (row0 + qq) * n + i) : T(0);
             dr_put((T *)(w.rows + qq * ax.ls), N, i + 1, v);
         });
-    } else if (!SPREAD && F_FIRST) {
+    } else if (!SPREAD) {
         // f first, then f plus the boundary terms where a face has some, by
         // the thread that put the element: a branch per element kept f's
         // loads waiting one at a time.
@@ -304,13 +304,6 @@ __device__ __forceinline__ void dr_rows_in(const DrArgs<T> &A, int64_t row0, con
             if (w.t == 0) face(0);
             if (((n - 1) & (tpr - 1)) == w.t) face(n - 1);
         }
-    } else if (!SPREAD) {
-        const Grid<T> &g = A.g;
-        const int jy = (int)(w.r % g.ny), kz = (int)(w.r / g.ny);
-        const int64_t b = g.base + jy * g.sy + (int64_t)kz * g.sz;
-        const bool edge = dr_edge(g, jy, kz);
-        for (int i = w.t; i < n; i += 1 << ax.tpr_log)
-            dr_put((T *)w.s, N, i + 1, w.q < w.here ? dr_rhs(A, b, i, jy, kz, edge) : T(0));
     } else {
         // (box_terms reads u's ghost layer only, which no phase writes:
         // the x inverse writes the interior; so its non-coherent loads see
@@ -508,9 +501,7 @@ __device__ __forceinline__ void dr_pass_rows(const DrArgs<T> &A)
         const T *src = A.in + w.r * A.ax.n;
         run(dr_load_from<T>([&](int i) { return here ? dr_load(src + i) : T(0); }, A.ax.N));
     } else {
-        // (f first for the general plans; the power-of-two plan's x forward,
-        // held to its launch bounds' registers, ran faster without)
-        dr_rows_in<T, IN, false, false, !POW2>(A, row0, w, none);
+        dr_rows_in<T, IN, false, false>(A, row0, w, none);
         run(FromRow());
     }
 }
